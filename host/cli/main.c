@@ -1,0 +1,74 @@
+/* jig: the outer command. Parses the command line and dispatches; each
+ * command lives in its own file. */
+#include <stdio.h>
+#include <string.h>
+
+#include <jig/module.h>
+
+#include "commands.h"
+
+static const char usage[] =
+	"usage: jig <command> [options]\n"
+	"\n"
+	"commands:\n"
+	"  help                     this text\n"
+	"  modules list [--json]    modules of the installed snapshot (from its signed manifest)\n"
+	"  modules verify [--json]  verify every file and load every module of the snapshot\n"
+	"  host check [--json]      what this host can enforce; exit 0 only if jig can run Flows here\n"
+	"\n"
+	"options:\n"
+	"  --version                print the version and module ABI\n"
+	"\n"
+	"exit status: 0 ok, 1 internal error, 2 usage, 3 host cannot enforce containment,\n"
+	"             4 snapshot or module refused\n";
+
+static int want_json(int argc, char **argv, int from, const char *cmd)
+{
+	int json = 0;
+	for (int i = from; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else {
+			fprintf(stderr, "jig %s: unknown argument \"%s\"; see 'jig help'\n", cmd, argv[i]);
+			return -1;
+		}
+	}
+	return json;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		printf("jig %s (module ABI %d.%d, %s)\n", JIG_VERSION, JIG_ABI_MAJOR, JIG_ABI_MINOR,
+		       jig_cli_key_summary());
+		return 0;
+	}
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "modules") == 0 && argc >= 3) {
+		const char *sub = argv[2];
+		int json = want_json(argc, argv, 3, "modules");
+		if (json < 0)
+			return 2;
+		if (strcmp(sub, "list") == 0)
+			return jig_cmd_modules_list(json);
+		if (strcmp(sub, "verify") == 0)
+			return jig_cmd_modules_verify(json);
+	}
+	if (strcmp(cmd, "host") == 0 && argc >= 3 && strcmp(argv[2], "check") == 0) {
+		int json = want_json(argc, argv, 3, "host check");
+		if (json < 0)
+			return 2;
+		return jig_cmd_host_check(json);
+	}
+	fprintf(stderr, "jig: unknown command \"%s%s%s\"; see 'jig help'\n", cmd, argc >= 3 ? " " : "",
+		argc >= 3 ? argv[2] : "");
+	return 2;
+}

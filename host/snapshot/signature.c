@@ -1,0 +1,79 @@
+#include "signature.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/cleanup.h"
+
+static const char sig_prefix[] = "jig-signature/1 ed25519 ";
+
+static unsigned char *signed_message(const char *manifest, size_t mlen, size_t *n)
+{
+	size_t dlen = sizeof(JIG_SIG_DOMAIN); /* includes the NUL separator */
+	unsigned char *msg = malloc(dlen + mlen);
+	if (!msg)
+		return NULL;
+	memcpy(msg, JIG_SIG_DOMAIN, dlen);
+	memcpy(msg + dlen, manifest, mlen);
+	*n = dlen + mlen;
+	return msg;
+}
+
+int jig_signature_verify(const char *manifest, size_t mlen, const char *sig, size_t slen,
+			 const struct jig_trust_anchor **anchor, char keyid[JIG_KEYID_HEX],
+			 struct jig_error *e)
+{
+	/* Exact shape: prefix, 16 hex, space, 128 hex, newline. Nothing else. */
+	const size_t want = sizeof(sig_prefix) - 1 + 16 + 1 + 128 + 1;
+	char idhex[17], sighex[129];
+	unsigned char raw[JIG_ED25519_SIG_LEN], pub[JIG_ED25519_PUB_LEN];
+	if (slen != want || memcmp(sig, sig_prefix, sizeof(sig_prefix) - 1) != 0 ||
+	    sig[want - 1] != '\n' || sig[sizeof(sig_prefix) - 1 + 16] != ' ')
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "manifest.sig: malformed (expected one line \"jig-signature/1 ed25519 <keyid> <signature>\"); reinstall the snapshot");
+	memcpy(idhex, sig + sizeof(sig_prefix) - 1, 16);
+	idhex[16] = '\0';
+	memcpy(sighex, sig + sizeof(sig_prefix) - 1 + 17, 128);
+	sighex[128] = '\0';
+	unsigned char idraw[8];
+	if (jig_unhex(idhex, idraw, 8) < 0 || jig_unhex(sighex, raw, sizeof(raw)) < 0)
+		return jig_err(e, JIG_E_INTEGRITY, "manifest.sig: key id or signature is not lowercase hex");
+	const struct jig_trust_anchor *a = jig_trust_find(idhex, pub);
+	if (!a)
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "manifest.sig: signed by key %s, which is not a trusted key of this jig build; install a snapshot from your distributor",
+			       idhex);
+	size_t n;
+	jig_autofree unsigned char *msg = signed_message(manifest, mlen, &n);
+	if (!msg)
+		return jig_err(e, JIG_E_INTERNAL, "manifest.sig: out of memory");
+	if (!jig_ed25519_verify(pub, msg, n, raw))
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "manifest.json: signature by key %s does not match the manifest bytes (edited after signing?); reinstall the snapshot",
+			       idhex);
+	*anchor = a;
+	memcpy(keyid, idhex, JIG_KEYID_HEX);
+	return 0;
+}
+
+int jig_signature_make(const char *manifest, size_t mlen, const char *key_path, char **out,
+		       char keyid[JIG_KEYID_HEX], struct jig_error *e)
+{
+	size_t n;
+	jig_autofree unsigned char *msg = signed_message(manifest, mlen, &n);
+	unsigned char sig[JIG_ED25519_SIG_LEN], pub[JIG_ED25519_PUB_LEN];
+	if (!msg)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	int r = jig_ed25519_sign_with_file(key_path, msg, n, sig, pub, e);
+	if (r < 0)
+		return r;
+	char sighex[129];
+	jig_hex(sig, sizeof(sig), sighex);
+	jig_keyid(pub, keyid);
+	char *text = NULL;
+	if (asprintf(&text, "%s%s %s\n", sig_prefix, keyid, sighex) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	*out = text;
+	return 0;
+}

@@ -1,0 +1,395 @@
+#include "snapshot.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../util/cleanup.h"
+#include "../util/fileio.h"
+#include "../util/json.h"
+#include "signature.h"
+
+int jig_snapshot_default_libdir(char *out, size_t cap, struct jig_error *e)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return jig_err(e, JIG_E_INTERNAL, "/proc/self/exe: %s (is /proc mounted?)", strerror(errno));
+	exe[n] = '\0';
+	/* <prefix>/bin/jig -> <prefix>/lib/jig. The executable's own location is
+	 * the trusted input; no environment variable can redirect it. */
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return jig_err(e, JIG_E_INTERNAL, "cannot locate jig's installation from %s", exe);
+	*slash = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return jig_err(e, JIG_E_INTERNAL, "cannot locate jig's installation from %s", exe);
+	*slash = '\0';
+	if ((size_t)snprintf(out, cap, "%s/lib/jig", exe[0] ? exe : "") >= cap)
+		return jig_err(e, JIG_E_INTERNAL, "installation path too long");
+	return 0;
+}
+
+static bool owner_ok(const struct jig_snapshot *s, uid_t uid)
+{
+	return uid == 0 || uid == s->installer_uid;
+}
+
+static int check_node(const struct jig_snapshot *s, const struct stat *st, const char *what,
+		      struct jig_error *e)
+{
+	if (!owner_ok(s, st->st_uid))
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "%s: owned by uid %u, not root or the installing user (uid %u); reinstall the snapshot",
+			       what, (unsigned)st->st_uid, (unsigned)s->installer_uid);
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "%s: writable by group or others (mode %04o); reinstall the snapshot or chmod go-w",
+			       what, (unsigned)(st->st_mode & 07777));
+	return 0;
+}
+
+/* Walks rel beneath the snapshot directory, checking every directory on the
+ * way and the final file; no symlink is followed anywhere. */
+int jig_snapshot_open_file(const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			   struct jig_error *e)
+{
+	char buf[256], what[PATH_MAX + 300];
+	if (strlen(f->path) >= sizeof(buf))
+		return jig_err(e, JIG_E_INTEGRITY, "%s: path too long", f->path);
+	strcpy(buf, f->path);
+	int cur = s->dirfd;
+	char *c = buf;
+	for (;;) {
+		char *slash = strchr(c, '/');
+		if (slash)
+			*slash = '\0';
+		snprintf(what, sizeof(what), "%s/%s", s->dirpath, f->path);
+		int flags = slash ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NONBLOCK;
+		int fd = openat(cur, c, flags | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+		if (cur != s->dirfd)
+			close(cur);
+		if (fd < 0) {
+			if (saved == ELOOP || (slash && saved == ENOTDIR))
+				return jig_err(e, JIG_E_INTEGRITY,
+					       "%s: is a symbolic link or not the listed kind of file; refusing it",
+					       what);
+			return jig_err(e, JIG_E_INTEGRITY, "%s: cannot open: %s", what, strerror(saved));
+		}
+		struct stat st;
+		if (fstat(fd, &st) < 0) {
+			close(fd);
+			return jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", what, strerror(errno));
+		}
+		int r = check_node(s, &st, what, e);
+		if (r == 0 && !slash && !S_ISREG(st.st_mode))
+			r = jig_err(e, JIG_E_INTEGRITY, "%s: not a regular file", what);
+		if (r == 0 && !slash && (uint64_t)st.st_size != f->size)
+			r = jig_err(e, JIG_E_INTEGRITY, "%s: size %lld bytes, manifest lists %llu",
+				    what, (long long)st.st_size, (unsigned long long)f->size);
+		if (r < 0) {
+			close(fd);
+			return r;
+		}
+		if (!slash)
+			return fd;
+		cur = fd;
+		c = slash + 1;
+	}
+}
+
+static int open_common(struct jig_snapshot *s, int dirfd, const char *dirpath, uid_t installer,
+		       struct jig_error *e)
+{
+	char what[PATH_MAX + 64];
+	jig_autofree char *sig = NULL;
+	size_t slen;
+	int r;
+	memset(s, 0, sizeof(*s));
+	s->dirfd = dirfd;
+	s->installer_uid = installer;
+	if (!(s->dirpath = strdup(dirpath))) {
+		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
+		goto fail;
+	}
+	struct stat st;
+	if (fstat(dirfd, &st) < 0) {
+		r = jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", dirpath, strerror(errno));
+		goto fail;
+	}
+	if ((r = check_node(s, &st, dirpath, e)) < 0)
+		goto fail;
+	snprintf(what, sizeof(what), "%s/manifest.json", dirpath);
+	if ((r = jig_read_file_at(dirfd, "manifest.json", JIG_MANIFEST_MAX_BYTES, what,
+				  &s->manifest_bytes, &s->manifest_len, &st, e)) < 0 ||
+	    (r = check_node(s, &st, what, e)) < 0)
+		goto fail;
+	snprintf(what, sizeof(what), "%s/manifest.sig", dirpath);
+	if ((r = jig_read_file_at(dirfd, "manifest.sig", JIG_SIG_MAX_BYTES, what, &sig, &slen, &st,
+				  e)) < 0 ||
+	    (r = check_node(s, &st, what, e)) < 0)
+		goto fail;
+	/* The signature gates everything: nothing in the manifest is believed,
+	 * not even its JSON structure, before it verifies. */
+	if ((r = jig_signature_verify(s->manifest_bytes, s->manifest_len, sig, slen, &s->anchor,
+				      s->keyid, e)) < 0)
+		goto fail;
+	jig_sha256(s->manifest_bytes, s->manifest_len, s->manifest_sha256);
+	if ((r = jig_manifest_parse(&s->m, s->manifest_bytes, s->manifest_len, e)) < 0)
+		goto fail;
+	if (strcmp(s->m.platform, jig_host_platform()) != 0) {
+		r = jig_err(e, JIG_E_INTEGRITY,
+			    "%s: snapshot is for platform %s, this host is %s; install the snapshot built for this host",
+			    dirpath, s->m.platform, jig_host_platform());
+		goto fail;
+	}
+	return 0;
+fail:
+	s->dirfd = -1;
+	jig_snapshot_close(s);
+	s->dirfd = -1;
+	return r;
+}
+
+int jig_snapshot_open_dir(struct jig_snapshot *s, const char *dirpath, struct jig_error *e)
+{
+	int fd = open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return jig_err(e, JIG_E_USAGE, "%s: cannot open snapshot directory: %s", dirpath,
+			       strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", dirpath, strerror(errno));
+	}
+	int r = open_common(s, fd, dirpath, st.st_uid, e);
+	if (r < 0)
+		close(fd);
+	return r;
+}
+
+int jig_snapshot_state_read(int libfd, struct jig_snapshot_state *st, bool *present,
+			    struct jig_error *e)
+{
+	static const char *const keys[] = {"format", "sequence", "manifest_sha256", NULL};
+	jig_autofree char *buf = NULL;
+	size_t len;
+	*present = false;
+	int probe = openat(libfd, JIG_STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (probe < 0 && errno == ENOENT)
+		return 0;
+	if (probe >= 0)
+		close(probe);
+	int r = jig_read_file_at(libfd, JIG_STATE_FILE, 4096, "install record " JIG_STATE_FILE,
+				 &buf, &len, NULL, e);
+	if (r < 0)
+		return r;
+	json_t *o = NULL;
+	const char *fmt, *sha;
+	if ((r = jig_json_parse_object(buf, len, "install record", &o, e)) < 0)
+		return r;
+	if ((r = jig_json_only_keys(o, keys, "install record", e)) < 0 ||
+	    (r = jig_json_get_string(o, "format", "install record", &fmt, e)) < 0 ||
+	    (r = jig_json_get_uint(o, "sequence", "install record", 1, JIG_SEQUENCE_MAX,
+				   &st->sequence, e)) < 0 ||
+	    (r = jig_json_get_string(o, "manifest_sha256", "install record", &sha, e)) < 0)
+		goto out;
+	if (strcmp(fmt, JIG_STATE_FORMAT) != 0 || jig_unhex(sha, st->manifest_sha256, JIG_SHA256_LEN) < 0) {
+		r = jig_err(e, JIG_E_INTEGRITY, "install record: malformed; reinstall the snapshot");
+		goto out;
+	}
+	*present = true;
+	r = 0;
+out:
+	json_decref(o);
+	return r;
+}
+
+int jig_snapshot_check_state(const struct jig_snapshot *s, const struct jig_snapshot_state *st,
+			     struct jig_error *e)
+{
+	if (s->m.sequence < st->sequence)
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "snapshot %s: rollback refused: sequence %llu is lower than the accepted sequence %llu",
+			       s->m.id, (unsigned long long)s->m.sequence,
+			       (unsigned long long)st->sequence);
+	if (s->m.sequence == st->sequence &&
+	    memcmp(s->manifest_sha256, st->manifest_sha256, JIG_SHA256_LEN) != 0) {
+		char want[JIG_SHA256_HEX], got[JIG_SHA256_HEX];
+		jig_hex(st->manifest_sha256, JIG_SHA256_LEN, want);
+		jig_hex(s->manifest_sha256, JIG_SHA256_LEN, got);
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "snapshot %s: sequence %llu was accepted with manifest sha256 %s, this one is %s; refusing the substitute",
+			       s->m.id, (unsigned long long)s->m.sequence, want, got);
+	}
+	return 0;
+}
+
+int jig_snapshot_open_installed(struct jig_snapshot *s, const char *libdir, struct jig_error *e)
+{
+	jig_autoclose int libfd = open(libdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (libfd < 0)
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "%s: no jig installation here (%s); install a snapshot with 'jig-snapshot install'",
+			       libdir, strerror(errno));
+	struct stat st;
+	if (fstat(libfd, &st) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", libdir, strerror(errno));
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return jig_err(e, JIG_E_INTEGRITY, "%s: writable by group or others (mode %04o); chmod go-w",
+			       libdir, (unsigned)(st.st_mode & 07777));
+	uid_t installer = st.st_uid;
+
+	/* current is the one symlink jig reads, and it must say exactly
+	 * "snapshots/<id>"; it is never followed by the kernel. */
+	char target[128];
+	ssize_t n = readlinkat(libfd, "current", target, sizeof(target) - 1);
+	if (n < 0)
+		return jig_err(e, JIG_E_INTEGRITY, "%s/current: %s; install a snapshot with 'jig-snapshot install'",
+			       libdir, errno == EINVAL ? "not a symbolic link" : strerror(errno));
+	target[n] = '\0';
+	const char *id = target + strlen("snapshots/");
+	if (strncmp(target, "snapshots/", strlen("snapshots/")) != 0 || !jig_name_is_valid(id))
+		return jig_err(e, JIG_E_INTEGRITY, "%s/current: points to \"%s\", not snapshots/<id>",
+			       libdir, target);
+	jig_autoclose int snaps = openat(libfd, "snapshots", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (snaps < 0)
+		return jig_err(e, JIG_E_INTEGRITY, "%s/snapshots: %s", libdir, strerror(errno));
+	struct jig_snapshot probe = {.installer_uid = installer};
+	if (fstat(snaps, &st) < 0 || check_node(&probe, &st, "snapshots directory", e) < 0)
+		return -JIG_E_INTEGRITY;
+	int dirfd = openat(snaps, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/snapshots/%s", libdir, id);
+	if (dirfd < 0)
+		return jig_err(e, JIG_E_INTEGRITY, "%s: %s", path,
+			       errno == ELOOP || errno == ENOTDIR ? "not a directory (symbolic link?)" : strerror(errno));
+	int r = open_common(s, dirfd, path, installer, e);
+	if (r < 0) {
+		close(dirfd);
+		return r;
+	}
+	if (strcmp(s->m.id, id) != 0) {
+		r = jig_err(e, JIG_E_INTEGRITY, "%s: manifest id is \"%s\", directory is \"%s\"", path,
+			    s->m.id, id);
+		goto fail;
+	}
+	struct jig_snapshot_state state;
+	bool present;
+	if ((r = jig_snapshot_state_read(libfd, &state, &present, e)) < 0)
+		goto fail;
+	if (!present) {
+		r = jig_err(e, JIG_E_INTEGRITY,
+			    "%s/" JIG_STATE_FILE ": missing, so rollback cannot be checked; install the snapshot with 'jig-snapshot install'",
+			    libdir);
+		goto fail;
+	}
+	if ((r = jig_snapshot_check_state(s, &state, e)) < 0)
+		goto fail;
+	if (s->m.sequence > state.sequence) {
+		r = jig_err(e, JIG_E_INTEGRITY,
+			    "snapshot %s: sequence %llu was not installed through 'jig-snapshot install' (the record says %llu)",
+			    s->m.id, (unsigned long long)s->m.sequence, (unsigned long long)state.sequence);
+		goto fail;
+	}
+	return 0;
+fail:
+	jig_snapshot_close(s);
+	return r;
+}
+
+void jig_snapshot_close(struct jig_snapshot *s)
+{
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	s->dirfd = -1;
+	free(s->dirpath);
+	free(s->manifest_bytes);
+	jig_manifest_free(&s->m);
+	s->dirpath = NULL;
+	s->manifest_bytes = NULL;
+}
+
+/* Every entry under the snapshot directory must be listed (or be one of the
+ * manifest files or a directory on a listed path). */
+static int walk_unlisted(const struct jig_snapshot *s, int dirfd, const char *prefix, int depth,
+			 struct jig_error *e)
+{
+	if (depth > 16)
+		return jig_err(e, JIG_E_INTEGRITY, "%s/%s: directories nested too deeply", s->dirpath, prefix);
+	int fd = dup(dirfd);
+	if (fd < 0)
+		return jig_err(e, JIG_E_INTERNAL, "dup: %s", strerror(errno));
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return jig_err(e, JIG_E_INTERNAL, "%s: %s", s->dirpath, strerror(errno));
+	}
+	rewinddir(d);
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		char rel[512];
+		snprintf(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
+		if (!*prefix && (strcmp(rel, "manifest.json") == 0 || strcmp(rel, "manifest.sig") == 0))
+			continue;
+		if (jig_manifest_find_file(&s->m, rel))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = jig_err(e, JIG_E_INTERNAL, "%s/%s: %s", s->dirpath, rel, strerror(errno));
+			break;
+		}
+		bool on_path = false;
+		size_t n = strlen(rel);
+		for (size_t i = 0; i < s->m.nfiles && !on_path; i++)
+			on_path = strncmp(s->m.files[i].path, rel, n) == 0 && s->m.files[i].path[n] == '/';
+		if (!S_ISDIR(st.st_mode) || !on_path) {
+			r = jig_err(e, JIG_E_INTEGRITY,
+				    "%s/%s: not listed in the manifest; remove it or reinstall the snapshot",
+				    s->dirpath, rel);
+			break;
+		}
+		int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			r = jig_err(e, JIG_E_INTEGRITY, "%s/%s: %s", s->dirpath, rel, strerror(errno));
+			break;
+		}
+		r = walk_unlisted(s, sub, rel, depth + 1, e);
+		close(sub);
+	}
+	closedir(d);
+	return r;
+}
+
+int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_error *e)
+{
+	for (size_t i = 0; i < s->m.nfiles; i++) {
+		const struct jig_manifest_file *f = &s->m.files[i];
+		jig_autoclose int fd = jig_snapshot_open_file(s, f, e);
+		if (fd < 0)
+			return fd;
+		unsigned char got[JIG_SHA256_LEN];
+		uint64_t size;
+		if (jig_sha256_fd(fd, &size, got) < 0)
+			return jig_err(e, JIG_E_INTERNAL, "%s/%s: read: %s", s->dirpath, f->path, strerror(errno));
+		if (size != f->size || memcmp(got, f->sha256, JIG_SHA256_LEN) != 0) {
+			char want[JIG_SHA256_HEX], have[JIG_SHA256_HEX];
+			jig_hex(f->sha256, JIG_SHA256_LEN, want);
+			jig_hex(got, JIG_SHA256_LEN, have);
+			return jig_err(e, JIG_E_INTEGRITY,
+				       "%s/%s: sha256 %s, manifest lists %s; the file was altered, reinstall the snapshot",
+				       s->dirpath, f->path, have, want);
+		}
+	}
+	return walk_unlisted(s, s->dirfd, "", 0, e);
+}

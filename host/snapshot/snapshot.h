@@ -1,0 +1,56 @@
+/* An installed snapshot: <libdir>/current -> snapshots/<id>/ with a signed
+ * manifest. Opening one verifies the signature against the trust anchors
+ * and the install record (rollback protection); files are verified when
+ * they are used (or all at once by jig_snapshot_verify_all). */
+#ifndef JIG_SNAPSHOT_H
+#define JIG_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "manifest.h"
+#include "trust.h"
+
+#define JIG_STATE_FILE "state.json"
+#define JIG_STATE_FORMAT "jig-snapshot-state/1"
+
+struct jig_snapshot {
+	int dirfd;	     /* the snapshot directory */
+	char *dirpath;	     /* for messages only */
+	uid_t installer_uid; /* files may be owned by root or this uid */
+	struct jig_manifest m;
+	char *manifest_bytes;
+	size_t manifest_len;
+	unsigned char manifest_sha256[JIG_SHA256_LEN];
+	const struct jig_trust_anchor *anchor;
+	char keyid[JIG_KEYID_HEX];
+};
+
+/* The install record: the highest accepted sequence and its manifest. */
+struct jig_snapshot_state {
+	uint64_t sequence;
+	unsigned char manifest_sha256[JIG_SHA256_LEN];
+};
+
+/* <prefix>/lib/jig for the running executable (<prefix>/bin/jig). */
+int jig_snapshot_default_libdir(char *out, size_t cap, struct jig_error *e);
+
+/* Opens <libdir>/current, verifies its signature and the install record. */
+int jig_snapshot_open_installed(struct jig_snapshot *s, const char *libdir, struct jig_error *e);
+/* Opens a snapshot directory by path (staging, verify); no install record. */
+int jig_snapshot_open_dir(struct jig_snapshot *s, const char *dirpath, struct jig_error *e);
+void jig_snapshot_close(struct jig_snapshot *s);
+
+/* Opens a listed file with the ownership, mode and size checks; no hashing. */
+int jig_snapshot_open_file(const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			   struct jig_error *e);
+/* Every listed file hashed and checked; no unlisted entry anywhere. */
+int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_error *e);
+
+int jig_snapshot_state_read(int libfd, struct jig_snapshot_state *st, bool *present,
+			    struct jig_error *e);
+/* Refuses rollback and same-sequence substitution against the record. */
+int jig_snapshot_check_state(const struct jig_snapshot *s, const struct jig_snapshot_state *st,
+			     struct jig_error *e);
+
+#endif

@@ -1,0 +1,24 @@
+/* Errors: functions return 0 or a negative code and fill a caller-owned
+ * struct jig_error with one line that names the object, what is wrong and
+ * what the operator can do. The code doubles as the process exit status. */
+#ifndef JIG_ERROR_H
+#define JIG_ERROR_H
+
+enum jig_code {
+	JIG_OK = 0,
+	JIG_E_INTERNAL = 1,  /* bug, resource exhaustion, unexpected I/O */
+	JIG_E_USAGE = 2,     /* bad command line or bad input */
+	JIG_E_HOST = 3,      /* this host cannot enforce what jig needs */
+	JIG_E_INTEGRITY = 4, /* snapshot, signature or module refused */
+};
+
+struct jig_error {
+	int code;
+	char msg[768];
+};
+
+/* Sets *e (if non-NULL) and returns -code. */
+int jig_err(struct jig_error *e, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

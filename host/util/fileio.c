@@ -1,0 +1,126 @@
+#include "fileio.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+
+bool jig_path_is_normal_relative(const char *rel)
+{
+	size_t n = strlen(rel);
+	if (n == 0 || n > 255 || rel[0] == '/' || rel[n - 1] == '/')
+		return false;
+	const char *c = rel;
+	while (*c) {
+		const char *end = strchrnul(c, '/');
+		size_t len = (size_t)(end - c);
+		if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		for (const char *p = c; p < end; p++) {
+			char ch = *p;
+			bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+				  (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-' ||
+				  ch == '+';
+			if (!ok)
+				return false;
+		}
+		c = *end ? end + 1 : end;
+	}
+	return true;
+}
+
+int jig_open_beneath(int dirfd, const char *rel, int flags)
+{
+	if (!jig_path_is_normal_relative(rel)) {
+		errno = EINVAL;
+		return -1;
+	}
+	char buf[256];
+	strcpy(buf, rel);
+	int cur = dirfd;
+	char *c = buf;
+	for (;;) {
+		char *slash = strchr(c, '/');
+		int fd;
+		if (slash) {
+			*slash = '\0';
+			fd = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		} else {
+			fd = openat(cur, c, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+		}
+		if (cur != dirfd)
+			jig_closep(&cur);
+		if (fd < 0 || !slash)
+			return fd;
+		cur = fd;
+		c = slash + 1;
+	}
+}
+
+int jig_read_file_at(int dirfd, const char *rel, size_t cap, const char *what, char **out,
+		     size_t *len, struct stat *st, struct jig_error *e)
+{
+	jig_autoclose int fd = jig_open_beneath(dirfd, rel, O_RDONLY | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			return jig_err(e, JIG_E_INTEGRITY, "%s: is a symbolic link; refusing to follow it", what);
+		return jig_err(e, JIG_E_INTEGRITY, "%s: cannot open: %s", what, strerror(errno));
+	}
+	struct stat sb;
+	if (fstat(fd, &sb) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", what, strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		return jig_err(e, JIG_E_INTEGRITY, "%s: not a regular file", what);
+	if ((uint64_t)sb.st_size > cap)
+		return jig_err(e, JIG_E_INTEGRITY, "%s: %lld bytes, more than the %zu allowed", what,
+			       (long long)sb.st_size, cap);
+	/* Read at most cap+1 so a file that grows after fstat is still caught. */
+	jig_autofree char *buf = malloc(cap + 2);
+	if (!buf)
+		return jig_err(e, JIG_E_INTERNAL, "%s: out of memory", what);
+	size_t got = 0;
+	while (got <= cap) {
+		ssize_t n = read(fd, buf + got, cap + 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return jig_err(e, JIG_E_INTERNAL, "%s: read: %s", what, strerror(errno));
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got > cap)
+		return jig_err(e, JIG_E_INTEGRITY, "%s: more than the %zu bytes allowed", what, cap);
+	buf[got] = '\0';
+	*out = jig_steal(&buf);
+	*len = got;
+	if (st)
+		*st = sb;
+	return 0;
+}
+
+int jig_write_file_at(int dirfd, const char *rel, const void *data, size_t len, mode_t mode,
+		      struct jig_error *e)
+{
+	jig_autoclose int fd =
+		openat(dirfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return jig_err(e, JIG_E_INTERNAL, "%s: cannot create: %s", rel, strerror(errno));
+	const char *p = data;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return jig_err(e, JIG_E_INTERNAL, "%s: write: %s", rel, strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fchmod(fd, mode) < 0 || fsync(fd) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "%s: %s", rel, strerror(errno));
+	return 0;
+}

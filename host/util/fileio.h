@@ -1,0 +1,30 @@
+/* Descriptor-relative file access: no symlink is ever followed. */
+#ifndef JIG_FILEIO_H
+#define JIG_FILEIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "error.h"
+
+/* true iff rel is a normalised relative path: non-empty components of
+ * [A-Za-z0-9._+-], none "." or "..", no leading/trailing/double '/',
+ * at most 255 bytes. */
+bool jig_path_is_normal_relative(const char *rel);
+
+/* Opens rel beneath dirfd walking one component at a time with O_NOFOLLOW.
+ * flags apply to the last component (O_CLOEXEC|O_NOFOLLOW are always added).
+ * Returns an fd or -1 with errno set (ELOOP for a symlink anywhere). */
+int jig_open_beneath(int dirfd, const char *rel, int flags);
+
+/* Reads a whole regular file opened beneath dirfd; refuses more than cap
+ * bytes. *out is NUL-terminated (not counted in *len). Errors name `what`. */
+int jig_read_file_at(int dirfd, const char *rel, size_t cap, const char *what, char **out,
+		     size_t *len, struct stat *st, struct jig_error *e);
+
+/* Writes data to a fresh file rel in dirfd (O_EXCL), fsyncs it. */
+int jig_write_file_at(int dirfd, const char *rel, const void *data, size_t len, mode_t mode,
+		      struct jig_error *e);
+
+#endif

@@ -1,0 +1,28 @@
+/* Strict JSON input: size-capped, duplicate keys rejected, unknown keys
+ * rejected, types exact. */
+#ifndef JIG_JSON_H
+#define JIG_JSON_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Parses exactly one JSON object from buf (no trailing bytes). */
+int jig_json_parse_object(const char *buf, size_t len, const char *what, json_t **out,
+			  struct jig_error *e);
+/* Every key of obj must be in allowed (NULL-terminated). */
+int jig_json_only_keys(json_t *obj, const char *const *allowed, const char *what,
+		       struct jig_error *e);
+int jig_json_get_string(json_t *obj, const char *key, const char *what, const char **out,
+			struct jig_error *e);
+/* A JSON integer in [min, max]; reals and strings are refused. */
+int jig_json_get_uint(json_t *obj, const char *key, const char *what, uint64_t min, uint64_t max,
+		      uint64_t *out, struct jig_error *e);
+int jig_json_get_array(json_t *obj, const char *key, const char *what, size_t max, json_t **out,
+		       struct jig_error *e);
+
+/* Canonical bytes: sorted keys, compact, no floats expected. Caller frees. */
+char *jig_json_canonical(json_t *v);
+
+#endif

@@ -1,0 +1,26 @@
+#!/bin/sh
+# Installs every Debian package jig's build, tests and VM lane need.
+# Named explicitly; nothing else is fetched from outside except Bun from npm.
+set -eu
+PKGS="
+  build-essential cmake pkg-config git ca-certificates openssl jq xxd util-linux
+  libssl-dev libjansson-dev libcurl4-openssl-dev libseccomp-dev libcap-dev
+  libarchive-dev libcmocka-dev
+  bubblewrap uidmap
+  valgrind hyperfine
+  qemu-system-x86 busybox-static linux-image-amd64 kmod cpio
+"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "deps: missing packages:$missing; run as root (or with sudo) to install them" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  # shellcheck disable=SC2086
+  apt-get install -y -q --no-install-recommends $missing
+fi
