@@ -1,0 +1,19 @@
+#!/bin/sh
+# The same set-up as scripts/setup.sh, then every test: the plain build
+# (with valgrind over loader and parsers), the ASan+UBSan build, and the
+# supported-host tests inside the cgroup-v2 VM (tests/vm/).
+set -eu
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+jobs=$(nproc)
+echo "== tests: plain build"
+(cd build && ctest --output-on-failure -j "$jobs" -LE supported-host)
+echo "== tests: ASan+UBSan build"
+cmake -S . -B build-asan -DJIG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j "$jobs"
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -LE supported-host)
+if [ -x tests/vm/run ]; then
+	echo "== tests: supported host (VM lane)"
+	(cd build && ctest --output-on-failure -L supported-host)
+fi
+echo "== all tests passed"
