@@ -75,6 +75,13 @@ int jig_cmd_modules_verify(int json)
 	if (!json)
 		print_header(&s);
 	const char **paths = calloc(s.m.nmodules + 1, sizeof(*paths));
+	if (!paths) {
+		json_decref(mods);
+		json_decref(files_err);
+		jig_snapshot_close(&s);
+		fprintf(stderr, "jig: out of memory\n");
+		return JIG_E_INTERNAL;
+	}
 	for (size_t i = 0; i < s.m.nmodules; i++) {
 		const struct jig_manifest_module *mm = &s.m.modules[i];
 		struct jig_module_handle h;

@@ -152,9 +152,8 @@ static int open_common(struct jig_snapshot *s, int dirfd, const char *dirpath, u
 	}
 	return 0;
 fail:
-	s->dirfd = -1;
+	s->dirfd = -1; /* the caller owns dirfd on failure */
 	jig_snapshot_close(s);
-	s->dirfd = -1;
 	return r;
 }
 
