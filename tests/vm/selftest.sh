@@ -1,0 +1,83 @@
+#!/bin/sh
+# tests/vm/selftest.sh - check that tests/vm/run gives what the containment
+# tests rely on: a delegated cgroup v2 subtree, exit status, separate
+# stdout/stderr, unprivileged user namespaces, and a hard timeout.
+# Exits non-zero and names every check that failed.  Takes about a minute.
+
+here=$(cd "$(dirname "$0")" && pwd -P)
+run=$here/run
+cache=${JIG_VM_CACHE:-$PWD/build/vm}
+mkdir -p "$cache" || exit 1
+tmp=$(mktemp -d "$cache/selftest.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+if ! id jigtest >/dev/null 2>&1; then
+	[ "$(id -u)" = 0 ] && useradd -m -s /bin/sh jigtest ||
+		{ echo "selftest: user jigtest is missing and cannot be created" >&2; exit 1; }
+fi
+
+failed=
+pass() { echo "ok   $1"; }
+bad() {
+	echo "FAIL $1" >&2
+	for f in "$tmp/out" "$tmp/err"; do
+		[ -s "$f" ] && { echo "--- ${f##*/}:"; cat "$f"; } >&2
+	done
+	failed="$failed
+  $1"
+}
+
+# (1) the delegated subtree has the controllers jig needs
+name="1 controllers in \$JIG_TEST_CGROUP"
+if "$run" -- cat /sys/fs/cgroup/jig-test/cgroup.controllers >"$tmp/out" 2>"$tmp/err" &&
+	grep -qw cpu "$tmp/out" && grep -qw memory "$tmp/out" && grep -qw pids "$tmp/out"; then
+	pass "$name"
+else
+	bad "$name"
+fi
+
+# (2) the command's exit status comes back
+name="2 exit status 7"
+"$run" -- sh -c 'exit 7' >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 7 ]; then pass "$name"; else bad "$name (got $rc)"; fi
+
+# (3) stdout and stderr stay separate, and boot noise is in neither
+name="3 stdout/stderr separated"
+if "$run" -- sh -c 'echo out; echo err >&2' >"$tmp/out" 2>"$tmp/err" &&
+	[ "$(cat "$tmp/out")" = out ] && [ "$(cat "$tmp/err")" = err ]; then
+	pass "$name"
+else
+	bad "$name"
+fi
+
+# (4) as the unprivileged user: not root, may manage its subtree, may create
+# user namespaces (bwrap).  Each step says which one broke.
+name="4 unprivileged: uid, child cgroup, memory.max, bwrap"
+if "$run" -- sh -c '
+	u=$(id -u); [ "$u" != 0 ] || { echo "id -u is 0" >&2; exit 1; }
+	mkdir "$JIG_TEST_CGROUP/child" || { echo "mkdir child cgroup failed" >&2; exit 1; }
+	echo 100M >"$JIG_TEST_CGROUP/child/memory.max" || { echo "writing memory.max failed" >&2; exit 1; }
+	[ "$(cat "$JIG_TEST_CGROUP/child/memory.max")" = 104857600 ] || { echo "memory.max did not stick" >&2; exit 1; }
+	bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc true || { echo "bwrap failed" >&2; exit 1; }
+	echo "uid=$u"' >"$tmp/out" 2>"$tmp/err" && grep -q '^uid=[1-9]' "$tmp/out"; then
+	pass "$name"
+else
+	bad "$name"
+fi
+
+# (5) a hung command is killed: exit 124 and a clear message
+name="5 timeout kills the VM"
+"$run" --timeout 20 -- sleep 1000 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 124 ] && grep -q '^vm: timeout after 20 s: killed the VM' "$tmp/err"; then
+	pass "$name"
+else
+	bad "$name (got $rc)"
+fi
+
+if [ -n "$failed" ]; then
+	echo "selftest: FAILED:$failed" >&2
+	exit 1
+fi
+echo "selftest: all checks passed"
