@@ -68,6 +68,8 @@ int main(int argc, char **argv)
 			return 2;
 		return jig_cmd_host_check(json);
 	}
+	if (strcmp(cmd, "scope") == 0)
+		return jig_cmd_scope(argc - 2, argv + 2);
 	fprintf(stderr, "jig: unknown command \"%s%s%s\"; see 'jig help'\n", cmd, argc >= 3 ? " " : "",
 		argc >= 3 ? argv[2] : "");
 	return 2;

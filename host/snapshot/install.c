@@ -241,7 +241,10 @@ static int copy_file(int srcdir, const char *rel, int dstroot, struct jig_error 
 			off += w;
 		}
 	}
-	if (fchmod(out, 0644) < 0 || fsync(out) < 0)
+	/* Helpers under libexec/ are executed (bound into scopes); nothing in a
+	 * snapshot is ever writable but by its owner. */
+	mode_t mode = strncmp(rel, "libexec/", 8) == 0 ? 0755 : 0644;
+	if (fchmod(out, mode) < 0 || fsync(out) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "%s: %s", rel, strerror(errno));
 	return 0;
 }

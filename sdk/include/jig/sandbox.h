@@ -34,10 +34,102 @@ struct jig_probe_result {
 	struct jig_probe_item items[JIG_PROBE_MAX_ITEMS];
 };
 
+/* A scope: one contained program. The host has validated every field
+ * (jig's scope policy); the module enforces exactly this and nothing more.
+ * Strings are NUL-terminated; paths are absolute and normalised. */
+struct jig_scope_bind {
+	const char *source; /* host path, bound read-only */
+	const char *target; /* path inside the scope */
+};
+
+struct jig_scope_tmpfs {
+	const char *target;
+	uint64_t size_bytes; /* hard cap of the private tmpfs */
+};
+
+struct jig_scope_symlink {
+	const char *target; /* the link inside the scope */
+	const char *link;   /* what it points to */
+};
+
+struct jig_scope_fd {
+	int source; /* the caller's descriptor */
+	int target; /* its number inside the scope */
+};
+
+enum jig_scope_network {
+	JIG_NET_NONE = 0, /* private network namespace: no route anywhere */
+	JIG_NET_HOST = 1, /* the host's network (workers that need it) */
+};
+
+struct jig_scope_limits {
+	uint64_t memory_bytes; /* memory.max; swap is always 0 */
+	uint32_t tasks;	       /* pids.max, the launcher and bwrap included */
+	uint32_t cpu_quota_us; /* cpu.max quota per 100000 us period */
+	uint64_t wall_ms;      /* wall-clock deadline */
+};
+
+#define JIG_SCOPE_MAX_FDS 16
+
+struct jig_scope {
+	uint32_t struct_size;
+	const char *name;	   /* [a-z0-9-], names the cgroup leaf */
+	const char *policy_sha256; /* identity of the policy this came from */
+	const char *init_path;	   /* verified trusted launcher from the snapshot */
+	const struct jig_scope_bind *binds;
+	uint32_t n_binds;
+	const struct jig_scope_tmpfs *tmpfs;
+	uint32_t n_tmpfs;
+	const struct jig_scope_symlink *symlinks;
+	uint32_t n_symlinks;
+	const char *const *env; /* "NAME=value", the whole environment */
+	uint32_t n_env;
+	const struct jig_scope_fd *fds;
+	uint32_t n_fds;
+	const char *cwd; /* inside the scope */
+	uint32_t network; /* enum jig_scope_network */
+	struct jig_scope_limits limits;
+	const char *const *argv; /* NULL-terminated; argv[0] absolute or found via env PATH */
+};
+
+enum jig_scope_outcome {
+	JIG_SCOPE_EXITED = 0,	/* the payload exited; see exit_status */
+	JIG_SCOPE_SIGNALED = 1, /* the payload was killed by a signal */
+	JIG_SCOPE_CRASHED = 2,	/* a process in the scope dumped core / died of a fatal signal */
+	JIG_SCOPE_TIMEOUT = 3,	/* the wall-clock deadline passed */
+	JIG_SCOPE_OOM = 4,	/* the memory limit was hit and the scope was OOM-killed */
+	JIG_SCOPE_FAILED = 5,	/* the scope could not be started or supervised */
+};
+
+/* What happened, as measured by the supervisor. Signals are real signal
+ * numbers, never 128+n. */
+struct jig_scope_result {
+	uint32_t struct_size;
+	uint32_t outcome;     /* enum jig_scope_outcome */
+	int32_t exit_status;  /* payload exit status, or -1 */
+	int32_t signal;	      /* payload's or crashing process's signal, or 0 */
+	uint32_t core_dumped; /* the kernel reported a core dump */
+	uint32_t fenced;      /* the supervisor killed the scope (crash, timeout, leftovers) */
+	uint32_t cleanup_confirmed; /* populated 0 seen and the cgroups removed */
+	uint32_t launcher_reported; /* the in-scope launcher reported the payload's end */
+	uint64_t oom_kills;	    /* memory.events oom_kill */
+	uint64_t pids_max_hits;	    /* pids.events max */
+	uint64_t memory_peak_bytes; /* memory.peak */
+	uint64_t cpu_usec;	    /* cpu.stat usage_usec */
+	uint64_t cpu_throttled_usec; /* cpu.stat throttled_usec */
+	uint64_t wall_ms;
+	char cgroup[256]; /* the scope's cgroup, for the record */
+	char error[512];  /* why, when outcome is FAILED or cleanup is unconfirmed */
+};
+
 struct jig_sandbox_ops {
 	uint32_t struct_size;
 	/* Fills *out with one item per mechanism. Returns JIG_MOD_OK or < 0. */
 	int (*probe)(void *state, struct jig_probe_result *out);
+	/* Runs one scope to completion and fences it. Returns JIG_MOD_OK when
+	 * a result was recorded (any outcome), < 0 with out->error set when
+	 * the scope was refused before anything ran. */
+	int (*launch)(void *state, const struct jig_scope *scope, struct jig_scope_result *out);
 	void *reserved[8];
 };
 

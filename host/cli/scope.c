@@ -1,0 +1,242 @@
+/* jig scope plan|run: run any program in a scope described by a policy
+ * file. The host validates the policy and prints its permission plan; the
+ * platform's sandbox module enforces it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jig/sandbox.h>
+
+#include "../policy/scope_policy.h"
+#include "../snapshot/loader.h"
+#include "commands.h"
+
+#define INIT_FILE "libexec/jig-scope-init"
+
+static const char *caller_home(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	return pw && pw->pw_dir ? pw->pw_dir : NULL;
+}
+
+static const char *outcome_name(uint32_t o)
+{
+	static const char *const names[] = {"exited", "signaled", "crashed", "timeout", "oom", "failed"};
+	return o < sizeof(names) / sizeof(names[0]) ? names[o] : "unknown";
+}
+
+static json_t *result_json(const struct jig_scope_policy *p, const struct jig_scope_result *r)
+{
+	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}",
+			 "schema", "jig-scope-result/1", "scope", p->name, "policy_sha256", p->sha256,
+			 "outcome", outcome_name(r->outcome), "exit_status", r->exit_status, "signal",
+			 r->signal, "core_dumped", r->core_dumped != 0, "fenced", r->fenced != 0,
+			 "cleanup_confirmed", r->cleanup_confirmed != 0, "launcher_reported",
+			 r->launcher_reported != 0, "oom_kills", (json_int_t)r->oom_kills,
+			 "pids_max_hits", (json_int_t)r->pids_max_hits, "memory_peak_bytes",
+			 (json_int_t)r->memory_peak_bytes, "cpu_usec", (json_int_t)r->cpu_usec,
+			 "cpu_throttled_usec", (json_int_t)r->cpu_throttled_usec, "wall_ms",
+			 (json_int_t)r->wall_ms, "cgroup", r->cgroup, "error", r->error);
+}
+
+/* The launcher must be the snapshot's own, byte for byte. */
+static int verified_init(const struct jig_snapshot *s, char *path, size_t cap, struct jig_error *e)
+{
+	for (size_t i = 0; i < s->m.nfiles; i++) {
+		const struct jig_manifest_file *f = &s->m.files[i];
+		if (strcmp(f->path, INIT_FILE) != 0)
+			continue;
+		int fd = jig_snapshot_open_file(s, f, e);
+		if (fd < 0)
+			return fd;
+		unsigned char got[JIG_SHA256_LEN];
+		uint64_t size;
+		int r = jig_sha256_fd(fd, &size, got);
+		close(fd);
+		if (r < 0 || size != f->size || memcmp(got, f->sha256, JIG_SHA256_LEN) != 0)
+			return jig_err(e, JIG_E_INTEGRITY, "%s/%s: does not match the signed manifest; reinstall the snapshot",
+				       s->dirpath, f->path);
+		snprintf(path, cap, "%s/%s", s->dirpath, f->path);
+		return 0;
+	}
+	return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; it cannot launch scopes", s->m.id, INIT_FILE);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: jig scope plan POLICY [--json]\n"
+			"       jig scope run POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]\n");
+	return JIG_E_USAGE;
+}
+
+int jig_cmd_scope(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage();
+	const char *sub = argv[0], *policy_path = argv[1], *record = NULL;
+	int json = 0, dry = 0, i = 2;
+	bool run = strcmp(sub, "run") == 0;
+	if (!run && strcmp(sub, "plan") != 0)
+		return usage();
+	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (run && strcmp(argv[i], "--dry-run") == 0)
+			dry = 1;
+		else if (run && strcmp(argv[i], "--record") == 0 && i + 1 < argc)
+			record = argv[++i];
+		else {
+			fprintf(stderr, "jig scope %s: unknown argument \"%s\"\n", sub, argv[i]);
+			return usage();
+		}
+	}
+	char **prog = i < argc ? argv + i + 1 : NULL;
+	if (run && (!prog || !prog[0])) {
+		fprintf(stderr, "jig scope run: missing -- PROGRAM\n");
+		return usage();
+	}
+
+	struct jig_scope_policy p;
+	struct jig_error e = {0};
+	if (jig_scope_policy_load(policy_path, caller_home(), &p, &e) < 0) {
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
+	if (!run || dry) {
+		if (json) {
+			json_t *doc = jig_scope_plan_json(&p);
+			if (run)
+				json_object_set_new(doc, "argv", json_pack("[]"));
+			for (size_t k = 0; run && prog[k]; k++)
+				json_array_append_new(json_object_get(doc, "argv"), json_string(prog[k]));
+			jig_cli_print_json(doc);
+			json_decref(doc);
+		} else {
+			jig_scope_plan_print(&p, stdout);
+			if (run) {
+				printf("  program");
+				for (size_t k = 0; prog[k]; k++)
+					printf(" %s", prog[k]);
+				printf("\n  (dry run: nothing was started)\n");
+			}
+		}
+		jig_scope_policy_free(&p);
+		return 0;
+	}
+
+	int code = 0;
+	struct jig_snapshot s;
+	bool have_snapshot = false;
+	struct jig_module_handle h;
+	bool have_module = false;
+	if (geteuid() == 0) {
+		jig_err(&e, JIG_E_HOST, "refusing to run a scope as root; jig is a rootless tool, run it as an unprivileged user");
+		goto fail;
+	}
+	if (jig_scope_policy_check_host(&p, &e) < 0)
+		goto fail;
+	char libdir[PATH_MAX];
+	if (jig_snapshot_default_libdir(libdir, sizeof(libdir), &e) < 0 ||
+	    jig_snapshot_open_installed(&s, libdir, &e) < 0)
+		goto fail;
+	have_snapshot = true;
+	if (jig_module_load(&s, "sandbox-linux", JIG_KIND_SANDBOX, &h, &e) < 0)
+		goto fail;
+	have_module = true;
+	char init[PATH_MAX];
+	if (verified_init(&s, init, sizeof(init), &e) < 0)
+		goto fail;
+	const struct jig_sandbox_ops *ops = h.desc->ops;
+	if (h.desc->ops_size < offsetof(struct jig_sandbox_ops, launch) + sizeof(ops->launch) || !ops->launch) {
+		jig_err(&e, JIG_E_INTEGRITY, "module sandbox-linux cannot launch scopes (built against an older SDK)");
+		goto fail;
+	}
+	struct jig_scope sc = {
+		.struct_size = sizeof(sc),
+		.name = p.name,
+		.policy_sha256 = p.sha256,
+		.init_path = init,
+		.binds = p.binds,
+		.n_binds = (uint32_t)p.n_binds,
+		.tmpfs = p.tmpfs,
+		.n_tmpfs = (uint32_t)p.n_tmpfs,
+		.symlinks = p.symlinks,
+		.n_symlinks = (uint32_t)p.n_symlinks,
+		.env = (const char *const *)p.env,
+		.n_env = (uint32_t)p.n_env,
+		.fds = p.fds,
+		.n_fds = (uint32_t)p.n_fds,
+		.cwd = p.cwd,
+		.network = p.network,
+		.limits = p.limits,
+		.argv = (const char *const *)prog,
+	};
+	struct jig_scope_result r;
+	memset(&r, 0, sizeof(r));
+	r.struct_size = sizeof(r);
+	int lr = ops->launch(h.state, &sc, &r);
+	r.error[sizeof(r.error) - 1] = r.cgroup[sizeof(r.cgroup) - 1] = '\0';
+	if (lr != JIG_MOD_OK) {
+		jig_err(&e, JIG_E_HOST, "scope %s refused: %s", p.name, r.error[0] ? r.error : "launch failed");
+		goto fail;
+	}
+	json_t *doc = result_json(&p, &r);
+	if (record) {
+		char *txt = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+		FILE *f = txt ? fopen(record, "we") : NULL;
+		if (!f || fputs(txt, f) < 0 || fputc('\n', f) < 0) {
+			fprintf(stderr, "jig: %s: cannot write the record: %s\n", record, strerror(errno));
+			code = JIG_E_INTERNAL;
+		}
+		if (f && fclose(f) != 0)
+			code = JIG_E_INTERNAL;
+		free(txt);
+	}
+	if (json)
+		jig_cli_print_json(doc);
+	json_decref(doc);
+	if (r.outcome != JIG_SCOPE_EXITED || !r.cleanup_confirmed)
+		fprintf(stderr, "jig: scope %s: %s%s%s%s\n", p.name, outcome_name(r.outcome),
+			r.signal ? (r.core_dumped ? " (signal, core dumped)" : " (signal)") : "",
+			r.error[0] ? ": " : "", r.error);
+	if (code == 0) {
+		switch (r.outcome) {
+		case JIG_SCOPE_EXITED:
+			code = r.exit_status;
+			break;
+		case JIG_SCOPE_SIGNALED:
+		case JIG_SCOPE_CRASHED:
+			code = 128 + r.signal;
+			break;
+		case JIG_SCOPE_TIMEOUT:
+			code = 124;
+			break;
+		case JIG_SCOPE_OOM:
+			code = 125;
+			break;
+		default:
+			code = JIG_E_INTERNAL;
+		}
+		if (!r.cleanup_confirmed)
+			code = JIG_E_INTERNAL;
+	}
+	jig_module_unload(&h);
+	jig_snapshot_close(&s);
+	jig_scope_policy_free(&p);
+	return code;
+fail:
+	jig_cli_fail(json, &e);
+	if (have_module)
+		jig_module_unload(&h);
+	if (have_snapshot)
+		jig_snapshot_close(&s);
+	jig_scope_policy_free(&p);
+	return e.code;
+}

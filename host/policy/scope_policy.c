@@ -1,0 +1,627 @@
+/* Scope policy: strict parse, canonical form, identity, permission plan. */
+#include "policy/scope_policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/json.h"
+
+#define KIB UINT64_C(1024)
+#define MIB (KIB * 1024)
+#define GIB (MIB * 1024)
+
+/* Limit envelope bounds: below these nothing useful runs, above them a
+ * typo (an extra 0) would grant the host. */
+#define MEM_MIN (16 * MIB)
+#define MEM_MAX (64 * GIB)
+#define TASKS_MIN 4 /* bwrap, the launcher, the payload and one more */
+#define TASKS_MAX 65536
+#define CPU_MIN 1000	 /* 1% of one CPU */
+#define CPU_MAX 6400000	 /* 64 CPUs */
+#define WALL_MIN 100	 /* 0.1 s */
+#define WALL_MAX 86400000 /* one day */
+#define TMPFS_MIN (4 * KIB)
+#define TMPFS_MAX (16 * GIB)
+
+/* Host paths no scope may be given, nor anything below them: the kernel's
+ * and the session's live interfaces (the scope gets its own /proc and a
+ * minimal /dev; /run holds the user's sockets). */
+static const char *const forbidden_trees[] = {"/proc", "/sys", "/dev", "/run", "/var/run", NULL};
+/* Broad shared directories: refused themselves (a file or directory below
+ * them may be granted exactly). */
+static const char *const broad_dirs[] = {"/tmp", "/var/tmp", "/dev/shm", "/home", "/root",
+					 "/var", "/etc", "/usr/local", NULL};
+/* Credential variables never enter a scope's environment (seed 000:
+ * raw credentials never enter a Flow, launch arguments or Plans). */
+static const char *const credential_names[] = {
+	"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN",
+	"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "GOOGLE_API_KEY",
+	"GEMINI_API_KEY", "NPM_TOKEN", "HF_TOKEN", "SSH_AUTH_SOCK", NULL};
+static const char *const credential_suffixes[] = {"_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD",
+						  "_SECRET_KEY", NULL};
+
+static bool is_abs_normal(const char *p)
+{
+	return p[0] == '/' && p[1] != '\0' && jig_path_is_normal_relative(p + 1);
+}
+
+/* a is b or an ancestor of b. */
+static bool is_within(const char *b, const char *a)
+{
+	size_t n = strlen(a);
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+static int check_target(const char *what, const char *t, struct jig_error *e)
+{
+	if (!is_abs_normal(t))
+		return jig_err(e, JIG_E_USAGE,
+			       "%s \"%s\": not an absolute, normalised path of [A-Za-z0-9._+-] components (no \"/\", \".\", \"..\", \"//\" or trailing \"/\")",
+			       what, t);
+	if (is_within(t, "/proc") || is_within(t, "/dev") || is_within(t, "/.jig"))
+		return jig_err(e, JIG_E_USAGE,
+			       "%s \"%s\": /proc, /dev and /.jig are provided by jig inside every scope; choose another target",
+			       what, t);
+	return 0;
+}
+
+/* A bind source: exact, normalised, not "/", not a live kernel/session
+ * tree, not a broad shared directory, not the home directory or above. */
+static int check_source(const char *what, const char *s, const char *home, struct jig_error *e)
+{
+	if (strcmp(s, "/") == 0)
+		return jig_err(e, JIG_E_USAGE, "%s \"/\": the whole host file system is never granted; bind the exact paths the scope needs", what);
+	if (!is_abs_normal(s))
+		return jig_err(e, JIG_E_USAGE,
+			       "%s \"%s\": not an absolute, normalised path of [A-Za-z0-9._+-] components (no \".\", \"..\", \"//\" or trailing \"/\")",
+			       what, s);
+	for (const char *const *f = forbidden_trees; *f; f++)
+		if (is_within(s, *f))
+			return jig_err(e, JIG_E_USAGE, "%s \"%s\": %s is never granted (the scope gets its own /proc and a minimal /dev; /run and /sys are the host's live interfaces)", what, s, *f);
+	for (const char *const *b = broad_dirs; *b; b++)
+		if (strcmp(s, *b) == 0)
+			return jig_err(e, JIG_E_USAGE, "%s \"%s\": too broad; grant the exact file or directory below it", what, s);
+	if (home && home[0] == '/' && strcmp(home, "/") != 0 && is_within(home, s))
+		return jig_err(e, JIG_E_USAGE, "%s \"%s\": is the home directory %s or contains it; grant the exact path below it", what, s, home);
+	return 0;
+}
+
+static bool valid_scope_name(const char *n)
+{
+	size_t len = strlen(n);
+	if (len == 0 || len > 32 || n[0] < 'a' || n[0] > 'z')
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9') || n[i] == '-'))
+			return false;
+	return true;
+}
+
+static bool valid_env_name(const char *n)
+{
+	size_t len = strlen(n);
+	if (len == 0 || len > 128 || (n[0] >= '0' && n[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= 'A' && n[i] <= 'Z') ||
+		      (n[i] >= '0' && n[i] <= '9') || n[i] == '_'))
+			return false;
+	return true;
+}
+
+static bool is_credential_name(const char *n)
+{
+	for (const char *const *c = credential_names; *c; c++)
+		if (strcmp(n, *c) == 0)
+			return true;
+	size_t len = strlen(n);
+	for (const char *const *s = credential_suffixes; *s; s++) {
+		size_t sl = strlen(*s);
+		if (len >= sl && strcmp(n + len - sl, *s) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int cmp_target(const void *a, const void *b)
+{
+	const json_t *const *x = a, *const *y = b;
+	return strcmp(json_string_value(json_object_get(*x, "target")),
+		      json_string_value(json_object_get(*y, "target")));
+}
+
+static int cmp_fd_target(const void *a, const void *b)
+{
+	const json_t *const *x = a, *const *y = b;
+	json_int_t p = json_integer_value(json_object_get(*x, "target"));
+	json_int_t q = json_integer_value(json_object_get(*y, "target"));
+	return (p > q) - (p < q);
+}
+
+/* Returns a new array with arr's elements sorted by cmp. */
+static json_t *sorted(json_t *arr, int (*cmp)(const void *, const void *))
+{
+	size_t n = json_array_size(arr);
+	json_t **v = calloc(n ? n : 1, sizeof(*v));
+	json_t *out = json_array();
+	if (!v || !out) {
+		free(v);
+		json_decref(out);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_array_get(arr, i);
+	qsort(v, n, sizeof(*v), cmp);
+	for (size_t i = 0; i < n; i++)
+		json_array_append(out, v[i]);
+	free(v);
+	return out;
+}
+
+/* Every target (binds, tmpfs, symlinks) appears once. targets is sorted. */
+static int check_unique_targets(json_t *lists[3], struct jig_error *e)
+{
+	size_t total = 0;
+	for (int l = 0; l < 3; l++)
+		total += json_array_size(lists[l]);
+	const char **all = calloc(total ? total : 1, sizeof(*all));
+	if (!all)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	size_t k = 0;
+	for (int l = 0; l < 3; l++)
+		for (size_t i = 0; i < json_array_size(lists[l]); i++)
+			all[k++] = json_string_value(json_object_get(json_array_get(lists[l], i), "target"));
+	int r = 0;
+	for (size_t i = 0; i < k && !r; i++)
+		for (size_t j = i + 1; j < k && !r; j++)
+			if (strcmp(all[i], all[j]) == 0)
+				r = jig_err(e, JIG_E_USAGE, "scope policy: target \"%s\" is granted twice; each target appears once", all[i]);
+	free(all);
+	return r;
+}
+
+static int parse_binds(json_t *root, const char *home, json_t **out, struct jig_error *e)
+{
+	json_t *arr;
+	int r = jig_json_get_array(root, "binds", "scope policy", JIG_POLICY_MAX_BINDS, &arr, e);
+	if (r)
+		return r;
+	static const char *const keys[] = {"source", "target", NULL};
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *b = json_array_get(arr, i);
+		char what[64];
+		snprintf(what, sizeof(what), "binds[%zu]", i);
+		const char *s, *t;
+		if (!json_is_object(b))
+			return jig_err(e, JIG_E_USAGE, "scope policy: %s: must be an object {\"source\", \"target\"}", what);
+		if ((r = jig_json_only_keys(b, keys, what, e)) || (r = jig_json_get_string(b, "source", what, &s, e)) ||
+		    (r = jig_json_get_string(b, "target", what, &t, e)))
+			return r;
+		char w2[80];
+		snprintf(w2, sizeof(w2), "%s.source", what);
+		if ((r = check_source(w2, s, home, e)))
+			return r;
+		snprintf(w2, sizeof(w2), "%s.target", what);
+		if ((r = check_target(w2, t, e)))
+			return r;
+	}
+	*out = sorted(arr, cmp_target);
+	return *out ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
+}
+
+static int parse_tmpfs(json_t *root, json_t **out, struct jig_error *e)
+{
+	json_t *arr;
+	int r = jig_json_get_array(root, "tmpfs", "scope policy", JIG_POLICY_MAX_TMPFS, &arr, e);
+	if (r)
+		return r;
+	static const char *const keys[] = {"target", "size_bytes", NULL};
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *t = json_array_get(arr, i);
+		char what[64];
+		snprintf(what, sizeof(what), "tmpfs[%zu]", i);
+		const char *target;
+		uint64_t size;
+		if (!json_is_object(t))
+			return jig_err(e, JIG_E_USAGE, "scope policy: %s: must be an object {\"target\", \"size_bytes\"}", what);
+		if ((r = jig_json_only_keys(t, keys, what, e)) ||
+		    (r = jig_json_get_string(t, "target", what, &target, e)) ||
+		    (r = jig_json_get_uint(t, "size_bytes", what, TMPFS_MIN, TMPFS_MAX, &size, e)))
+			return r;
+		char w2[80];
+		snprintf(w2, sizeof(w2), "%s.target", what);
+		if ((r = check_target(w2, target, e)))
+			return r;
+	}
+	*out = sorted(arr, cmp_target);
+	return *out ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
+}
+
+static int parse_symlinks(json_t *root, json_t **out, struct jig_error *e)
+{
+	json_t *arr;
+	int r = jig_json_get_array(root, "symlinks", "scope policy", JIG_POLICY_MAX_SYMLINKS, &arr, e);
+	if (r)
+		return r;
+	static const char *const keys[] = {"target", "link", NULL};
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *s = json_array_get(arr, i);
+		char what[64];
+		snprintf(what, sizeof(what), "symlinks[%zu]", i);
+		const char *target, *link;
+		if (!json_is_object(s))
+			return jig_err(e, JIG_E_USAGE, "scope policy: %s: must be an object {\"target\", \"link\"}", what);
+		if ((r = jig_json_only_keys(s, keys, what, e)) ||
+		    (r = jig_json_get_string(s, "target", what, &target, e)) ||
+		    (r = jig_json_get_string(s, "link", what, &link, e)))
+			return r;
+		char w2[80];
+		snprintf(w2, sizeof(w2), "%s.target", what);
+		if ((r = check_target(w2, target, e)))
+			return r;
+		/* A link is resolved inside the scope, so it can only name what
+		 * the scope already has; it still must be a clean path. */
+		if (!(link[0] == '/' ? is_abs_normal(link) : jig_path_is_normal_relative(link)))
+			return jig_err(e, JIG_E_USAGE, "scope policy: %s.link \"%s\": not a normalised path", what, link);
+	}
+	*out = sorted(arr, cmp_target);
+	return *out ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
+}
+
+static int parse_env(json_t *root, json_t **out, struct jig_error *e)
+{
+	json_t *env = json_object_get(root, "env");
+	if (!json_is_object(env))
+		return jig_err(e, JIG_E_USAGE, "scope policy: \"env\" must be an object of NAME: \"value\" (the scope's whole environment)");
+	if (json_object_size(env) > JIG_POLICY_MAX_ENV)
+		return jig_err(e, JIG_E_USAGE, "scope policy: \"env\" has %zu variables; at most %d", json_object_size(env), JIG_POLICY_MAX_ENV);
+	const char *k;
+	json_t *v;
+	json_object_foreach(env, k, v) {
+		if (!valid_env_name(k))
+			return jig_err(e, JIG_E_USAGE, "scope policy: env name \"%s\": must match [A-Za-z_][A-Za-z0-9_]*", k);
+		if (is_credential_name(k))
+			return jig_err(e, JIG_E_USAGE, "scope policy: env \"%s\": credentials never enter a scope's environment; jig brokers them outside the scope", k);
+		if (!json_is_string(v))
+			return jig_err(e, JIG_E_USAGE, "scope policy: env \"%s\": value must be a string", k);
+		size_t len = json_string_length(v);
+		if (len > JIG_POLICY_MAX_ENV_VALUE || strlen(json_string_value(v)) != len)
+			return jig_err(e, JIG_E_USAGE, "scope policy: env \"%s\": value longer than %d bytes or contains NUL", k, JIG_POLICY_MAX_ENV_VALUE);
+	}
+	*out = json_incref(env);
+	return 0;
+}
+
+static int parse_fds(json_t *root, json_t **out, struct jig_error *e)
+{
+	json_t *arr;
+	int r = jig_json_get_array(root, "descriptors", "scope policy", JIG_POLICY_MAX_FDS, &arr, e);
+	if (r)
+		return r;
+	static const char *const keys[] = {"source", "target", NULL};
+	bool seen_t[JIG_POLICY_MAX_TARGET_FD + 1] = {0};
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *d = json_array_get(arr, i);
+		char what[64];
+		snprintf(what, sizeof(what), "descriptors[%zu]", i);
+		uint64_t s, t;
+		if (!json_is_object(d))
+			return jig_err(e, JIG_E_USAGE, "scope policy: %s: must be an object {\"source\", \"target\"}", what);
+		if ((r = jig_json_only_keys(d, keys, what, e)) ||
+		    (r = jig_json_get_uint(d, "source", what, 0, 1023, &s, e)) ||
+		    (r = jig_json_get_uint(d, "target", what, 0, JIG_POLICY_MAX_TARGET_FD, &t, e)))
+			return r;
+		if (seen_t[t])
+			return jig_err(e, JIG_E_USAGE, "scope policy: %s: target descriptor %u is given twice", what, (unsigned)t);
+		seen_t[t] = true;
+	}
+	*out = sorted(arr, cmp_fd_target);
+	return *out ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
+}
+
+static int parse_limits(json_t *root, struct jig_scope_limits *l, struct jig_error *e)
+{
+	json_t *lim = json_object_get(root, "limits");
+	if (!json_is_object(lim))
+		return jig_err(e, JIG_E_USAGE, "scope policy: \"limits\" must be an object {memory_bytes, tasks, cpu_quota_us, wall_ms}");
+	static const char *const keys[] = {"memory_bytes", "tasks", "cpu_quota_us", "wall_ms", NULL};
+	uint64_t m, t, c, w;
+	int r;
+	if ((r = jig_json_only_keys(lim, keys, "limits", e)) ||
+	    (r = jig_json_get_uint(lim, "memory_bytes", "limits", MEM_MIN, MEM_MAX, &m, e)) ||
+	    (r = jig_json_get_uint(lim, "tasks", "limits", TASKS_MIN, TASKS_MAX, &t, e)) ||
+	    (r = jig_json_get_uint(lim, "cpu_quota_us", "limits", CPU_MIN, CPU_MAX, &c, e)) ||
+	    (r = jig_json_get_uint(lim, "wall_ms", "limits", WALL_MIN, WALL_MAX, &w, e)))
+		return r;
+	*l = (struct jig_scope_limits){.memory_bytes = m, .tasks = (uint32_t)t, .cpu_quota_us = (uint32_t)c, .wall_ms = w};
+	return 0;
+}
+
+static int lower(struct jig_scope_policy *p, struct jig_error *e)
+{
+	json_t *d = p->doc;
+	json_t *binds = json_object_get(d, "binds"), *tmpfs = json_object_get(d, "tmpfs");
+	json_t *links = json_object_get(d, "symlinks"), *env = json_object_get(d, "env");
+	json_t *fds = json_object_get(d, "descriptors");
+	p->n_binds = json_array_size(binds);
+	p->n_tmpfs = json_array_size(tmpfs);
+	p->n_symlinks = json_array_size(links);
+	p->n_env = json_object_size(env);
+	p->n_fds = json_array_size(fds);
+	p->binds = calloc(p->n_binds + 1, sizeof(*p->binds));
+	p->tmpfs = calloc(p->n_tmpfs + 1, sizeof(*p->tmpfs));
+	p->symlinks = calloc(p->n_symlinks + 1, sizeof(*p->symlinks));
+	p->env = calloc(p->n_env + 1, sizeof(*p->env));
+	p->fds = calloc(p->n_fds + 1, sizeof(*p->fds));
+	if (!p->binds || !p->tmpfs || !p->symlinks || !p->env || !p->fds)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	for (size_t i = 0; i < p->n_binds; i++) {
+		json_t *b = json_array_get(binds, i);
+		p->binds[i].source = json_string_value(json_object_get(b, "source"));
+		p->binds[i].target = json_string_value(json_object_get(b, "target"));
+	}
+	for (size_t i = 0; i < p->n_tmpfs; i++) {
+		json_t *t = json_array_get(tmpfs, i);
+		p->tmpfs[i].target = json_string_value(json_object_get(t, "target"));
+		p->tmpfs[i].size_bytes = (uint64_t)json_integer_value(json_object_get(t, "size_bytes"));
+	}
+	for (size_t i = 0; i < p->n_symlinks; i++) {
+		json_t *s = json_array_get(links, i);
+		p->symlinks[i].target = json_string_value(json_object_get(s, "target"));
+		p->symlinks[i].link = json_string_value(json_object_get(s, "link"));
+	}
+	/* Environment in sorted name order, as in the canonical form. */
+	void *it = json_object_iter(env);
+	const char **names = calloc(p->n_env + 1, sizeof(*names));
+	if (!names)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	for (size_t i = 0; it; it = json_object_iter_next(env, it))
+		names[i++] = json_object_iter_key(it);
+	for (size_t i = 0; i < p->n_env; i++)
+		for (size_t j = i + 1; j < p->n_env; j++)
+			if (strcmp(names[j], names[i]) < 0) {
+				const char *t = names[i];
+				names[i] = names[j];
+				names[j] = t;
+			}
+	for (size_t i = 0; i < p->n_env; i++) {
+		const char *v = json_string_value(json_object_get(env, names[i]));
+		size_t n = strlen(names[i]) + strlen(v) + 2;
+		if (!(p->env[i] = malloc(n))) {
+			free(names);
+			return jig_err(e, JIG_E_INTERNAL, "out of memory");
+		}
+		snprintf(p->env[i], n, "%s=%s", names[i], v);
+	}
+	free(names);
+	for (size_t i = 0; i < p->n_fds; i++) {
+		json_t *f = json_array_get(fds, i);
+		p->fds[i].source = (int)json_integer_value(json_object_get(f, "source"));
+		p->fds[i].target = (int)json_integer_value(json_object_get(f, "target"));
+	}
+	p->name = json_string_value(json_object_get(d, "scope"));
+	p->cwd = json_string_value(json_object_get(d, "cwd"));
+	const char *net = json_string_value(json_object_get(d, "network"));
+	p->network = strcmp(net, "host") == 0 ? JIG_NET_HOST : JIG_NET_NONE;
+	return 0;
+}
+
+int jig_scope_policy_parse(const char *buf, size_t len, const char *home,
+			   struct jig_scope_policy *p, struct jig_error *e)
+{
+	memset(p, 0, sizeof(*p));
+	json_t *root = NULL;
+	int r = jig_json_parse_object(buf, len, "scope policy", &root, e);
+	if (r)
+		return r;
+	static const char *const keys[] = {"format", "scope", "binds", "tmpfs", "symlinks", "env",
+					   "descriptors", "cwd", "network", "limits", NULL};
+	const char *format, *scope, *cwd, *net;
+	json_t *binds = NULL, *tmpfs = NULL, *links = NULL, *env = NULL, *fds = NULL;
+	struct jig_scope_limits lim;
+	if ((r = jig_json_only_keys(root, keys, "scope policy", e)) ||
+	    (r = jig_json_get_string(root, "format", "scope policy", &format, e)))
+		goto out;
+	if (strcmp(format, JIG_SCOPE_POLICY_FORMAT) != 0) {
+		r = jig_err(e, JIG_E_USAGE, "scope policy: format \"%s\" is not %s", format, JIG_SCOPE_POLICY_FORMAT);
+		goto out;
+	}
+	if ((r = jig_json_get_string(root, "scope", "scope policy", &scope, e)))
+		goto out;
+	if (!valid_scope_name(scope)) {
+		r = jig_err(e, JIG_E_USAGE, "scope policy: scope \"%s\": 1-32 characters of [a-z0-9-], starting with a letter", scope);
+		goto out;
+	}
+	if ((r = jig_json_get_string(root, "cwd", "scope policy", &cwd, e)))
+		goto out;
+	if (strcmp(cwd, "/") != 0 && !is_abs_normal(cwd)) {
+		r = jig_err(e, JIG_E_USAGE, "scope policy: cwd \"%s\": not an absolute, normalised path", cwd);
+		goto out;
+	}
+	if ((r = jig_json_get_string(root, "network", "scope policy", &net, e)))
+		goto out;
+	if (strcmp(net, "none") != 0 && strcmp(net, "host") != 0) {
+		r = jig_err(e, JIG_E_USAGE, "scope policy: network \"%s\": must be \"none\" (private namespace) or \"host\"", net);
+		goto out;
+	}
+	if ((r = parse_binds(root, home, &binds, e)) || (r = parse_tmpfs(root, &tmpfs, e)) ||
+	    (r = parse_symlinks(root, &links, e)) || (r = parse_env(root, &env, e)) ||
+	    (r = parse_fds(root, &fds, e)) || (r = parse_limits(root, &lim, e)))
+		goto out;
+	json_t *lists[3] = {binds, tmpfs, links};
+	if ((r = check_unique_targets(lists, e)))
+		goto out;
+	p->doc = json_pack("{s:s,s:s,s:O,s:O,s:O,s:O,s:O,s:s,s:s,s:{s:I,s:I,s:I,s:I}}", "format", format,
+			   "scope", scope, "binds", binds, "tmpfs", tmpfs, "symlinks", links, "env", env,
+			   "descriptors", fds, "cwd", cwd, "network", net, "limits", "memory_bytes",
+			   (json_int_t)lim.memory_bytes, "tasks", (json_int_t)lim.tasks, "cpu_quota_us",
+			   (json_int_t)lim.cpu_quota_us, "wall_ms", (json_int_t)lim.wall_ms);
+	if (!p->doc || !(p->canonical = jig_json_canonical(p->doc))) {
+		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
+		goto out;
+	}
+	unsigned char d[JIG_SHA256_LEN];
+	jig_sha256(p->canonical, strlen(p->canonical), d);
+	jig_hex(d, JIG_SHA256_LEN, p->sha256);
+	p->limits = lim;
+	r = lower(p, e);
+out:
+	json_decref(binds);
+	json_decref(tmpfs);
+	json_decref(links);
+	json_decref(env);
+	json_decref(fds);
+	json_decref(root);
+	if (r) {
+		jig_scope_policy_free(p);
+		/* The JSON helpers speak of integrity; bad policy input is usage. */
+		if (e && e->code == JIG_E_INTEGRITY) {
+			e->code = JIG_E_USAGE;
+			r = -JIG_E_USAGE;
+		}
+	}
+	return r;
+}
+
+int jig_scope_policy_load(const char *path, const char *home, struct jig_scope_policy *p,
+			  struct jig_error *e)
+{
+	jig_autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return jig_err(e, JIG_E_USAGE, "%s: cannot open the scope policy: %s", path, strerror(errno));
+	jig_autofree char *buf = malloc(JIG_SCOPE_POLICY_MAX_BYTES + 1);
+	if (!buf)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	size_t len = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, JIG_SCOPE_POLICY_MAX_BYTES + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return jig_err(e, JIG_E_USAGE, "%s: cannot read the scope policy: %s", path, strerror(errno));
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > JIG_SCOPE_POLICY_MAX_BYTES)
+			return jig_err(e, JIG_E_USAGE, "%s: the scope policy is larger than %d bytes", path,
+				       JIG_SCOPE_POLICY_MAX_BYTES);
+	}
+	struct jig_error inner = {0};
+	int r = jig_scope_policy_parse(buf, len, home, p, &inner);
+	if (r)
+		return jig_err(e, inner.code, "%s: %s", path, inner.msg);
+	return 0;
+}
+
+void jig_scope_policy_free(struct jig_scope_policy *p)
+{
+	if (p->env)
+		for (size_t i = 0; i < p->n_env; i++)
+			free(p->env[i]);
+	free(p->env);
+	free(p->binds);
+	free(p->tmpfs);
+	free(p->symlinks);
+	free(p->fds);
+	free(p->canonical);
+	json_decref(p->doc);
+	memset(p, 0, sizeof(*p));
+}
+
+int jig_scope_policy_check_host(const struct jig_scope_policy *p, struct jig_error *e)
+{
+	for (size_t i = 0; i < p->n_binds; i++) {
+		const char *s = p->binds[i].source;
+		char real[PATH_MAX];
+		if (!realpath(s, real))
+			return jig_err(e, JIG_E_USAGE, "bind source %s: %s", s, strerror(errno));
+		if (strcmp(real, s) != 0)
+			return jig_err(e, JIG_E_USAGE,
+				       "bind source %s: resolves to %s through a symbolic link; grant the real path (and add a symlink entry if the scope needs the name)",
+				       s, real);
+	}
+	for (size_t i = 0; i < p->n_fds; i++)
+		if (fcntl(p->fds[i].source, F_GETFD) < 0)
+			return jig_err(e, JIG_E_USAGE, "descriptor %d (for target %d) is not open", p->fds[i].source, p->fds[i].target);
+	return 0;
+}
+
+static void human_bytes(uint64_t b, char *out, size_t cap)
+{
+	if (b >= GIB && b % GIB == 0)
+		snprintf(out, cap, "%llu GiB", (unsigned long long)(b / GIB));
+	else if (b >= MIB && b % MIB == 0)
+		snprintf(out, cap, "%llu MiB", (unsigned long long)(b / MIB));
+	else if (b >= KIB && b % KIB == 0)
+		snprintf(out, cap, "%llu KiB", (unsigned long long)(b / KIB));
+	else
+		snprintf(out, cap, "%llu bytes", (unsigned long long)b);
+}
+
+void jig_scope_plan_print(const struct jig_scope_policy *p, FILE *out)
+{
+	char buf[64];
+	fprintf(out, "scope %s\n  policy sha256 %s\n", p->name, p->sha256);
+	fprintf(out, "  files (read-only binds; nothing else of the host is visible):\n");
+	if (!p->n_binds)
+		fprintf(out, "    (none)\n");
+	for (size_t i = 0; i < p->n_binds; i++)
+		fprintf(out, "    %-28s <- %s\n", p->binds[i].target, p->binds[i].source);
+	fprintf(out, "  writable (private tmpfs, discarded at exit):\n");
+	if (!p->n_tmpfs)
+		fprintf(out, "    (none)\n");
+	for (size_t i = 0; i < p->n_tmpfs; i++) {
+		human_bytes(p->tmpfs[i].size_bytes, buf, sizeof(buf));
+		fprintf(out, "    %-28s at most %s\n", p->tmpfs[i].target, buf);
+	}
+	for (size_t i = 0; i < p->n_symlinks; i++)
+		fprintf(out, "  symlink %s -> %s\n", p->symlinks[i].target, p->symlinks[i].link);
+	fprintf(out, "  always: %s (trusted launcher), private /proc, minimal /dev\n", JIG_SCOPE_INIT_TARGET);
+	fprintf(out, "  cwd %s\n", p->cwd);
+	fprintf(out, "  network %s\n", p->network == JIG_NET_HOST ? "host (the host's network namespace)"
+								   : "none (private namespace; no route out, not even to host loopback)");
+	fprintf(out, "  environment (nothing is inherited):\n");
+	if (!p->n_env)
+		fprintf(out, "    (empty)\n");
+	for (size_t i = 0; i < p->n_env; i++)
+		fprintf(out, "    %s\n", p->env[i]);
+	fprintf(out, "  descriptors (all others are closed):\n");
+	if (!p->n_fds)
+		fprintf(out, "    (none)\n");
+	for (size_t i = 0; i < p->n_fds; i++)
+		fprintf(out, "    %d <- caller's %d\n", p->fds[i].target, p->fds[i].source);
+	human_bytes(p->limits.memory_bytes, buf, sizeof(buf));
+	fprintf(out, "  limits: memory %s (no swap, OOM kills the whole scope), tasks %u, cpu %u us per 100000 us (%.1f CPUs), wall %llu ms\n",
+		buf, p->limits.tasks, p->limits.cpu_quota_us, p->limits.cpu_quota_us / 100000.0,
+		(unsigned long long)p->limits.wall_ms);
+	fprintf(out, "  denied: every capability; ptrace, bpf, perf, keyrings, userfaultfd, io_uring, namespaces, mounts, module and kexec calls, TIOCSTI/TIOCLINUX, non-native syscall ABIs, socket families beyond %s\n",
+		p->network == JIG_NET_HOST ? "unix/inet/inet6" : "unix");
+}
+
+json_t *jig_scope_plan_json(const struct jig_scope_policy *p)
+{
+	json_t *doc = json_deep_copy(p->doc);
+	if (!doc)
+		return NULL;
+	json_object_del(doc, "format");
+	json_object_set_new(doc, "schema", json_string("jig-permission-plan/1"));
+	json_object_set_new(doc, "policy_sha256", json_string(p->sha256));
+	json_object_set_new(doc, "always", json_pack("{s:s,s:s,s:s}", "launcher", JIG_SCOPE_INIT_TARGET,
+						      "proc", "private", "dev", "minimal"));
+	json_t *denied = json_pack("[s,s,s,s,s,s,s,s,s,s,s,s]", "capabilities", "ptrace", "bpf",
+				   "perf_event_open", "keyrings", "userfaultfd", "io_uring",
+				   "namespaces", "mount", "module_and_kexec", "tiocsti_tioclinux",
+				   "non_native_abi");
+	json_array_append_new(denied, json_string(p->network == JIG_NET_HOST ? "sockets_other_than_unix_inet_inet6"
+									       : "sockets_other_than_unix"));
+	json_object_set_new(doc, "denied", denied);
+	return doc;
+}

@@ -1,0 +1,341 @@
+/* Rootless cgroup v2.
+ *
+ * Where the run's cgroups go (the "delegated subtree" D):
+ *  - the caller's cgroup C, if it is delegated to the user (directory,
+ *    cgroup.procs and cgroup.subtree_control are the user's) and jig is its
+ *    only process: jig moves itself into C/jig-supervisor and enables the
+ *    controllers in C (a systemd scope started with Delegate=yes);
+ *  - else C's parent, if it is delegated to the user and already enables
+ *    memory, pids and cpu for its children (C is one delegated leaf among
+ *    others, as in the test VM);
+ *  - else the launch is refused. There is no fallback to ulimits or
+ *    process groups.
+ * The run root D/jig-<pid>-<n> enables the controllers for its leaf; the
+ * leaf gets memory.max, memory.swap.max=0, memory.oom.group=1, pids.max and
+ * cpu.max before any process is in it. */
+#include "cgroup.h"
+
+/* Paths are bounded by PATH_MAX; a truncated message is acceptable. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+#define CG_MOUNT "/sys/fs/cgroup"
+
+static void fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+}
+
+static int write_at(const char *dir, const char *file, const char *val)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	int fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t len = strlen(val);
+	ssize_t w = write(fd, val, len);
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return w == (ssize_t)len ? 0 : -1;
+}
+
+static ssize_t read_at(const char *dir, const char *file, char *buf, size_t cap)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, cap - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+/* "key value" lines: value of key, or 0. */
+static uint64_t keyed(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (strncmp(l, key, kl) == 0 && l[kl] == ' ')
+			return strtoull(l + kl + 1, NULL, 10);
+	return 0;
+}
+
+static bool owned(const char *dir)
+{
+	struct stat st;
+	char p[PATH_MAX + 64];
+	if (stat(dir, &st) < 0 || st.st_uid != geteuid())
+		return false;
+	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
+	if (access(p, W_OK) < 0)
+		return false;
+	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", dir);
+	return access(p, W_OK) == 0;
+}
+
+static bool has_words(const char *list, const char *const *words)
+{
+	char padded[512];
+	snprintf(padded, sizeof(padded), " %s ", list);
+	for (char *c = padded; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	for (; *words; words++) {
+		char needle[32];
+		snprintf(needle, sizeof(needle), " %s ", *words);
+		if (!strstr(padded, needle))
+			return false;
+	}
+	return true;
+}
+
+static const char *const controllers[] = {"memory", "pids", "cpu", NULL};
+
+/* The only process in dir is us. */
+static bool alone_in(const char *dir)
+{
+	char buf[256];
+	ssize_t n = read_at(dir, "cgroup.procs", buf, sizeof(buf));
+	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
+		return false;
+	char me[32];
+	snprintf(me, sizeof(me), "%d\n", (int)getpid());
+	return strcmp(buf, me) == 0;
+}
+
+static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
+{
+	struct statfs sf;
+	if (statfs(CG_MOUNT, &sf) < 0 || (unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC) {
+		fail(err, errlen, "%s is not a cgroup v2 file system: jig cannot cap memory, tasks and CPU here, so it refuses to launch (see 'jig host check')", CG_MOUNT);
+		return -1;
+	}
+	char rel[PATH_MAX] = "";
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (f) {
+		char line[PATH_MAX + 8];
+		while (fgets(line, sizeof(line), f))
+			if (strncmp(line, "0::", 3) == 0) {
+				line[strcspn(line, "\n")] = '\0';
+				snprintf(rel, sizeof(rel), "%s", line + 3);
+			}
+		fclose(f);
+	}
+	if (rel[0] != '/' || strstr(rel, "/..") || strstr(rel, "(deleted)")) {
+		fail(err, errlen, "/proc/self/cgroup has no usable cgroup v2 entry; refusing to launch");
+		return -1;
+	}
+	char c[PATH_MAX];
+	snprintf(c, sizeof(c), CG_MOUNT "%s", strcmp(rel, "/") == 0 ? "" : rel);
+	char ctl[256];
+	if (owned(c) && alone_in(c)) {
+		char sup[PATH_MAX + 32];
+		snprintf(sup, sizeof(sup), "%s/jig-supervisor", c);
+		if ((mkdir(sup, 0755) < 0 && errno != EEXIST) || write_at(sup, "cgroup.procs", "0") < 0 ||
+		    write_at(c, "cgroup.subtree_control", "+memory +pids +cpu") < 0) {
+			fail(err, errlen, "%s: cannot move jig into a child and enable memory, pids and cpu: %s", c, strerror(errno));
+			return -1;
+		}
+		snprintf(out, cap, "%s", c);
+		return 0;
+	}
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s", c);
+	char *slash = strrchr(p, '/');
+	if (slash && slash > p + strlen(CG_MOUNT))
+		*slash = '\0';
+	else
+		p[0] = '\0';
+	if (p[0] && owned(p) && read_at(p, "cgroup.subtree_control", ctl, sizeof(ctl)) >= 0 &&
+	    has_words(ctl, controllers)) {
+		snprintf(out, cap, "%s", p);
+		return 0;
+	}
+	fail(err, errlen, "%s is not a delegated cgroup v2 subtree of uid %u with memory, pids and cpu; run jig in one (e.g. systemd-run --user --scope -p Delegate=yes jig ...); jig does not fall back to ulimits",
+	     c, (unsigned)geteuid());
+	return -1;
+}
+
+int jig_cg_create(const char *scope, const struct jig_scope_limits *l, struct jig_cg *cg,
+		  char *err, size_t errlen)
+{
+	memset(cg, 0, sizeof(*cg));
+	cg->leaf_fd = cg->events_fd = -1;
+	char d[PATH_MAX];
+	if (find_delegated(d, sizeof(d), err, errlen) < 0)
+		return -1;
+	static unsigned counter;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int n = snprintf(cg->root, sizeof(cg->root), "%s/jig-%d-%u-%lx", d, (int)getpid(), counter++,
+			 (unsigned long)ts.tv_nsec);
+	if (n < 0 || (size_t)n >= sizeof(cg->root) ||
+	    snprintf(cg->leaf, sizeof(cg->leaf), "%s/%s", cg->root, scope) >= (int)sizeof(cg->leaf)) {
+		fail(err, errlen, "cgroup path too long under %s", d);
+		return -1;
+	}
+	if (mkdir(cg->root, 0755) < 0) {
+		fail(err, errlen, "%s: cannot create the run's cgroup: %s", cg->root, strerror(errno));
+		cg->root[0] = cg->leaf[0] = '\0';
+		return -1;
+	}
+	if (write_at(cg->root, "cgroup.subtree_control", "+memory +pids +cpu") < 0) {
+		fail(err, errlen, "%s: cannot enable memory, pids and cpu for the scope: %s", cg->root, strerror(errno));
+		goto undo;
+	}
+	if (mkdir(cg->leaf, 0755) < 0) {
+		fail(err, errlen, "%s: cannot create the scope's cgroup: %s", cg->leaf, strerror(errno));
+		cg->leaf[0] = '\0';
+		goto undo;
+	}
+	char v[64];
+	struct {
+		const char *file;
+		char val[64];
+	} w[5];
+	snprintf(w[0].val, sizeof(w[0].val), "%llu", (unsigned long long)l->memory_bytes);
+	w[0].file = "memory.max";
+	snprintf(w[1].val, sizeof(w[1].val), "0");
+	w[1].file = "memory.swap.max";
+	snprintf(w[2].val, sizeof(w[2].val), "1");
+	w[2].file = "memory.oom.group";
+	snprintf(w[3].val, sizeof(w[3].val), "%u", l->tasks);
+	w[3].file = "pids.max";
+	snprintf(w[4].val, sizeof(w[4].val), "%u 100000", l->cpu_quota_us);
+	w[4].file = "cpu.max";
+	for (int i = 0; i < 5; i++) {
+		if (write_at(cg->leaf, w[i].file, w[i].val) < 0) {
+			fail(err, errlen, "%s/%s: cannot set %s: %s; refusing to launch without the limit", cg->leaf,
+			     w[i].file, w[i].val, strerror(errno));
+			goto undo;
+		}
+		/* Read back: a limit the kernel did not take is not enforced. */
+		bool same = read_at(cg->leaf, w[i].file, v, sizeof(v)) > 0;
+		if (same && i == 0) /* the kernel keeps whole pages */
+			same = strtoull(v, NULL, 10) == (l->memory_bytes & ~(uint64_t)4095);
+		else if (same)
+			same = strncmp(v, w[i].val, strlen(w[i].val)) == 0;
+		if (!same) {
+			fail(err, errlen, "%s/%s reads \"%.*s\" after writing \"%s\"; refusing to launch", cg->leaf,
+			     w[i].file, (int)strcspn(v, "\n"), v, w[i].val);
+			goto undo;
+		}
+	}
+	cg->leaf_fd = open(cg->leaf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char ev[PATH_MAX + 32];
+	snprintf(ev, sizeof(ev), "%s/cgroup.events", cg->leaf);
+	cg->events_fd = open(ev, O_RDONLY | O_CLOEXEC);
+	if (cg->leaf_fd < 0 || cg->events_fd < 0) {
+		fail(err, errlen, "%s: cannot open the scope's cgroup: %s", cg->leaf, strerror(errno));
+		goto undo;
+	}
+	return 0;
+undo:;
+	char ignored[16];
+	jig_cg_remove(cg, ignored, sizeof(ignored));
+	return -1;
+}
+
+int jig_cg_populated(const struct jig_cg *cg)
+{
+	char buf[256];
+	if (pread(cg->events_fd, buf, sizeof(buf) - 1, 0) <= 0)
+		return -1;
+	buf[sizeof(buf) - 1] = '\0';
+	const char *p = strstr(buf, "populated ");
+	return p ? p[10] == '1' : -1;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int jig_cg_fence(const struct jig_cg *cg, int timeout_ms)
+{
+	if (write_at(cg->leaf, "cgroup.kill", "1") < 0)
+		return -1;
+	long long end = now_ms() + timeout_ms;
+	for (;;) {
+		int p = jig_cg_populated(cg);
+		if (p == 0)
+			return 0;
+		if (p < 0)
+			return -1;
+		long long left = end - now_ms();
+		if (left <= 0)
+			return -1;
+		/* cgroup.events signals a change with POLLPRI; re-read on wakeup,
+		 * and at least every 50 ms in case a notification is missed. */
+		struct pollfd pfd = {.fd = cg->events_fd, .events = POLLPRI};
+		poll(&pfd, 1, left < 50 ? (int)left : 50);
+	}
+}
+
+void jig_cg_stats(const struct jig_cg *cg, struct jig_scope_result *out)
+{
+	char buf[1024];
+	if (read_at(cg->leaf, "memory.events", buf, sizeof(buf)) > 0)
+		out->oom_kills = keyed(buf, "oom_kill");
+	if (read_at(cg->leaf, "pids.events", buf, sizeof(buf)) > 0)
+		out->pids_max_hits = keyed(buf, "max");
+	if (read_at(cg->leaf, "memory.peak", buf, sizeof(buf)) > 0)
+		out->memory_peak_bytes = strtoull(buf, NULL, 10);
+	if (read_at(cg->leaf, "cpu.stat", buf, sizeof(buf)) > 0) {
+		out->cpu_usec = keyed(buf, "usage_usec");
+		out->cpu_throttled_usec = keyed(buf, "throttled_usec");
+	}
+	snprintf(out->cgroup, sizeof(out->cgroup), "%s", cg->leaf);
+}
+
+int jig_cg_remove(struct jig_cg *cg, char *err, size_t errlen)
+{
+	int r = 0;
+	if (cg->events_fd >= 0)
+		close(cg->events_fd);
+	if (cg->leaf_fd >= 0)
+		close(cg->leaf_fd);
+	cg->events_fd = cg->leaf_fd = -1;
+	/* rmdir can race the last exit's bookkeeping (EBUSY); retry briefly. */
+	const char *dirs[2] = {cg->leaf, cg->root};
+	for (int i = 0; i < 2; i++) {
+		if (!dirs[i][0])
+			continue;
+		int tries = 0;
+		while (rmdir(dirs[i]) < 0 && errno != ENOENT) {
+			if (errno != EBUSY || ++tries > 100) {
+				fail(err, errlen, "%s: cannot remove the cgroup: %s", dirs[i], strerror(errno));
+				r = -1;
+				break;
+			}
+			usleep(1000);
+		}
+	}
+	return r;
+}

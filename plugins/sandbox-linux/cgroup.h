@@ -1,0 +1,30 @@
+/* Rootless cgroup v2 for one scope: a per-run root cgroup under the
+ * caller's delegated subtree, and the scope's leaf with its limits. */
+#ifndef JIG_SANDBOX_LINUX_CGROUP_H
+#define JIG_SANDBOX_LINUX_CGROUP_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include <jig/sandbox.h>
+
+struct jig_cg {
+	char root[PATH_MAX]; /* the run's root cgroup */
+	char leaf[PATH_MAX]; /* the scope's leaf */
+	int leaf_fd;	     /* O_DIRECTORY, for clone3(CLONE_INTO_CGROUP) */
+	int events_fd;	     /* leaf/cgroup.events, polled for "populated 0" */
+};
+
+/* Finds the delegated subtree, creates root and leaf and writes every limit
+ * before returning. On failure nothing is left behind and err says why. */
+int jig_cg_create(const char *scope, const struct jig_scope_limits *l, struct jig_cg *cg,
+		  char *err, size_t errlen);
+/* 1 populated, 0 empty, -1 unreadable. */
+int jig_cg_populated(const struct jig_cg *cg);
+/* cgroup.kill, then waits up to timeout_ms for populated 0. 0 if confirmed. */
+int jig_cg_fence(const struct jig_cg *cg, int timeout_ms);
+void jig_cg_stats(const struct jig_cg *cg, struct jig_scope_result *out);
+/* Removes leaf and root; 0 if both are gone. */
+int jig_cg_remove(struct jig_cg *cg, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,144 @@
+/* The scope's seccomp filter, built with libseccomp and handed to bwrap as
+ * a BPF program in a sealed memfd (--seccomp FD).
+ *
+ * Default allow with an explicit deny list: at least what flatpak, firejail
+ * @default and codex deny. Denials return an errno (EPERM, or ENOSYS where
+ * callers must fall back, as for clone3); non-native ABIs (i386 through
+ * int 0x80, x32) kill the process. Bun's JIT needs mmap/mprotect with
+ * PROT_EXEC, which stay allowed. */
+#include "filter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* Denied with EPERM. Names libseccomp does not know on this arch are skipped
+ * (seccomp_syscall_resolve_name returns __NR_SCMP_ERROR). */
+static const char *const denied_eperm[] = {
+	/* tracing and other processes' memory */
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+	/* keyrings */
+	"keyctl", "add_key", "request_key",
+	/* kernel attack surface */
+	"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+	"io_uring_register",
+	/* namespaces */
+	"unshare", "setns",
+	/* mounts, old and new API */
+	"mount", "umount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
+	"fsconfig", "fsmount", "fspick", "mount_setattr",
+	/* modules and kexec */
+	"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+	/* host administration */
+	"reboot", "swapon", "swapoff", "syslog", "acct", "quotactl", "quotactl_fd",
+	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime", "iopl", "ioperm",
+	"vhangup", "nfsservctl", "lookup_dcookie", "uselib", "sysfs", "_sysctl",
+	/* handles and notification that reach outside the mount view */
+	"open_by_handle_at", "name_to_handle_at", "fanotify_init",
+	/* NUMA and page migration of other tasks */
+	"move_pages", "migrate_pages",
+	/* personality changes (READ_IMPLIES_EXEC and friends) */
+	"personality",
+	NULL,
+};
+
+static int add(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
+	       const struct scmp_arg_cmp *cmp)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	if (nr == __NR_SCMP_ERROR)
+		return 0;
+	int r = seccomp_rule_add_array(ctx, action, nr, n, cmp);
+	/* -EFAULT: the syscall does not exist on the native arch (e.g. stime). */
+	return r == -EFAULT ? 0 : r;
+}
+
+int jig_filter_build(int network_host, int *out_fd, char *err, size_t errlen)
+{
+	int fd = -1;
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		snprintf(err, errlen, "seccomp_init failed");
+		return -1;
+	}
+	int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	/* Only the native ABI is in the filter; libseccomp adds the x32 check
+	 * on x86_64, so an x32 syscall number takes the bad-arch action too. */
+	for (const char *const *n = denied_eperm; r == 0 && *n; n++)
+		r = add(ctx, SCMP_ACT_ERRNO(EPERM), *n, 0, NULL);
+	/* glibc falls back from clone3 to clone on ENOSYS; clone's flags can
+	 * then be inspected, clone3's (in memory) cannot. */
+	if (r == 0)
+		r = add(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL);
+	static const uint64_t ns_flags[] = {CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET,
+					    CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP, CLONE_NEWTIME};
+	for (size_t i = 0; r == 0 && i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]);
+		r = add(ctx, SCMP_ACT_ERRNO(EPERM), "clone", 1, &c);
+	}
+	/* Terminal injection: the request is an int, so compare its low 32 bits
+	 * only (a high-bit variant must not slip past). */
+	static const uint64_t ioctls[] = {TIOCSTI, TIOCLINUX};
+	for (size_t i = 0; r == 0 && i < 2; i++) {
+		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ioctls[i]);
+		r = add(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &c);
+	}
+	/* Socket families: unix always; inet/inet6 only on the host network.
+	 * Everything else (netlink, packet, vsock, bluetooth, alg, ...) gets
+	 * EAFNOSUPPORT, as if the kernel lacked it. Families are ints too. */
+	for (int fam = 0; r == 0 && fam < AF_MAX; fam++) {
+		if (fam == AF_UNIX || (network_host && (fam == AF_INET || fam == AF_INET6)))
+			continue;
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint64_t)fam);
+		r = add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &c);
+		if (r == 0)
+			r = add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socketpair", 1, &c);
+	}
+	/* Families at or above AF_MAX the kernel refuses itself. */
+	/* Raw sockets even where inet is allowed (the type's low 4 bits). */
+	if (r == 0 && network_host) {
+		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW);
+		r = add(ctx, SCMP_ACT_ERRNO(EPERM), "socket", 1, &c);
+	}
+	if (r != 0) {
+		snprintf(err, errlen, "building the seccomp filter failed: %s", strerror(-r));
+		goto fail;
+	}
+	fd = memfd_create("jig-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0) {
+		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
+		goto fail;
+	}
+	r = seccomp_export_bpf(ctx, fd);
+	if (r != 0) {
+		snprintf(err, errlen, "exporting the seccomp filter failed: %s", strerror(-r));
+		goto fail;
+	}
+	if (lseek(fd, 0, SEEK_SET) != 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
+		snprintf(err, errlen, "sealing the seccomp filter: %s", strerror(errno));
+		goto fail;
+	}
+	seccomp_release(ctx);
+	*out_fd = fd;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	seccomp_release(ctx);
+	return -1;
+}

@@ -1,0 +1,157 @@
+/* jig-scope-init: the trusted launcher inside every scope (PID 1 of the
+ * scope's pid namespace, bound read-only at /.jig/init).
+ *
+ *   jig-scope-init KEEP -- PROGRAM [ARGS...]
+ *
+ * KEEP is the comma-separated list of descriptor numbers the policy selects
+ * ("-" for none). Descriptor JIG_REPORT_FD carries reports to the supervisor.
+ *
+ * It makes itself non-dumpable (so the payload cannot open /proc/1/fd or
+ * read its memory), closes every other descriptor, refuses to start the
+ * payload if any capability is left or seccomp/no_new_privs are not in
+ * force, becomes the subreaper, starts the payload with only the selected
+ * descriptors, and reports every termination it reaps: the real signal
+ * number and core flag, or the exit status. It exits with the payload.
+ * Statically linked: it needs nothing from the scope's binds. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../report.h"
+
+#define MAX_KEEP 64
+
+static void report(const struct jig_report *r)
+{
+	struct jig_report copy = *r;
+	copy.magic = JIG_REPORT_MAGIC;
+	while (write(JIG_REPORT_FD, &copy, sizeof(copy)) < 0 && errno == EINTR)
+		;
+}
+
+static _Noreturn void refuse(const char *what, int err)
+{
+	struct jig_report r = {.kind = JIG_REPORT_REFUSED, .err = err};
+	snprintf(r.what, sizeof(r.what), "%s", what);
+	report(&r);
+	_exit(126);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Closes every descriptor not in keep[0..n) (sorted). */
+static void close_others(const int *keep, int n)
+{
+	unsigned from = 0;
+	for (int i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > from && close_range(from, (unsigned)keep[i] - 1, 0) < 0)
+			refuse("close_range", errno);
+		from = (unsigned)keep[i] + 1;
+	}
+	if (close_range(from, ~0u, 0) < 0)
+		refuse("close_range", errno);
+}
+
+static void check_no_capabilities(void)
+{
+	cap_t now = cap_get_proc(), none = cap_init();
+	if (!now || !none)
+		refuse("cap_get_proc", errno);
+	if (cap_compare(now, none) != 0)
+		refuse("a capability is still in the effective, permitted or inheritable set", 0);
+	cap_free(now);
+	cap_free(none);
+	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
+		if (cap_get_bound(c) > 0)
+			refuse("a capability is still in the bounding set", 0);
+		if (cap_get_ambient(c) > 0)
+			refuse("a capability is still in the ambient set", 0);
+	}
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		refuse("no_new_privs is not set", 0);
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != 2)
+		refuse("no seccomp filter is in force", 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		refuse("PR_SET_DUMPABLE", errno);
+	if (argc < 4 || strcmp(argv[2], "--") != 0)
+		refuse("usage: jig-scope-init KEEP -- PROGRAM [ARGS...]", EINVAL);
+
+	int keep[MAX_KEEP + 1], nkeep = 0;
+	if (strcmp(argv[1], "-") != 0) {
+		for (char *s = argv[1]; *s;) {
+			char *end;
+			long v = strtol(s, &end, 10);
+			if (end == s || v < 0 || v > 63 || nkeep >= MAX_KEEP || (*end && *end != ','))
+				refuse("bad descriptor list", EINVAL);
+			keep[nkeep++] = (int)v;
+			s = *end ? end + 1 : end;
+		}
+	}
+	keep[nkeep++] = JIG_REPORT_FD;
+	qsort(keep, (size_t)nkeep, sizeof(int), cmp_int);
+	close_others(keep, nkeep);
+	if (fcntl(JIG_REPORT_FD, F_SETFD, FD_CLOEXEC) < 0)
+		refuse("report descriptor missing", errno);
+
+	check_no_capabilities();
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		refuse("PR_SET_CHILD_SUBREAPER", errno);
+
+	pid_t main_pid = fork();
+	if (main_pid < 0)
+		refuse("fork", errno);
+	if (main_pid == 0) {
+		/* Only the selected descriptors cross into package code: the
+		 * report descriptor is close-on-exec, everything else is gone. */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execvp(argv[3], argv + 3);
+		struct jig_report r = {.kind = JIG_REPORT_EXEC_FAILED, .pid = getpid(), .main = 1, .err = errno};
+		snprintf(r.what, sizeof(r.what), "%s", argv[3]);
+		report(&r);
+		_exit(127);
+	}
+	struct jig_report started = {.kind = JIG_REPORT_STARTED, .pid = main_pid, .main = 1};
+	report(&started);
+
+	for (;;) {
+		int st;
+		pid_t pid = wait4(-1, &st, 0, NULL);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(125); /* no child left without the payload's end: cannot happen */
+		}
+		struct jig_report r = {.pid = pid, .main = pid == main_pid};
+		if (WIFSIGNALED(st)) {
+			r.kind = JIG_REPORT_SIGNALED;
+			r.signal = WTERMSIG(st);
+			r.core = WCOREDUMP(st) ? 1 : 0;
+		} else {
+			r.kind = JIG_REPORT_EXITED;
+			r.code = WEXITSTATUS(st);
+		}
+		report(&r);
+		if (pid == main_pid)
+			/* Leaving ends the pid namespace: the kernel kills what is left;
+			 * the supervisor then fences the cgroup anyway. */
+			_exit(WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st));
+	}
+}

@@ -1,0 +1,562 @@
+/* The supervisor: starts one scope and stays outside it until it is fenced.
+ *
+ *   supervisor ── clone3(CLONE_INTO_CGROUP) ──> bwrap (born in the capped leaf)
+ *                                                 └─ /.jig/init (PID 1, seccomp, no caps)
+ *                                                      └─ payload
+ *
+ * The child is created inside the scope's cgroup, so there is no moment in
+ * which anything of the scope runs uncapped. The supervisor keeps a
+ * wall-clock deadline, reads the launcher's termination reports, fences at
+ * once on a crash, and always ends with cgroup.kill, "populated 0" and the
+ * removal of the cgroups. Only then is the result complete; an unconfirmed
+ * fence or cleanup is reported as such. */
+#include "launch.h"
+
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "filter.h"
+#include "report.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+#define FENCE_TIMEOUT_MS 5000
+
+static void set_error(struct jig_scope_result *out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_error(struct jig_scope_result *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out->error, sizeof(out->error), fmt, ap);
+	va_end(ap);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Signals whose default action dumps core: a process dying of one crashed. */
+static bool core_signal(int sig)
+{
+	switch (sig) {
+	case SIGQUIT: case SIGILL: case SIGTRAP: case SIGABRT: case SIGBUS: case SIGFPE:
+	case SIGSEGV: case SIGXCPU: case SIGXFSZ: case SIGSYS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Cheap fail-closed checks of what bwrap needs; the probe exercises them
+ * fully (jig host check). */
+static int check_host(struct jig_scope_result *out)
+{
+	struct stat st;
+	if (stat(JIG_BWRAP_PATH, &st) < 0) {
+		set_error(out, "%s: %s; jig needs Bubblewrap (Debian package bubblewrap) and does not launch without it",
+			  JIG_BWRAP_PATH, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH | S_ISUID | S_ISGID)) ||
+	    access(JIG_BWRAP_PATH, X_OK) < 0) {
+		set_error(out, "%s: not a root-owned, non-setuid executable only root can write; refusing to launch",
+			  JIG_BWRAP_PATH);
+		return -1;
+	}
+	static const struct {
+		const char *file;
+		const char *why;
+	} knobs[] = {
+		{"/proc/sys/user/max_user_namespaces", "user.max_user_namespaces is 0"},
+		{"/proc/sys/kernel/unprivileged_userns_clone", "kernel.unprivileged_userns_clone is 0"},
+	};
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		FILE *f = fopen(knobs[i].file, "re");
+		long v = 1;
+		if (f) {
+			if (fscanf(f, "%ld", &v) != 1)
+				v = 1;
+			fclose(f);
+		}
+		if (v == 0) {
+			set_error(out, "user namespaces are disabled (%s); jig does not launch without them", knobs[i].why);
+			return -1;
+		}
+	}
+	FILE *f = fopen("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "re");
+	if (f) {
+		long v = 0;
+		if (fscanf(f, "%ld", &v) == 1 && v) {
+			fclose(f);
+			set_error(out, "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1); jig does not launch");
+			return -1;
+		}
+		fclose(f);
+	}
+	return 0;
+}
+
+struct argv_buf {
+	const char **v;
+	size_t n, cap;
+	char **owned;
+	size_t nowned;
+};
+
+static int push(struct argv_buf *a, const char *s)
+{
+	if (a->n + 2 > a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 128;
+		const char **v = realloc(a->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+	return 0;
+}
+
+static const char *own(struct argv_buf *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *own(struct argv_buf *a, const char *fmt, ...)
+{
+	char **o = realloc(a->owned, (a->nowned + 1) * sizeof(*o));
+	if (!o)
+		return NULL;
+	a->owned = o;
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vasprintf(&o[a->nowned], fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return NULL;
+	return o[a->nowned++];
+}
+
+static void argv_free(struct argv_buf *a)
+{
+	for (size_t i = 0; i < a->nowned; i++)
+		free(a->owned[i]);
+	free(a->owned);
+	free(a->v);
+}
+
+enum mount_kind { M_BIND, M_TMPFS, M_LINK };
+struct mount_ent {
+	const char *target;
+	int kind;
+	size_t i;
+};
+
+static int cmp_mount(const void *a, const void *b)
+{
+	return strcmp(((const struct mount_ent *)a)->target, ((const struct mount_ent *)b)->target);
+}
+
+static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
+{
+	int r = 0;
+	static const char *const fixed[] = {
+		JIG_BWRAP_PATH, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+		"--unshare-cgroup", "--disable-userns", "--die-with-parent", "--new-session",
+		"--as-pid-1", "--clearenv", "--cap-drop", "ALL", "--hostname", "jig", "--dev", "/dev",
+		"--proc", "/proc", NULL};
+	for (const char *const *f = fixed; *f; f++)
+		r |= push(a, *f);
+	if (sc->network != JIG_NET_HOST)
+		r |= push(a, "--unshare-net");
+	r |= push(a, "--seccomp");
+	r |= push(a, own(a, "%d", JIG_SECCOMP_FD));
+	/* Mounts in target order, so a parent is always mounted before what is
+	 * inside it. */
+	size_t n = sc->n_binds + sc->n_tmpfs + sc->n_symlinks, k = 0;
+	struct mount_ent *m = calloc(n + 1, sizeof(*m));
+	if (!m)
+		return -1;
+	for (size_t i = 0; i < sc->n_binds; i++)
+		m[k++] = (struct mount_ent){sc->binds[i].target, M_BIND, i};
+	for (size_t i = 0; i < sc->n_tmpfs; i++)
+		m[k++] = (struct mount_ent){sc->tmpfs[i].target, M_TMPFS, i};
+	for (size_t i = 0; i < sc->n_symlinks; i++)
+		m[k++] = (struct mount_ent){sc->symlinks[i].target, M_LINK, i};
+	qsort(m, n, sizeof(*m), cmp_mount);
+	for (size_t i = 0; i < n; i++) {
+		if (m[i].kind == M_BIND) {
+			r |= push(a, "--ro-bind");
+			r |= push(a, sc->binds[m[i].i].source);
+			r |= push(a, sc->binds[m[i].i].target);
+		} else if (m[i].kind == M_TMPFS) {
+			r |= push(a, "--size");
+			r |= push(a, own(a, "%llu", (unsigned long long)sc->tmpfs[m[i].i].size_bytes));
+			r |= push(a, "--tmpfs");
+			r |= push(a, sc->tmpfs[m[i].i].target);
+		} else {
+			r |= push(a, "--symlink");
+			r |= push(a, sc->symlinks[m[i].i].link);
+			r |= push(a, sc->symlinks[m[i].i].target);
+		}
+	}
+	free(m);
+	r |= push(a, "--ro-bind");
+	r |= push(a, sc->init_path);
+	r |= push(a, "/.jig/init");
+	r |= push(a, "--chdir");
+	r |= push(a, sc->cwd);
+	for (size_t i = 0; i < sc->n_env; i++) {
+		const char *eq = strchr(sc->env[i], '=');
+		if (!eq)
+			return -1;
+		r |= push(a, "--setenv");
+		r |= push(a, own(a, "%.*s", (int)(eq - sc->env[i]), sc->env[i]));
+		r |= push(a, eq + 1);
+	}
+	r |= push(a, "--");
+	r |= push(a, "/.jig/init");
+	char keep[4 * 64 + 2] = "-";
+	size_t len = 0;
+	for (size_t i = 0; i < sc->n_fds; i++)
+		len += (size_t)snprintf(keep + len, sizeof(keep) - len, "%s%d", i ? "," : "", sc->fds[i].target);
+	r |= push(a, own(a, "%s", keep));
+	r |= push(a, "--");
+	for (size_t i = 0; sc->argv[i]; i++)
+		r |= push(a, sc->argv[i]);
+	return r ? -1 : 0;
+}
+
+/* In the child, before exec: every descriptor bwrap gets is placed on its
+ * number; everything else is closed. Async-signal-safe only. */
+static void child_fds(const struct jig_scope *sc, int seccomp_fd, int report_fd, int err_fd)
+{
+	int hi[JIG_SCOPE_MAX_FDS + 3];
+	int n = (int)sc->n_fds;
+	/* First lift every source above all targets (sources and targets may
+	 * overlap), then place them. */
+	for (int i = 0; i < n; i++)
+		if ((hi[i] = fcntl(sc->fds[i].source, F_DUPFD_CLOEXEC, 200)) < 0)
+			_exit(120);
+	hi[n] = fcntl(seccomp_fd, F_DUPFD_CLOEXEC, 200);
+	hi[n + 1] = fcntl(report_fd, F_DUPFD_CLOEXEC, 200);
+	hi[n + 2] = fcntl(err_fd, F_DUPFD_CLOEXEC, 200);
+	if (hi[n] < 0 || hi[n + 1] < 0 || hi[n + 2] < 0)
+		_exit(120);
+	bool has2 = false;
+	for (int i = 0; i < n; i++) {
+		if (dup2(hi[i], sc->fds[i].target) < 0)
+			_exit(121);
+		has2 |= sc->fds[i].target == 2;
+	}
+	if (dup2(hi[n], JIG_SECCOMP_FD) < 0 || dup2(hi[n + 1], JIG_REPORT_FD) < 0)
+		_exit(121);
+	/* bwrap's own errors go to the supervisor when the policy gives the
+	 * scope no stderr; the launcher closes fd 2 then. */
+	if (!has2 && dup2(hi[n + 2], 2) < 0)
+		_exit(121);
+	/* Close everything that is not a target or one of ours. */
+	bool keep[JIG_SECCOMP_FD + 1] = {0};
+	for (int i = 0; i < n; i++)
+		keep[sc->fds[i].target] = true;
+	keep[2] |= !has2;
+	keep[JIG_SECCOMP_FD] = keep[JIG_REPORT_FD] = true;
+	unsigned from = 0;
+	for (unsigned fd = 0; fd <= JIG_SECCOMP_FD; fd++)
+		if (keep[fd]) {
+			if (fd > from)
+				syscall(SYS_close_range, from, fd - 1, 0);
+			from = fd + 1;
+		}
+	syscall(SYS_close_range, from, ~0u, 0);
+}
+
+static pid_t spawn_in_cgroup(int cgroup_fd, int *pidfd)
+{
+	struct clone_args ca;
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = CLONE_INTO_CGROUP | CLONE_PIDFD;
+	ca.pidfd = (uint64_t)(uintptr_t)pidfd;
+	ca.exit_signal = SIGCHLD;
+	ca.cgroup = (uint64_t)cgroup_fd;
+	return (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+}
+
+static void read_reports(int fd, struct jig_scope_result *out, bool *started, bool *main_done,
+			 bool *crash, char *why, size_t whylen)
+{
+	struct jig_report r;
+	for (;;) {
+		ssize_t n = read(fd, &r, sizeof(r));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(r) || r.magic != JIG_REPORT_MAGIC)
+			return;
+		r.what[sizeof(r.what) - 1] = '\0';
+		switch (r.kind) {
+		case JIG_REPORT_STARTED:
+			*started = true;
+			break;
+		case JIG_REPORT_EXEC_FAILED:
+			snprintf(why, whylen, "cannot start %s in the scope: %s", r.what, strerror(r.err));
+			*main_done = true;
+			break;
+		case JIG_REPORT_REFUSED:
+			snprintf(why, whylen, "the scope's launcher refused to start the payload: %s%s%s", r.what,
+				 r.err ? ": " : "", r.err ? strerror(r.err) : "");
+			*main_done = true;
+			break;
+		case JIG_REPORT_EXITED:
+			if (r.main) {
+				out->exit_status = r.code;
+				out->launcher_reported = 1;
+				*main_done = true;
+			}
+			break;
+		case JIG_REPORT_SIGNALED:
+			if (r.main) {
+				out->signal = r.signal;
+				out->core_dumped = r.core;
+				out->launcher_reported = 1;
+				*main_done = true;
+			}
+			if (r.core || core_signal(r.signal)) {
+				if (!r.main || !*crash) {
+					out->signal = r.signal;
+					out->core_dumped = r.core;
+				}
+				*crash = true;
+			}
+			break;
+		default:
+			return;
+		}
+	}
+}
+
+int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig_scope_result *out)
+{
+	(void)state;
+	if (!out || out->struct_size < sizeof(*out))
+		return JIG_MOD_EINVAL;
+	uint32_t size = out->struct_size;
+	memset(out, 0, sizeof(*out));
+	out->struct_size = size;
+	out->outcome = JIG_SCOPE_FAILED;
+	out->exit_status = -1;
+	if (!sc || sc->struct_size < sizeof(*sc) || !sc->argv || !sc->argv[0] || !sc->init_path ||
+	    !sc->cwd || !sc->name || sc->n_fds > JIG_SCOPE_MAX_FDS) {
+		set_error(out, "invalid scope description");
+		return JIG_MOD_EINVAL;
+	}
+	for (size_t i = 0; i < sc->n_fds; i++)
+		if (sc->fds[i].target < 0 || sc->fds[i].target > 63 || fcntl(sc->fds[i].source, F_GETFD) < 0) {
+			set_error(out, "descriptor %d for target %d is not open or the target is out of range",
+				  sc->fds[i].source, sc->fds[i].target);
+			return JIG_MOD_EINVAL;
+		}
+	if (check_host(out) < 0)
+		return JIG_MOD_EFAIL;
+
+	struct argv_buf a = {0};
+	if (build_argv(sc, &a) < 0) {
+		argv_free(&a);
+		set_error(out, "out of memory building the bwrap command");
+		return JIG_MOD_ENOMEM;
+	}
+	int seccomp_fd = -1;
+	if (jig_filter_build(sc->network == JIG_NET_HOST, &seccomp_fd, out->error, sizeof(out->error)) < 0) {
+		argv_free(&a);
+		return JIG_MOD_EFAIL;
+	}
+	struct jig_cg cg;
+	if (jig_cg_create(sc->name, &sc->limits, &cg, out->error, sizeof(out->error)) < 0) {
+		close(seccomp_fd);
+		argv_free(&a);
+		return JIG_MOD_EFAIL;
+	}
+	int rep[2] = {-1, -1}, errp[2] = {-1, -1};
+	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+		set_error(out, "pipe: %s", strerror(errno));
+		goto early_fail;
+	}
+
+	/* An interrupt (^C, hang-up, kill) of the supervisor fences the scope
+	 * instead of leaving it behind. */
+	sigset_t stop, saved_mask;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop, &saved_mask);
+	int sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		sigprocmask(SIG_SETMASK, &saved_mask, NULL);
+		set_error(out, "signalfd: %s", strerror(errno));
+		goto early_fail;
+	}
+	long long start = now_ms();
+	pid_t parent = getpid();
+	int pidfd = -1;
+	pid_t pid = spawn_in_cgroup(cg.leaf_fd, &pidfd);
+	if (pid < 0) {
+		set_error(out, "clone3(CLONE_INTO_CGROUP) into %s: %s; jig needs Linux 5.14 or later", cg.leaf,
+			  strerror(errno));
+		close(sfd);
+		sigprocmask(SIG_SETMASK, &saved_mask, NULL);
+		goto early_fail;
+	}
+	if (pid == 0) {
+		/* If the supervisor dies, bwrap dies, and with it (--die-with-parent,
+		 * PID 1 of the scope) everything in the scope. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() != parent)
+			_exit(122);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		child_fds(sc, seccomp_fd, rep[1], errp[1]);
+		char *envp[] = {NULL};
+		execve(JIG_BWRAP_PATH, (char *const *)a.v, envp);
+		_exit(123);
+	}
+	close(rep[1]);
+	close(errp[1]);
+	close(seccomp_fd);
+	seccomp_fd = -1;
+	argv_free(&a);
+	fcntl(rep[0], F_SETFL, O_NONBLOCK);
+	fcntl(errp[0], F_SETFL, O_NONBLOCK);
+
+	bool started = false, main_done = false, crash = false, timed_out = false, bwrap_done = false;
+	bool rep_live = true, err_live = true;
+	int interrupted = 0;
+	char why[400] = "", bwrap_err[400] = "";
+	size_t bwrap_err_len = 0;
+	siginfo_t bsi;
+	memset(&bsi, 0, sizeof(bsi));
+	long long deadline = start + (long long)sc->limits.wall_ms;
+	while (!bwrap_done && !crash) {
+		long long left = deadline - now_ms();
+		if (left <= 0) {
+			timed_out = true;
+			break;
+		}
+		/* A closed pipe stays readable (POLLHUP); stop polling it. */
+		struct pollfd p[4] = {{.fd = pidfd, .events = POLLIN},
+				      {.fd = rep_live ? rep[0] : -1, .events = POLLIN},
+				      {.fd = err_live ? errp[0] : -1, .events = POLLIN},
+				      {.fd = sfd, .events = POLLIN}};
+		int n = poll(p, 4, left > 1000 ? 1000 : (int)left);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (p[1].revents) {
+			read_reports(rep[0], out, &started, &main_done, &crash, why, sizeof(why));
+			if (p[1].revents & POLLHUP && !(p[1].revents & POLLIN))
+				rep_live = false;
+		}
+		if (p[2].revents) {
+			ssize_t k = read(errp[0], bwrap_err + bwrap_err_len, sizeof(bwrap_err) - 1 - bwrap_err_len);
+			if (k > 0)
+				bwrap_err_len += (size_t)k;
+			else if (k == 0 || (errno != EAGAIN && errno != EINTR) || bwrap_err_len + 1 >= sizeof(bwrap_err))
+				err_live = false;
+		}
+		if (p[3].revents & POLLIN) {
+			struct signalfd_siginfo ssi;
+			if (read(sfd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
+				interrupted = (int)ssi.ssi_signo;
+				break;
+			}
+		}
+		if (p[0].revents & POLLIN) {
+			if (waitid(P_PIDFD, (id_t)pidfd, &bsi, WEXITED) == 0)
+				bwrap_done = true;
+		}
+	}
+	/* Fence: always, also after a clean exit (detached descendants). */
+	int populated = jig_cg_populated(&cg);
+	out->fenced = populated != 0;
+	int fence = jig_cg_fence(&cg, FENCE_TIMEOUT_MS);
+	if (!bwrap_done && waitid(P_PIDFD, (id_t)pidfd, &bsi, WEXITED) == 0)
+		bwrap_done = true;
+	read_reports(rep[0], out, &started, &main_done, &crash, why, sizeof(why));
+	out->wall_ms = (uint64_t)(now_ms() - start);
+	jig_cg_stats(&cg, out);
+	char rmerr[300] = "";
+	int removed = jig_cg_remove(&cg, rmerr, sizeof(rmerr));
+	out->cleanup_confirmed = fence == 0 && removed == 0 && bwrap_done;
+	close(rep[0]);
+	close(errp[0]);
+	close(pidfd);
+	close(sfd);
+	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
+
+	bwrap_err[bwrap_err_len] = '\0';
+	bwrap_err[strcspn(bwrap_err, "\n")] = '\0';
+	if (out->oom_kills > 0)
+		out->outcome = JIG_SCOPE_OOM;
+	else if (crash)
+		out->outcome = JIG_SCOPE_CRASHED;
+	else if (timed_out)
+		out->outcome = JIG_SCOPE_TIMEOUT;
+	else if (interrupted) {
+		out->outcome = JIG_SCOPE_FAILED;
+		set_error(out, "the supervisor received signal %d and fenced the scope", interrupted);
+	}
+	else if (out->launcher_reported)
+		out->outcome = out->signal ? JIG_SCOPE_SIGNALED : JIG_SCOPE_EXITED;
+	else {
+		out->outcome = JIG_SCOPE_FAILED;
+		if (why[0])
+			set_error(out, "%s", why);
+		else if (bwrap_err[0])
+			set_error(out, "bwrap: %s", bwrap_err);
+		else
+			set_error(out, "the scope ended before its payload started (bwrap %s %d)",
+				  bsi.si_code == CLD_EXITED ? "exited" : "killed by signal", bsi.si_status);
+	}
+	if (!out->cleanup_confirmed) {
+		size_t l = strlen(out->error);
+		snprintf(out->error + l, sizeof(out->error) - l, "%scleanup not confirmed: %s", l ? "; " : "",
+			 fence != 0 ? "the cgroup did not report populated 0 after cgroup.kill"
+			 : removed != 0 ? rmerr : "bwrap was not reaped");
+	}
+	(void)started;
+	return JIG_MOD_OK;
+
+early_fail:
+	for (int i = 0; i < 2; i++) {
+		if (rep[i] >= 0)
+			close(rep[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	if (seccomp_fd >= 0)
+		close(seccomp_fd);
+	argv_free(&a);
+	char ignored[16];
+	jig_cg_remove(&cg, ignored, sizeof(ignored));
+	return JIG_MOD_EFAIL;
+}
