@@ -420,8 +420,13 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home,
 	memset(p, 0, sizeof(*p));
 	json_t *root = NULL;
 	int r = jig_json_parse_object(buf, len, "scope policy", &root, e);
-	if (r)
+	if (r) {
+		if (e && e->code == JIG_E_INTEGRITY) {
+			e->code = JIG_E_USAGE;
+			r = -JIG_E_USAGE;
+		}
 		return r;
+	}
 	static const char *const keys[] = {"format", "scope", "binds", "tmpfs", "symlinks", "env",
 					   "descriptors", "cwd", "network", "limits", NULL};
 	const char *format, *scope, *cwd, *net;

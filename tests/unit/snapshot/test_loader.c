@@ -39,7 +39,7 @@ static int setup(void **state)
 	snprintf(p, sizeof(p), "%s/modules/testmod.so", dir);
 	copy(JIG_TESTMODS "/testmod.so", p);
 	chmod(p, 0644);
-	struct jig_create_module m = {"testmod", "sandbox", "modules/testmod.so", 1, 0};
+	struct jig_create_module m = {"testmod", "sandbox", "modules/testmod.so", JIG_ABI_MAJOR, JIG_ABI_MINOR};
 	struct jig_error e = {0};
 	char kid[17];
 	assert_int_equal(jig_snapshot_create(dir, "unit", 7, jig_host_platform(), &m, 1, &e), 0);

@@ -1,0 +1,309 @@
+#!/bin/sh
+# Containment tests of sandbox-linux scopes (issue 4). Each case_* is one
+# ctest (sandbox.<case>), run in the supported-host lane (the cgroup v2 VM)
+# as the unprivileged user; root_<case>, where defined, is that case's
+# root-only preparation of the guest (tests/vm/run --root-setup).
+# Every attempt runs /probe (tests/sandbox/probe.c, static) in a scope built
+# from the base policy below, and checks both the attempt's own report and
+# the supervisor's record.
+# Requirements: R-C01..R-C12, R-P05, R-P06 (see docs/requirements.md).
+set -eu
+: "${JIG_TEST_PREFIX:?}" "${JIG_PROBE:?}" "${JIG_SOURCE:?}"
+JIG="$JIG_TEST_PREFIX/bin/jig"
+
+T=$(mktemp -d /tmp/jig-sb.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+MIB=1048576
+
+# The base policy: the probe at /probe, a 4 MiB scratch tmpfs, stdio only.
+policy() {
+	jq -n --arg probe "$JIG_PROBE" '{
+	  format: "jig-scope-policy/1", scope: "probe",
+	  binds: [{source: $probe, target: "/probe"}],
+	  tmpfs: [{target: "/scratch", size_bytes: 4194304}],
+	  symlinks: [], env: {}, cwd: "/scratch", network: "none",
+	  descriptors: [{source: 0, target: 0}, {source: 1, target: 1}, {source: 2, target: 2}],
+	  limits: {memory_bytes: 134217728, tasks: 32, cpu_quota_us: 100000, wall_ms: 30000}
+	}' | jq "${1:-.}" >"$T/policy.json"
+}
+
+# scope ARGS...: runs /probe ARGS in the scope; $rc, $T/out, $T/err, $T/rec.json.
+scope() {
+	set +e
+	"$JIG" scope run "$T/policy.json" --record "$T/rec.json" -- /probe "$@" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	echo "--- /probe $* (exit $rc)"
+	cat "$T/out" "$T/err"
+	[ -s "$T/rec.json" ] && jq -c '{outcome,exit_status,signal,core_dumped,fenced,cleanup_confirmed,oom_kills,pids_max_hits,memory_peak_bytes,cpu_usec,cpu_throttled_usec,wall_ms}' "$T/rec.json"
+	return 0
+}
+rec() { jq -r ".$1" "$T/rec.json"; }
+want() { [ "$(rec "$1")" = "$2" ] || fail "record $1 is $(rec "$1"), expected $2"; }
+contained() { # the probe reported every attempt denied, and the scope ended cleanly
+	[ "$rc" -eq 0 ] || fail "probe exit $rc"
+	! grep -q 'ESCAPE\|ALLOWED' "$T/out" || fail "an attempt succeeded"
+	want outcome exited
+	want cleanup_confirmed true
+}
+# After a run: the run's cgroups are gone.
+no_residue() {
+	cg=$(rec cgroup)
+	[ ! -e "$cg" ] || fail "$cg still exists"
+	[ ! -e "${cg%/*}" ] || fail "${cg%/*} still exists"
+}
+
+# --- 1. files ---------------------------------------------------------------
+case_read_shadow() { policy; scope read /etc/shadow; contained; }
+case_read_passwd() { policy; scope read /etc/passwd; contained; }
+case_read_project() { policy; scope read "$JIG_SOURCE/README.md"; contained; }
+case_read_home() {
+	echo secret >"$HOME/jig-home-canary"
+	policy; scope read "$HOME/jig-home-canary"; contained
+}
+case_write_ro_bind() {
+	policy; scope write /probe; contained
+	policy; scope write /newfile; contained
+}
+case_tmpfs_cap() {
+	policy; scope fill /scratch/big $((64 * MIB)); contained
+	grep -q "No space left" "$T/out" || fail "the 4 MiB cap did not stop the writer"
+}
+case_bind_refused_symlink() {
+	ln -s /etc "$T/etc-link"
+	policy ".binds += [{source: \"$T/etc-link\", target: \"/x\"}]"
+	scope read /x/passwd
+	[ "$rc" -eq 2 ] && grep -q "symbolic link" "$T/err" || fail "a symlinked bind source was accepted"
+}
+
+# --- 2. network ---------------------------------------------------------------
+listener() {
+	"$JIG_PROBE" listen 47123 jig-abstract-test "$T/listen.log" &
+	LPID=$!
+	i=0; until grep -q listening "$T/listen.log" 2>/dev/null; do i=$((i+1)); [ $i -lt 100 ] || fail "listener"; sleep 0.05; done
+}
+no_contact() {
+	sleep 0.3
+	kill "$LPID"
+	! grep -q contact "$T/listen.log" || fail "the host listener was reached: $(cat "$T/listen.log")"
+}
+case_net_tcp_loopback() { listener; policy; scope tcp 47123; contained; no_contact; }
+case_net_udp_loopback() { listener; policy; scope udp 47123; contained; no_contact; }
+case_net_abstract_unix() { listener; policy; scope abstract jig-abstract-test; contained; no_contact; }
+case_net_vsock() { policy; scope vsock; contained; }
+case_net_raw() { policy; scope raw; contained; }
+case_net_host_raw_still_denied() { policy '.network = "host"'; scope raw; contained; }
+
+# --- 3. system calls ------------------------------------------------------------
+case_syscalls_denied() { policy; scope syscalls; contained; }
+case_tiocsti() {
+	policy; scope tiocsti; contained
+	policy; scope tiocsti-high; contained
+}
+case_tiocsti_tty() {
+	# A real controlling terminal on the caller's side: script(1) gives jig a
+	# pty as stdin; nothing may be injected into it.
+	policy
+	script -qec "'$JIG' scope run '$T/policy.json' --record '$T/rec.json' -- /probe tiocsti-high" "$T/typescript" >"$T/out" 2>&1 </dev/null || true
+	cat "$T/out"
+	grep -q "denied TIOCSTI" "$T/out" || fail "TIOCSTI not denied on a terminal"
+	! grep -q ESCAPE "$T/out" || fail "TIOCSTI injected"
+}
+case_abi_int80_killed() {
+	policy; scope int80
+	want outcome crashed; want signal 31
+	! grep -q ESCAPE "$T/out" || fail "int 0x80 returned"
+}
+case_abi_x32_killed() {
+	policy; scope x32
+	want outcome crashed; want signal 31
+	! grep -q ESCAPE "$T/out" || fail "x32 syscall returned"
+}
+
+# --- 4. descriptors ---------------------------------------------------------------
+case_fds_only_selected() {
+	policy
+	set +e
+	"$JIG_PROBE" hold "$JIG" scope run "$T/policy.json" --record "$T/rec.json" -- /probe fds >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$(cat "$T/out")" = "0 1 2" ] || fail "descriptors in the scope: $(cat "$T/out"), expected 0 1 2"
+}
+case_fds_others_unopenable() { policy; scope procs; contained; }
+
+# --- 5. environment ---------------------------------------------------------------
+case_env_canary() {
+	policy '.env = {PATH: "/usr/bin", LANG: "C"}'
+	JIG_CANARY_SECRET=canary-7f3a9 OPENAI_API_KEY=canary-7f3a9 scope env
+	contained
+	! grep -q canary-7f3a9 "$T/out" "$T/err" "$T/rec.json" || fail "the canary leaked into the scope"
+	[ "$(grep -c '^env ' "$T/out")" -eq 2 ] || fail "environment is not exactly the policy's"
+}
+case_env_credential_refused() {
+	policy '.env = {OPENAI_API_KEY: "x"}'
+	scope env
+	[ "$rc" -eq 2 ] && grep -q "credentials never enter" "$T/err" || fail "a credential variable was accepted"
+}
+
+# --- 6. limits --------------------------------------------------------------------
+case_limit_memory_oom() {
+	policy '.limits.memory_bytes = 67108864'
+	scope hog
+	want outcome oom; want cleanup_confirmed true
+	[ "$(rec oom_kills)" -ge 1 ] || fail "no OOM kill recorded"
+	[ "$rc" -eq 125 ] || fail "exit $rc, expected 125"
+}
+case_limit_forkbomb() {
+	policy '.limits.tasks = 16'
+	scope forkbomb
+	grep -q "fork stopped" "$T/out" || fail "the fork bomb was not stopped"
+	[ "$(rec pids_max_hits)" -ge 1 ] || fail "no pids.max hit recorded"
+	want cleanup_confirmed true
+	"$JIG" --version >/dev/null || fail "the host cannot fork after the bomb"
+}
+case_limit_cpu_throttled() {
+	policy '.limits.cpu_quota_us = 20000'
+	scope spin 3000
+	contained
+	share=$(sed -n 's/.*share \([0-9.]*\)/\1/p' "$T/out")
+	echo "cpu share with a 20% quota: $share"
+	awk -v s="$share" 'BEGIN { exit !(s < 0.35) }' || fail "cpu share $share above the 20% quota"
+	[ "$(rec cpu_throttled_usec)" -gt 0 ] || fail "no throttling recorded"
+}
+
+# --- 7. descendants -----------------------------------------------------------------
+case_detached_writer_fenced() {
+	: >"$T/ticks"
+	exec 3>>"$T/ticks"
+	policy '.descriptors += [{source: 3, target: 3}]'
+	scope detach
+	exec 3>&-
+	want outcome exited; want cleanup_confirmed true
+	no_residue
+	n1=$(wc -l <"$T/ticks"); sleep 0.5; n2=$(wc -l <"$T/ticks")
+	[ "$n1" -eq "$n2" ] || fail "the detached writer survived ($n1 -> $n2 ticks)"
+}
+case_supervisor_killed() {
+	: >"$T/ticks"
+	policy '.descriptors += [{source: 3, target: 3}]'
+	sh -c "exec 3>>'$T/ticks'; '$JIG' scope run '$T/policy.json' -- /probe detach-wait" >"$T/out" 2>&1 </dev/null &
+	parent=$!
+	i=0; until [ -s "$T/ticks" ]; do i=$((i+1)); [ $i -lt 200 ] || fail "writer did not start"; sleep 0.05; done
+	sup=$(pgrep -P "$parent" -x jig || echo "$parent")
+	# The supervisor's parent dies, then the supervisor itself, without warning.
+	kill -KILL "$parent" 2>/dev/null || true
+	kill -KILL "$sup" 2>/dev/null || true
+	sleep 1
+	n1=$(wc -l <"$T/ticks"); sleep 0.5; n2=$(wc -l <"$T/ticks")
+	[ "$n1" -eq "$n2" ] || fail "the scope survived its supervisor ($n1 -> $n2 ticks)"
+	! pgrep -u "$(id -u)" -f '/probe detach' || fail "probe processes survive"
+}
+case_parent_killed_supervisor_finishes() {
+	: >"$T/ticks"
+	policy '.descriptors += [{source: 3, target: 3}] | .limits.wall_ms = 2000'
+	sh -c "exec 3>>'$T/ticks'; '$JIG' scope run '$T/policy.json' --record '$T/rec.json' -- /probe detach-wait; echo done >'$T/sup-done'" >"$T/out" 2>&1 </dev/null &
+	parent=$!
+	i=0; until [ -s "$T/ticks" ]; do i=$((i+1)); [ $i -lt 200 ] || fail "writer did not start"; sleep 0.05; done
+	sup=$(pgrep -P "$parent" -x jig)
+	kill -KILL "$parent"
+	# The orphaned supervisor still fences at its deadline and cleans up.
+	i=0; while kill -0 "$sup" 2>/dev/null; do i=$((i+1)); [ $i -lt 200 ] || fail "supervisor hangs"; sleep 0.05; done
+	want outcome timeout; want cleanup_confirmed true
+	no_residue
+	n1=$(wc -l <"$T/ticks"); sleep 0.5; n2=$(wc -l <"$T/ticks")
+	[ "$n1" -eq "$n2" ] || fail "writer survived"
+}
+
+# --- 8. crash and deadline ------------------------------------------------------------
+case_crash_abort_core() {
+	ulimit -c unlimited
+	policy; scope abort
+	want outcome crashed; want signal 6; want core_dumped true; want cleanup_confirmed true
+	[ "$rc" -eq 134 ] || fail "exit $rc, expected 134"
+}
+case_crash_fenced_before_deadline() {
+	ulimit -c unlimited
+	policy '.limits.wall_ms = 20000'
+	scope crash-orphan
+	want outcome crashed; want signal 6; want core_dumped true; want fenced true
+	want cleanup_confirmed true
+	[ "$(rec wall_ms)" -lt 10000 ] || fail "fenced only after $(rec wall_ms) ms"
+}
+case_deadline_timeout() {
+	policy '.limits.wall_ms = 1000'
+	scope sleep 60
+	want outcome timeout; want fenced true; want cleanup_confirmed true
+	[ "$rc" -eq 124 ] || fail "exit $rc, expected 124"
+	[ "$(rec wall_ms)" -lt 8000 ] || fail "took $(rec wall_ms) ms"
+	no_residue
+}
+
+# --- 9. fail closed ----------------------------------------------------------------------
+refused() {
+	[ "$rc" -eq 3 ] || fail "exit $rc, expected 3 (refused)"
+	grep -q "$1" "$T/err" || fail "reason does not say /$1/"
+	[ ! -s "$T/out" ] || fail "the payload ran"
+}
+root_no_delegation() { chown -R root:root /sys/fs/cgroup/jig-test; }
+case_no_delegation() { policy; scope exit 0; refused "not a delegated cgroup"; }
+root_userns_disabled() { echo 0 >/proc/sys/user/max_user_namespaces; }
+case_userns_disabled() { policy; scope exit 0; refused "user namespaces are disabled"; }
+root_bwrap_missing() {
+	mkdir -p /run/orig-bin && mount --bind /usr/bin /run/orig-bin &&
+	mount -t tmpfs tmpfs /usr/bin &&
+	for f in /run/orig-bin/*; do [ "${f##*/}" = bwrap ] || ln -s "$f" "/usr/bin/${f##*/}"; done
+}
+case_bwrap_missing() { policy; scope exit 0; refused "bwrap: No such file"; }
+
+# --- 10. privileges ---------------------------------------------------------------------
+case_no_privileges() {
+	policy; scope status; contained
+	grep -q "^CapEff:.*0000000000000000" "$T/out" || fail "effective capabilities"
+	grep -q "^CapPrm:.*0000000000000000" "$T/out" || fail "permitted capabilities"
+	grep -q "^CapBnd:.*0000000000000000" "$T/out" || fail "bounding set"
+	grep -q "^NoNewPrivs:.*1" "$T/out" || fail "no_new_privs"
+	grep -q "^Seccomp:.*2" "$T/out" || fail "seccomp filter mode"
+	n=$(sed -n 's/^pids //p' "$T/out")
+	[ "$n" -le 2 ] || fail "$n processes visible"
+}
+root_setuid_copy() { mkdir -p /var/tmp/suid && cp "$JIG_PROBE" /var/tmp/suid/probe && chmod 4755 /var/tmp/suid/probe; }
+case_setuid_copy() {
+	ls -l /var/tmp/suid/probe
+	policy '.binds += [{source: "/var/tmp/suid/probe", target: "/suid-probe"}]'
+	set +e
+	"$JIG" scope run "$T/policy.json" --record "$T/rec.json" -- /suid-probe euid >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	contained
+	grep -q "euid $(id -u)" "$T/out" || fail "setuid raised privileges"
+}
+case_mknod() { policy; scope mknod /scratch/null; contained; }
+
+# --- the launch itself ---------------------------------------------------------------------
+case_exit_status() {
+	policy; scope exit 7
+	want outcome exited; want exit_status 7; want cleanup_confirmed true
+	[ "$rc" -eq 7 ] || fail "exit $rc"
+	no_residue
+}
+case_exec_missing() {
+	policy
+	set +e
+	"$JIG" scope run "$T/policy.json" --record "$T/rec.json" -- /nonexistent >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/err"
+	want outcome failed; want cleanup_confirmed true
+	grep -q "cannot start /nonexistent" "$T/err" || fail "no reason"
+}
+
+if [ "${ROOT_MODE:-}" = 1 ]; then
+	if type "root_$1" >/dev/null 2>&1; then "root_$1"; fi
+	exit 0
+fi
+"case_$1"
+echo "PASS: $1"
