@@ -51,8 +51,6 @@ static const char *const denied_eperm[] = {
 	"open_by_handle_at", "name_to_handle_at", "fanotify_init",
 	/* NUMA and page migration of other tasks */
 	"move_pages", "migrate_pages",
-	/* personality changes (READ_IMPLIES_EXEC and friends) */
-	"personality",
 	NULL,
 };
 
@@ -89,6 +87,12 @@ int jig_filter_build(int network_host, int *out_fd, char *err, size_t errlen)
 	for (size_t i = 0; r == 0 && i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++) {
 		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]);
 		r = add(ctx, SCMP_ACT_ERRNO(EPERM), "clone", 1, &c);
+	}
+	/* personality: only plain PER_LINUX, as flatpak (READ_IMPLIES_EXEC,
+	 * ADDR_NO_RANDOMIZE, uname faking are refused; so is the query). */
+	if (r == 0) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_NE, 0);
+		r = add(ctx, SCMP_ACT_ERRNO(EPERM), "personality", 1, &c);
 	}
 	/* Terminal injection: the request is an int, so compare its low 32 bits
 	 * only (a high-bit variant must not slip past). */

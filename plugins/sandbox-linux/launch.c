@@ -225,16 +225,10 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 	r |= push(a, "--ro-bind");
 	r |= push(a, sc->init_path);
 	r |= push(a, "/.jig/init");
-	r |= push(a, "--chdir");
-	r |= push(a, sc->cwd);
-	for (size_t i = 0; i < sc->n_env; i++) {
-		const char *eq = strchr(sc->env[i], '=');
-		if (!eq)
-			return -1;
-		r |= push(a, "--setenv");
-		r |= push(a, own(a, "%.*s", (int)(eq - sc->env[i]), sc->env[i]));
-		r |= push(a, eq + 1);
-	}
+	/* The root (bwrap's own tmpfs) is read-only: the scope writes only to
+	 * its size-capped tmpfs mounts. */
+	r |= push(a, "--remount-ro");
+	r |= push(a, "/");
 	r |= push(a, "--");
 	r |= push(a, "/.jig/init");
 	char keep[4 * 64 + 2] = "-";
@@ -242,6 +236,12 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 	for (size_t i = 0; i < sc->n_fds; i++)
 		len += (size_t)snprintf(keep + len, sizeof(keep) - len, "%s%d", i ? "," : "", sc->fds[i].target);
 	r |= push(a, own(a, "%s", keep));
+	/* The launcher sets the working directory and the exact environment
+	 * (bwrap would add PWD). */
+	r |= push(a, sc->cwd);
+	r |= push(a, own(a, "%u", sc->n_env));
+	for (size_t i = 0; i < sc->n_env; i++)
+		r |= push(a, sc->env[i]);
 	r |= push(a, "--");
 	for (size_t i = 0; sc->argv[i]; i++)
 		r |= push(a, sc->argv[i]);
@@ -519,7 +519,12 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		out->outcome = JIG_SCOPE_OOM;
 	else if (crash)
 		out->outcome = JIG_SCOPE_CRASHED;
-	else if (timed_out)
+	else if (why[0]) {
+		/* The launcher could not start the payload (exec failed, refused). */
+		out->outcome = JIG_SCOPE_FAILED;
+		out->launcher_reported = 0;
+		set_error(out, "%s", why);
+	} else if (timed_out)
 		out->outcome = JIG_SCOPE_TIMEOUT;
 	else if (interrupted) {
 		out->outcome = JIG_SCOPE_FAILED;

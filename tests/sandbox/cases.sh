@@ -98,6 +98,14 @@ case_net_host_raw_still_denied() { policy '.network = "host"'; scope raw; contai
 
 # --- 3. system calls ------------------------------------------------------------
 case_syscalls_denied() { policy; scope syscalls; contained; }
+# Negative evidence: the same attempts outside a scope are not denied the
+# same way, so the probe can tell a filter from an unfiltered kernel.
+case_syscalls_control_unfiltered() {
+	set +e; "$JIG_PROBE" syscalls >"$T/out" 2>&1; rc=$?; set -e
+	cat "$T/out"
+	[ "$rc" -eq 1 ] || fail "unfiltered run reported everything denied"
+	[ "$(grep -c '^ALLOWED' "$T/out")" -ge 20 ] || fail "fewer than 20 attempts behave differently without the filter"
+}
 case_tiocsti() {
 	policy; scope tiocsti; contained
 	policy; scope tiocsti-high; contained

@@ -176,6 +176,7 @@ static int cmd_syscalls(void)
 		{"kexec_load", SYS_kexec_load, {0, 0, 0, 0}, EPERM},
 		{"kexec_file_load", SYS_kexec_file_load, {-1, -1, 0, 0, 0}, EPERM},
 		{"personality(READ_IMPLIES_EXEC)", SYS_personality, {READ_IMPLIES_EXEC}, EPERM},
+		{"personality(ADDR_NO_RANDOMIZE)", SYS_personality, {ADDR_NO_RANDOMIZE}, EPERM},
 		{"socket(AF_NETLINK)", SYS_socket, {AF_NETLINK, SOCK_RAW, 0}, EAFNOSUPPORT},
 		{"socket(AF_PACKET)", SYS_socket, {AF_PACKET, SOCK_RAW, 0}, EAFNOSUPPORT},
 		{"socket(AF_VSOCK)", SYS_socket, {AF_VSOCK, SOCK_STREAM, 0}, EAFNOSUPPORT},

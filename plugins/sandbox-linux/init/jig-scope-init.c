@@ -1,10 +1,12 @@
 /* jig-scope-init: the trusted launcher inside every scope (PID 1 of the
  * scope's pid namespace, bound read-only at /.jig/init).
  *
- *   jig-scope-init KEEP -- PROGRAM [ARGS...]
+ *   jig-scope-init KEEP CWD N NAME=VALUE... -- PROGRAM [ARGS...]
  *
  * KEEP is the comma-separated list of descriptor numbers the policy selects
- * ("-" for none). Descriptor JIG_REPORT_FD carries reports to the supervisor.
+ * ("-" for none), CWD the working directory, and the N NAME=VALUE strings
+ * the payload's whole environment. Descriptor JIG_REPORT_FD carries reports
+ * to the supervisor.
  *
  * It makes itself non-dumpable (so the payload cannot open /proc/1/fd or
  * read its memory), closes every other descriptor, refuses to start the
@@ -29,6 +31,8 @@
 #include "../report.h"
 
 #define MAX_KEEP 64
+
+extern char **environ;
 
 static void report(const struct jig_report *r)
 {
@@ -89,8 +93,16 @@ int main(int argc, char **argv)
 {
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		refuse("PR_SET_DUMPABLE", errno);
-	if (argc < 4 || strcmp(argv[2], "--") != 0)
-		refuse("usage: jig-scope-init KEEP -- PROGRAM [ARGS...]", EINVAL);
+	if (argc < 4)
+		refuse("usage: jig-scope-init KEEP CWD N NAME=VALUE... -- PROGRAM [ARGS...]", EINVAL);
+	const char *cwd = argv[2];
+	char *end;
+	long nenv = strtol(argv[3], &end, 10);
+	if (*end || nenv < 0 || nenv > 1024 || argc < 4 + nenv + 2 || strcmp(argv[4 + nenv], "--") != 0)
+		refuse("usage: jig-scope-init KEEP CWD N NAME=VALUE... -- PROGRAM [ARGS...]", EINVAL);
+	char **envp = argv + 4;
+	char **prog = argv + 4 + nenv + 1;
+	argv[4 + nenv] = NULL; /* terminates envp */
 
 	int keep[MAX_KEEP + 1], nkeep = 0;
 	if (strcmp(argv[1], "-") != 0) {
@@ -122,9 +134,18 @@ int main(int argc, char **argv)
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		execvp(argv[3], argv + 3);
+		if (chdir(cwd) < 0) {
+			struct jig_report r = {.kind = JIG_REPORT_EXEC_FAILED, .pid = getpid(), .main = 1, .err = errno};
+			snprintf(r.what, sizeof(r.what), "working directory %s", cwd);
+			report(&r);
+			_exit(127);
+		}
+		/* The environment is exactly the policy's; PATH (if any) is the
+		 * policy's too. */
+		environ = envp;
+		execvp(prog[0], prog);
 		struct jig_report r = {.kind = JIG_REPORT_EXEC_FAILED, .pid = getpid(), .main = 1, .err = errno};
-		snprintf(r.what, sizeof(r.what), "%s", argv[3]);
+		snprintf(r.what, sizeof(r.what), "%s", prog[0]);
 		report(&r);
 		_exit(127);
 	}
