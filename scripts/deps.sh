@@ -10,6 +10,9 @@ PKGS="
   valgrind hyperfine
   qemu-system-x86 busybox-static linux-image-amd64 kmod cpio
 "
+# Bun comes from the npm registry (scripts/bun.sh); Debian's npm unless the
+# machine already has one (e.g. with a NodeSource nodejs).
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -11,6 +11,9 @@ scripts/deps.sh
 id jigtest >/dev/null 2>&1 || useradd -m -s /bin/sh jigtest
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"
+# The pinned Bun runtime (npm @oven/bun-linux-x64, version and integrity in
+# scripts/bun.sh).
+scripts/bun.sh "$BUILD/bun"
 cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
 echo "== jig installed in $PREFIX"
 runuser -u jigtest -- "$PREFIX/bin/jig" modules list

@@ -291,6 +291,36 @@ case_setuid_copy() {
 }
 case_mknod() { policy; scope mknod /scratch/null; contained; }
 
+# --- Bun's JIT under the filter --------------------------------------------------------
+case_bun_jit() {
+	: "${JIG_BUN:?}"
+	policy '.binds = [{source: "/usr", target: "/usr"}, {source: $ENV.JIG_BUN, target: "/bun"}]
+	  | .symlinks = [{target: "/lib", link: "usr/lib"}, {target: "/lib64", link: "usr/lib64"}, {target: "/bin", link: "usr/bin"}]
+	  | .env = {PATH: "/usr/bin", TMPDIR: "/scratch", HOME: "/scratch"}
+	  | .limits.memory_bytes = 1073741824 | .limits.tasks = 64 | .limits.cpu_quota_us = 200000'
+	set +e
+	"$JIG" scope run "$T/policy.json" --record "$T/rec.json" -- /bun -e '
+	  function f(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 7) % 1000003; return s; }
+	  const t0 = performance.now(); const r = f(2e7); const ms = performance.now() - t0;
+	  console.log("bun", Bun.version, "result", r, "ms", Math.round(ms));' >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -eq 0 ] || fail "bun exited $rc"
+	grep -q "^bun 1\..* result [0-9]" "$T/out" || fail "bun did not run"
+	want outcome exited; want cleanup_confirmed true
+	# The JIT is really on: the same loop with JavaScriptCore's JIT switched
+	# off (same scope, one more variable) is several times slower.
+	jit=$(sed -n 's/.* ms \([0-9]*\)$/\1/p' "$T/out")
+	jq '.env.BUN_JSC_useJIT = "0"' "$T/policy.json" >"$T/nojit.json"
+	"$JIG" scope run "$T/nojit.json" -- /bun -e '
+	  function f(n) { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 7) % 1000003; return s; }
+	  const t0 = performance.now(); const r = f(2e7); console.log("ms", Math.round(performance.now() - t0));' >"$T/out2" </dev/null
+	nojit=$(sed -n 's/^ms \([0-9]*\)$/\1/p' "$T/out2")
+	echo "loop: $jit ms with the JIT, $nojit ms without"
+	[ "$nojit" -gt $((jit * 3)) ] || fail "the JIT does not seem to be active in the scope"
+}
+
 # --- the launch itself ---------------------------------------------------------------------
 case_exit_status() {
 	policy; scope exit 7
