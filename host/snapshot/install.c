@@ -137,6 +137,27 @@ int jig_snapshot_create(const char *dir, const char *id, uint64_t sequence, cons
 	return r;
 }
 
+int jig_signature_make(const char *manifest, size_t mlen, const char *key_path, char **out,
+		       char keyid[JIG_KEYID_HEX], struct jig_error *e)
+{
+	size_t n;
+	jig_autofree unsigned char *msg = jig_signature_message(manifest, mlen, &n);
+	unsigned char sig[JIG_ED25519_SIG_LEN], pub[JIG_ED25519_PUB_LEN];
+	if (!msg)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	int r = jig_ed25519_sign_with_file(key_path, msg, n, sig, pub, e);
+	if (r < 0)
+		return r;
+	char sighex[129];
+	jig_hex(sig, sizeof(sig), sighex);
+	jig_keyid(pub, keyid);
+	char *text = NULL;
+	if (asprintf(&text, "%s%s %s\n", JIG_SIG_PREFIX, keyid, sighex) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	*out = text;
+	return 0;
+}
+
 int jig_snapshot_sign(const char *dir, const char *key_path, char keyid_out[17], struct jig_error *e)
 {
 	jig_autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -6,9 +6,9 @@
 
 #include "../util/cleanup.h"
 
-static const char sig_prefix[] = "jig-signature/1 ed25519 ";
+static const char sig_prefix[] = JIG_SIG_PREFIX;
 
-static unsigned char *signed_message(const char *manifest, size_t mlen, size_t *n)
+unsigned char *jig_signature_message(const char *manifest, size_t mlen, size_t *n)
 {
 	size_t dlen = sizeof(JIG_SIG_DOMAIN); /* includes the NUL separator */
 	unsigned char *msg = malloc(dlen + mlen);
@@ -45,7 +45,7 @@ int jig_signature_verify(const char *manifest, size_t mlen, const char *sig, siz
 			       "manifest.sig: signed by key %s, which is not a trusted key of this jig build; install a snapshot from your distributor",
 			       idhex);
 	size_t n;
-	jig_autofree unsigned char *msg = signed_message(manifest, mlen, &n);
+	jig_autofree unsigned char *msg = jig_signature_message(manifest, mlen, &n);
 	if (!msg)
 		return jig_err(e, JIG_E_INTERNAL, "manifest.sig: out of memory");
 	if (!jig_ed25519_verify(pub, msg, n, raw))
@@ -54,26 +54,5 @@ int jig_signature_verify(const char *manifest, size_t mlen, const char *sig, siz
 			       idhex);
 	*anchor = a;
 	memcpy(keyid, idhex, JIG_KEYID_HEX);
-	return 0;
-}
-
-int jig_signature_make(const char *manifest, size_t mlen, const char *key_path, char **out,
-		       char keyid[JIG_KEYID_HEX], struct jig_error *e)
-{
-	size_t n;
-	jig_autofree unsigned char *msg = signed_message(manifest, mlen, &n);
-	unsigned char sig[JIG_ED25519_SIG_LEN], pub[JIG_ED25519_PUB_LEN];
-	if (!msg)
-		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	int r = jig_ed25519_sign_with_file(key_path, msg, n, sig, pub, e);
-	if (r < 0)
-		return r;
-	char sighex[129];
-	jig_hex(sig, sizeof(sig), sighex);
-	jig_keyid(pub, keyid);
-	char *text = NULL;
-	if (asprintf(&text, "%s%s %s\n", sig_prefix, keyid, sighex) < 0)
-		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	*out = text;
 	return 0;
 }

@@ -17,7 +17,11 @@
 int jig_signature_verify(const char *manifest, size_t mlen, const char *sig, size_t slen,
 			 const struct jig_trust_anchor **anchor, char keyid[JIG_KEYID_HEX],
 			 struct jig_error *e);
-/* Signs with a private key file; *out is the signature file's text. */
+#define JIG_SIG_PREFIX "jig-signature/1 ed25519 "
+/* The signed bytes: the domain string, then the manifest. Caller frees. */
+unsigned char *jig_signature_message(const char *manifest, size_t mlen, size_t *n);
+/* Signs with a private key file; *out is the signature file's text
+ * (distributor side: host/snapshot/install.c, not linked into jig). */
 int jig_signature_make(const char *manifest, size_t mlen, const char *key_path, char **out,
 		       char keyid[JIG_KEYID_HEX], struct jig_error *e);
 

@@ -7,31 +7,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-#include <openssl/pem.h>
+#include <sodium.h>
 
 #include "cleanup.h"
 
+/* libsodium: no configuration, no provider fetch, no dynamic engines;
+ * verification and hashing cost what the arithmetic costs. (Signing is in
+ * crypto_sign.c, with OpenSSL's PEM keys, for the distributor tool only.) */
+static int ready(void)
+{
+	static int ok;
+	if (!ok)
+		ok = sodium_init() >= 0 ? 1 : -1;
+	return ok;
+}
+
 struct jig_sha256_ctx {
-	EVP_MD_CTX *md;
+	crypto_hash_sha256_state st;
 };
 
 int jig_sha256(const void *data, size_t len, unsigned char out[JIG_SHA256_LEN])
 {
-	unsigned int n = 0;
-	if (EVP_Digest(data, len, out, &n, EVP_sha256(), NULL) != 1 || n != JIG_SHA256_LEN)
+	if (ready() < 0)
 		return -1;
-	return 0;
+	return crypto_hash_sha256(out, data, len) == 0 ? 0 : -1;
 }
 
 struct jig_sha256_ctx *jig_sha256_begin(void)
 {
-	struct jig_sha256_ctx *c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->md = EVP_MD_CTX_new();
-	if (!c->md || EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1) {
-		EVP_MD_CTX_free(c->md);
+	struct jig_sha256_ctx *c = ready() > 0 ? calloc(1, sizeof(*c)) : NULL;
+	if (c && crypto_hash_sha256_init(&c->st) != 0) {
 		free(c);
 		return NULL;
 	}
@@ -40,14 +45,13 @@ struct jig_sha256_ctx *jig_sha256_begin(void)
 
 int jig_sha256_update(struct jig_sha256_ctx *c, const void *data, size_t len)
 {
-	return EVP_DigestUpdate(c->md, data, len) == 1 ? 0 : -1;
+	return crypto_hash_sha256_update(&c->st, data, len) == 0 ? 0 : -1;
 }
 
 int jig_sha256_end(struct jig_sha256_ctx *c, unsigned char out[JIG_SHA256_LEN])
 {
-	unsigned int n = 0;
-	int ok = EVP_DigestFinal_ex(c->md, out, &n) == 1 && n == JIG_SHA256_LEN;
-	EVP_MD_CTX_free(c->md);
+	int ok = crypto_hash_sha256_final(&c->st, out) == 0;
+	sodium_memzero(c, sizeof(*c));
 	free(c);
 	return ok ? 0 : -1;
 }
@@ -125,92 +129,5 @@ void jig_keyid(const unsigned char pub[JIG_ED25519_PUB_LEN], char out[JIG_KEYID_
 bool jig_ed25519_verify(const unsigned char pub[JIG_ED25519_PUB_LEN], const void *msg, size_t len,
 			const unsigned char sig[JIG_ED25519_SIG_LEN])
 {
-	EVP_PKEY *pk = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, pub, JIG_ED25519_PUB_LEN);
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	bool ok = pk && md && EVP_DigestVerifyInit(md, NULL, NULL, NULL, pk) == 1 &&
-		  EVP_DigestVerify(md, sig, JIG_ED25519_SIG_LEN, msg, len) == 1;
-	EVP_MD_CTX_free(md);
-	EVP_PKEY_free(pk);
-	return ok;
-}
-
-static EVP_PKEY *load_private(const char *path, struct jig_error *e)
-{
-	jig_autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		jig_err(e, JIG_E_USAGE, "signing key %s: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	FILE *f = fdopen(fd, "r");
-	if (!f) {
-		jig_err(e, JIG_E_INTERNAL, "signing key %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	fd = -1;
-	EVP_PKEY *pk = PEM_read_PrivateKey(f, NULL, NULL, NULL);
-	fclose(f);
-	if (!pk || EVP_PKEY_id(pk) != EVP_PKEY_ED25519) {
-		EVP_PKEY_free(pk);
-		jig_err(e, JIG_E_USAGE, "signing key %s: not an Ed25519 private key in PEM; create one with 'jig-snapshot keygen'", path);
-		return NULL;
-	}
-	return pk;
-}
-
-static int raw_public(EVP_PKEY *pk, unsigned char pub[JIG_ED25519_PUB_LEN])
-{
-	size_t n = JIG_ED25519_PUB_LEN;
-	return EVP_PKEY_get_raw_public_key(pk, pub, &n) == 1 && n == JIG_ED25519_PUB_LEN ? 0 : -1;
-}
-
-int jig_ed25519_sign_with_file(const char *key_path, const void *msg, size_t len,
-			       unsigned char sig[JIG_ED25519_SIG_LEN],
-			       unsigned char pub[JIG_ED25519_PUB_LEN], struct jig_error *e)
-{
-	EVP_PKEY *pk = load_private(key_path, e);
-	if (!pk)
-		return -e->code;
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	size_t siglen = JIG_ED25519_SIG_LEN;
-	int ok = md && EVP_DigestSignInit(md, NULL, NULL, NULL, pk) == 1 &&
-		 EVP_DigestSign(md, sig, &siglen, msg, len) == 1 && siglen == JIG_ED25519_SIG_LEN &&
-		 raw_public(pk, pub) == 0;
-	EVP_MD_CTX_free(md);
-	EVP_PKEY_free(pk);
-	if (!ok)
-		return jig_err(e, JIG_E_INTERNAL, "signing with %s failed", key_path);
-	return 0;
-}
-
-int jig_ed25519_keygen(const char *key_path, unsigned char pub[JIG_ED25519_PUB_LEN],
-		       struct jig_error *e)
-{
-	EVP_PKEY *pk = NULL;
-	EVP_PKEY_CTX *kc = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
-	if (!kc || EVP_PKEY_keygen_init(kc) != 1 || EVP_PKEY_keygen(kc, &pk) != 1 ||
-	    raw_public(pk, pub) < 0) {
-		EVP_PKEY_CTX_free(kc);
-		EVP_PKEY_free(pk);
-		return jig_err(e, JIG_E_INTERNAL, "key generation failed");
-	}
-	EVP_PKEY_CTX_free(kc);
-	/* O_EXCL: never overwrite an existing key. 0600: it is a secret. */
-	int fd = open(key_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		EVP_PKEY_free(pk);
-		return jig_err(e, JIG_E_USAGE, "key %s: cannot create: %s (it must not exist yet)",
-			       key_path, strerror(errno));
-	}
-	FILE *f = fdopen(fd, "w");
-	int ok = f && PEM_write_PrivateKey(f, pk, NULL, NULL, 0, NULL, NULL) == 1;
-	if (f)
-		ok = (fclose(f) == 0) && ok;
-	else
-		close(fd);
-	EVP_PKEY_free(pk);
-	if (!ok) {
-		unlink(key_path);
-		return jig_err(e, JIG_E_INTERNAL, "key %s: cannot write", key_path);
-	}
-	return 0;
+	return ready() > 0 && crypto_sign_verify_detached(sig, msg, len, pub) == 0;
 }

@@ -103,16 +103,30 @@ int jig_filter_build(int network_host, int *out_fd, char *err, size_t errlen)
 	}
 	/* Socket families: unix always; inet/inet6 only on the host network.
 	 * Everything else (netlink, packet, vsock, bluetooth, alg, ...) gets
-	 * EAFNOSUPPORT, as if the kernel lacked it. Families are ints too. */
-	for (int fam = 0; r == 0 && fam < AF_MAX; fam++) {
-		if (fam == AF_UNIX || (network_host && (fam == AF_INET || fam == AF_INET6)))
-			continue;
-		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint64_t)fam);
-		r = add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &c);
-		if (r == 0)
-			r = add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socketpair", 1, &c);
-	}
-	/* Families at or above AF_MAX the kernel refuses itself. */
+	 * EAFNOSUPPORT, as if the kernel lacked it. The family is an int but
+	 * compared as 64 bits: a value with high bits set is refused even if it
+	 * would truncate to an allowed family. Ranges keep the filter short. */
+	static const uint64_t none_ranges[][2] = {{0, 0}, {2, UINT64_MAX}};
+	static const uint64_t host_ranges[][2] = {{0, 0}, {3, 9}, {11, UINT64_MAX}};
+	const uint64_t (*ranges)[2] = network_host ? host_ranges : none_ranges;
+	size_t nranges = network_host ? 3 : 2;
+	static const char *const sockcalls[] = {"socket", "socketpair"};
+	for (size_t k = 0; r == 0 && k < 2; k++)
+		for (size_t i = 0; r == 0 && i < nranges; i++) {
+			uint64_t lo = ranges[i][0], hi = ranges[i][1];
+			if (lo == hi) {
+				struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, lo);
+				r = add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sockcalls[k], 1, &c);
+			} else if (hi == UINT64_MAX) {
+				struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_GE, lo);
+				r = add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sockcalls[k], 1, &c);
+			} else {
+				for (uint64_t f = lo; r == 0 && f <= hi; f++) {
+					struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, f);
+					r = add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), sockcalls[k], 1, &c);
+				}
+			}
+		}
 	/* Raw sockets even where inet is allowed (the type's low 4 bits). */
 	if (r == 0 && network_host) {
 		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW);
