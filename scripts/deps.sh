@@ -5,7 +5,7 @@ set -eu
 PKGS="
   build-essential cmake pkg-config git ca-certificates openssl jq xxd util-linux
   libssl-dev libjansson-dev libcurl4-openssl-dev libseccomp-dev libcap-dev
-  libarchive-dev libcmocka-dev libsodium-dev
+  libarchive-dev libcmocka-dev nettle-dev
   bubblewrap uidmap
   valgrind hyperfine
   qemu-system-x86 busybox-static linux-image-amd64 kmod cpio

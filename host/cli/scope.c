@@ -46,8 +46,9 @@ static json_t *result_json(const struct jig_scope_policy *p, const struct jig_sc
 			 (json_int_t)r->wall_ms, "cgroup", r->cgroup, "error", r->error);
 }
 
-/* The launcher must be the snapshot's own, byte for byte. */
-static int verified_init(const struct jig_snapshot *s, char *path, size_t cap, struct jig_error *e)
+/* The launcher must be the snapshot's own, byte for byte; the descriptor
+ * that was hashed is the one bwrap binds. */
+static int verified_init(const struct jig_snapshot *s, struct jig_error *e)
 {
 	for (size_t i = 0; i < s->m.nfiles; i++) {
 		const struct jig_manifest_file *f = &s->m.files[i];
@@ -59,12 +60,12 @@ static int verified_init(const struct jig_snapshot *s, char *path, size_t cap, s
 		unsigned char got[JIG_SHA256_LEN];
 		uint64_t size;
 		int r = jig_sha256_fd(fd, &size, got);
-		close(fd);
-		if (r < 0 || size != f->size || memcmp(got, f->sha256, JIG_SHA256_LEN) != 0)
+		if (r < 0 || size != f->size || memcmp(got, f->sha256, JIG_SHA256_LEN) != 0) {
+			close(fd);
 			return jig_err(e, JIG_E_INTEGRITY, "%s/%s: does not match the signed manifest; reinstall the snapshot",
 				       s->dirpath, f->path);
-		snprintf(path, cap, "%s/%s", s->dirpath, f->path);
-		return 0;
+		}
+		return fd;
 	}
 	return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; it cannot launch scopes", s->m.id, INIT_FILE);
 }
@@ -131,7 +132,7 @@ int jig_cmd_scope(int argc, char **argv)
 		return 0;
 	}
 
-	int code = 0;
+	int code = 0, init_fd = -1;
 	struct jig_snapshot s;
 	bool have_snapshot = false;
 	struct jig_module_handle h;
@@ -150,8 +151,8 @@ int jig_cmd_scope(int argc, char **argv)
 	if (jig_module_load(&s, "sandbox-linux", JIG_KIND_SANDBOX, &h, &e) < 0)
 		goto fail;
 	have_module = true;
-	char init[PATH_MAX];
-	if (verified_init(&s, init, sizeof(init), &e) < 0)
+	init_fd = verified_init(&s, &e);
+	if (init_fd < 0)
 		goto fail;
 	const struct jig_sandbox_ops *ops = h.desc->ops;
 	if (h.desc->ops_size < offsetof(struct jig_sandbox_ops, launch) + sizeof(ops->launch) || !ops->launch) {
@@ -162,7 +163,7 @@ int jig_cmd_scope(int argc, char **argv)
 		.struct_size = sizeof(sc),
 		.name = p.name,
 		.policy_sha256 = p.sha256,
-		.init_path = init,
+		.init_fd = init_fd,
 		.binds = p.binds,
 		.n_binds = (uint32_t)p.n_binds,
 		.tmpfs = p.tmpfs,
@@ -227,11 +228,14 @@ int jig_cmd_scope(int argc, char **argv)
 		if (!r.cleanup_confirmed)
 			code = JIG_E_INTERNAL;
 	}
+	close(init_fd);
 	jig_module_unload(&h);
 	jig_snapshot_close(&s);
 	jig_scope_policy_free(&p);
 	return code;
 fail:
+	if (init_fd >= 0)
+		close(init_fd);
 	jig_cli_fail(json, &e);
 	if (have_module)
 		jig_module_unload(&h);

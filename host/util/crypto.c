@@ -7,53 +7,47 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <sodium.h>
+#include <nettle/eddsa.h>
+#include <nettle/sha2.h>
 
 #include "cleanup.h"
 
-/* libsodium: no configuration, no provider fetch, no dynamic engines;
- * verification and hashing cost what the arithmetic costs. (Signing is in
- * crypto_sign.c, with OpenSSL's PEM keys, for the distributor tool only.) */
-static int ready(void)
-{
-	static int ok;
-	if (!ok)
-		ok = sodium_init() >= 0 ? 1 : -1;
-	return ok;
-}
-
+/* Nettle (GnuTLS's crypto library): no configuration, no provider fetch, no
+ * dynamic engines and no initialisation; SHA-256 uses the CPU's SHA
+ * instructions where present. (Signing is in crypto_sign.c, with OpenSSL's
+ * PEM keys, for the distributor tool only.) */
 struct jig_sha256_ctx {
-	crypto_hash_sha256_state st;
+	struct sha256_ctx st;
 };
 
 int jig_sha256(const void *data, size_t len, unsigned char out[JIG_SHA256_LEN])
 {
-	if (ready() < 0)
-		return -1;
-	return crypto_hash_sha256(out, data, len) == 0 ? 0 : -1;
+	struct sha256_ctx c;
+	sha256_init(&c);
+	sha256_update(&c, len, data);
+	sha256_digest(&c, JIG_SHA256_LEN, out);
+	return 0;
 }
 
 struct jig_sha256_ctx *jig_sha256_begin(void)
 {
-	struct jig_sha256_ctx *c = ready() > 0 ? calloc(1, sizeof(*c)) : NULL;
-	if (c && crypto_hash_sha256_init(&c->st) != 0) {
-		free(c);
-		return NULL;
-	}
+	struct jig_sha256_ctx *c = calloc(1, sizeof(*c));
+	if (c)
+		sha256_init(&c->st);
 	return c;
 }
 
 int jig_sha256_update(struct jig_sha256_ctx *c, const void *data, size_t len)
 {
-	return crypto_hash_sha256_update(&c->st, data, len) == 0 ? 0 : -1;
+	sha256_update(&c->st, len, data);
+	return 0;
 }
 
 int jig_sha256_end(struct jig_sha256_ctx *c, unsigned char out[JIG_SHA256_LEN])
 {
-	int ok = crypto_hash_sha256_final(&c->st, out) == 0;
-	sodium_memzero(c, sizeof(*c));
+	sha256_digest(&c->st, JIG_SHA256_LEN, out);
 	free(c);
-	return ok ? 0 : -1;
+	return 0;
 }
 
 int jig_sha256_fd(int fd, uint64_t *size_out, unsigned char out[JIG_SHA256_LEN])
@@ -129,5 +123,5 @@ void jig_keyid(const unsigned char pub[JIG_ED25519_PUB_LEN], char out[JIG_KEYID_
 bool jig_ed25519_verify(const unsigned char pub[JIG_ED25519_PUB_LEN], const void *msg, size_t len,
 			const unsigned char sig[JIG_ED25519_SIG_LEN])
 {
-	return ready() > 0 && crypto_sign_verify_detached(sig, msg, len, pub) == 0;
+	return ed25519_sha512_verify(pub, len, msg, sig) == 1;
 }

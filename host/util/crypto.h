@@ -1,4 +1,5 @@
-/* SHA-256 and Ed25519 through OpenSSL EVP, plus hex. */
+/* SHA-256 and Ed25519 verification (Nettle), signing (OpenSSL, distributor
+ * tool only: crypto_sign.c), plus hex. */
 #ifndef JIG_CRYPTO_H
 #define JIG_CRYPTO_H
 

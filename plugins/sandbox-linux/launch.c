@@ -222,8 +222,8 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 		}
 	}
 	free(m);
-	r |= push(a, "--ro-bind");
-	r |= push(a, sc->init_path);
+	r |= push(a, "--ro-bind-fd");
+	r |= push(a, own(a, "%d", JIG_INIT_FD));
 	r |= push(a, "/.jig/init");
 	/* The root (bwrap's own tmpfs) is read-only: the scope writes only to
 	 * its size-capped tmpfs mounts. */
@@ -252,7 +252,7 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
  * number; everything else is closed. Async-signal-safe only. */
 static void child_fds(const struct jig_scope *sc, int seccomp_fd, int report_fd, int err_fd)
 {
-	int hi[JIG_SCOPE_MAX_FDS + 3];
+	int hi[JIG_SCOPE_MAX_FDS + 4];
 	int n = (int)sc->n_fds;
 	/* First lift every source above all targets (sources and targets may
 	 * overlap), then place them. */
@@ -262,7 +262,8 @@ static void child_fds(const struct jig_scope *sc, int seccomp_fd, int report_fd,
 	hi[n] = fcntl(seccomp_fd, F_DUPFD_CLOEXEC, 200);
 	hi[n + 1] = fcntl(report_fd, F_DUPFD_CLOEXEC, 200);
 	hi[n + 2] = fcntl(err_fd, F_DUPFD_CLOEXEC, 200);
-	if (hi[n] < 0 || hi[n + 1] < 0 || hi[n + 2] < 0)
+	hi[n + 3] = fcntl(sc->init_fd, F_DUPFD_CLOEXEC, 200);
+	if (hi[n] < 0 || hi[n + 1] < 0 || hi[n + 2] < 0 || hi[n + 3] < 0)
 		_exit(120);
 	bool has2 = false;
 	for (int i = 0; i < n; i++) {
@@ -270,20 +271,21 @@ static void child_fds(const struct jig_scope *sc, int seccomp_fd, int report_fd,
 			_exit(121);
 		has2 |= sc->fds[i].target == 2;
 	}
-	if (dup2(hi[n], JIG_SECCOMP_FD) < 0 || dup2(hi[n + 1], JIG_REPORT_FD) < 0)
+	if (dup2(hi[n], JIG_SECCOMP_FD) < 0 || dup2(hi[n + 1], JIG_REPORT_FD) < 0 ||
+	    dup2(hi[n + 3], JIG_INIT_FD) < 0)
 		_exit(121);
 	/* bwrap's own errors go to the supervisor when the policy gives the
 	 * scope no stderr; the launcher closes fd 2 then. */
 	if (!has2 && dup2(hi[n + 2], 2) < 0)
 		_exit(121);
 	/* Close everything that is not a target or one of ours. */
-	bool keep[JIG_SECCOMP_FD + 1] = {0};
+	bool keep[JIG_INIT_FD + 1] = {0};
 	for (int i = 0; i < n; i++)
 		keep[sc->fds[i].target] = true;
 	keep[2] |= !has2;
-	keep[JIG_SECCOMP_FD] = keep[JIG_REPORT_FD] = true;
+	keep[JIG_SECCOMP_FD] = keep[JIG_REPORT_FD] = keep[JIG_INIT_FD] = true;
 	unsigned from = 0;
-	for (unsigned fd = 0; fd <= JIG_SECCOMP_FD; fd++)
+	for (unsigned fd = 0; fd <= JIG_INIT_FD; fd++)
 		if (keep[fd]) {
 			if (fd > from)
 				syscall(SYS_close_range, from, fd - 1, 0);
@@ -365,7 +367,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	out->struct_size = size;
 	out->outcome = JIG_SCOPE_FAILED;
 	out->exit_status = -1;
-	if (!sc || sc->struct_size < sizeof(*sc) || !sc->argv || !sc->argv[0] || !sc->init_path ||
+	if (!sc || sc->struct_size < sizeof(*sc) || !sc->argv || !sc->argv[0] || sc->init_fd < 0 ||
 	    !sc->cwd || !sc->name || sc->n_fds > JIG_SCOPE_MAX_FDS) {
 		set_error(out, "invalid scope description");
 		return JIG_MOD_EINVAL;

@@ -14,6 +14,7 @@
 #define JIG_REPORT_FD 100
 #define JIG_SECCOMP_FD 101
 #define JIG_BWRAP_ERR_FD 102
+#define JIG_INIT_FD 103 /* bwrap --ro-bind-fd source of /.jig/init */
 
 enum jig_report_kind {
 	JIG_REPORT_STARTED = 1,	    /* payload forked; pid set */

@@ -75,7 +75,8 @@ struct jig_scope {
 	uint32_t struct_size;
 	const char *name;	   /* [a-z0-9-], names the cgroup leaf */
 	const char *policy_sha256; /* identity of the policy this came from */
-	const char *init_path;	   /* verified trusted launcher from the snapshot */
+	int init_fd; /* the trusted launcher from the snapshot, open and verified
+		      * by the host; bound from this descriptor (no path race) */
 	const struct jig_scope_bind *binds;
 	uint32_t n_binds;
 	const struct jig_scope_tmpfs *tmpfs;
