@@ -140,7 +140,12 @@ case_fds_only_selected() {
 	cat "$T/out" "$T/err"
 	[ "$(cat "$T/out")" = "0 1 2" ] || fail "descriptors in the scope: $(cat "$T/out"), expected 0 1 2"
 }
-case_fds_others_unopenable() { policy; scope procs; contained; }
+case_fds_others_unopenable() {
+	policy; scope procs; contained
+	# The launcher (PID 1) is visible, so the attempt on it was real.
+	grep -q "other processes visible: [1-9]" "$T/out" || fail "no other process was visible to try"
+	grep -q "denied: /proc/1/fd" "$T/out" || fail "/proc/1/fd was not tried"
+}
 
 # --- 5. environment ---------------------------------------------------------------
 case_env_canary() {
