@@ -42,6 +42,14 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return 2;
 	}
+	/* Set only by jig itself when it re-executes under a transient systemd
+	 * scope (see scope.c); it allows no second attempt. */
+	int in_transient_scope = 0;
+	if (strcmp(argv[1], "--in-transient-scope") == 0 && argc >= 3) {
+		in_transient_scope = 1;
+		argv++;
+		argc--;
+	}
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("jig %s (module ABI %d.%d, %s)\n", JIG_VERSION, JIG_ABI_MAJOR, JIG_ABI_MINOR,
@@ -69,7 +77,7 @@ int main(int argc, char **argv)
 		return jig_cmd_host_check(json);
 	}
 	if (strcmp(cmd, "scope") == 0)
-		return jig_cmd_scope(argc - 2, argv + 2);
+		return jig_cmd_scope(argc - 2, argv + 2, in_transient_scope);
 	fprintf(stderr, "jig: unknown command \"%s%s%s\"; see 'jig help'\n", cmd, argc >= 3 ? " " : "",
 		argc >= 3 ? argv[2] : "");
 	return 2;

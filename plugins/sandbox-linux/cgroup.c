@@ -177,7 +177,7 @@ static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
 	}
 	fail(err, errlen, "%s is not a delegated cgroup v2 subtree of uid %u with memory, pids and cpu; run jig in one (e.g. systemd-run --user --scope -p Delegate=yes jig ...); jig does not fall back to ulimits",
 	     c, (unsigned)geteuid());
-	return -1;
+	return -2;
 }
 
 int jig_cg_create(const char *scope, const struct jig_scope_limits *l, struct jig_cg *cg,
@@ -186,8 +186,9 @@ int jig_cg_create(const char *scope, const struct jig_scope_limits *l, struct ji
 	memset(cg, 0, sizeof(*cg));
 	cg->leaf_fd = cg->events_fd = -1;
 	char d[PATH_MAX];
-	if (find_delegated(d, sizeof(d), err, errlen) < 0)
-		return -1;
+	int fr = find_delegated(d, sizeof(d), err, errlen);
+	if (fr < 0)
+		return fr;
 	static unsigned counter;
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -16,7 +16,8 @@ struct jig_cg {
 };
 
 /* Finds the delegated subtree, creates root and leaf and writes every limit
- * before returning. On failure nothing is left behind and err says why. */
+ * before returning. On failure nothing is left behind and err says why;
+ * -2 means cgroup v2 is there but nothing is delegated to the caller. */
 int jig_cg_create(const char *scope, const struct jig_scope_limits *l, struct jig_cg *cg,
 		  char *err, size_t errlen);
 /* 1 populated, 0 empty, -1 unreadable. */

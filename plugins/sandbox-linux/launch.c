@@ -393,7 +393,9 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		return JIG_MOD_EFAIL;
 	}
 	struct jig_cg cg;
-	if (jig_cg_create(sc->name, &sc->limits, &cg, out->error, sizeof(out->error)) < 0) {
+	int cr = jig_cg_create(sc->name, &sc->limits, &cg, out->error, sizeof(out->error));
+	if (cr < 0) {
+		out->needs_delegation = cr == -2;
 		close(seccomp_fd);
 		argv_free(&a);
 		return JIG_MOD_EFAIL;

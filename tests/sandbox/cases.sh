@@ -271,6 +271,51 @@ root_bwrap_missing() {
 }
 case_bwrap_missing() { policy; scope exit 0; refused "bwrap: No such file"; }
 
+# No delegated cgroup, but a systemd user manager: jig obtains a transient
+# scope with Delegate=yes (systemd-run --user --scope) and runs there. The VM
+# has no systemd, so root_ stands in for it: a fake systemd-run at the
+# fixed path, a user bus socket, and a root loop playing PID 1's
+# AttachProcessesToUnit.
+root_systemd_transient_scope() {
+	uid=$(id -u jigtest)
+	cg=/sys/fs/cgroup/jig-test
+	chown -R root:root "$cg"
+	mkdir "$cg/user-scopes" && echo "+memory +pids +cpu" >"$cg/user-scopes/cgroup.subtree_control"
+	chown "$uid" "$cg/user-scopes" "$cg/user-scopes/cgroup.procs" "$cg/user-scopes/cgroup.subtree_control" "$cg/user-scopes/cgroup.threads"
+	mkdir -p "/run/user/$uid" && "$JIG_PROBE" mksock "/run/user/$uid/bus" && chown -R "$uid" "/run/user/$uid"
+	mkfifo /run/jig-attach && chmod 622 /run/jig-attach
+	( while :; do
+		read -r pid unit </run/jig-attach || continue
+		d=$cg/user-scopes/$unit
+		mkdir "$d" && chown "$uid" "$d" "$d/cgroup.procs" "$d/cgroup.subtree_control" "$d/cgroup.threads" &&
+			echo "$pid" >"$d/cgroup.procs"
+	done ) >/dev/null 2>&1 &
+	cat >/run/fake-systemd-run <<-'EOF'
+	#!/bin/sh
+	unit=
+	while [ "$1" != -- ]; do [ "$1" = --unit ] && { unit=$2; shift; }; shift; done
+	shift
+	echo "fake systemd-run: $unit" >&2
+	echo "$$ $unit" >/run/jig-attach
+	i=0
+	until grep -q "user-scopes/$unit\$" /proc/self/cgroup; do i=$((i+1)); [ $i -lt 200 ] || exit 99; sleep 0.05; done
+	exec "$@"
+	EOF
+	chmod 755 /run/fake-systemd-run && mount --bind /run/fake-systemd-run /usr/bin/systemd-run
+}
+case_systemd_transient_scope() {
+	policy; scope fds
+	grep -q "fake systemd-run: jig-" "$T/err" || fail "jig did not ask for a transient scope"
+	want outcome exited; want cleanup_confirmed true
+	[ "$(head -1 "$T/out")" = "0 1 2" ] || fail "descriptors changed across the re-exec: $(head -1 "$T/out")"
+	case $(rec cgroup) in */user-scopes/jig-*.scope/jig-*/probe) ;; *) fail "not in the transient scope: $(rec cgroup)" ;; esac
+	no_residue
+}
+case_no_delegation_no_systemd() {
+	policy; scope exit 0; refused "no transient scope either: no systemd user manager"
+}
+root_no_delegation_no_systemd() { chown -R root:root /sys/fs/cgroup/jig-test; }
+
 # --- 10. privileges ---------------------------------------------------------------------
 case_no_privileges() {
 	policy; scope status; contained

@@ -489,6 +489,15 @@ static int cmd_hold(char **argv)
 	return 127;
 }
 
+/* Creates a listening unix socket at path (a stand-in for a bus socket). */
+static int cmd_mksock(const char *path)
+{
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	return s >= 0 && bind(s, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : 2;
+}
+
 static int cmd_euid(void)
 {
 	printf("uid %d euid %d\n", (int)getuid(), (int)geteuid());
@@ -535,6 +544,7 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "exit")) return atoi(a2);
 	if (!strcmp(c, "listen")) return cmd_listen(atoi(a2), a3, argc > 4 ? argv[4] : "/dev/null");
 	if (!strcmp(c, "hold")) return cmd_hold(argv + 2);
+	if (!strcmp(c, "mksock")) return cmd_mksock(a2);
 	fprintf(stderr, "jig-probe: unknown attempt %s\n", c);
 	return 2;
 }

@@ -119,6 +119,8 @@ struct jig_scope_result {
 	uint64_t cpu_usec;	    /* cpu.stat usage_usec */
 	uint64_t cpu_throttled_usec; /* cpu.stat throttled_usec */
 	uint64_t wall_ms;
+	uint32_t needs_delegation; /* refused only because no delegated cgroup v2
+				    * subtree was found; the host may obtain one */
 	char cgroup[256]; /* the scope's cgroup, for the record */
 	char error[512];  /* why, when outcome is FAILED or cleanup is unconfirmed */
 };
