@@ -77,7 +77,12 @@ static void check_no_capabilities(void)
 		refuse("a capability is still in the effective, permitted or inheritable set", 0);
 	cap_free(now);
 	cap_free(none);
-	for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++) {
+	/* Every capability the running kernel knows, not only those this
+	 * build's headers name. */
+	cap_value_t last = (cap_value_t)cap_max_bits() - 1;
+	if (last < CAP_LAST_CAP)
+		last = CAP_LAST_CAP;
+	for (cap_value_t c = 0; c <= last; c++) {
 		if (cap_get_bound(c) > 0)
 			refuse("a capability is still in the bounding set", 0);
 		if (cap_get_ambient(c) > 0)
