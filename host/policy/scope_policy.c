@@ -188,89 +188,54 @@ static int check_unique_targets(json_t *lists[3], struct jig_error *e)
 	return r;
 }
 
-static int parse_binds(json_t *root, const char *home, json_t **out, struct jig_error *e)
-{
-	json_t *arr;
-	int r = jig_json_get_array(root, "binds", "scope policy", JIG_POLICY_MAX_BINDS, &arr, e);
-	if (r)
-		return r;
-	static const char *const keys[] = {"source", "target", NULL};
-	for (size_t i = 0; i < json_array_size(arr); i++) {
-		json_t *b = json_array_get(arr, i);
-		char what[64];
-		snprintf(what, sizeof(what), "binds[%zu]", i);
-		const char *s, *t;
-		if (!json_is_object(b))
-			return jig_err(e, JIG_E_USAGE, "scope policy: %s: must be an object {\"source\", \"target\"}", what);
-		if ((r = jig_json_only_keys(b, keys, what, e)) || (r = jig_json_get_string(b, "source", what, &s, e)) ||
-		    (r = jig_json_get_string(b, "target", what, &t, e)))
-			return r;
-		char w2[80];
-		snprintf(w2, sizeof(w2), "%s.source", what);
-		if ((r = check_source(w2, s, home, e)))
-			return r;
-		snprintf(w2, sizeof(w2), "%s.target", what);
-		if ((r = check_target(w2, t, e)))
-			return r;
-	}
-	*out = sorted(arr, cmp_target);
-	return *out ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
-}
+/* The three mount lists share one shape: an array of objects with a
+ * "target" and one more field, checked per kind, sorted by target. */
+enum mount_list { LIST_BINDS, LIST_TMPFS, LIST_SYMLINKS };
 
-static int parse_tmpfs(json_t *root, json_t **out, struct jig_error *e)
+static int parse_mounts(json_t *root, enum mount_list kind, const char *home, json_t **out,
+			struct jig_error *e)
 {
+	static const struct {
+		const char *name, *field;
+		size_t max;
+	} lists[] = {
+		[LIST_BINDS] = {"binds", "source", JIG_POLICY_MAX_BINDS},
+		[LIST_TMPFS] = {"tmpfs", "size_bytes", JIG_POLICY_MAX_TMPFS},
+		[LIST_SYMLINKS] = {"symlinks", "link", JIG_POLICY_MAX_SYMLINKS},
+	};
+	const char *name = lists[kind].name, *field = lists[kind].field;
 	json_t *arr;
-	int r = jig_json_get_array(root, "tmpfs", "scope policy", JIG_POLICY_MAX_TMPFS, &arr, e);
+	int r = jig_json_get_array(root, name, "scope policy", lists[kind].max, &arr, e);
 	if (r)
 		return r;
-	static const char *const keys[] = {"target", "size_bytes", NULL};
+	const char *const keys[] = {"target", field, NULL};
 	for (size_t i = 0; i < json_array_size(arr); i++) {
-		json_t *t = json_array_get(arr, i);
-		char what[64];
-		snprintf(what, sizeof(what), "tmpfs[%zu]", i);
-		const char *target;
+		json_t *m = json_array_get(arr, i);
+		char what[64], w2[80];
+		snprintf(what, sizeof(what), "%s[%zu]", name, i);
+		const char *target, *str = NULL;
 		uint64_t size;
-		if (!json_is_object(t))
-			return jig_err(e, JIG_E_USAGE, "scope policy: %s: must be an object {\"target\", \"size_bytes\"}", what);
-		if ((r = jig_json_only_keys(t, keys, what, e)) ||
-		    (r = jig_json_get_string(t, "target", what, &target, e)) ||
-		    (r = jig_json_get_uint(t, "size_bytes", what, TMPFS_MIN, TMPFS_MAX, &size, e)))
+		if (!json_is_object(m))
+			return jig_err(e, JIG_E_USAGE, "scope policy: %s: must be an object {\"target\", \"%s\"}", what, field);
+		if ((r = jig_json_only_keys(m, keys, what, e)) ||
+		    (r = jig_json_get_string(m, "target", what, &target, e)))
 			return r;
-		char w2[80];
 		snprintf(w2, sizeof(w2), "%s.target", what);
 		if ((r = check_target(w2, target, e)))
 			return r;
-	}
-	*out = sorted(arr, cmp_target);
-	return *out ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
-}
-
-static int parse_symlinks(json_t *root, json_t **out, struct jig_error *e)
-{
-	json_t *arr;
-	int r = jig_json_get_array(root, "symlinks", "scope policy", JIG_POLICY_MAX_SYMLINKS, &arr, e);
-	if (r)
-		return r;
-	static const char *const keys[] = {"target", "link", NULL};
-	for (size_t i = 0; i < json_array_size(arr); i++) {
-		json_t *s = json_array_get(arr, i);
-		char what[64];
-		snprintf(what, sizeof(what), "symlinks[%zu]", i);
-		const char *target, *link;
-		if (!json_is_object(s))
-			return jig_err(e, JIG_E_USAGE, "scope policy: %s: must be an object {\"target\", \"link\"}", what);
-		if ((r = jig_json_only_keys(s, keys, what, e)) ||
-		    (r = jig_json_get_string(s, "target", what, &target, e)) ||
-		    (r = jig_json_get_string(s, "link", what, &link, e)))
+		if (kind == LIST_TMPFS) {
+			r = jig_json_get_uint(m, field, what, TMPFS_MIN, TMPFS_MAX, &size, e);
+		} else if ((r = jig_json_get_string(m, field, what, &str, e)) == 0) {
+			snprintf(w2, sizeof(w2), "%s.%s", what, field);
+			if (kind == LIST_BINDS)
+				r = check_source(w2, str, home, e);
+			/* A link is resolved inside the scope, so it can only name
+			 * what the scope already has; it still must be clean. */
+			else if (!(str[0] == '/' ? is_abs_normal(str) : jig_path_is_normal_relative(str)))
+				r = jig_err(e, JIG_E_USAGE, "scope policy: %s \"%s\": not a normalised path", w2, str);
+		}
+		if (r)
 			return r;
-		char w2[80];
-		snprintf(w2, sizeof(w2), "%s.target", what);
-		if ((r = check_target(w2, target, e)))
-			return r;
-		/* A link is resolved inside the scope, so it can only name what
-		 * the scope already has; it still must be a clean path. */
-		if (!(link[0] == '/' ? is_abs_normal(link) : jig_path_is_normal_relative(link)))
-			return jig_err(e, JIG_E_USAGE, "scope policy: %s.link \"%s\": not a normalised path", what, link);
 	}
 	*out = sorted(arr, cmp_target);
 	return *out ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
@@ -457,8 +422,9 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home,
 		r = jig_err(e, JIG_E_USAGE, "scope policy: network \"%s\": must be \"none\" (private namespace) or \"host\"", net);
 		goto out;
 	}
-	if ((r = parse_binds(root, home, &binds, e)) || (r = parse_tmpfs(root, &tmpfs, e)) ||
-	    (r = parse_symlinks(root, &links, e)) || (r = parse_env(root, &env, e)) ||
+	if ((r = parse_mounts(root, LIST_BINDS, home, &binds, e)) ||
+	    (r = parse_mounts(root, LIST_TMPFS, home, &tmpfs, e)) ||
+	    (r = parse_mounts(root, LIST_SYMLINKS, home, &links, e)) || (r = parse_env(root, &env, e)) ||
 	    (r = parse_fds(root, &fds, e)) || (r = parse_limits(root, &lim, e)))
 		goto out;
 	json_t *lists[3] = {binds, tmpfs, links};
