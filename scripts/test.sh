@@ -9,7 +9,7 @@ jobs=$(nproc)
 echo "== tests: plain build"
 (cd build && ctest --output-on-failure -j "$jobs" -LE supported-host)
 echo "== tests: ASan+UBSan build"
-cmake -S . -B build-asan -DJIG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake -S . -B build-asan -DJIG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
 cmake --build build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -LE supported-host)
 echo "== tests: supported host (VM lane; JIG_SUPPORTED_HOST=native runs them on this host)"

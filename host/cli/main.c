@@ -15,6 +15,13 @@ static const char usage[] =
 	"  modules list [--json]    modules of the installed snapshot (from its signed manifest)\n"
 	"  modules verify [--json]  verify every file and load every module of the snapshot\n"
 	"  host check [--json]      what this host can enforce; exit 0 only if jig can run Flows here\n"
+	"  review [--yes] [--json] [PROJECT]\n"
+	"                           capture the project, print its Plan, admit it after yes\n"
+	"  scope plan POLICY [--json]\n"
+	"                           validate a scope policy and print its permission plan\n"
+	"  scope run POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]\n"
+	"                           run PROGRAM in a contained scope (exit: its status; 124 timeout,\n"
+	"                           125 out of memory, 128+n signal; the record keeps the real facts)\n"
 	"\n"
 	"options:\n"
 	"  --version                print the version and module ABI\n"
@@ -76,6 +83,8 @@ int main(int argc, char **argv)
 			return 2;
 		return jig_cmd_host_check(json);
 	}
+	if (strcmp(cmd, "review") == 0)
+		return jig_cmd_review(argc - 2, argv + 2);
 	if (strcmp(cmd, "scope") == 0)
 		return jig_cmd_scope(argc - 2, argv + 2, in_transient_scope);
 	fprintf(stderr, "jig: unknown command \"%s%s%s\"; see 'jig help'\n", cmd, argc >= 3 ? " " : "",

@@ -1,0 +1,87 @@
+/* jig review: capture the project into its Package/0 store, build the Plan
+ * against the installed snapshot, print it, and record admission after an
+ * explicit yes. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../flow/plan.h"
+#include "commands.h"
+
+static bool ask_yes(void)
+{
+	if (!isatty(STDIN_FILENO))
+		return false;
+	fprintf(stderr, "Admit this Plan? Type yes to admit: ");
+	char line[16];
+	if (!fgets(line, sizeof(line), stdin))
+		return false;
+	line[strcspn(line, "\n")] = '\0';
+	return strcmp(line, "yes") == 0;
+}
+
+int jig_cmd_review(int argc, char **argv)
+{
+	const char *project = ".";
+	int json = 0, yes = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (strcmp(argv[i], "--yes") == 0)
+			yes = 1;
+		else if (argv[i][0] != '-' && strcmp(project, ".") == 0 && i == argc - 1)
+			project = argv[i];
+		else {
+			fprintf(stderr, "jig review: unknown argument \"%s\"\nusage: jig review [--yes] [--json] [PROJECT]\n", argv[i]);
+			return JIG_E_USAGE;
+		}
+	}
+	struct jig_error e = {0};
+	struct jig_project p;
+	if (jig_project_open(project, &p, &e) < 0) {
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
+	struct jig_snapshot s;
+	int r = jig_project_capture(&p, &e);
+	if (r) {
+		jig_cli_fail(json, &e);
+		jig_project_close(&p);
+		return e.code;
+	}
+	if ((r = jig_cli_open_snapshot(&s, json)) != 0) {
+		jig_project_close(&p);
+		return r;
+	}
+	struct jig_plan pl;
+	if (jig_plan_build(&p, &s, &pl, &e) < 0) {
+		jig_cli_fail(json, &e);
+		jig_snapshot_close(&s);
+		jig_project_close(&p);
+		return e.code;
+	}
+	if (json) {
+		json_t *doc = json_pack("{s:s,s:s,s:O,s:b}", "schema", "jig-review/1", "plan_sha256", pl.sha256, "plan",
+					pl.doc, "admitted", yes);
+		jig_cli_print_json(doc);
+		json_decref(doc);
+	} else {
+		jig_plan_print(&pl, project, stdout);
+		fflush(stdout);
+	}
+	bool admit = yes || (!json && ask_yes());
+	int code = 0;
+	if (admit) {
+		if (jig_plan_admit(&p, &pl, &e) < 0) {
+			jig_cli_fail(json, &e);
+			code = e.code;
+		} else if (!json)
+			printf("admitted Plan %s\n", pl.sha256);
+	} else if (!json)
+		printf("not admitted (answer yes, or pass --yes)\n");
+	jig_plan_free(&pl);
+	jig_snapshot_close(&s);
+	jig_project_close(&p);
+	return code;
+}

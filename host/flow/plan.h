@@ -1,0 +1,47 @@
+/* The Plan (jig-plan/1): what the operator reviews and admits. Canonical
+ * JSON with a SHA-256 identity over the captured package digests, each
+ * Flow's scope policy and limits, the runtime, and the launch identity of
+ * the installed snapshot. It never holds a secret or a host path. */
+#ifndef JIG_FLOW_PLAN_H
+#define JIG_FLOW_PLAN_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "flow/project.h"
+#include "snapshot/snapshot.h"
+
+#define JIG_PLAN_FORMAT "jig-plan/1"
+
+/* Files of the snapshot a Flow run uses (launch identity). */
+#define JIG_RUNTIME_BUN "libexec/bun"
+#define JIG_RUNTIME_BOOT "libexec/runtime/boot.js"
+#define JIG_SCOPE_INIT_FILE "libexec/jig-scope-init"
+#define JIG_SANDBOX_MODULE_FILE "modules/sandbox-linux.so"
+
+/* The fixed envelope of a root Flow scope (seed 000 table). */
+#define JIG_FLOW_MEMORY (256ull << 20)
+#define JIG_FLOW_TASKS 64
+#define JIG_FLOW_CPU_US 100000
+#define JIG_FLOW_OUTPUT_BYTES (16ull << 20)
+#define JIG_FLOW_SCRATCH_BYTES (64ull << 20)
+
+struct jig_plan {
+	json_t *doc;
+	char *canonical;
+	char sha256[JIG_SHA256_HEX];
+};
+
+/* Builds the Plan of a captured project against the installed snapshot. */
+int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, struct jig_plan *out,
+		   struct jig_error *e);
+void jig_plan_free(struct jig_plan *pl);
+void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out);
+
+/* Admission: <project>/.jig/admitted/<sha>.json plus .jig/admission.json
+ * naming it. */
+int jig_plan_admit(const struct jig_project *p, const struct jig_plan *pl, struct jig_error *e);
+/* The admitted Plan identity, or -1 if none. */
+int jig_plan_admitted(const struct jig_project *p, char out[JIG_SHA256_HEX], struct jig_error *e);
+
+#endif

@@ -1,0 +1,63 @@
+/* A project (jig.json at its root), its Flows (flow.json in each package),
+ * bounded descriptor-relative capture and the content-addressed Package/0
+ * store under <project>/.jig/. Formats: docs/flow-format.md. */
+#ifndef JIG_FLOW_PROJECT_H
+#define JIG_FLOW_PROJECT_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "util/crypto.h"
+#include "util/error.h"
+
+#define JIG_PROJECT_FILE "jig.json"
+#define JIG_FLOW_FILE "flow.json"
+#define JIG_STATE_DIR ".jig"
+
+#define JIG_MAX_FLOWS 32
+#define JIG_MAX_DECLARED 64	    /* inputs or outputs per Flow */
+#define JIG_PACKAGE_MAX_FILES 4096
+#define JIG_ARTIFACT_MAX_BYTES (64ull << 20) /* per canonical artifact */
+#define JIG_STORE_MAX_BYTES (1ull << 30)     /* per project */
+
+struct jig_flow {
+	char *name;
+	char *dir;   /* package directory, relative to the project root */
+	char *entry; /* relative to the package */
+	char **inputs;
+	size_t n_inputs;
+	char **outputs;
+	size_t n_outputs;
+	char package_sha256[JIG_SHA256_HEX]; /* set by capture */
+	uint64_t package_bytes;
+	size_t package_files;
+};
+
+struct jig_project {
+	int rootfd;  /* the project directory */
+	int statefd; /* <project>/.jig, 0700, the caller's */
+	char *root;  /* for messages */
+	struct jig_flow *flows;
+	size_t n_flows;
+	uint64_t store_cap; /* JIG_STORE_MAX_BYTES unless a test lowers it */
+};
+
+/* Opens the project at path: parses jig.json and every flow.json, opens
+ * (creating if needed) the private state directory. */
+int jig_project_open(const char *path, struct jig_project *p, struct jig_error *e);
+void jig_project_close(struct jig_project *p);
+const struct jig_flow *jig_project_flow(const struct jig_project *p, const char *name);
+
+/* Captures every Flow package into the store (idempotent: existing blobs
+ * are reused), fills package_sha256. Fails closed at the store cap when a
+ * new artifact would be needed. */
+int jig_project_capture(struct jig_project *p, struct jig_error *e);
+
+/* Materialises a captured package from the store into dirfd (empty). */
+int jig_store_materialise(const struct jig_project *p, const char *package_sha256, int dirfd,
+			  struct jig_error *e);
+
+/* Names: [a-z0-9][a-z0-9_-]{0,63}. */
+int jig_valid_name(const char *s);
+
+#endif
