@@ -17,6 +17,8 @@ static const char usage[] =
 	"  host check [--json]      what this host can enforce; exit 0 only if jig can run Flows here\n"
 	"  review [--yes] [--json] [PROJECT]\n"
 	"                           capture the project, print its Plan, admit it after yes\n"
+	"  run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--project DIR] [--json]\n"
+	"                           run an admitted Flow and publish its packet at DIR\n"
 	"  scope plan POLICY [--json]\n"
 	"                           validate a scope policy and print its permission plan\n"
 	"  scope run POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]\n"
@@ -83,6 +85,8 @@ int main(int argc, char **argv)
 			return 2;
 		return jig_cmd_host_check(json);
 	}
+	if (strcmp(cmd, "run") == 0)
+		return jig_cmd_run(argc - 2, argv + 2);
 	if (strcmp(cmd, "review") == 0)
 		return jig_cmd_review(argc - 2, argv + 2);
 	if (strcmp(cmd, "scope") == 0)

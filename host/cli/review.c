@@ -44,7 +44,7 @@ int jig_cmd_review(int argc, char **argv)
 		return e.code;
 	}
 	struct jig_snapshot s;
-	int r = jig_project_capture(&p, &e);
+	int r = jig_project_capture(&p, true, &e);
 	if (r) {
 		jig_cli_fail(json, &e);
 		jig_project_close(&p);

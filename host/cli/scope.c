@@ -237,6 +237,8 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 		.network = p.network,
 		.limits = p.limits,
 		.argv = (const char *const *)prog,
+		.abort_fd = -1,
+		.hold_path = NULL,
 	};
 	struct jig_scope_result r;
 	memset(&r, 0, sizeof(r));

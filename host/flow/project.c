@@ -400,7 +400,7 @@ static int store_blob(int statefd, int srcfd, const char *rel, const char *hex, 
 	return r;
 }
 
-int jig_project_capture(struct jig_project *p, struct jig_error *e)
+int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 {
 	/* What the store holds now (blobs and package manifests). */
 	uint64_t used = dir_bytes(p->statefd, "store/blobs") + dir_bytes(p->statefd, "store/packages");
@@ -457,6 +457,12 @@ int jig_project_capture(struct jig_project *p, struct jig_error *e)
 			snprintf(brel, sizeof(brel), "store/blobs/%s", json_string_value(json_object_get(fe, "sha256")));
 			if (!present(p->statefd, brel))
 				need += (uint64_t)json_integer_value(json_object_get(fe, "size"));
+		}
+		if (!store) {
+			free(canon);
+			json_decref(man);
+			json_decref(w.files);
+			continue;
 		}
 		if (need && used + need > p->store_cap) {
 			free(canon);

@@ -5,6 +5,7 @@
 #define JIG_FLOW_PROJECT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util/crypto.h"
@@ -48,10 +49,11 @@ int jig_project_open(const char *path, struct jig_project *p, struct jig_error *
 void jig_project_close(struct jig_project *p);
 const struct jig_flow *jig_project_flow(const struct jig_project *p, const char *name);
 
-/* Captures every Flow package into the store (idempotent: existing blobs
- * are reused), fills package_sha256. Fails closed at the store cap when a
- * new artifact would be needed. */
-int jig_project_capture(struct jig_project *p, struct jig_error *e);
+/* Captures every Flow package (same checks either way) and fills
+ * package_sha256. With store, also retains it in the store (idempotent:
+ * existing blobs are reused), failing closed at the store cap when a new
+ * artifact would be needed; without, only computes the digests (jig run). */
+int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e);
 
 /* Materialises a captured package from the store into dirfd (empty). */
 int jig_store_materialise(const struct jig_project *p, const char *package_sha256, int dirfd,

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -239,6 +240,7 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 	/* The launcher sets the working directory and the exact environment
 	 * (bwrap would add PWD). */
 	r |= push(a, sc->cwd);
+	r |= push(a, sc->hold_path ? sc->hold_path : "-");
 	r |= push(a, own(a, "%u", sc->n_env));
 	for (size_t i = 0; i < sc->n_env; i++)
 		r |= push(a, sc->env[i]);
@@ -310,11 +312,33 @@ static void read_reports(int fd, struct jig_scope_result *out, bool *started, bo
 {
 	struct jig_report r;
 	for (;;) {
-		ssize_t n = read(fd, &r, sizeof(r));
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+		ssize_t n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n != (ssize_t)sizeof(r) || r.magic != JIG_REPORT_MAGIC)
+		int passed = -1;
+		for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL; c; c = CMSG_NXTHDR(&m, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+				memcpy(&passed, CMSG_DATA(c), sizeof(int));
+		if (n != (ssize_t)sizeof(r) || r.magic != JIG_REPORT_MAGIC || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+			if (passed >= 0)
+				close(passed);
 			return;
+		}
+		if (r.kind == JIG_REPORT_HELD) {
+			if (passed >= 0 && out->held_fd < 0)
+				out->held_fd = passed;
+			else if (passed >= 0)
+				close(passed);
+			continue;
+		}
+		if (passed >= 0)
+			close(passed);
 		r.what[sizeof(r.what) - 1] = '\0';
 		switch (r.kind) {
 		case JIG_REPORT_STARTED:
@@ -367,6 +391,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	out->struct_size = size;
 	out->outcome = JIG_SCOPE_FAILED;
 	out->exit_status = -1;
+	out->held_fd = -1;
 	if (!sc || sc->struct_size < sizeof(*sc) || !sc->argv || !sc->argv[0] || sc->init_fd < 0 ||
 	    !sc->cwd || !sc->name || sc->n_fds > JIG_SCOPE_MAX_FDS) {
 		set_error(out, "invalid scope description");
@@ -401,7 +426,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		return JIG_MOD_EFAIL;
 	}
 	int rep[2] = {-1, -1}, errp[2] = {-1, -1};
-	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, rep) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		set_error(out, "pipe: %s", strerror(errno));
 		goto early_fail;
 	}
@@ -468,11 +493,16 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 			break;
 		}
 		/* A closed pipe stays readable (POLLHUP); stop polling it. */
-		struct pollfd p[4] = {{.fd = pidfd, .events = POLLIN},
+		struct pollfd p[5] = {{.fd = pidfd, .events = POLLIN},
 				      {.fd = rep_live ? rep[0] : -1, .events = POLLIN},
 				      {.fd = err_live ? errp[0] : -1, .events = POLLIN},
-				      {.fd = sfd, .events = POLLIN}};
-		int n = poll(p, 4, left > 1000 ? 1000 : (int)left);
+				      {.fd = sfd, .events = POLLIN},
+				      {.fd = sc->abort_fd, .events = POLLIN}};
+		int n = poll(p, 5, left > 1000 ? 1000 : (int)left);
+		if (p[4].revents) {
+			out->aborted = 1;
+			break;
+		}
 		if (n < 0 && errno != EINTR)
 			break;
 		if (p[1].revents) {
@@ -530,7 +560,10 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		set_error(out, "%s", why);
 	} else if (timed_out)
 		out->outcome = JIG_SCOPE_TIMEOUT;
-	else if (interrupted) {
+	else if (out->aborted) {
+		out->outcome = JIG_SCOPE_FAILED;
+		set_error(out, "ended by the host");
+	} else if (interrupted) {
 		out->outcome = JIG_SCOPE_FAILED;
 		set_error(out, "the supervisor received signal %d and fenced the scope", interrupted);
 	}

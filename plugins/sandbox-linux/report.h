@@ -1,5 +1,5 @@
-/* Records the in-scope launcher writes to the supervisor, one per write(2)
- * (smaller than PIPE_BUF, so never split). The supervisor trusts them only
+/* Records the in-scope launcher sends the supervisor over a SOCK_SEQPACKET
+ * socket, one per message. The supervisor trusts them only
  * as far as the launcher is trusted: it also measures everything it can
  * from the cgroup itself. */
 #ifndef JIG_SANDBOX_LINUX_REPORT_H
@@ -22,6 +22,7 @@ enum jig_report_kind {
 	JIG_REPORT_EXITED = 3,	    /* code set */
 	JIG_REPORT_SIGNALED = 4,    /* signal, core set */
 	JIG_REPORT_REFUSED = 5,	    /* the launcher refused to start the payload; err set */
+	JIG_REPORT_HELD = 6,	    /* carries the held directory as SCM_RIGHTS */
 };
 
 struct jig_report {

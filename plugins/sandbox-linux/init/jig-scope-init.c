@@ -1,10 +1,12 @@
 /* jig-scope-init: the trusted launcher inside every scope (PID 1 of the
  * scope's pid namespace, bound read-only at /.jig/init).
  *
- *   jig-scope-init KEEP CWD N NAME=VALUE... -- PROGRAM [ARGS...]
+ *   jig-scope-init KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]
  *
  * KEEP is the comma-separated list of descriptor numbers the policy selects
- * ("-" for none), CWD the working directory, and the N NAME=VALUE strings
+ * ("-" for none), CWD the working directory, HOLD a directory to open and
+ * hand to the supervisor before the payload starts ("-" for none), and the
+ * N NAME=VALUE strings
  * the payload's whole environment. Descriptor JIG_REPORT_FD carries reports
  * to the supervisor.
  *
@@ -25,6 +27,8 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +44,34 @@ static void report(const struct jig_report *r)
 	copy.magic = JIG_REPORT_MAGIC;
 	while (write(JIG_REPORT_FD, &copy, sizeof(copy)) < 0 && errno == EINTR)
 		;
+}
+
+static _Noreturn void refuse(const char *what, int err);
+
+/* Sends an open descriptor of dir to the supervisor (SCM_RIGHTS) and
+ * closes ours: the supervisor can then read the directory after every
+ * writer in the scope is gone. */
+static void hand_over(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		refuse("cannot open the held directory", errno);
+	struct jig_report r = {.magic = JIG_REPORT_MAGIC, .kind = JIG_REPORT_HELD};
+	struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(JIG_REPORT_FD, &m, 0) != (ssize_t)sizeof(r))
+		refuse("cannot hand over the held directory", errno);
+	close(fd);
 }
 
 static _Noreturn void refuse(const char *what, int err)
@@ -98,16 +130,16 @@ int main(int argc, char **argv)
 {
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		refuse("PR_SET_DUMPABLE", errno);
-	if (argc < 4)
-		refuse("usage: jig-scope-init KEEP CWD N NAME=VALUE... -- PROGRAM [ARGS...]", EINVAL);
-	const char *cwd = argv[2];
+	if (argc < 5)
+		refuse("usage: jig-scope-init KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]", EINVAL);
+	const char *cwd = argv[2], *hold = argv[3];
 	char *end;
-	long nenv = strtol(argv[3], &end, 10);
-	if (*end || nenv < 0 || nenv > 1024 || argc < 4 + nenv + 2 || strcmp(argv[4 + nenv], "--") != 0)
-		refuse("usage: jig-scope-init KEEP CWD N NAME=VALUE... -- PROGRAM [ARGS...]", EINVAL);
-	char **envp = argv + 4;
-	char **prog = argv + 4 + nenv + 1;
-	argv[4 + nenv] = NULL; /* terminates envp */
+	long nenv = strtol(argv[4], &end, 10);
+	if (*end || nenv < 0 || nenv > 1024 || argc < 5 + nenv + 2 || strcmp(argv[5 + nenv], "--") != 0)
+		refuse("usage: jig-scope-init KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]", EINVAL);
+	char **envp = argv + 5;
+	char **prog = argv + 5 + nenv + 1;
+	argv[5 + nenv] = NULL; /* terminates envp */
 
 	int keep[MAX_KEEP + 1], nkeep = 0;
 	if (strcmp(argv[1], "-") != 0) {
@@ -129,6 +161,9 @@ int main(int argc, char **argv)
 	check_no_capabilities();
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		refuse("PR_SET_CHILD_SUBREAPER", errno);
+
+	if (strcmp(hold, "-") != 0)
+		hand_over(hold);
 
 	pid_t main_pid = fork();
 	if (main_pid < 0)

@@ -91,6 +91,13 @@ struct jig_scope {
 	uint32_t network; /* enum jig_scope_network */
 	struct jig_scope_limits limits;
 	const char *const *argv; /* NULL-terminated; argv[0] absolute or found via env PATH */
+	/* The host may end the scope early: when abort_fd becomes readable (or
+	 * hangs up) the supervisor fences at once. -1: none. */
+	int abort_fd;
+	/* A directory inside the scope (e.g. its output tmpfs) the launcher
+	 * opens before the payload starts and hands back as result.held_fd, so
+	 * the host can read it after every writer is fenced. NULL: none. */
+	const char *hold_path;
 };
 
 enum jig_scope_outcome {
@@ -119,6 +126,9 @@ struct jig_scope_result {
 	uint64_t cpu_usec;	    /* cpu.stat usage_usec */
 	uint64_t cpu_throttled_usec; /* cpu.stat throttled_usec */
 	uint64_t wall_ms;
+	int32_t held_fd; /* scope.hold_path opened inside the scope, or -1; the
+			  * host owns and closes it */
+	uint32_t aborted; /* fenced because the host asked (abort_fd) */
 	uint32_t needs_delegation; /* refused only because no delegated cgroup v2
 				    * subtree was found; the host may obtain one */
 	char cgroup[256]; /* the scope's cgroup, for the record */

@@ -1,0 +1,550 @@
+/* jig run FLOW: run an admitted Flow in its scope and publish its packet.
+ *
+ *   check admission  -> the Plan rebuilt from the project and the installed
+ *                       snapshot must be the admitted one, else refuse
+ *   prepare          -> private run dir under .jig/runs: the package
+ *                       materialised from the store, attachments captured
+ *   scope            -> Bun + runtime support + package, inputs read-only,
+ *                       scratch, a 16 MiB output tmpfs held open by the
+ *                       launcher, Run/0 on descriptor 3, nothing else
+ *   Run/0            -> a thread reads bounded NDJSON; abuse ends the Run
+ *   collect          -> after fencing: final validation of the output and a
+ *                       bounded copy into a private stage next to --output
+ *   publish          -> record.json + files/, renameat2(RENAME_NOREPLACE) */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jig/sandbox.h>
+
+#include "../flow/plan.h"
+#include "../flow/timeout.h"
+#include "../flow/tree.h"
+#include "../snapshot/loader.h"
+#include "../util/cleanup.h"
+#include "../util/fileio.h"
+#include "../util/json.h"
+#include "commands.h"
+
+#define MAX_INPUTS 64
+#define INPUT_MAX_FILES 64
+#define INPUT_MAX_BYTES (8ull << 20)
+#define OUTPUT_MAX_FILES 64
+#define OUTPUT_MAX_ENTRIES 256
+#define RUN0_MAX_LINE 65536
+#define RUN0_MAX_MESSAGES 1024
+#define RUN0_MAX_LOGS 256
+
+/* --- Run/0 ------------------------------------------------------------------ */
+
+struct run0 {
+	int fd;	      /* our end of the socket */
+	int abort_wr; /* written to end the Run */
+	json_t *logs;
+	bool done;
+	char error[512]; /* a protocol violation or the Flow's reported error */
+	bool violation;
+};
+
+static void run0_fail(struct run0 *r, const char *why)
+{
+	if (!r->violation) {
+		r->violation = true;
+		snprintf(r->error, sizeof(r->error), "Run/0: %s", why);
+		if (write(r->abort_wr, "x", 1) < 0) {
+			/* the pipe is ours and empty; nothing else to do */
+		}
+	}
+}
+
+/* One message: {"op":"log","text":S} | {"op":"done"} | {"op":"error","text":S}. */
+static void run0_message(struct run0 *r, const char *line, size_t len, size_t *count)
+{
+	if (++*count > RUN0_MAX_MESSAGES)
+		return run0_fail(r, "more than 1024 messages");
+	json_error_t je;
+	json_t *m = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	const char *op = m ? json_string_value(json_object_get(m, "op")) : NULL;
+	if (!m || !json_is_object(m) || !op)
+		run0_fail(r, "a message is not a JSON object with an \"op\"");
+	else if (strcmp(op, "log") == 0 && json_object_size(m) == 2 && json_is_string(json_object_get(m, "text"))) {
+		if (json_array_size(r->logs) < RUN0_MAX_LOGS)
+			json_array_append(r->logs, json_object_get(m, "text"));
+	} else if (strcmp(op, "done") == 0 && json_object_size(m) == 1)
+		r->done = true;
+	else if (strcmp(op, "error") == 0 && json_object_size(m) == 2 && json_is_string(json_object_get(m, "text"))) {
+		if (!r->error[0])
+			snprintf(r->error, sizeof(r->error), "the Flow failed: %s", json_string_value(json_object_get(m, "text")));
+	} else
+		run0_fail(r, "unknown or malformed operation");
+	json_decref(m);
+}
+
+static void *run0_thread(void *arg)
+{
+	struct run0 *r = arg;
+	char *buf = malloc(RUN0_MAX_LINE + 1);
+	size_t have = 0, count = 0;
+	while (buf) {
+		ssize_t n = read(r->fd, buf + have, RUN0_MAX_LINE + 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		char *start = buf, *nl;
+		while (!r->violation && (nl = memchr(start, '\n', have - (size_t)(start - buf)))) {
+			run0_message(r, start, (size_t)(nl - start), &count);
+			start = nl + 1;
+		}
+		have -= (size_t)(start - buf);
+		memmove(buf, start, have);
+		if (have > RUN0_MAX_LINE)
+			run0_fail(r, "a message is longer than 64 KiB");
+		if (r->violation)
+			break; /* the Run is ending; stop reading its bytes */
+	}
+	free(buf);
+	return NULL;
+}
+
+/* --- helpers ------------------------------------------------------------------ */
+
+/* Removes everything below dirfd (no symlinks followed), then name in parent. */
+static void remove_tree(int parent, const char *name)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		fchmod(fd, 0700);
+		DIR *d = fdopendir(fd);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			if (unlinkat(fd, de->d_name, 0) < 0)
+				remove_tree(fd, de->d_name);
+		}
+		if (d)
+			closedir(d);
+		else
+			close(fd);
+	}
+	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+static const char *outcome_name(uint32_t o)
+{
+	static const char *const names[] = {"exited", "signaled", "crashed", "timeout", "oom", "failed"};
+	return o < sizeof(names) / sizeof(names[0]) ? names[o] : "unknown";
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct input {
+	char *name;
+	const char *path;
+};
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: jig run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--project DIR] [--json]\n");
+	return JIG_E_USAGE;
+}
+
+/* Captures one attachment into inputdir/NAME. */
+static int attach(const struct input *in, int inputdir, struct jig_tree_stats *st, struct jig_error *e)
+{
+	char what[128];
+	snprintf(what, sizeof(what), "attachment %s", in->name);
+	struct jig_tree_limits l = {.what = what, .max_files = INPUT_MAX_FILES, .max_entries = INPUT_MAX_FILES * 4,
+				    .max_bytes = INPUT_MAX_BYTES, .reject_sparse = true};
+	jig_autoclose int fd = open(in->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return jig_err(e, JIG_E_USAGE, "%s (%s): %s", what, in->path,
+			       errno == ELOOP ? "is a symbolic link; attach the real file" : strerror(errno));
+	char fs[32];
+	if (!jig_tree_fs_ok(fd, fs, sizeof(fs)))
+		return jig_err(e, JIG_E_USAGE, "%s (%s): is on %s; attachments are captured from ext4, XFS, Btrfs or tmpfs only", what, in->path, fs);
+	struct stat sb;
+	if (fstat(fd, &sb) < 0)
+		return jig_err(e, JIG_E_USAGE, "%s: %s", what, strerror(errno));
+	if (S_ISREG(sb.st_mode))
+		return jig_tree_copy_file(fd, in->name, inputdir, &l, st, e);
+	if (!S_ISDIR(sb.st_mode))
+		return jig_err(e, JIG_E_USAGE, "%s (%s): is a special file; refused", what, in->path);
+	if (mkdirat(inputdir, in->name, 0700) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "%s: %s", what, strerror(errno));
+	jig_autoclose int dst = openat(inputdir, in->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int r = dst < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: %s", what, strerror(errno))
+			: jig_tree_copy(fd, in->name, dst, &l, st, e);
+	if (!r)
+		fchmod(dst, 0555);
+	return r;
+}
+
+int jig_cmd_run(int argc, char **argv)
+{
+	const char *flow_name = NULL, *output = NULL, *project = ".";
+	uint64_t timeout_ms = JIG_RUN_TIMEOUT_DEFAULT_MS;
+	int json = 0;
+	struct input inputs[MAX_INPUTS];
+	size_t n_inputs = 0;
+	struct jig_error e = {0};
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--json") == 0)
+			json = 1;
+		else if (strcmp(a, "--output") == 0 && i + 1 < argc)
+			output = argv[++i];
+		else if (strcmp(a, "--project") == 0 && i + 1 < argc)
+			project = argv[++i];
+		else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
+			if (jig_parse_timeout(argv[++i], &timeout_ms, &e) < 0) {
+				fprintf(stderr, "jig run: %s\n", e.msg);
+				return JIG_E_USAGE;
+			}
+		} else if (strcmp(a, "--input") == 0 && i + 1 < argc) {
+			char *spec = argv[++i], *eq = strchr(spec, '=');
+			if (!eq || eq == spec || !eq[1] || n_inputs >= MAX_INPUTS) {
+				fprintf(stderr, "jig run: --input \"%s\": expected NAME=PATH\n", spec);
+				return JIG_E_USAGE;
+			}
+			*eq = '\0';
+			for (size_t k = 0; k < n_inputs; k++)
+				if (strcmp(inputs[k].name, spec) == 0) {
+					fprintf(stderr, "jig run: --input %s given twice\n", spec);
+					return JIG_E_USAGE;
+				}
+			inputs[n_inputs++] = (struct input){spec, eq + 1};
+		} else if (a[0] != '-' && !flow_name)
+			flow_name = a;
+		else {
+			fprintf(stderr, "jig run: unknown argument \"%s\"\n", a);
+			return usage();
+		}
+	}
+	if (!flow_name || !output)
+		return usage();
+	if (geteuid() == 0) {
+		fprintf(stderr, "jig: refusing to run a Flow as root; jig is a rootless tool, run it as an unprivileged user\n");
+		return JIG_E_HOST;
+	}
+
+	/* The destination: a new name in an existing directory; never replaced. */
+	char outbuf[PATH_MAX];
+	snprintf(outbuf, sizeof(outbuf), "%s", output);
+	char *slash = strrchr(outbuf, '/');
+	const char *outname = slash ? slash + 1 : outbuf;
+	const char *outparent = slash ? (slash == outbuf ? "/" : outbuf) : ".";
+	if (slash)
+		*slash = '\0';
+	if (!jig_path_is_normal_relative(outname)) {
+		fprintf(stderr, "jig run: --output %s: the last component must be a plain new name\n", output);
+		return JIG_E_USAGE;
+	}
+	jig_autoclose int parentfd = open(outparent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (parentfd < 0) {
+		fprintf(stderr, "jig run: --output %s: parent directory: %s\n", output, strerror(errno));
+		return JIG_E_USAGE;
+	}
+	if (fstatat(parentfd, outname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		fprintf(stderr, "jig run: --output %s already exists; jig never replaces a destination\n", output);
+		return JIG_E_USAGE;
+	}
+
+	struct jig_project p;
+	if (jig_project_open(project, &p, &e) < 0) {
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
+	int code = 0;
+	struct jig_snapshot s;
+	bool have_snap = false, have_mod = false;
+	struct jig_module_handle h;
+	struct jig_plan pl = {0};
+	char run_rel[64] = "", stage_name[128] = "";
+	int devnull = -1, rundir = -1, init_fd = -1, sv[2] = {-1, -1}, ab[2] = {-1, -1}, stagefd = -1;
+	json_t *inlist = json_array(), *outlist = json_array(), *record = NULL;
+	struct run0 r0 = {.fd = -1, .abort_wr = -1, .logs = json_array()};
+	struct jig_scope_result res;
+	memset(&res, 0, sizeof(res));
+	res.struct_size = sizeof(res);
+	res.held_fd = -1;
+	const struct jig_flow *f = jig_project_flow(&p, flow_name);
+	if (!f) {
+		jig_err(&e, JIG_E_USAGE, "project %s has no Flow \"%s\"", project, flow_name);
+		goto fail;
+	}
+	for (size_t k = 0; k < n_inputs; k++) {
+		bool declared = false;
+		for (size_t j = 0; j < f->n_inputs; j++)
+			declared |= strcmp(f->inputs[j], inputs[k].name) == 0;
+		if (!declared) {
+			jig_err(&e, JIG_E_USAGE, "flow %s declares no input \"%s\" (its inputs are in flow.json)", f->name, inputs[k].name);
+			goto fail;
+		}
+	}
+	for (size_t j = 0; j < f->n_inputs; j++) {
+		bool given = false;
+		for (size_t k = 0; k < n_inputs; k++)
+			given |= strcmp(f->inputs[j], inputs[k].name) == 0;
+		if (!given) {
+			jig_err(&e, JIG_E_USAGE, "flow %s needs --input %s=PATH", f->name, f->inputs[j]);
+			goto fail;
+		}
+	}
+
+	/* Admission: the Plan of the project as it is now, against the snapshot
+	 * installed now, must be the admitted one. Nothing runs otherwise. */
+	char libdir[PATH_MAX], admitted[JIG_SHA256_HEX];
+	if (jig_project_capture(&p, false, &e) < 0)
+		goto fail;
+	if (jig_snapshot_default_libdir(libdir, sizeof(libdir), &e) < 0 || jig_snapshot_open_installed(&s, libdir, &e) < 0)
+		goto fail;
+	have_snap = true;
+	if (jig_plan_build(&p, &s, &pl, &e) < 0 || jig_plan_admitted(&p, admitted, &e) < 0)
+		goto fail;
+	if (strcmp(admitted, pl.sha256) != 0) {
+		jig_err(&e, JIG_E_INTEGRITY,
+			"the project or the installed snapshot changed since review (admitted Plan %.12s, now %.12s); nothing was run: review again with 'jig review'",
+			admitted, pl.sha256);
+		goto fail;
+	}
+	f = jig_project_flow(&p, flow_name);
+
+	if (jig_module_load(&s, "sandbox-linux", JIG_KIND_SANDBOX, &h, &e) < 0)
+		goto fail;
+	have_mod = true;
+	const struct jig_sandbox_ops *ops = h.desc->ops;
+	if (h.desc->ops_size < offsetof(struct jig_sandbox_ops, launch) + sizeof(ops->launch) || !ops->launch) {
+		jig_err(&e, JIG_E_INTEGRITY, "module sandbox-linux cannot launch scopes");
+		goto fail;
+	}
+	for (size_t i = 0; i < s.m.nfiles; i++) {
+		const struct jig_manifest_file *mf = &s.m.files[i];
+		int fd = -1;
+		if (strcmp(mf->path, JIG_SCOPE_INIT_FILE) == 0) {
+			unsigned char got[JIG_SHA256_LEN];
+			uint64_t size;
+			fd = jig_snapshot_open_file(&s, mf, &e);
+			if (fd < 0)
+				goto fail;
+			if (jig_sha256_fd(fd, &size, got) < 0 || size != mf->size || memcmp(got, mf->sha256, JIG_SHA256_LEN) != 0) {
+				close(fd);
+				jig_err(&e, JIG_E_INTEGRITY, "%s/%s does not match the signed manifest", s.dirpath, mf->path);
+				goto fail;
+			}
+			init_fd = fd;
+		} else if (strcmp(mf->path, JIG_RUNTIME_BUN) == 0 || strcmp(mf->path, JIG_RUNTIME_BOOT) == 0) {
+			/* Ownership, mode and size against the signed manifest (the
+			 * bytes are hashed by jig modules verify and at review). */
+			fd = jig_snapshot_open_file(&s, mf, &e);
+			if (fd < 0)
+				goto fail;
+			close(fd);
+		}
+	}
+
+	/* The private run directory: package and attachments. */
+	snprintf(run_rel, sizeof(run_rel), "runs");
+	mkdirat(p.statefd, run_rel, 0700);
+	snprintf(run_rel, sizeof(run_rel), "runs/%d-%lld", (int)getpid(), now_ms());
+	if (mkdirat(p.statefd, run_rel, 0700) < 0 ||
+	    (rundir = openat(p.statefd, run_rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    mkdirat(rundir, "package", 0700) < 0 || mkdirat(rundir, "input", 0700) < 0) {
+		jig_err(&e, JIG_E_INTERNAL, "%s/.jig/%s: %s", project, run_rel, strerror(errno));
+		goto fail;
+	}
+	{
+		jig_autoclose int pk = openat(rundir, "package", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		jig_autoclose int in = openat(rundir, "input", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char fs[32];
+		if (pk < 0 || in < 0 || jig_store_materialise(&p, f->package_sha256, pk, &e) < 0)
+			goto fail;
+		if (!jig_tree_fs_ok(in, fs, sizeof(fs))) {
+			jig_err(&e, JIG_E_USAGE, "%s/.jig is on %s; attachments are captured onto ext4, XFS, Btrfs or tmpfs only", project, fs);
+			goto fail;
+		}
+		struct jig_tree_stats ist = {.list = inlist};
+		for (size_t k = 0; k < n_inputs; k++)
+			if (attach(&inputs[k], in, &ist, &e) < 0)
+				goto fail;
+		fchmod(pk, 0555);
+		fchmod(in, 0555);
+	}
+
+	/* Paths for the scope. */
+	char rootreal[PATH_MAX], pkgpath[PATH_MAX + 64], inpath[PATH_MAX + 64], bunpath[PATH_MAX], rtpath[PATH_MAX];
+	if (!realpath(project, rootreal)) {
+		jig_err(&e, JIG_E_USAGE, "%s: %s", project, strerror(errno));
+		goto fail;
+	}
+	snprintf(pkgpath, sizeof(pkgpath), "%s/.jig/%s/package", rootreal, run_rel);
+	snprintf(inpath, sizeof(inpath), "%s/.jig/%s/input", rootreal, run_rel);
+	snprintf(bunpath, sizeof(bunpath), "%s/%s", s.dirpath, JIG_RUNTIME_BUN);
+	snprintf(rtpath, sizeof(rtpath), "%s/libexec/runtime", s.dirpath);
+	const char *lib = "/usr/lib/x86_64-linux-gnu", *lib64 = "/usr/lib64";
+	struct jig_scope_bind binds[] = {
+		{bunpath, "/.jig/bun"}, {rtpath, "/.jig/runtime"}, {pkgpath, "/flow"}, {inpath, "/input"},
+		{lib, lib}, {lib64, lib64},
+	};
+	struct jig_scope_tmpfs tmpfs[] = {{"/output", JIG_FLOW_OUTPUT_BYTES}, {"/scratch", JIG_FLOW_SCRATCH_BYTES}};
+	/* Bun is a glibc program: its loader and libraries, nothing else of /usr
+	 * (Debian's merged /usr layout). */
+	struct jig_scope_symlink links[] = {{"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}};
+	const char *env[] = {"HOME=/scratch", "TMPDIR=/scratch", "LANG=C.UTF-8", "NO_COLOR=1"};
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(ab, O_CLOEXEC) < 0) {
+		jig_err(&e, JIG_E_INTERNAL, "Run/0: %s", strerror(errno));
+		goto fail;
+	}
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	struct jig_scope_fd fds[] = {{devnull, 0}, {devnull, 1}, {devnull, 2}, {sv[1], 3}};
+	const char *prog[] = {"/.jig/bun", "/.jig/runtime/boot.js", f->entry, NULL};
+	char scope_name[40];
+	snprintf(scope_name, sizeof(scope_name), "flow-%.24s", f->name);
+	for (char *c = scope_name; *c; c++)
+		if (*c == '_')
+			*c = '-';
+	struct jig_scope sc = {
+		.struct_size = sizeof(sc), .name = scope_name, .policy_sha256 = pl.sha256, .init_fd = init_fd,
+		.binds = binds, .n_binds = 6, .tmpfs = tmpfs, .n_tmpfs = 2, .symlinks = links, .n_symlinks = 2,
+		.env = env, .n_env = 4, .fds = fds, .n_fds = 4, .cwd = "/scratch", .network = JIG_NET_NONE,
+		.limits = {.memory_bytes = JIG_FLOW_MEMORY, .tasks = JIG_FLOW_TASKS, .cpu_quota_us = JIG_FLOW_CPU_US,
+			   .wall_ms = timeout_ms},
+		.argv = prog, .abort_fd = ab[0], .hold_path = "/output",
+	};
+	r0.fd = sv[0];
+	r0.abort_wr = ab[1];
+	pthread_t th;
+	if (pthread_create(&th, NULL, run0_thread, &r0) != 0) {
+		jig_err(&e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
+		goto fail;
+	}
+	long long started = now_ms();
+	int lr = ops->launch(h.state, &sc, &res);
+	close(sv[1]);
+	sv[1] = -1;
+	pthread_join(th, NULL);
+	res.error[sizeof(res.error) - 1] = '\0';
+	if (lr != JIG_MOD_OK) {
+		jig_err(&e, JIG_E_HOST, "flow %s refused: %s", f->name, res.error[0] ? res.error : "launch failed");
+		goto fail;
+	}
+
+	/* The verdict, then final validation of the output (writers are fenced:
+	 * the cgroup is empty; the launcher's held descriptor keeps the tmpfs). */
+	const char *status = "succeeded";
+	char why[700] = "";
+	if (r0.violation)
+		status = "failed", snprintf(why, sizeof(why), "%s", r0.error);
+	else if (res.outcome == JIG_SCOPE_TIMEOUT)
+		status = "timeout", snprintf(why, sizeof(why), "the Flow ran past its %llu ms deadline and was fenced", (unsigned long long)timeout_ms);
+	else if (res.outcome != JIG_SCOPE_EXITED || res.exit_status != 0 || !r0.done)
+		status = "failed", snprintf(why, sizeof(why), "%s", r0.error[0] ? r0.error : res.error[0] ? res.error : "the Flow did not complete");
+	if (!res.cleanup_confirmed)
+		status = "failed", snprintf(why, sizeof(why), "cleanup not confirmed: %s", res.error);
+	snprintf(stage_name, sizeof(stage_name), ".jig-stage-%d-%.80s", (int)getpid(), outname);
+	if (mkdirat(parentfd, stage_name, 0700) < 0 ||
+	    (stagefd = openat(parentfd, stage_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    mkdirat(stagefd, "files", 0700) < 0) {
+		stage_name[0] = '\0';
+		jig_err(&e, JIG_E_INTERNAL, "--output %s: cannot create the stage: %s", output, strerror(errno));
+		goto fail;
+	}
+	if (strcmp(status, "succeeded") == 0) {
+		if (res.held_fd < 0) {
+			jig_err(&e, JIG_E_INTERNAL, "the scope's output was not held; nothing published");
+			goto fail;
+		}
+		jig_autoclose int files = openat(stagefd, "files", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct jig_tree_limits ol = {.what = "output", .max_files = OUTPUT_MAX_FILES, .max_entries = OUTPUT_MAX_ENTRIES,
+					     .max_bytes = JIG_FLOW_OUTPUT_BYTES, .reject_sparse = true,
+					     .allowed = f->outputs, .n_allowed = f->n_outputs};
+		struct jig_tree_stats ost = {.list = outlist};
+		if (jig_tree_copy(res.held_fd, "", files, &ol, &ost, &e) < 0) {
+			jig_err(&e, JIG_E_USAGE, "output refused, nothing published: %s", e.msg);
+			goto fail;
+		}
+		fchmod(files, 0555);
+	}
+	record = json_pack(
+		"{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:{s:s,s:i,s:i,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I},s:O,s:O,s:O}",
+		"format", "jig-run-record/1", "status", status, "error", why, "flow", f->name, "plan_sha256",
+		pl.sha256, "package_sha256", f->package_sha256, "timeout_ms", (json_int_t)timeout_ms, "started_ms",
+		(json_int_t)started, "termination", "outcome", outcome_name(res.outcome), "exit_status", res.exit_status,
+		"signal", res.signal, "core_dumped", res.core_dumped != 0, "fenced", res.fenced != 0,
+		"cleanup_confirmed", res.cleanup_confirmed != 0, "oom_kills", (json_int_t)res.oom_kills,
+		"pids_max_hits", (json_int_t)res.pids_max_hits, "memory_peak_bytes", (json_int_t)res.memory_peak_bytes,
+		"cpu_usec", (json_int_t)res.cpu_usec, "wall_ms", (json_int_t)res.wall_ms, "inputs", inlist, "outputs",
+		outlist, "logs", r0.logs);
+	char *txt = record ? json_dumps(record, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	if (!txt || jig_write_file_at(stagefd, "record.json", txt, strlen(txt), 0444, &e) < 0) {
+		free(txt);
+		goto fail;
+	}
+	if (fchmod(stagefd, 0555) < 0 || renameat2(parentfd, stage_name, parentfd, outname, RENAME_NOREPLACE) < 0) {
+		jig_err(&e, JIG_E_USAGE, "--output %s: %s; nothing published", output,
+			errno == EEXIST ? "appeared while the Flow ran; jig never replaces a destination" : strerror(errno));
+		free(txt);
+		goto fail;
+	}
+	stage_name[0] = '\0';
+	if (json)
+		puts(txt);
+	else
+		fprintf(stderr, "jig: flow %s %s%s%s; packet %s\n", f->name, status, why[0] ? ": " : "", why, output);
+	free(txt);
+	code = strcmp(status, "succeeded") == 0 ? 0 : 1;
+	goto out;
+fail:
+	jig_cli_fail(json, &e);
+	code = e.code ? e.code : JIG_E_INTERNAL;
+out:
+	if (res.held_fd >= 0)
+		close(res.held_fd);
+	if (stage_name[0])
+		remove_tree(parentfd, stage_name);
+	if (stagefd >= 0)
+		close(stagefd);
+	if (rundir >= 0) {
+		close(rundir);
+		remove_tree(p.statefd, run_rel);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (sv[i] >= 0)
+			close(sv[i]);
+		if (ab[i] >= 0)
+			close(ab[i]);
+	}
+	if (init_fd >= 0)
+		close(init_fd);
+	if (devnull >= 0)
+		close(devnull);
+	json_decref(record);
+	json_decref(inlist);
+	json_decref(outlist);
+	json_decref(r0.logs);
+	jig_plan_free(&pl);
+	if (have_mod)
+		jig_module_unload(&h);
+	if (have_snap)
+		jig_snapshot_close(&s);
+	jig_project_close(&p);
+	return code;
+}

@@ -1,0 +1,187 @@
+#include "flow/tree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/crypto.h"
+#include "util/fileio.h"
+
+#define MAX_DEPTH 16
+
+bool jig_tree_fs_ok(int fd, char *name, size_t cap)
+{
+	struct statfs sf;
+	if (fstatfs(fd, &sf) < 0) {
+		snprintf(name, cap, "unknown");
+		return false;
+	}
+	switch ((unsigned long)sf.f_type) {
+	case 0xEF53: snprintf(name, cap, "ext4"); return true;
+	case 0x58465342: snprintf(name, cap, "xfs"); return true;
+	case 0x9123683E: snprintf(name, cap, "btrfs"); return true;
+	case 0x01021994: snprintf(name, cap, "tmpfs"); return true;
+	default: snprintf(name, cap, "type 0x%lx", (unsigned long)sf.f_type); return false;
+	}
+}
+
+static bool allowed(const struct jig_tree_limits *l, const char *path)
+{
+	if (!l->allowed)
+		return true;
+	for (size_t i = 0; i < l->n_allowed; i++)
+		if (strcmp(l->allowed[i], path) == 0)
+			return true;
+	return false;
+}
+
+/* Checks st (from fstatat without following) for a file at rel. */
+static int check_file(const struct stat *st, const char *rel, const struct jig_tree_limits *l,
+		      struct jig_tree_stats *s, struct jig_error *e)
+{
+	if (st->st_nlink != 1)
+		return jig_err(e, JIG_E_USAGE, "%s %s: has %lu hard links; only singly linked files are accepted", l->what, rel,
+			       (unsigned long)st->st_nlink);
+	if (l->reject_sparse && (uint64_t)st->st_blocks * 512 + 65536 < (uint64_t)st->st_size)
+		return jig_err(e, JIG_E_USAGE, "%s %s: is a sparse file (%lld bytes, %lld allocated); refused", l->what, rel,
+			       (long long)st->st_size, (long long)st->st_blocks * 512);
+	if (!allowed(l, rel))
+		return jig_err(e, JIG_E_USAGE, "%s %s: is not a declared output of the Flow", l->what, rel);
+	if (++s->files > l->max_files)
+		return jig_err(e, JIG_E_USAGE, "%s: more than %zu files", l->what, l->max_files);
+	if (++s->entries > l->max_entries)
+		return jig_err(e, JIG_E_USAGE, "%s: more than %zu entries", l->what, l->max_entries);
+	if ((s->bytes += (uint64_t)st->st_size) > l->max_bytes)
+		return jig_err(e, JIG_E_USAGE, "%s: more than %llu bytes", l->what, (unsigned long long)l->max_bytes);
+	return 0;
+}
+
+/* Streams in (opened from the checked entry) to dstfd/name, at most size
+ * bytes; records path, size and SHA-256. */
+static int copy_bytes(int in, const struct stat *want, const char *rel, int dstfd, const char *name,
+		      const struct jig_tree_limits *l, struct jig_tree_stats *s, struct jig_error *e)
+{
+	struct stat got;
+	if (fstat(in, &got) < 0 || got.st_ino != want->st_ino || got.st_dev != want->st_dev || !S_ISREG(got.st_mode))
+		return jig_err(e, JIG_E_USAGE, "%s %s: changed while it was copied", l->what, rel);
+	jig_autoclose int out = openat(dstfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0)
+		return jig_err(e, JIG_E_INTERNAL, "%s %s: cannot create the copy: %s", l->what, rel, strerror(errno));
+	struct jig_sha256_ctx *c = jig_sha256_begin();
+	if (!c)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	char buf[65536];
+	uint64_t total = 0;
+	int r = 0;
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = jig_err(e, JIG_E_USAGE, "%s %s: read: %s", l->what, rel, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		total += (uint64_t)n;
+		if (total > (uint64_t)want->st_size) {
+			r = jig_err(e, JIG_E_USAGE, "%s %s: grew while it was copied", l->what, rel);
+			break;
+		}
+		jig_sha256_update(c, buf, (size_t)n);
+		if (write(out, buf, (size_t)n) != n) {
+			r = jig_err(e, JIG_E_INTERNAL, "%s %s: write: %s", l->what, rel, strerror(errno));
+			break;
+		}
+	}
+	unsigned char h[JIG_SHA256_LEN];
+	char hex[JIG_SHA256_HEX];
+	jig_sha256_end(c, h);
+	jig_hex(h, JIG_SHA256_LEN, hex);
+	if (r == 0 && fchmod(out, 0444) < 0)
+		r = jig_err(e, JIG_E_INTERNAL, "%s %s: %s", l->what, rel, strerror(errno));
+	if (r == 0 && s->list)
+		json_array_append_new(s->list, json_pack("{s:s,s:I,s:s}", "path", rel, "size", (json_int_t)total, "sha256", hex));
+	return r;
+}
+
+int jig_tree_copy_file(int srcfd, const char *name, int dstfd, const struct jig_tree_limits *l,
+		       struct jig_tree_stats *s, struct jig_error *e)
+{
+	struct stat st;
+	if (fstat(srcfd, &st) < 0 || !S_ISREG(st.st_mode))
+		return jig_err(e, JIG_E_USAGE, "%s: not a regular file", l->what);
+	int r = check_file(&st, name, l, s, e);
+	return r ? r : copy_bytes(srcfd, &st, name, dstfd, name, l, s, e);
+}
+
+static int copy_dir(int srcfd, dev_t dev, const char *prefix, int dstfd, const struct jig_tree_limits *l,
+		    struct jig_tree_stats *s, int depth, struct jig_error *e)
+{
+	if (depth > MAX_DEPTH)
+		return jig_err(e, JIG_E_USAGE, "%s %s: nested deeper than %d directories", l->what, prefix, MAX_DEPTH);
+	int dfd = dup(srcfd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return jig_err(e, JIG_E_INTERNAL, "%s: %s", l->what, strerror(errno));
+	}
+	rewinddir(d);
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(d))) {
+		const char *n = de->d_name;
+		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+			continue;
+		char rel[1024];
+		snprintf(rel, sizeof(rel), "%s%s%s", prefix, prefix[0] ? "/" : "", n);
+		struct stat st;
+		if (!jig_path_is_normal_relative(rel))
+			r = jig_err(e, JIG_E_USAGE, "%s %s: names must be [A-Za-z0-9._+-]", l->what, rel);
+		else if (fstatat(srcfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			r = jig_err(e, JIG_E_USAGE, "%s %s: %s", l->what, rel, strerror(errno));
+		else if (S_ISLNK(st.st_mode))
+			r = jig_err(e, JIG_E_USAGE, "%s %s: is a symbolic link; refused", l->what, rel);
+		else if (st.st_dev != dev)
+			r = jig_err(e, JIG_E_USAGE, "%s %s: is another mount; refused", l->what, rel);
+		else if (S_ISDIR(st.st_mode)) {
+			if (++s->entries > l->max_entries)
+				r = jig_err(e, JIG_E_USAGE, "%s: more than %zu entries", l->what, l->max_entries);
+			else if (mkdirat(dstfd, n, 0700) < 0)
+				r = jig_err(e, JIG_E_INTERNAL, "%s %s: %s", l->what, rel, strerror(errno));
+			else {
+				jig_autoclose int sub = openat(srcfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				jig_autoclose int dsub = openat(dstfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				r = sub < 0 || dsub < 0 ? jig_err(e, JIG_E_USAGE, "%s %s: %s", l->what, rel, strerror(errno))
+							: copy_dir(sub, dev, rel, dsub, l, s, depth + 1, e);
+				if (!r)
+					fchmod(dsub, 0555);
+			}
+		} else if (!S_ISREG(st.st_mode))
+			r = jig_err(e, JIG_E_USAGE, "%s %s: is a special file (fifo, socket or device); refused", l->what, rel);
+		else if (!(r = check_file(&st, rel, l, s, e))) {
+			jig_autoclose int in = openat(srcfd, n, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			r = in < 0 ? jig_err(e, JIG_E_USAGE, "%s %s: %s", l->what, rel, strerror(errno))
+				   : copy_bytes(in, &st, rel, dstfd, n, l, s, e);
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+int jig_tree_copy(int srcfd, const char *prefix, int dstfd, const struct jig_tree_limits *l,
+		  struct jig_tree_stats *s, struct jig_error *e)
+{
+	struct stat st;
+	if (fstat(srcfd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return jig_err(e, JIG_E_USAGE, "%s: not a directory", l->what);
+	return copy_dir(srcfd, st.st_dev, prefix, dstfd, l, s, 0, e);
+}

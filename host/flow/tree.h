@@ -1,0 +1,42 @@
+/* Bounded, descriptor-relative copies of small file trees: attachments into
+ * a run, a Flow's output out of its fenced tmpfs. Only directories and
+ * singly linked regular files; symlinks, hard links, special files, other
+ * mounts, oversized sparse files and anything over the caps are refused. */
+#ifndef JIG_FLOW_TREE_H
+#define JIG_FLOW_TREE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/error.h"
+
+struct jig_tree_limits {
+	const char *what;   /* "attachment data", "output" */
+	size_t max_files;   /* regular files */
+	size_t max_entries; /* files and directories */
+	uint64_t max_bytes; /* logical bytes */
+	bool reject_sparse;
+	char *const *allowed; /* if set, every file path must be one of these */
+	size_t n_allowed;
+};
+
+struct jig_tree_stats {
+	size_t files, entries;
+	uint64_t bytes;
+	json_t *list; /* [{path, size, sha256}], created by the caller */
+};
+
+/* Copies the tree under srcfd (a directory) into dstfd (an empty
+ * directory), prefix naming the paths. Counts accumulate in *st across
+ * calls, so several attachments share one cap. */
+int jig_tree_copy(int srcfd, const char *prefix, int dstfd, const struct jig_tree_limits *l,
+		  struct jig_tree_stats *st, struct jig_error *e);
+/* One regular file (by descriptor) to dstfd/name with the same checks. */
+int jig_tree_copy_file(int srcfd, const char *name, int dstfd, const struct jig_tree_limits *l,
+		       struct jig_tree_stats *st, struct jig_error *e);
+/* The file system of fd is ext4, XFS, Btrfs or tmpfs. */
+bool jig_tree_fs_ok(int fd, char *name, size_t cap);
+
+#endif
