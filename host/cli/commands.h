@@ -10,6 +10,7 @@ int jig_cmd_modules_verify(int json);
 int jig_cmd_host_check(int json);
 int jig_cmd_review(int argc, char **argv);
 int jig_cmd_run(int argc, char **argv);
+int jig_cmd_inspect(int argc, char **argv);
 int jig_cmd_scope(int argc, char **argv, int in_transient_scope);
 
 /* Shared by the commands. */

@@ -19,6 +19,7 @@ static const char usage[] =
 	"                           capture the project, print its Plan, admit it after yes\n"
 	"  run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--project DIR] [--json]\n"
 	"                           run an admitted Flow and publish its packet at DIR\n"
+	"  inspect PACKET [--json]  check a published packet against its record and show it\n"
 	"  scope plan POLICY [--json]\n"
 	"                           validate a scope policy and print its permission plan\n"
 	"  scope run POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]\n"
@@ -85,6 +86,8 @@ int main(int argc, char **argv)
 			return 2;
 		return jig_cmd_host_check(json);
 	}
+	if (strcmp(cmd, "inspect") == 0)
+		return jig_cmd_inspect(argc - 2, argv + 2);
 	if (strcmp(cmd, "run") == 0)
 		return jig_cmd_run(argc - 2, argv + 2);
 	if (strcmp(cmd, "review") == 0)

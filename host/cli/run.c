@@ -120,28 +120,6 @@ static void *run0_thread(void *arg)
 
 /* --- helpers ------------------------------------------------------------------ */
 
-/* Removes everything below dirfd (no symlinks followed), then name in parent. */
-static void remove_tree(int parent, const char *name)
-{
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0) {
-		fchmod(fd, 0700);
-		DIR *d = fdopendir(fd);
-		struct dirent *de;
-		while (d && (de = readdir(d))) {
-			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-				continue;
-			if (unlinkat(fd, de->d_name, 0) < 0)
-				remove_tree(fd, de->d_name);
-		}
-		if (d)
-			closedir(d);
-		else
-			close(fd);
-	}
-	unlinkat(parent, name, AT_REMOVEDIR);
-}
-
 static const char *outcome_name(uint32_t o)
 {
 	static const char *const names[] = {"exited", "signaled", "crashed", "timeout", "oom", "failed"};
@@ -477,8 +455,9 @@ int jig_cmd_run(int argc, char **argv)
 					     .max_bytes = JIG_FLOW_OUTPUT_BYTES, .reject_sparse = true,
 					     .allowed = f->outputs, .n_allowed = f->n_outputs};
 		struct jig_tree_stats ost = {.list = outlist};
-		if (jig_tree_copy(res.held_fd, "", files, &ol, &ost, &e) < 0) {
-			jig_err(&e, JIG_E_USAGE, "output refused, nothing published: %s", e.msg);
+		struct jig_error oe = {0};
+		if (jig_tree_copy(res.held_fd, "", files, &ol, &ost, &oe) < 0) {
+			jig_err(&e, JIG_E_USAGE, "output refused, nothing published: %s", oe.msg);
 			goto fail;
 		}
 		fchmod(files, 0555);
@@ -519,12 +498,12 @@ out:
 	if (res.held_fd >= 0)
 		close(res.held_fd);
 	if (stage_name[0])
-		remove_tree(parentfd, stage_name);
+		jig_remove_tree(parentfd, stage_name);
 	if (stagefd >= 0)
 		close(stagefd);
 	if (rundir >= 0) {
 		close(rundir);
-		remove_tree(p.statefd, run_rel);
+		jig_remove_tree(p.statefd, run_rel);
 	}
 	for (int i = 0; i < 2; i++) {
 		if (sv[i] >= 0)

@@ -78,7 +78,7 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	jig_autoclose int pfd = jig_open_beneath(rootfd, dir, O_RDONLY | O_DIRECTORY);
 	if (pfd < 0)
 		return jig_err(e, JIG_E_USAGE, "flow %s: package directory %s: %s", name, dir,
-			       errno == ELOOP ? "is or passes through a symbolic link" : strerror(errno));
+			       errno == ELOOP || errno == ENOTDIR ? "is not a directory, or is or passes through a symbolic link" : strerror(errno));
 	jig_autofree char *buf = NULL;
 	size_t len;
 	int r = read_meta(pfd, JIG_FLOW_FILE, what, &buf, &len, e);

@@ -36,9 +36,12 @@ static bool allowed(const struct jig_tree_limits *l, const char *path)
 {
 	if (!l->allowed)
 		return true;
-	for (size_t i = 0; i < l->n_allowed; i++)
-		if (strcmp(l->allowed[i], path) == 0)
+	for (size_t i = 0; i < l->n_allowed; i++) {
+		size_t n = strlen(l->allowed[i]);
+		/* A declared output names a file, or a directory for what is below it. */
+		if (strncmp(l->allowed[i], path, n) == 0 && (path[n] == '\0' || path[n] == '/'))
 			return true;
+	}
 	return false;
 }
 

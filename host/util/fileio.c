@@ -1,5 +1,6 @@
 #include "fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <fcntl.h>
@@ -124,3 +125,25 @@ int jig_write_file_at(int dirfd, const char *rel, const void *data, size_t len, 
 		return jig_err(e, JIG_E_INTERNAL, "%s: %s", rel, strerror(errno));
 	return 0;
 }
+
+void jig_remove_tree(int parent, const char *name)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		fchmod(fd, 0700);
+		DIR *d = fdopendir(fd);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			if (unlinkat(fd, de->d_name, 0) < 0)
+				jig_remove_tree(fd, de->d_name);
+		}
+		if (d)
+			closedir(d);
+		else
+			close(fd);
+	}
+	unlinkat(parent, name, AT_REMOVEDIR);
+}
+

@@ -27,4 +27,8 @@ int jig_read_file_at(int dirfd, const char *rel, size_t cap, const char *what, c
 int jig_write_file_at(int dirfd, const char *rel, const void *data, size_t len, mode_t mode,
 		      struct jig_error *e);
 
+/* Removes name (beneath parent) and everything below it, never following a
+ * symbolic link; best effort. */
+void jig_remove_tree(int parent, const char *name);
+
 #endif

@@ -1,0 +1,137 @@
+/* jig inspect PACKET: show a published packet after checking its files
+ * against its record (every listed file present with its size and SHA-256,
+ * nothing unlisted, no links or special files). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../flow/tree.h"
+#include "../util/cleanup.h"
+#include "../util/fileio.h"
+#include "../util/json.h"
+#include "commands.h"
+
+#define RECORD_MAX (4 << 20)
+
+static int verify_files(int pfd, json_t *outputs, struct jig_error *e)
+{
+	jig_autoclose int files = openat(pfd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (files < 0)
+		return jig_err(e, JIG_E_INTEGRITY, "packet: files/: %s", strerror(errno));
+	/* Re-hash what is there with the same bounded walk the publisher used,
+	 * into a scratch list (copies go to a private temporary directory). */
+	char tmpl[] = "/tmp/jig-inspect-XXXXXX";
+	if (!mkdtemp(tmpl))
+		return jig_err(e, JIG_E_INTERNAL, "mkdtemp: %s", strerror(errno));
+	jig_autoclose int tfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	json_t *seen = json_array();
+	struct jig_tree_limits l = {.what = "packet file", .max_files = 64, .max_entries = 256, .max_bytes = 16u << 20,
+				    .reject_sparse = true};
+	struct jig_tree_stats st = {.list = seen};
+	int r = tfd < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: %s", tmpl, strerror(errno)) : jig_tree_copy(files, "", tfd, &l, &st, e);
+	jig_remove_tree(AT_FDCWD, tmpl);
+	if (r) {
+		json_decref(seen);
+		char msg[sizeof(e->msg)];
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		return jig_err(e, JIG_E_INTEGRITY, "packet: %s", msg);
+	}
+	if (json_array_size(seen) != json_array_size(outputs))
+		r = jig_err(e, JIG_E_INTEGRITY, "packet: files/ holds %zu files, the record lists %zu", json_array_size(seen),
+			    json_array_size(outputs));
+	for (size_t i = 0; !r && i < json_array_size(outputs); i++) {
+		json_t *o = json_array_get(outputs, i);
+		const char *path = json_string_value(json_object_get(o, "path"));
+		bool found = false;
+		for (size_t k = 0; path && k < json_array_size(seen); k++) {
+			json_t *s = json_array_get(seen, k);
+			if (strcmp(json_string_value(json_object_get(s, "path")), path) == 0) {
+				found = json_equal(json_object_get(s, "sha256"), json_object_get(o, "sha256")) &&
+					json_equal(json_object_get(s, "size"), json_object_get(o, "size"));
+				break;
+			}
+		}
+		if (!found)
+			r = jig_err(e, JIG_E_INTEGRITY, "packet: %s is missing or differs from the record", path ? path : "?");
+	}
+	json_decref(seen);
+	return r;
+}
+
+int jig_cmd_inspect(int argc, char **argv)
+{
+	const char *packet = NULL;
+	int json = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (!packet && argv[i][0] != '-')
+			packet = argv[i];
+		else {
+			fprintf(stderr, "usage: jig inspect PACKET [--json]\n");
+			return JIG_E_USAGE;
+		}
+	}
+	if (!packet) {
+		fprintf(stderr, "usage: jig inspect PACKET [--json]\n");
+		return JIG_E_USAGE;
+	}
+	struct jig_error e = {0};
+	jig_autoclose int pfd = open(packet, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0) {
+		jig_err(&e, JIG_E_USAGE, "%s: %s", packet, strerror(errno));
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
+	jig_autofree char *buf = NULL;
+	size_t len;
+	struct stat st;
+	json_t *rec = NULL;
+	int r = jig_read_file_at(pfd, "record.json", RECORD_MAX, "record.json", &buf, &len, &st, &e);
+	if (!r)
+		r = jig_json_parse_object(buf, len, "record.json", &rec, &e);
+	const char *format = rec ? json_string_value(json_object_get(rec, "format")) : NULL;
+	if (!r && (!format || strcmp(format, "jig-run-record/1") != 0))
+		r = jig_err(&e, JIG_E_INTEGRITY, "%s: not a jig packet (record format)", packet);
+	json_t *outputs = rec ? json_object_get(rec, "outputs") : NULL;
+	if (!r && !json_is_array(outputs))
+		r = jig_err(&e, JIG_E_INTEGRITY, "%s: record has no outputs list", packet);
+	if (!r)
+		r = verify_files(pfd, outputs, &e);
+	if (r) {
+		char msg[sizeof(e.msg)];
+		snprintf(msg, sizeof(msg), "%s", e.msg);
+		jig_err(&e, JIG_E_INTEGRITY, "%s: %s", packet, msg);
+		jig_cli_fail(json, &e);
+		json_decref(rec);
+		return e.code;
+	}
+	if (json) {
+		json_t *doc = json_pack("{s:s,s:b,s:O}", "schema", "jig-inspect/1", "verified", 1, "record", rec);
+		jig_cli_print_json(doc);
+		json_decref(doc);
+	} else {
+		json_t *t = json_object_get(rec, "termination");
+		printf("packet %s: flow %s %s%s%s\n", packet, json_string_value(json_object_get(rec, "flow")),
+		       json_string_value(json_object_get(rec, "status")),
+		       json_string_length(json_object_get(rec, "error")) ? ": " : "",
+		       json_string_value(json_object_get(rec, "error")));
+		printf("  plan %s\n  package %s\n", json_string_value(json_object_get(rec, "plan_sha256")),
+		       json_string_value(json_object_get(rec, "package_sha256")));
+		printf("  termination %s, exit %lld, signal %lld, wall %lld ms, peak memory %lld bytes, cleanup %s\n",
+		       json_string_value(json_object_get(t, "outcome")), json_integer_value(json_object_get(t, "exit_status")),
+		       json_integer_value(json_object_get(t, "signal")), json_integer_value(json_object_get(t, "wall_ms")),
+		       json_integer_value(json_object_get(t, "memory_peak_bytes")),
+		       json_is_true(json_object_get(t, "cleanup_confirmed")) ? "confirmed" : "NOT confirmed");
+		size_t i;
+		json_t *o;
+		json_array_foreach(outputs, i, o)
+			printf("  file %s  %lld bytes  sha256 %s  verified\n", json_string_value(json_object_get(o, "path")),
+			       json_integer_value(json_object_get(o, "size")), json_string_value(json_object_get(o, "sha256")));
+	}
+	json_decref(rec);
+	return 0;
+}

@@ -1,0 +1,88 @@
+#!/bin/sh
+# jig review without a supported host (plain lane): formats, capture
+# refusals, the Plan's identity, admission and the Package/0 store cap.
+# Each case_* is one ctest (review.<case>); jig runs as the unprivileged user.
+# Requirements: R-P01, R-P03, R-P08, R-P12 (see docs/requirements.md).
+set -eu
+: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
+USER_NAME=jigtest
+T=$(mktemp -d /var/tmp/jig-review.XXXXXX)
+chmod 755 "$T"
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+jig() { runuser -u "$USER_NAME" -- "$JIG_TEST_PREFIX/bin/jig" "$@"; }
+fresh() { rm -rf "$T/p"; cp -r "$JIG_SOURCE/examples" "$T/p"; chown -R "$USER_NAME" "$T/p"; }
+review() { (cd "$T/p" && jig review "$@"); }
+# bad PATTERN: review exits 2 with one line matching PATTERN and admits nothing.
+bad() {
+	set +e; review --yes >"$T/out" 2>"$T/err"; rc=$?; set -e
+	cat "$T/err"
+	[ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
+	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "not one line"
+	grep -q -- "$1" "$T/err" || fail "error does not match /$1/"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "something was admitted"
+}
+
+case_plan_and_admission() {
+	fresh
+	review >"$T/out" </dev/null
+	cat "$T/out"
+	grep -q "^Plan [0-9a-f]\{64\}" "$T/out" && grep -q "flow csv-report" "$T/out" && grep -q "not admitted" "$T/out" || fail "plan text"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "admitted without yes"
+	review --yes | grep -q "^admitted Plan" || fail "not admitted with --yes"
+	[ "$(stat -c %a "$T/p/.jig")" = 700 ] || fail ".jig is not 0700"
+	a=$(review --json | jq -r .plan_sha256); b=$(review --json | jq -r .plan_sha256)
+	[ "$a" = "$b" ] || fail "an unchanged project has two Plan identities"
+	review --json | jq -e '.plan.format == "jig-plan/1" and (.plan.flows | length) == 2 and (.plan.snapshot.launch_identity | test("^[0-9a-f]{64}$"))' >/dev/null || fail "plan json"
+	! grep -rqi "token\|secret\|password" "$T/p/.jig/admitted" || fail "a Plan holds something secret-looking"
+}
+case_identity_follows_bytes() {
+	fresh
+	a=$(review --json | jq -r .plan_sha256)
+	printf ' ' >>"$T/p/csv-report/main.ts"
+	b=$(review --json | jq -r .plan_sha256)
+	[ "$a" != "$b" ] || fail "a changed byte kept the Plan identity"
+}
+case_refuse_symlink_in_package() { fresh; ln -s /etc/passwd "$T/p/csv-report/link"; bad "is a symbolic link"; }
+case_refuse_fifo_in_package() { fresh; mkfifo "$T/p/csv-report/fifo"; bad "special file"; }
+case_refuse_hardlink_in_package() { fresh; ln "$T/p/csv-report/main.ts" "$T/p/csv-report/again.ts"; bad "hard links"; }
+case_refuse_package_symlink_dir() { fresh; mv "$T/p/csv-report" "$T/p/real"; ln -s real "$T/p/csv-report"; bad "symbolic link"; }
+case_refuse_unknown_key() { fresh; jq '.extra = 1' "$T/p/jig.json" >"$T/j" && cp "$T/j" "$T/p/jig.json"; bad 'unknown key "extra"'; }
+case_refuse_duplicate_key() { fresh; printf '{"format":"jig-project/1","flows":{"a":"csv-report","a":"x"}}' >"$T/p/jig.json"; bad "duplicate"; }
+case_refuse_flow_format() { fresh; jq '.format = "jig-flow/2"' "$T/p/csv-report/flow.json" >"$T/j" && cp "$T/j" "$T/p/csv-report/flow.json"; bad "jig-flow/1"; }
+case_refuse_flow_name_mismatch() { fresh; jq '.name = "other"' "$T/p/csv-report/flow.json" >"$T/j" && cp "$T/j" "$T/p/csv-report/flow.json"; bad "differs"; }
+case_refuse_entry_outside() { fresh; jq '.entry = "../x.ts"' "$T/p/csv-report/flow.json" >"$T/j" && cp "$T/j" "$T/p/csv-report/flow.json"; bad "entry"; }
+case_refuse_missing_entry() { fresh; rm "$T/p/csv-report/main.ts"; bad "is not a file of the package"; }
+case_refuse_package_is_state() { fresh; printf '{"format":"jig-project/1","flows":{"a":".jig"}}' >"$T/p/jig.json"; bad "not .jig"; }
+case_refuse_state_mode() { fresh; mkdir -m 755 "$T/p/.jig"; chown "$USER_NAME" "$T/p/.jig"; bad "mode 0700"; }
+case_refuse_package_over_64mib() {
+	fresh; head -c 67108865 /dev/zero >"$T/p/csv-report/blob"; chown "$USER_NAME" "$T/p/csv-report/blob"
+	bad "larger than 64 MiB"
+}
+case_store_cap() {
+	# 16 packages of 62 MiB fill the 1 GiB store; one more new artifact fails
+	# closed while re-reviewing the unchanged project still succeeds.
+	rm -rf "$T/p"; mkdir -p "$T/p"
+	i=0; flows=""
+	while [ $i -lt 16 ]; do
+		mkdir -p "$T/p/f$i"
+		printf '{"format":"jig-flow/1","name":"f%s","entry":"main.js","inputs":[],"outputs":[]}' $i >"$T/p/f$i/flow.json"
+		echo "export default () => {}" >"$T/p/f$i/main.js"
+		head -c 65011712 /dev/urandom >"$T/p/f$i/blob"
+		flows="$flows${flows:+,}\"f$i\":\"f$i\""
+		i=$((i+1))
+	done
+	printf '{"format":"jig-project/1","flows":{%s}}' "$flows" >"$T/p/jig.json"
+	chown -R "$USER_NAME" "$T/p"
+	review --yes >/dev/null || fail "the first review failed"
+	review --yes >/dev/null || fail "an unchanged re-review failed at the cap"
+	cp "$T/p/f0/blob" "$T/blob0"
+	head -c 65011712 /dev/urandom >"$T/p/f0/blob"
+	rm -f "$T/p/.jig/admission.json"
+	bad "Package/0 store is full"
+	cp "$T/blob0" "$T/p/f0/blob"
+	review --yes >/dev/null || fail "the unchanged project no longer reviews"
+}
+
+"case_$1"
+echo "PASS: $1"
