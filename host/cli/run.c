@@ -20,7 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,7 +181,7 @@ static int attach(const struct input *in, int inputdir, struct jig_tree_stats *s
 	return r;
 }
 
-int jig_cmd_run(int argc, char **argv)
+static int coordinator(int argc, char **argv)
 {
 	const char *flow_name = NULL, *output = NULL, *project = ".";
 	uint64_t timeout_ms = JIG_RUN_TIMEOUT_DEFAULT_MS;
@@ -409,6 +415,15 @@ int jig_cmd_run(int argc, char **argv)
 	};
 	r0.fd = sv[0];
 	r0.abort_wr = ab[1];
+	/* From here a cancellation (SIGTERM from the outer command) is the
+	 * supervisor's to handle (it fences and reports it): no thread of ours
+	 * may take the signal's default action instead. */
+	sigset_t stop_sigs;
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGINT);
+	sigaddset(&stop_sigs, SIGTERM);
+	sigaddset(&stop_sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
 	pthread_t th;
 	if (pthread_create(&th, NULL, run0_thread, &r0) != 0) {
 		jig_err(&e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
@@ -429,7 +444,9 @@ int jig_cmd_run(int argc, char **argv)
 	 * the cgroup is empty; the launcher's held descriptor keeps the tmpfs). */
 	const char *status = "succeeded";
 	char why[700] = "";
-	if (r0.violation)
+	if (res.interrupted_by)
+		status = "cancelled", snprintf(why, sizeof(why), "cancelled by signal %d; the scope was fenced", res.interrupted_by);
+	else if (r0.violation)
 		status = "failed", snprintf(why, sizeof(why), "%s", r0.error);
 	else if (res.outcome == JIG_SCOPE_TIMEOUT)
 		status = "timeout", snprintf(why, sizeof(why), "the Flow ran past its %llu ms deadline and was fenced", (unsigned long long)timeout_ms);
@@ -526,4 +543,143 @@ out:
 		jig_snapshot_close(&s);
 	jig_project_close(&p);
 	return code;
+}
+
+/* --- the outer command -----------------------------------------------------------
+ * Owns the coordinator (a child process that does everything above). On
+ * SIGINT/SIGTERM/SIGHUP it sends SIGTERM to that exact child once and allows
+ * at most 60 s before SIGKILL; later signals extend nothing. If the
+ * coordinator dies without finishing, the outer fences what it left (the
+ * sandbox module's recover), removes its run directory and its stage, and
+ * says so; a packet already published is never touched. */
+
+#define SETTLE_MS 60000
+
+static void cleanup_lost(pid_t pid, const char *project, const char *output, char *msg, size_t cap)
+{
+	size_t len = 0;
+	/* The scope's cgroups. */
+	struct jig_snapshot s;
+	struct jig_module_handle h;
+	struct jig_error e = {0};
+	char libdir[PATH_MAX], err[512] = "";
+	if (jig_snapshot_default_libdir(libdir, sizeof(libdir), &e) == 0 && jig_snapshot_open_installed(&s, libdir, &e) == 0) {
+		if (jig_module_load(&s, "sandbox-linux", JIG_KIND_SANDBOX, &h, &e) == 0) {
+			const struct jig_sandbox_ops *ops = h.desc->ops;
+			if (h.desc->ops_size >= offsetof(struct jig_sandbox_ops, recover) + sizeof(ops->recover) && ops->recover &&
+			    ops->recover(h.state, pid, err, sizeof(err)) != JIG_MOD_OK)
+				len += (size_t)snprintf(msg + len, cap - len, "; cgroup cleanup NOT confirmed: %s", err);
+			jig_module_unload(&h);
+		} else
+			len += (size_t)snprintf(msg + len, cap - len, "; cannot load the sandbox module to fence: %s", e.msg);
+		jig_snapshot_close(&s);
+	} else
+		len += (size_t)snprintf(msg + len, cap - len, "; cannot open the snapshot to fence: %s", e.msg);
+	/* Its run directory and stage (names carry its pid). */
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "%d-", (int)pid);
+	char runs[PATH_MAX];
+	snprintf(runs, sizeof(runs), "%s/.jig/runs", project);
+	int rfd = open(runs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = rfd >= 0 ? fdopendir(rfd) : NULL;
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			jig_remove_tree(rfd, de->d_name);
+	if (d)
+		closedir(d);
+	else if (rfd >= 0)
+		close(rfd);
+	if (output) {
+		char parent[PATH_MAX];
+		snprintf(parent, sizeof(parent), "%s", output);
+		char *sl = strrchr(parent, '/');
+		const char *name = sl ? sl + 1 : parent;
+		char stage[200];
+		snprintf(stage, sizeof(stage), ".jig-stage-%d-%.80s", (int)pid, name);
+		int pfd = open(sl ? (sl == parent ? "/" : (*sl = '\0', parent)) : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pfd >= 0) {
+			jig_remove_tree(pfd, stage);
+			close(pfd);
+		}
+	}
+	if (len == 0)
+		snprintf(msg, cap, "; its scope was fenced and its run directory and stage removed");
+}
+
+int jig_cmd_run(int argc, char **argv)
+{
+	const char *project = ".", *output = NULL;
+	for (int i = 0; i + 1 < argc; i++) {
+		if (strcmp(argv[i], "--project") == 0)
+			project = argv[i + 1];
+		else if (strcmp(argv[i], "--output") == 0)
+			output = argv[i + 1];
+	}
+	sigset_t stop, saved;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop, &saved);
+	int sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+	pid_t parent = getpid();
+	fflush(NULL);
+	pid_t c = sfd < 0 ? -1 : fork();
+	if (c < 0) {
+		fprintf(stderr, "jig: cannot start the coordinator: %s\n", strerror(errno));
+		return JIG_E_INTERNAL;
+	}
+	if (c == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() != parent)
+			_exit(JIG_E_INTERNAL);
+		close(sfd);
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		int code = coordinator(argc, argv);
+		fflush(NULL);
+		_exit(code);
+	}
+	int pidfd = (int)syscall(SYS_pidfd_open, c, 0);
+	long long term_deadline = -1;
+	int status = 0;
+	for (;;) {
+		int timeout = -1;
+		if (term_deadline >= 0) {
+			long long left = term_deadline - now_ms();
+			timeout = left > 0 ? (int)left : 0;
+		}
+		struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+		int n = poll(p, pidfd >= 0 ? 2 : 1, timeout);
+		if (pidfd < 0)
+			p[0].revents = POLLIN; /* no pidfd: just wait */
+		if (n == 0 && term_deadline >= 0) {
+			kill(c, SIGKILL);
+			term_deadline = -1;
+		}
+		if (p[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				;
+			if (term_deadline < 0) {
+				kill(c, SIGTERM);
+				term_deadline = now_ms() + SETTLE_MS;
+			}
+		}
+		if (p[0].revents & POLLIN) {
+			if (waitpid(c, &status, 0) == c)
+				break;
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	close(sfd);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	char msg[1024] = "";
+	cleanup_lost(c, project, output, msg, sizeof(msg));
+	fprintf(stderr, "jig: the coordinator (pid %d) was killed by signal %d before it finished; nothing was published%s\n",
+		(int)c, WTERMSIG(status), msg);
+	return JIG_E_INTERNAL;
 }

@@ -18,6 +18,7 @@
 /* Paths are bounded by PATH_MAX; a truncated message is acceptable. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -337,6 +338,79 @@ int jig_cg_remove(struct jig_cg *cg, char *err, size_t errlen)
 			}
 			usleep(1000);
 		}
+	}
+	return r;
+}
+
+/* Kills, drains and removes dir and the leaves below it. */
+static int fence_tree(const char *dir, char *err, size_t errlen)
+{
+	int r = 0;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		struct jig_cg cg;
+		memset(&cg, 0, sizeof(cg));
+		snprintf(cg.leaf, sizeof(cg.leaf), "%s/%s", dir, de->d_name);
+		char ev[PATH_MAX + 32];
+		snprintf(ev, sizeof(ev), "%s/cgroup.events", cg.leaf);
+		cg.events_fd = open(ev, O_RDONLY | O_CLOEXEC);
+		cg.leaf_fd = -1;
+		if (cg.events_fd < 0 || jig_cg_fence(&cg, 5000) < 0) {
+			fail(err, errlen, "%s: could not confirm it is empty after cgroup.kill", cg.leaf);
+			r = -1;
+		}
+		if (jig_cg_remove(&cg, err, errlen) < 0)
+			r = -1;
+	}
+	if (d)
+		closedir(d);
+	if (rmdir(dir) < 0 && errno != ENOENT) {
+		fail(err, errlen, "%s: cannot remove: %s", dir, strerror(errno));
+		r = -1;
+	}
+	return r;
+}
+
+int jig_cg_recover(int pid, char *err, size_t errlen)
+{
+	char rel[PATH_MAX] = "";
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (f) {
+		char line[PATH_MAX + 8];
+		while (fgets(line, sizeof(line), f))
+			if (strncmp(line, "0::", 3) == 0) {
+				line[strcspn(line, "\n")] = '\0';
+				snprintf(rel, sizeof(rel), "%s", line + 3);
+			}
+		fclose(f);
+	}
+	if (rel[0] != '/')
+		return 0; /* no cgroup v2: nothing can have been created */
+	char dirs[2][PATH_MAX];
+	snprintf(dirs[0], sizeof(dirs[0]), CG_MOUNT "%s", strcmp(rel, "/") == 0 ? "" : rel);
+	snprintf(dirs[1], sizeof(dirs[1]), "%s", dirs[0]);
+	char *slash = strrchr(dirs[1], '/');
+	if (slash && slash > dirs[1] + strlen(CG_MOUNT))
+		*slash = '\0';
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "jig-%d-", pid);
+	int r = 0;
+	for (int i = 0; i < 2; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+				continue;
+			char root[PATH_MAX + 300];
+			snprintf(root, sizeof(root), "%s/%s", dirs[i], de->d_name);
+			if (fence_tree(root, err, errlen) < 0)
+				r = -1;
+		}
+		if (d)
+			closedir(d);
 	}
 	return r;
 }

@@ -28,4 +28,8 @@ void jig_cg_stats(const struct jig_cg *cg, struct jig_scope_result *out);
 /* Removes leaf and root; 0 if both are gone. */
 int jig_cg_remove(struct jig_cg *cg, char *err, size_t errlen);
 
+/* Fences and removes every run cgroup of coordinator pid (jig-<pid>-*) next
+ * to the caller's cgroup or in its parent. 0 when none is left. */
+int jig_cg_recover(int pid, char *err, size_t errlen);
+
 #endif

@@ -565,6 +565,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		set_error(out, "ended by the host");
 	} else if (interrupted) {
 		out->outcome = JIG_SCOPE_FAILED;
+		out->interrupted_by = interrupted;
 		set_error(out, "the supervisor received signal %d and fenced the scope", interrupted);
 	}
 	else if (out->launcher_reported)

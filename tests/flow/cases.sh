@@ -217,6 +217,53 @@ case_timeout_rejected() {
 	nothing_published
 }
 
+# --- 7. coordinator loss and cancellation -------------------------------------------------
+start_sleeper() { # the hostile Flow sleeping, in the background; $outer, $coord
+	project "$HOSTILE"; printf 'sleep 60000\n' >"$T/mode"
+	(cd "$T/p" && exec "$JIG" run hostile --input mode="$T/mode" --output "$T/pkt") >"$T/out" 2>"$T/err" &
+	outer=$!
+	i=0; until pgrep -f /.jig/runtime/boot.js >/dev/null; do i=$((i+1)); [ $i -lt 400 ] || fail "the Flow did not start"; sleep 0.05; done
+	coord=$(pgrep -P "$outer" -x jig)
+	[ -n "$coord" ] || fail "no coordinator under $outer"
+}
+no_leftovers() {
+	! pgrep -f /.jig/runtime/boot.js >/dev/null || fail "a Flow process survived"
+	[ -z "$(find /sys/fs/cgroup/jig-test -mindepth 1 -maxdepth 2 -name 'jig-*' -type d)" ] || fail "cgroups left: $(find /sys/fs/cgroup/jig-test -name 'jig-*')"
+	[ -z "$(ls -A "$T/p/.jig/runs" 2>/dev/null)" ] || fail "a run directory was left behind"
+	! ls -a "$T" | grep -q '^\.jig-stage' || fail "a stage was left behind"
+}
+case_coordinator_killed() {
+	start_sleeper
+	kill -KILL "$coord"
+	set +e; wait "$outer"; rc=$?; set -e
+	cat "$T/err"
+	[ "$rc" -eq 1 ] || fail "outer exit $rc"
+	grep -q "coordinator (pid $coord) was killed by signal 9.*nothing was published; its scope was fenced" "$T/err" || fail "no clear report"
+	[ ! -e "$T/pkt" ] || fail "a partial packet was published"
+	no_leftovers
+}
+case_sigint_mid_run() {
+	start_sleeper
+	kill -INT "$outer"
+	set +e; wait "$outer"; rc=$?; set -e
+	cat "$T/err"
+	[ "$rc" -eq 1 ] || fail "exit $rc"
+	[ "$(rec status)" = cancelled ] || fail "status $(rec status)"
+	[ ! -e "$T/pkt/files/result.json" ] || fail "unfinished output was published"
+	[ "$(rec termination.cleanup_confirmed)" = true ] || fail "cleanup"
+	no_leftovers
+}
+case_sigint_after_publication() {
+	project "$HOSTILE"; printf 'ok\n' >"$T/mode"
+	(cd "$T/p" && exec "$JIG" run hostile --input mode="$T/mode" --output "$T/pkt") >"$T/out" 2>"$T/err" &
+	outer=$!
+	i=0; until [ -e "$T/pkt" ]; do i=$((i+1)); [ $i -lt 600 ] || fail "no packet"; sleep 0.02; done
+	kill -INT "$outer" 2>/dev/null || true
+	wait "$outer" || true
+	"$JIG" inspect "$T/pkt" || fail "the packet did not survive the cancellation"
+	[ "$(rec status)" = succeeded ] || fail "status"
+}
+
 # --- 9. Run/0 abuse ends the Run cleanly ----------------------------------------------------
 run0_refused() {
 	[ "$rc" -eq 1 ] || fail "exit $rc"

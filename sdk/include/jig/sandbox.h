@@ -129,6 +129,7 @@ struct jig_scope_result {
 	int32_t held_fd; /* scope.hold_path opened inside the scope, or -1; the
 			  * host owns and closes it */
 	uint32_t aborted; /* fenced because the host asked (abort_fd) */
+	int32_t interrupted_by; /* the supervisor got this signal and fenced, or 0 */
 	uint32_t needs_delegation; /* refused only because no delegated cgroup v2
 				    * subtree was found; the host may obtain one */
 	char cgroup[256]; /* the scope's cgroup, for the record */
@@ -143,6 +144,10 @@ struct jig_sandbox_ops {
 	 * a result was recorded (any outcome), < 0 with out->error set when
 	 * the scope was refused before anything ran. */
 	int (*launch)(void *state, const struct jig_scope *scope, struct jig_scope_result *out);
+	/* After a coordinator (the process that called launch) died: fences and
+	 * removes every cgroup it left. Returns JIG_MOD_OK when nothing of it is
+	 * left, < 0 with err set otherwise. */
+	int (*recover)(void *state, int32_t coordinator_pid, char *err, size_t errlen);
 	void *reserved[8];
 };
 
