@@ -23,3 +23,19 @@ runuser -u jigtest -- "$PREFIX/bin/jig" host check
 rc=$?
 set -e
 [ $rc -eq 0 ] || echo "== jig host check exited $rc: this host cannot run Flows (see above)"
+
+# The main job: review an example project and run one of its Flows.
+EX=$(mktemp -d /tmp/jig-example.XXXXXX)
+cp -r examples "$EX/project"
+chown -R jigtest "$EX" && chmod 755 "$EX"
+echo "== jig review --yes (examples/)"
+(cd "$EX/project" && runuser -u jigtest -- "$PREFIX/bin/jig" review --yes)
+run_example='cd '"$EX"'/project && '"$PREFIX"'/bin/jig run csv-report --input data=csv-report/sample.csv --output "$OUT" && '"$PREFIX"'/bin/jig inspect "$OUT" && cat "$OUT/files/report.md"'
+if [ $rc -eq 0 ]; then
+	echo "== jig run csv-report (natively: this host is supported)"
+	runuser -u jigtest -- env OUT="$EX/report" sh -c "$run_example"
+else
+	echo "== jig run csv-report: this host is not supported, so it runs inside the supported-host VM (tests/vm/run)"
+	JIG_OUT=/tmp/report tests/vm/run --timeout 300 --share "$EX" -- sh -c "OUT=\$JIG_OUT; $run_example"
+fi
+rm -rf "$EX"
