@@ -150,8 +150,11 @@ static int usage(void)
 	return JIG_E_USAGE;
 }
 
-/* Captures one attachment into inputdir/NAME. */
-static int attach(const struct input *in, int inputdir, struct jig_tree_stats *st, struct jig_error *e)
+/* Captures one attachment into inputdir/NAME. The project's protected
+ * state (.jig: admissions, the store, run directories) is never attachable,
+ * not even as part of a larger tree. */
+static int attach(const struct input *in, int inputdir, int statefd, struct jig_tree_stats *st,
+		  struct jig_error *e)
 {
 	char what[128];
 	snprintf(what, sizeof(what), "attachment %s", in->name);
@@ -164,9 +167,12 @@ static int attach(const struct input *in, int inputdir, struct jig_tree_stats *s
 	char fs[32];
 	if (!jig_tree_fs_ok(fd, fs, sizeof(fs)))
 		return jig_err(e, JIG_E_USAGE, "%s (%s): is on %s; attachments are captured from ext4, XFS, Btrfs or tmpfs only", what, in->path, fs);
-	struct stat sb;
-	if (fstat(fd, &sb) < 0)
+	struct stat sb, state;
+	if (fstat(fd, &sb) < 0 || fstat(statefd, &state) < 0)
 		return jig_err(e, JIG_E_USAGE, "%s: %s", what, strerror(errno));
+	if (sb.st_dev == state.st_dev && sb.st_ino == state.st_ino)
+		return jig_err(e, JIG_E_USAGE, "%s (%s): is the project's protected .jig state; refused", what, in->path);
+	l.deny_name = ".jig";
 	if (S_ISREG(sb.st_mode))
 		return jig_tree_copy_file(fd, in->name, inputdir, &l, st, e);
 	if (!S_ISDIR(sb.st_mode))
@@ -367,7 +373,7 @@ static int coordinator(int argc, char **argv)
 		}
 		struct jig_tree_stats ist = {.list = inlist};
 		for (size_t k = 0; k < n_inputs; k++)
-			if (attach(&inputs[k], in, &ist, &e) < 0)
+			if (attach(&inputs[k], in, p.statefd, &ist, &e) < 0)
 				goto fail;
 		fchmod(pk, 0555);
 		fchmod(in, 0555);

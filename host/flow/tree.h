@@ -18,6 +18,7 @@ struct jig_tree_limits {
 	size_t max_entries; /* files and directories */
 	uint64_t max_bytes; /* logical bytes */
 	bool reject_sparse;
+	const char *deny_name; /* an entry name refused anywhere (".jig"), or NULL */
 	char *const *allowed; /* if set, every file path must be one of these */
 	size_t n_allowed;
 };

@@ -198,6 +198,11 @@ case_attach_unsupported_fs() {
 	project "$HOSTILE"; run hostile --input mode=/var/tmp/ramfs/mode; att_refused "attachments are captured from ext4"
 	run hostile --input mode=/proc/self/status; att_refused "attachments are captured from ext4"
 }
+case_attach_state() {
+	project "$HOSTILE"
+	run hostile --input mode="$T/p/.jig"; att_refused "protected .jig state"
+	run hostile --input mode="$T/p"; att_refused "protected host state"
+}
 case_attach_undeclared() { project "$HOSTILE"; echo ok >"$T/m"; run hostile --input mode="$T/m" --input other="$T/m"; att_refused "declares no input"; }
 
 # --- 6. deadline -----------------------------------------------------------------------------
