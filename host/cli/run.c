@@ -380,7 +380,7 @@ static int coordinator(int argc, char **argv)
 	}
 
 	/* Paths for the scope. */
-	char rootreal[PATH_MAX], pkgpath[PATH_MAX + 64], inpath[PATH_MAX + 64], bunpath[PATH_MAX], rtpath[PATH_MAX];
+	char rootreal[PATH_MAX], pkgpath[PATH_MAX + 128], inpath[PATH_MAX + 128], bunpath[PATH_MAX + 64], rtpath[PATH_MAX + 64];
 	if (!realpath(project, rootreal)) {
 		jig_err(&e, JIG_E_USAGE, "%s: %s", project, strerror(errno));
 		goto fail;
