@@ -2,6 +2,8 @@
 #define JIG_COMMANDS_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "../snapshot/snapshot.h"
 
@@ -9,7 +11,7 @@ int jig_cmd_modules_list(int json);
 int jig_cmd_modules_verify(int json);
 int jig_cmd_host_check(int json);
 int jig_cmd_review(int argc, char **argv);
-int jig_cmd_run(int argc, char **argv);
+int jig_cmd_run(int argc, char **argv, int in_transient_scope);
 int jig_cmd_inspect(int argc, char **argv);
 int jig_cmd_scope(int argc, char **argv, int in_transient_scope);
 
@@ -20,5 +22,13 @@ int jig_cli_open_snapshot(struct jig_snapshot *s, int json);
 json_t *jig_cli_snapshot_json(const struct jig_snapshot *s);
 void jig_cli_print_json(json_t *doc);
 void jig_cli_fail(int json, const struct jig_error *e);
+
+/* A transient Delegate=yes scope from the systemd user manager, when the
+ * caller has no delegated cgroup (docs/scope-policy.md, "Delegation"). */
+#define JIG_SYSTEMD_RUN "/usr/bin/systemd-run"
+bool jig_cli_systemd_usable(char *why, size_t cap);
+/* Replaces this process with systemd-run ... -- jig --in-transient-scope CMD
+ * ARGS; returns only if the exec failed. */
+void jig_cli_reexec_in_transient_scope(const char *cmd, int argc, char **argv);
 
 #endif

@@ -1,4 +1,9 @@
+#include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -54,3 +59,61 @@ void jig_cli_print_json(json_t *doc)
 		free(out);
 	}
 }
+
+
+/* The systemd user manager can give jig a transient scope with Delegate=yes:
+ * systemd-run --user --scope moves its own process into the new scope and
+ * execs the command. Usable only if systemd-run is root's and the user's
+ * bus socket (/run/user/UID/bus, found from the uid, not the environment)
+ * is there. */
+bool jig_cli_systemd_usable(char *why, size_t cap)
+{
+	struct stat st;
+	if (stat(JIG_SYSTEMD_RUN, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(why, cap, "no root-owned %s", JIG_SYSTEMD_RUN);
+		return false;
+	}
+	char bus[64];
+	snprintf(bus, sizeof(bus), "/run/user/%u/bus", (unsigned)getuid());
+	if (stat(bus, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != getuid()) {
+		snprintf(why, cap, "no systemd user manager (%s is not the user's socket)", bus);
+		return false;
+	}
+	return true;
+}
+
+/* Replaces this process: systemd-run ... -- <this jig> --in-transient-scope
+ * CMD ARGS. Returns only if the exec failed. */
+void jig_cli_reexec_in_transient_scope(const char *cmd, int argc, char **argv)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return;
+	self[n] = '\0';
+	char **v = calloc((size_t)argc + 16, sizeof(*v));
+	if (!v)
+		return;
+	char unit[64];
+	snprintf(unit, sizeof(unit), "jig-%d.scope", (int)getpid());
+	size_t k = 0;
+	v[k++] = JIG_SYSTEMD_RUN;
+	v[k++] = "--user";
+	v[k++] = "--scope";
+	v[k++] = "--quiet";
+	v[k++] = "--collect";
+	v[k++] = "--unit";
+	v[k++] = unit;
+	v[k++] = "--property=Delegate=yes";
+	v[k++] = "--";
+	v[k++] = self;
+	v[k++] = "--in-transient-scope";
+	v[k++] = (char *)cmd;
+	for (int i = 0; i < argc; i++)
+		v[k++] = argv[i];
+	fflush(NULL);
+	execv(JIG_SYSTEMD_RUN, v);
+	free(v);
+}
+

@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "inspect") == 0)
 		return jig_cmd_inspect(argc - 2, argv + 2);
 	if (strcmp(cmd, "run") == 0)
-		return jig_cmd_run(argc - 2, argv + 2);
+		return jig_cmd_run(argc - 2, argv + 2, in_transient_scope);
 	if (strcmp(cmd, "review") == 0)
 		return jig_cmd_review(argc - 2, argv + 2);
 	if (strcmp(cmd, "scope") == 0)

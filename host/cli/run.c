@@ -187,7 +187,11 @@ static int attach(const struct input *in, int inputdir, int statefd, struct jig_
 	return r;
 }
 
-static int coordinator(int argc, char **argv)
+/* The coordinator's exit status asking the outer command to obtain a
+ * transient delegated scope and start over (never a Flow's status). */
+#define NEEDS_TRANSIENT_SCOPE 75
+
+static int coordinator(int argc, char **argv, int in_transient_scope)
 {
 	const char *flow_name = NULL, *output = NULL, *project = ".";
 	uint64_t timeout_ms = JIG_RUN_TIMEOUT_DEFAULT_MS;
@@ -441,6 +445,15 @@ static int coordinator(int argc, char **argv)
 	sv[1] = -1;
 	pthread_join(th, NULL);
 	res.error[sizeof(res.error) - 1] = '\0';
+	if (lr != JIG_MOD_OK && res.needs_delegation && !in_transient_scope) {
+		char sysd[128];
+		if (jig_cli_systemd_usable(sysd, sizeof(sysd))) {
+			code = NEEDS_TRANSIENT_SCOPE; /* nothing ran; the outer starts over */
+			goto out;
+		}
+		jig_err(&e, JIG_E_HOST, "flow %s refused: %s; no transient scope either: %s", f->name, res.error, sysd);
+		goto fail;
+	}
 	if (lr != JIG_MOD_OK) {
 		jig_err(&e, JIG_E_HOST, "flow %s refused: %s", f->name, res.error[0] ? res.error : "launch failed");
 		goto fail;
@@ -613,7 +626,7 @@ static void cleanup_lost(pid_t pid, const char *project, const char *output, cha
 		snprintf(msg, cap, "; its scope was fenced and its run directory and stage removed");
 }
 
-int jig_cmd_run(int argc, char **argv)
+int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 {
 	const char *project = ".", *output = NULL;
 	for (int i = 0; i + 1 < argc; i++) {
@@ -642,7 +655,7 @@ int jig_cmd_run(int argc, char **argv)
 			_exit(JIG_E_INTERNAL);
 		close(sfd);
 		sigprocmask(SIG_SETMASK, &saved, NULL);
-		int code = coordinator(argc, argv);
+		int code = coordinator(argc, argv, in_transient_scope);
 		fflush(NULL);
 		_exit(code);
 	}
@@ -681,6 +694,13 @@ int jig_cmd_run(int argc, char **argv)
 		close(pidfd);
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &saved, NULL);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == NEEDS_TRANSIENT_SCOPE && !in_transient_scope) {
+		/* Outer and (new) coordinator move into a systemd scope with
+		 * Delegate=yes; everything is checked again there. */
+		jig_cli_reexec_in_transient_scope("run", argc, argv);
+		fprintf(stderr, "jig: %s failed: %s; no delegated cgroup, so nothing was run\n", JIG_SYSTEMD_RUN, strerror(errno));
+		return JIG_E_HOST;
+	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	char msg[1024] = "";

@@ -78,64 +78,6 @@ static int usage(void)
 	return JIG_E_USAGE;
 }
 
-#define SYSTEMD_RUN "/usr/bin/systemd-run"
-
-/* The systemd user manager can give jig a transient scope with Delegate=yes:
- * systemd-run --user --scope moves its own process into the new scope and
- * execs the command. Usable only if systemd-run is root's and the user's
- * bus socket (/run/user/UID/bus, found from the uid, not the environment)
- * is there. */
-static bool systemd_usable(char *why, size_t cap)
-{
-	struct stat st;
-	if (stat(SYSTEMD_RUN, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		snprintf(why, cap, "no root-owned %s", SYSTEMD_RUN);
-		return false;
-	}
-	char bus[64];
-	snprintf(bus, sizeof(bus), "/run/user/%u/bus", (unsigned)getuid());
-	if (stat(bus, &st) < 0 || !S_ISSOCK(st.st_mode) || st.st_uid != getuid()) {
-		snprintf(why, cap, "no systemd user manager (%s is not the user's socket)", bus);
-		return false;
-	}
-	return true;
-}
-
-/* Replaces this process: systemd-run ... -- <this jig> --in-transient-scope
- * scope ARGS. Returns only if the exec failed. */
-static void reexec_in_transient_scope(int argc, char **argv)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return;
-	self[n] = '\0';
-	char **v = calloc((size_t)argc + 16, sizeof(*v));
-	if (!v)
-		return;
-	char unit[64];
-	snprintf(unit, sizeof(unit), "jig-%d.scope", (int)getpid());
-	size_t k = 0;
-	v[k++] = SYSTEMD_RUN;
-	v[k++] = "--user";
-	v[k++] = "--scope";
-	v[k++] = "--quiet";
-	v[k++] = "--collect";
-	v[k++] = "--unit";
-	v[k++] = unit;
-	v[k++] = "--property=Delegate=yes";
-	v[k++] = "--";
-	v[k++] = self;
-	v[k++] = "--in-transient-scope";
-	v[k++] = "scope";
-	for (int i = 0; i < argc; i++)
-		v[k++] = argv[i];
-	fflush(NULL);
-	execv(SYSTEMD_RUN, v);
-	free(v);
-}
-
 int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 {
 	if (argc < 2)
@@ -247,15 +189,15 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	r.error[sizeof(r.error) - 1] = r.cgroup[sizeof(r.cgroup) - 1] = '\0';
 	if (lr != JIG_MOD_OK && r.needs_delegation && !in_transient_scope) {
 		char why[128];
-		if (systemd_usable(why, sizeof(why))) {
+		if (jig_cli_systemd_usable(why, sizeof(why))) {
 			/* Host policy: a delegated subtree from systemd is as good as
 			 * one the caller already had; everything is re-validated by the
 			 * new process. */
 			close(init_fd);
 			init_fd = -1;
-			reexec_in_transient_scope(argc, argv);
+			jig_cli_reexec_in_transient_scope("scope", argc, argv);
 			jig_err(&e, JIG_E_HOST, "scope %s refused: %s; and %s failed: %s", p.name, r.error,
-				SYSTEMD_RUN, strerror(errno));
+				JIG_SYSTEMD_RUN, strerror(errno));
 			goto fail;
 		}
 		jig_err(&e, JIG_E_HOST, "scope %s refused: %s; no transient scope either: %s", p.name, r.error, why);

@@ -2,9 +2,10 @@
  *
  * Where the run's cgroups go (the "delegated subtree" D):
  *  - the caller's cgroup C, if it is delegated to the user (directory,
- *    cgroup.procs and cgroup.subtree_control are the user's) and jig is its
- *    only process: jig moves itself into C/jig-supervisor and enables the
- *    controllers in C (a systemd scope started with Delegate=yes);
+ *    cgroup.procs and cgroup.subtree_control are the user's) and jig (with,
+ *    perhaps, its outer command) is alone in it: jig moves them into
+ *    C/jig-supervisor and enables the controllers in C (a systemd scope
+ *    started with Delegate=yes);
  *  - else C's parent, if it is delegated to the user and already enables
  *    memory, pids and cpu for its children (C is one delegated leaf among
  *    others, as in the test VM);
@@ -116,18 +117,35 @@ static bool has_words(const char *list, const char *const *words)
 
 static const char *const controllers[] = {"memory", "pids", "cpu", NULL};
 
-/* The only process in dir is us. */
-static bool alone_in(const char *dir)
+/* The only processes in dir are us and, perhaps, our parent when it is jig
+ * itself (the outer command of jig run): both may be moved, they are ours. */
+static bool parent_is_jig(void)
 {
+	char self[PATH_MAX], parent[PATH_MAX], link[64];
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)getppid());
+	ssize_t a = readlink("/proc/self/exe", self, sizeof(self) - 1), b = readlink(link, parent, sizeof(parent) - 1);
+	if (a <= 0 || b <= 0)
+		return false;
+	self[a] = parent[b] = '\0';
+	return strcmp(self, parent) == 0;
+}
+
+static bool ours_alone_in(const char *dir)
+{
+	bool jig_parent = parent_is_jig();
 	char buf[256];
 	ssize_t n = read_at(dir, "cgroup.procs", buf, sizeof(buf));
 	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
 		return false;
-	char me[32];
-	snprintf(me, sizeof(me), "%d\n", (int)getpid());
-	return strcmp(buf, me) == 0;
+	for (char *l = buf; *l;) {
+		char *end;
+		long pid = strtol(l, &end, 10);
+		if (end == l || *end != '\n' || (pid != getpid() && !(jig_parent && pid == getppid())))
+			return false;
+		l = end + 1;
+	}
+	return true;
 }
-
 static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
 {
 	struct statfs sf;
@@ -153,10 +171,13 @@ static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
 	char c[PATH_MAX];
 	snprintf(c, sizeof(c), CG_MOUNT "%s", strcmp(rel, "/") == 0 ? "" : rel);
 	char ctl[256];
-	if (owned(c) && alone_in(c)) {
-		char sup[PATH_MAX + 32];
+	if (owned(c) && ours_alone_in(c)) {
+		char sup[PATH_MAX + 32], parent[32];
 		snprintf(sup, sizeof(sup), "%s/jig-supervisor", c);
-		if ((mkdir(sup, 0755) < 0 && errno != EEXIST) || write_at(sup, "cgroup.procs", "0") < 0 ||
+		snprintf(parent, sizeof(parent), "%d", (int)getppid());
+		if ((mkdir(sup, 0755) < 0 && errno != EEXIST) ||
+		    (parent_is_jig() && write_at(sup, "cgroup.procs", parent) < 0 && errno != ESRCH) ||
+		    write_at(sup, "cgroup.procs", "0") < 0 ||
 		    write_at(c, "cgroup.subtree_control", "+memory +pids +cpu") < 0) {
 			fail(err, errlen, "%s: cannot move jig into a child and enable memory, pids and cpu: %s", c, strerror(errno));
 			return -1;

@@ -269,6 +269,19 @@ case_sigint_after_publication() {
 	[ "$(rec status)" = succeeded ] || fail "status"
 }
 
+# --- jig run obtains a transient delegated scope like jig scope run ----------------------
+root_run_in_transient_scope() {
+	JIG_PROBE=${JIG_PROBE:?} sh "$JIG_SOURCE/tests/sandbox/cases.sh" systemd_transient_scope_root
+}
+case_run_in_transient_scope() {
+	project "$EX"
+	run csv-report --input data="$EX/csv-report/sample.csv"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	grep -q "fake systemd-run: jig-" "$T/err" || fail "jig run did not ask for a transient scope"
+	[ "$(rec status)" = succeeded ] || fail "status"
+	[ -z "$(find /sys/fs/cgroup/jig-test/user-scopes -name 'jig-[0-9]*-*' -type d)" ] || fail "run cgroups left behind"
+}
+
 # --- 9. Run/0 abuse ends the Run cleanly ----------------------------------------------------
 run0_refused() {
 	[ "$rc" -eq 1 ] || fail "exit $rc"
