@@ -36,6 +36,16 @@ case_plan_and_admission() {
 	review --json | jq -e '.plan.format == "jig-plan/1" and (.plan.flows | length) == 2 and (.plan.snapshot.launch_identity | test("^[0-9a-f]{64}$"))' >/dev/null || fail "plan json"
 	! grep -rqi "token\|secret\|password" "$T/p/.jig/admitted" || fail "a Plan holds something secret-looking"
 }
+case_interactive_yes() {
+	# A terminal answer of "yes" admits; anything else does not.
+	fresh
+	printf 'no\n' | script -qec "cd $T/p && runuser -u $USER_NAME -- $JIG_TEST_PREFIX/bin/jig review" /dev/null >"$T/out" 2>&1 || true
+	grep -q "Admit this Plan" "$T/out" || fail "no prompt on a terminal: $(cat "$T/out")"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "admitted after no"
+	printf 'yes\n' | script -qec "cd $T/p && runuser -u $USER_NAME -- $JIG_TEST_PREFIX/bin/jig review" /dev/null >"$T/out" 2>&1
+	grep -q "admitted Plan" "$T/out" || fail "not admitted after yes: $(cat "$T/out")"
+	[ -e "$T/p/.jig/admission.json" ] || fail "no admission record"
+}
 case_identity_follows_bytes() {
 	fresh
 	a=$(review --json | jq -r .plan_sha256)
