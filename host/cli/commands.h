@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../snapshot/snapshot.h"
 
@@ -22,6 +23,8 @@ int jig_cli_open_snapshot(struct jig_snapshot *s, int json);
 json_t *jig_cli_snapshot_json(const struct jig_snapshot *s);
 void jig_cli_print_json(json_t *doc);
 void jig_cli_fail(int json, const struct jig_error *e);
+/* enum jig_scope_outcome as a word for records and messages. */
+const char *jig_cli_outcome_name(uint32_t outcome);
 
 /* A transient Delegate=yes scope from the systemd user manager, when the
  * caller has no delegated cgroup (docs/scope-policy.md, "Delegation"). */

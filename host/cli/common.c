@@ -117,3 +117,9 @@ void jig_cli_reexec_in_transient_scope(const char *cmd, int argc, char **argv)
 	free(v);
 }
 
+
+const char *jig_cli_outcome_name(uint32_t outcome)
+{
+	static const char *const names[] = {"exited", "signaled", "crashed", "timeout", "oom", "failed"};
+	return outcome < sizeof(names) / sizeof(names[0]) ? names[outcome] : "unknown";
+}

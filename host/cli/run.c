@@ -126,11 +126,6 @@ static void *run0_thread(void *arg)
 
 /* --- helpers ------------------------------------------------------------------ */
 
-static const char *outcome_name(uint32_t o)
-{
-	static const char *const names[] = {"exited", "signaled", "crashed", "timeout", "oom", "failed"};
-	return o < sizeof(names) / sizeof(names[0]) ? names[o] : "unknown";
-}
 
 static long long now_ms(void)
 {
@@ -330,29 +325,18 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 		jig_err(&e, JIG_E_INTEGRITY, "module sandbox-linux cannot launch scopes");
 		goto fail;
 	}
-	for (size_t i = 0; i < s.m.nfiles; i++) {
-		const struct jig_manifest_file *mf = &s.m.files[i];
-		int fd = -1;
-		if (strcmp(mf->path, JIG_SCOPE_INIT_FILE) == 0) {
-			unsigned char got[JIG_SHA256_LEN];
-			uint64_t size;
-			fd = jig_snapshot_open_file(&s, mf, &e);
-			if (fd < 0)
-				goto fail;
-			if (jig_sha256_fd(fd, &size, got) < 0 || size != mf->size || memcmp(got, mf->sha256, JIG_SHA256_LEN) != 0) {
-				close(fd);
-				jig_err(&e, JIG_E_INTEGRITY, "%s/%s does not match the signed manifest", s.dirpath, mf->path);
-				goto fail;
-			}
-			init_fd = fd;
-		} else if (strcmp(mf->path, JIG_RUNTIME_BUN) == 0 || strcmp(mf->path, JIG_RUNTIME_BOOT) == 0) {
-			/* Ownership, mode and size against the signed manifest (the
-			 * bytes are hashed by jig modules verify and at review). */
-			fd = jig_snapshot_open_file(&s, mf, &e);
-			if (fd < 0)
-				goto fail;
-			close(fd);
-		}
+	/* The launcher is hashed on every use; Bun (~95 MB) and the runtime
+	 * support get ownership, mode and size against the signed manifest (their
+	 * bytes are hashed by jig modules verify; decision 22). */
+	init_fd = jig_snapshot_open_listed(&s, JIG_SCOPE_INIT_FILE, true, &e);
+	if (init_fd < 0)
+		goto fail;
+	static const char *const runtime_files[] = {JIG_RUNTIME_BUN, JIG_RUNTIME_BOOT};
+	for (size_t i = 0; i < 2; i++) {
+		int fd = jig_snapshot_open_listed(&s, runtime_files[i], false, &e);
+		if (fd < 0)
+			goto fail;
+		close(fd);
 	}
 
 	/* The private run directory: package and attachments. */
@@ -502,7 +486,7 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 		"{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:{s:s,s:i,s:i,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I},s:O,s:O,s:O}",
 		"format", "jig-run-record/1", "status", status, "error", why, "flow", f->name, "plan_sha256",
 		pl.sha256, "package_sha256", f->package_sha256, "timeout_ms", (json_int_t)timeout_ms, "started_ms",
-		(json_int_t)started, "termination", "outcome", outcome_name(res.outcome), "exit_status", res.exit_status,
+		(json_int_t)started, "termination", "outcome", jig_cli_outcome_name(res.outcome), "exit_status", res.exit_status,
 		"signal", res.signal, "core_dumped", res.core_dumped != 0, "fenced", res.fenced != 0,
 		"cleanup_confirmed", res.cleanup_confirmed != 0, "oom_kills", (json_int_t)res.oom_kills,
 		"pids_max_hits", (json_int_t)res.pids_max_hits, "memory_peak_bytes", (json_int_t)res.memory_peak_bytes,

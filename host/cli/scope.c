@@ -27,17 +27,12 @@ static const char *caller_home(void)
 	return pw && pw->pw_dir ? pw->pw_dir : NULL;
 }
 
-static const char *outcome_name(uint32_t o)
-{
-	static const char *const names[] = {"exited", "signaled", "crashed", "timeout", "oom", "failed"};
-	return o < sizeof(names) / sizeof(names[0]) ? names[o] : "unknown";
-}
 
 static json_t *result_json(const struct jig_scope_policy *p, const struct jig_scope_result *r)
 {
 	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}",
 			 "schema", "jig-scope-result/1", "scope", p->name, "policy_sha256", p->sha256,
-			 "outcome", outcome_name(r->outcome), "exit_status", r->exit_status, "signal",
+			 "outcome", jig_cli_outcome_name(r->outcome), "exit_status", r->exit_status, "signal",
 			 r->signal, "core_dumped", r->core_dumped != 0, "fenced", r->fenced != 0,
 			 "cleanup_confirmed", r->cleanup_confirmed != 0, "launcher_reported",
 			 r->launcher_reported != 0, "oom_kills", (json_int_t)r->oom_kills,
@@ -45,30 +40,6 @@ static json_t *result_json(const struct jig_scope_policy *p, const struct jig_sc
 			 (json_int_t)r->memory_peak_bytes, "cpu_usec", (json_int_t)r->cpu_usec,
 			 "cpu_throttled_usec", (json_int_t)r->cpu_throttled_usec, "wall_ms",
 			 (json_int_t)r->wall_ms, "cgroup", r->cgroup, "error", r->error);
-}
-
-/* The launcher must be the snapshot's own, byte for byte; the descriptor
- * that was hashed is the one bwrap binds. */
-static int verified_init(const struct jig_snapshot *s, struct jig_error *e)
-{
-	for (size_t i = 0; i < s->m.nfiles; i++) {
-		const struct jig_manifest_file *f = &s->m.files[i];
-		if (strcmp(f->path, INIT_FILE) != 0)
-			continue;
-		int fd = jig_snapshot_open_file(s, f, e);
-		if (fd < 0)
-			return fd;
-		unsigned char got[JIG_SHA256_LEN];
-		uint64_t size;
-		int r = jig_sha256_fd(fd, &size, got);
-		if (r < 0 || size != f->size || memcmp(got, f->sha256, JIG_SHA256_LEN) != 0) {
-			close(fd);
-			return jig_err(e, JIG_E_INTEGRITY, "%s/%s: does not match the signed manifest; reinstall the snapshot",
-				       s->dirpath, f->path);
-		}
-		return fd;
-	}
-	return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; it cannot launch scopes", s->m.id, INIT_FILE);
 }
 
 static int usage(void)
@@ -152,7 +123,9 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	if (jig_module_load(&s, "sandbox-linux", JIG_KIND_SANDBOX, &h, &e) < 0)
 		goto fail;
 	have_module = true;
-	init_fd = verified_init(&s, &e);
+	/* The launcher must be the snapshot's own, byte for byte; the
+	 * descriptor that was hashed is the one bwrap binds. */
+	init_fd = jig_snapshot_open_listed(&s, INIT_FILE, true, &e);
 	if (init_fd < 0)
 		goto fail;
 	const struct jig_sandbox_ops *ops = h.desc->ops;
@@ -224,7 +197,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 		jig_cli_print_json(doc);
 	json_decref(doc);
 	if (r.outcome != JIG_SCOPE_EXITED || !r.cleanup_confirmed)
-		fprintf(stderr, "jig: scope %s: %s%s%s%s\n", p.name, outcome_name(r.outcome),
+		fprintf(stderr, "jig: scope %s: %s%s%s%s\n", p.name, jig_cli_outcome_name(r.outcome),
 			r.signal ? (r.core_dumped ? " (signal, core dumped)" : " (signal)") : "",
 			r.error[0] ? ": " : "", r.error);
 	if (code == 0) {

@@ -370,25 +370,47 @@ static int walk_unlisted(const struct jig_snapshot *s, int dirfd, const char *pr
 	return r;
 }
 
+/* Opens f and checks its bytes against the manifest; the fd, or < 0. */
+static int open_hashed(const struct jig_snapshot *s, const struct jig_manifest_file *f, struct jig_error *e)
+{
+	int fd = jig_snapshot_open_file(s, f, e);
+	if (fd < 0)
+		return fd;
+	unsigned char got[JIG_SHA256_LEN];
+	uint64_t size;
+	int r = 0;
+	if (jig_sha256_fd(fd, &size, got) < 0)
+		r = jig_err(e, JIG_E_INTERNAL, "%s/%s: read: %s", s->dirpath, f->path, strerror(errno));
+	else if (size != f->size || memcmp(got, f->sha256, JIG_SHA256_LEN) != 0) {
+		char want[JIG_SHA256_HEX], have[JIG_SHA256_HEX];
+		jig_hex(f->sha256, JIG_SHA256_LEN, want);
+		jig_hex(got, JIG_SHA256_LEN, have);
+		r = jig_err(e, JIG_E_INTEGRITY,
+			    "%s/%s: sha256 %s, manifest lists %s; the file was altered, reinstall the snapshot",
+			    s->dirpath, f->path, have, want);
+	}
+	if (r) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int jig_snapshot_open_listed(const struct jig_snapshot *s, const char *path, bool hash, struct jig_error *e)
+{
+	for (size_t i = 0; i < s->m.nfiles; i++)
+		if (strcmp(s->m.files[i].path, path) == 0)
+			return hash ? open_hashed(s, &s->m.files[i], e) : jig_snapshot_open_file(s, &s->m.files[i], e);
+	return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; reinstall jig", s->m.id, path);
+}
+
 int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_error *e)
 {
 	for (size_t i = 0; i < s->m.nfiles; i++) {
-		const struct jig_manifest_file *f = &s->m.files[i];
-		jig_autoclose int fd = jig_snapshot_open_file(s, f, e);
+		int fd = open_hashed(s, &s->m.files[i], e);
 		if (fd < 0)
 			return fd;
-		unsigned char got[JIG_SHA256_LEN];
-		uint64_t size;
-		if (jig_sha256_fd(fd, &size, got) < 0)
-			return jig_err(e, JIG_E_INTERNAL, "%s/%s: read: %s", s->dirpath, f->path, strerror(errno));
-		if (size != f->size || memcmp(got, f->sha256, JIG_SHA256_LEN) != 0) {
-			char want[JIG_SHA256_HEX], have[JIG_SHA256_HEX];
-			jig_hex(f->sha256, JIG_SHA256_LEN, want);
-			jig_hex(got, JIG_SHA256_LEN, have);
-			return jig_err(e, JIG_E_INTEGRITY,
-				       "%s/%s: sha256 %s, manifest lists %s; the file was altered, reinstall the snapshot",
-				       s->dirpath, f->path, have, want);
-		}
+		close(fd);
 	}
 	return walk_unlisted(s, s->dirfd, "", 0, e);
 }

@@ -44,6 +44,9 @@ void jig_snapshot_close(struct jig_snapshot *s);
 /* Opens a listed file with the ownership, mode and size checks; no hashing. */
 int jig_snapshot_open_file(const struct jig_snapshot *s, const struct jig_manifest_file *f,
 			   struct jig_error *e);
+/* The listed file at path, opened as jig_snapshot_open_file does and, with
+ * hash, checked against its SHA-256 in the manifest. An fd, or < 0. */
+int jig_snapshot_open_listed(const struct jig_snapshot *s, const char *path, bool hash, struct jig_error *e);
 /* Every listed file hashed and checked; no unlisted entry anywhere. */
 int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_error *e);
 

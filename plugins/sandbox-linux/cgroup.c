@@ -146,13 +146,8 @@ static bool ours_alone_in(const char *dir)
 	}
 	return true;
 }
-static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
+int jig_cg_self(char *dir, size_t cap)
 {
-	struct statfs sf;
-	if (statfs(CG_MOUNT, &sf) < 0 || (unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC) {
-		fail(err, errlen, "%s is not a cgroup v2 file system: jig cannot cap memory, tasks and CPU here, so it refuses to launch (see 'jig host check')", CG_MOUNT);
-		return -1;
-	}
 	char rel[PATH_MAX] = "";
 	FILE *f = fopen("/proc/self/cgroup", "re");
 	if (f) {
@@ -164,12 +159,35 @@ static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
 			}
 		fclose(f);
 	}
-	if (rel[0] != '/' || strstr(rel, "/..") || strstr(rel, "(deleted)")) {
-		fail(err, errlen, "/proc/self/cgroup has no usable cgroup v2 entry; refusing to launch");
+	if (rel[0] != '/' || strstr(rel, "/..") || strstr(rel, "(deleted)"))
+		return -1;
+	snprintf(dir, cap, CG_MOUNT "%s", strcmp(rel, "/") == 0 ? "" : rel);
+	return 0;
+}
+
+/* dir's parent inside the cgroup mount, or "" for the root itself. */
+static void cg_parent(const char *dir, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", dir);
+	char *slash = strrchr(out, '/');
+	if (slash && slash > out + strlen(CG_MOUNT))
+		*slash = '\0';
+	else
+		out[0] = '\0';
+}
+
+static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
+{
+	struct statfs sf;
+	if (statfs(CG_MOUNT, &sf) < 0 || (unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC) {
+		fail(err, errlen, "%s is not a cgroup v2 file system: jig cannot cap memory, tasks and CPU here, so it refuses to launch (see 'jig host check')", CG_MOUNT);
 		return -1;
 	}
 	char c[PATH_MAX];
-	snprintf(c, sizeof(c), CG_MOUNT "%s", strcmp(rel, "/") == 0 ? "" : rel);
+	if (jig_cg_self(c, sizeof(c)) < 0) {
+		fail(err, errlen, "/proc/self/cgroup has no usable cgroup v2 entry; refusing to launch");
+		return -1;
+	}
 	char ctl[256];
 	if (owned(c) && ours_alone_in(c)) {
 		char sup[PATH_MAX + 32], parent[32];
@@ -186,12 +204,7 @@ static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
 		return 0;
 	}
 	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s", c);
-	char *slash = strrchr(p, '/');
-	if (slash && slash > p + strlen(CG_MOUNT))
-		*slash = '\0';
-	else
-		p[0] = '\0';
+	cg_parent(c, p, sizeof(p));
 	if (p[0] && owned(p) && read_at(p, "cgroup.subtree_control", ctl, sizeof(ctl)) >= 0 &&
 	    has_words(ctl, controllers)) {
 		snprintf(out, cap, "%s", p);
@@ -397,25 +410,10 @@ static int fence_tree(const char *dir, char *err, size_t errlen)
 
 int jig_cg_recover(int pid, char *err, size_t errlen)
 {
-	char rel[PATH_MAX] = "";
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	if (f) {
-		char line[PATH_MAX + 8];
-		while (fgets(line, sizeof(line), f))
-			if (strncmp(line, "0::", 3) == 0) {
-				line[strcspn(line, "\n")] = '\0';
-				snprintf(rel, sizeof(rel), "%s", line + 3);
-			}
-		fclose(f);
-	}
-	if (rel[0] != '/')
-		return 0; /* no cgroup v2: nothing can have been created */
 	char dirs[2][PATH_MAX];
-	snprintf(dirs[0], sizeof(dirs[0]), CG_MOUNT "%s", strcmp(rel, "/") == 0 ? "" : rel);
-	snprintf(dirs[1], sizeof(dirs[1]), "%s", dirs[0]);
-	char *slash = strrchr(dirs[1], '/');
-	if (slash && slash > dirs[1] + strlen(CG_MOUNT))
-		*slash = '\0';
+	if (jig_cg_self(dirs[0], sizeof(dirs[0])) < 0)
+		return 0; /* no cgroup v2: nothing can have been created */
+	cg_parent(dirs[0], dirs[1], sizeof(dirs[1]));
 	char prefix[32];
 	snprintf(prefix, sizeof(prefix), "jig-%d-", pid);
 	int r = 0;

@@ -15,6 +15,10 @@ struct jig_cg {
 	int events_fd;	     /* leaf/cgroup.events, polled for "populated 0" */
 };
 
+/* The caller's own cgroup directory (/sys/fs/cgroup + the "0::" entry of
+ * /proc/self/cgroup). -1 when there is no usable cgroup v2 entry. */
+int jig_cg_self(char *dir, size_t cap);
+
 /* Finds the delegated subtree, creates root and leaf and writes every limit
  * before returning. On failure nothing is left behind and err says why;
  * -2 means cgroup v2 is there but nothing is delegated to the caller. */

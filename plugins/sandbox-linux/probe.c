@@ -4,6 +4,10 @@
  * caller's cgroup v2 is checked for delegation and controllers. */
 #include "probe.h"
 
+#include <limits.h>
+
+#include "cgroup.h"
+
 /* Report fields are fixed-size by ABI; truncating a long path in a reason
  * is intended. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -249,27 +253,14 @@ static void probe_cgroup(struct jig_probe_result *r)
 			set(ci[i], JIG_PROBE_MISSING, "no cgroup v2 hierarchy");
 		return;
 	}
-	/* Our cgroup: the "0::" line of /proc/self/cgroup. */
-	char rel[512] = "";
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	if (f) {
-		char line[600];
-		while (fgets(line, sizeof(line), f))
-			if (strncmp(line, "0::", 3) == 0) {
-				line[strcspn(line, "\n")] = '\0';
-				snprintf(rel, sizeof(rel), "%s", line + 3);
-			}
-		fclose(f);
-	}
-	if (!rel[0] || strstr(rel, "/..") || rel[0] != '/') {
+	char dir[PATH_MAX];
+	if (jig_cg_self(dir, sizeof(dir)) < 0) {
 		set(v2, JIG_PROBE_MISSING, "/proc/self/cgroup has no cgroup v2 entry");
 		set(del, JIG_PROBE_MISSING, "no cgroup v2 entry");
 		for (int i = 0; i < 3; i++)
 			set(ci[i], JIG_PROBE_MISSING, "no cgroup v2 entry");
 		return;
 	}
-	char dir[600];
-	snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", strcmp(rel, "/") == 0 ? "" : rel);
 	set(v2, JIG_PROBE_AVAILABLE, "cgroup2 mounted at /sys/fs/cgroup");
 	if (v2)
 		snprintf(v2->path, sizeof(v2->path), "%s", dir);
