@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""A test peer for the HTTP effect: a real HTTP(S) server on 127.0.0.1.
+
+  peer.py --portfile F [--tls CERT KEY] [--log FILE]
+
+Writes its port to F once listening. Every request is appended to --log as
+"METHOD PATH AUTH BODY" (AUTH is "bearer" or "none"; the token itself is
+never logged). Paths:
+
+  /ok           200, a small JSON body describing what arrived
+  /echo-auth    200, the Authorization header's value as the body
+  /status/N     status N, body "status N"
+  /redirect     302 to /ok on the same server (must not be followed)
+  /big/N        200, N bytes, chunked (no Content-Length)
+  /trickle      200, then one byte every 200 ms for 20 s
+  /slow/MS      200 after MS milliseconds
+"""
+import argparse
+import http.server
+import json
+import os
+import ssl
+import sys
+import time
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "jig-test-peer"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def _log(self, body):
+        if self.server.logfile:
+            auth = "bearer" if self.headers.get("Authorization", "").startswith("Bearer ") else "none"
+            with open(self.server.logfile, "a") as f:
+                f.write(f"{self.command} {self.path} {auth} {body.decode('utf-8', 'replace')}\n")
+
+    def _send(self, status, body, ctype="application/json", extra=()):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in extra:
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _handle(self):
+        n = int(self.headers.get("Content-Length", "0") or 0)
+        body = self.rfile.read(n) if n else b""
+        self._log(body)
+        p = self.path
+        if p == "/ok":
+            info = {"ok": True, "method": self.command, "body": body.decode("utf-8", "replace"),
+                    "auth": "bearer" if self.headers.get("Authorization") else "none",
+                    "content_type": self.headers.get("Content-Type"),
+                    "accept_encoding": self.headers.get("Accept-Encoding"),
+                    "proxy_seen": False}
+            self._send(200, json.dumps(info, sort_keys=True).encode())
+        elif p == "/echo-auth":
+            self._send(200, (self.headers.get("Authorization") or "").encode(), "text/plain")
+        elif p.startswith("/status/"):
+            code = int(p.split("/")[2])
+            self._send(code, f"status {code}".encode(), "text/plain")
+        elif p == "/redirect":
+            port = self.server.server_address[1]
+            scheme = "https" if self.server.tls else "http"
+            self._send(302, b"moved", "text/plain", [("Location", f"{scheme}://127.0.0.1:{port}/ok")])
+        elif p.startswith("/big/"):
+            left = int(p.split("/")[2])
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b"x" * 65536
+            try:
+                while left > 0:
+                    c = chunk[:min(left, len(chunk))]
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(c), c))
+                    left -= len(c)
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+                pass
+        elif p == "/trickle":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            try:
+                for _ in range(100):
+                    self.wfile.write(b".")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+                pass
+        elif p.startswith("/slow/"):
+            time.sleep(int(p.split("/")[2]) / 1000)
+            self._send(200, b"slow", "text/plain")
+        else:
+            self._send(404, b"no such path", "text/plain")
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--portfile", required=True)
+    ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
+    ap.add_argument("--log")
+    a = ap.parse_args()
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    srv.logfile = a.log
+    srv.tls = bool(a.tls)
+    if a.tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls[0], a.tls[1])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    tmp = a.portfile + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(srv.server_address[1]))
+    os.rename(tmp, a.portfile)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+#!/bin/sh
+# The HTTP worker (plugins/http, jig-http-worker) against real loopback
+# peers (tests/http/peer.py), run directly as the unprivileged user: what it
+# sends, what it refuses, what it withholds. Plain lane; the worker inside
+# its scope, from a Flow, is tested in tests/flow/cases.sh (VM lane).
+# Each case_* is one ctest (http.<case>).
+# Requirements: R-H01..R-H09 (see docs/requirements.md).
+set -eu
+: "${JIG_WORKER:?}" "${JIG_SOURCE:?}"
+USER_NAME=jigtest
+T=$(mktemp -d /var/tmp/jig-http.XXXXXX)
+chmod 755 "$T"; chown "$USER_NAME" "$T"
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null || true; done; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# certs: two CAs, a server certificate for IP 127.0.0.1 from each.
+certs() {
+	for ca in a b; do
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=jig test CA $ca" \
+			-keyout "$T/ca-$ca.key" -out "$T/ca-$ca.pem" 2>/dev/null
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+			-keyout "$T/srv-$ca.key" -out "$T/srv-$ca.csr" 2>/dev/null
+		printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$T/ext"
+		openssl x509 -req -in "$T/srv-$ca.csr" -CA "$T/ca-$ca.pem" -CAkey "$T/ca-$ca.key" -CAcreateserial \
+			-days 2 -extfile "$T/ext" -out "$T/srv-$ca.pem" 2>/dev/null
+	done
+	chmod 644 "$T"/*
+}
+# peer NAME [--tls CERT KEY]: starts a peer; its port in $T/NAME.port.
+peer() {
+	name=$1; shift
+	runuser -u "$USER_NAME" -- /usr/bin/python3 "$JIG_SOURCE/tests/http/peer.py" --portfile "$T/$name.port" \
+		--log "$T/$name.log" "$@" &
+	PIDS="$PIDS $!"
+	i=0
+	while [ ! -s "$T/$name.port" ]; do
+		i=$((i + 1)); [ $i -lt 100 ] || fail "peer $name did not start"; sleep 0.05
+	done
+	runuser -u "$USER_NAME" -- touch "$T/$name.log"
+}
+port() { cat "$T/$1.port"; }
+# req JSON: runs the worker with JSON on stdin; its output in $T/out.
+req() {
+	printf '%s' "$1" >"$T/in"
+	shift
+	runuser -u "$USER_NAME" -- env "$@" "$JIG_WORKER" <"$T/in" >"$T/out" 2>"$T/err" || fail "worker exit $?: $(cat "$T/err")"
+	cat "$T/out"
+}
+# grant METHOD URL [MAXRESP] [TIMEOUT_MS]
+grant() {
+	printf '{"method":"%s","url":"%s","max_request_bytes":65536,"max_response_bytes":%s,"timeout_ms":%s,"connect_timeout_ms":2000}' \
+		"$1" "$2" "${3:-1048576}" "${4:-5000}"
+}
+outcome() { jq -r .outcome "$T/out"; }
+expect() { # expect OUTCOME PATTERN
+	[ "$(outcome)" = "$1" ] || fail "outcome $(outcome), expected $1"
+	[ -z "${2:-}" ] || jq -r .error "$T/out" | grep -q -- "$2" || fail "error does not match /$2/: $(jq -r .error "$T/out")"
+}
+hits() { wc -l <"$T/$1.log"; }
+body() { jq -r .body_base64 "$T/out" | base64 -d; }
+
+case_loopback_get() {
+	peer p
+	u="http://127.0.0.1:$(port p)/ok"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\"}"
+	expect response
+	[ "$(jq .status "$T/out")" = 200 ] || fail "status"
+	body | jq -e '.method == "GET" and .auth == "none" and .accept_encoding == null' >/dev/null || fail "body: $(body)"
+	jq -e '.headers["content-type"] == "application/json" and .response_bytes > 0 and .request_bytes > 0 and (.total_ms | type) == "number"' "$T/out" >/dev/null || fail "evidence"
+}
+case_post_body_and_bearer() {
+	peer p
+	u="http://127.0.0.1:$(port p)/ok"
+	req "{\"grant\":$(grant POST "$u"),\"method\":\"POST\",\"url\":\"$u\",\"body\":\"{\\\"a\\\":1}\",\"bearer\":\"tok-123\"}"
+	expect response
+	body | jq -e '.method == "POST" and .body == "{\"a\":1}" and .auth == "bearer" and .content_type == "application/json"' >/dev/null || fail "body: $(body)"
+}
+case_refuse_url_one_char() {
+	# R-H02: a URL or method one character off the grant is never sent.
+	peer p
+	u="http://127.0.0.1:$(port p)/ok"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"${u}x\"}"
+	expect refused "is not the granted"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$(echo "$u" | sed 's/ok$/oK/')\"}"
+	expect refused "is not the granted"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"POST\",\"url\":\"$u\"}"
+	expect refused "method POST is not the granted GET"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"get\",\"url\":\"$u\"}"
+	expect refused "method get"
+	[ "$(hits p)" -eq 0 ] || fail "a refused request reached the server"
+}
+case_refuse_loopback_aliases() {
+	# localhost, 127.1, 2130706433, 0x7f.1 for a grant of 127.0.0.1: refused,
+	# even though curl would connect them to the same address.
+	peer p
+	P=$(port p)
+	g=$(grant GET "http://127.0.0.1:$P/ok")
+	for alias in localhost 127.1 2130706433 0x7f.1 127.000.000.001 LOCALHOST; do
+		req "{\"grant\":$g,\"method\":\"GET\",\"url\":\"http://$alias:$P/ok\"}"
+		expect refused
+	done
+	[ "$(hits p)" -eq 0 ] || fail "an alias reached the server"
+}
+case_refuse_schemes() {
+	peer p
+	P=$(port p)
+	for u in "file:///etc/passwd" "gopher://127.0.0.1:$P/ok" "ftp://127.0.0.1:$P/ok" "127.0.0.1:$P/ok" "//127.0.0.1:$P/ok" \
+		"http://example.com/ok" "dict://127.0.0.1:$P/" "http://u:p@127.0.0.1:$P/ok"; do
+		req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\"}"
+		expect refused
+	done
+	[ "$(hits p)" -eq 0 ] || fail "a refused scheme reached the server"
+}
+case_redirect_not_followed() {
+	peer p
+	u="http://127.0.0.1:$(port p)/redirect"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\"}"
+	expect response
+	jq -e '.status == 302 and .redirect_not_followed == true and (.headers.location | endswith("/ok"))' "$T/out" >/dev/null || fail "redirect"
+	[ "$(hits p)" -eq 1 ] || fail "the redirect was followed: $(cat "$T/p.log")"
+}
+case_proxy_env_ignored() {
+	# A proxy in the environment (every name libcurl reads) is ignored: the
+	# request goes straight to the server; the proxy sees nothing.
+	peer p; peer proxy
+	u="http://127.0.0.1:$(port p)/ok"
+	pr="http://127.0.0.1:$(port proxy)"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\"}" http_proxy="$pr" HTTP_PROXY="$pr" \
+		https_proxy="$pr" HTTPS_PROXY="$pr" ALL_PROXY="$pr" all_proxy="$pr" NO_PROXY= SSLKEYLOGFILE="$T/keys" CURL_HOME="$T"
+	expect response
+	[ "$(hits p)" -eq 1 ] && [ "$(hits proxy)" -eq 0 ] || fail "proxy used: server $(hits p), proxy $(hits proxy)"
+	[ ! -e "$T/keys" ] || fail "SSLKEYLOGFILE honoured"
+}
+case_response_over_cap() {
+	# Chunked, no Content-Length: the cap is enforced in the write callback.
+	peer p
+	u="http://127.0.0.1:$(port p)/big/3000000"
+	req "{\"grant\":$(grant GET "$u" 1048576),\"method\":\"GET\",\"url\":\"$u\"}"
+	expect refused "over the grant's 1048576 bytes; cut"
+	[ "$(jq .response_bytes "$T/out")" -le 1048576 ] || fail "more than the cap was kept"
+	jq -e 'has("body_base64") | not' "$T/out" >/dev/null || fail "a cut body was delivered"
+	u="http://127.0.0.1:$(port p)/big/1000"
+	req "{\"grant\":$(grant GET "$u" 1000),\"method\":\"GET\",\"url\":\"$u\"}"
+	expect response
+	[ "$(body | wc -c)" -eq 1000 ] || fail "exactly the cap is allowed"
+}
+case_trickle_past_deadline() {
+	peer p
+	u="http://127.0.0.1:$(port p)/trickle"
+	start=$(date +%s%N)
+	req "{\"grant\":$(grant GET "$u" 1048576 1000),\"method\":\"GET\",\"url\":\"$u\"}"
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	expect failed "deadline of 1000 ms"
+	[ "$ms" -lt 5000 ] || fail "the deadline was not enforced ($ms ms)"
+}
+case_echoed_bearer() {
+	peer p
+	u="http://127.0.0.1:$(port p)/echo-auth"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\",\"bearer\":\"canary-7f3a\"}"
+	expect refused "contains the bound bearer"
+	! grep -q canary-7f3a "$T/out" "$T/err" || fail "the bearer is in the worker's output"
+}
+case_tls_untrusted_ca() {
+	# R-H08: a certificate from a CA not in the trust store is refused; with
+	# the operator's CA it succeeds.
+	certs
+	peer a --tls "$T/srv-a.pem" "$T/srv-a.key"
+	peer b --tls "$T/srv-b.pem" "$T/srv-b.key"
+	ua="https://127.0.0.1:$(port a)/ok"; ub="https://127.0.0.1:$(port b)/ok"
+	req "{\"grant\":$(grant GET "$ua"),\"method\":\"GET\",\"url\":\"$ua\"}"
+	expect failed "TLS"
+	req "{\"grant\":$(grant GET "$ua"),\"method\":\"GET\",\"url\":\"$ua\",\"ca_files\":[\"/etc/ssl/certs/ca-certificates.crt\",\"$T/ca-a.pem\"]}"
+	expect response
+	body | jq -e '.ok' >/dev/null || fail "body over TLS"
+	req "{\"grant\":$(grant GET "$ub"),\"method\":\"GET\",\"url\":\"$ub\",\"ca_files\":[\"$T/ca-a.pem\"]}"
+	expect failed "TLS"
+	[ "$(hits b)" -eq 0 ] || fail "a request reached the untrusted server"
+}
+case_https_only_no_http_downgrade() {
+	# http to anything but 127.0.0.1 is not a grant; https is.
+	req "{\"grant\":$(grant GET "http://10.0.0.1/x"),\"method\":\"GET\",\"url\":\"http://10.0.0.1/x\"}"
+	expect refused "only https"
+}
+case_malformed_input() {
+	req '{"grant":{}}'
+	expect refused "malformed"
+	req 'not json'
+	expect refused "malformed"
+	head -c 3000000 /dev/zero | tr '\0' a >"$T/big"
+	runuser -u "$USER_NAME" -- "$JIG_WORKER" <"$T/big" >"$T/out" 2>"$T/err" || fail "worker crashed on big input"
+	expect refused "malformed"
+}
+
+"case_$1"
+echo "PASS: $1"
