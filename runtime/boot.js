@@ -2,7 +2,7 @@
 // Fixed, installed in the signed snapshot, bound read-only at /.jig/runtime.
 // The Flow talks to its coordinator only over Run/0: newline-delimited JSON
 // on descriptor 3, each message at most 64 KiB.
-import { closeSync, mkdirSync, readFileSync, readdirSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, readFileSync, readSync, readdirSync, writeFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 const RUN0 = 3;
@@ -12,6 +12,23 @@ function send(msg) {
   const line = JSON.stringify(msg) + "\n";
   if (Buffer.byteLength(line) > MAX_MESSAGE) throw new Error("jig: Run/0 message larger than 64 KiB");
   writeSync(RUN0, line);
+}
+
+// Replies (to http) are one line each; read exactly up to the newline.
+let pending = Buffer.alloc(0);
+function receive() {
+  const chunk = Buffer.alloc(1 << 16);
+  for (;;) {
+    const nl = pending.indexOf(10);
+    if (nl >= 0) {
+      const line = pending.subarray(0, nl).toString("utf8");
+      pending = pending.subarray(nl + 1);
+      return JSON.parse(line);
+    }
+    const n = readSync(RUN0, chunk, 0, chunk.length, null);
+    if (n === 0) throw new Error("jig: Run/0 closed by the coordinator");
+    pending = Buffer.concat([pending, chunk.subarray(0, n)]);
+  }
 }
 
 function clean(path) {
@@ -32,6 +49,33 @@ const jig = Object.freeze({
     const p = "/output/" + clean(path);
     mkdirSync(dirname(p), { recursive: true });
     writeFileSync(p, data);
+  },
+  /**
+   * One reviewed HTTP request: a route of flow.json "http". The method and
+   * URL are the grant's (restating them is allowed, changing them is not);
+   * body is a JSON value, sent as application/json. Resolves to
+   * { status, headers, body (Buffer), text(), json(), timing }; the status is
+   * evidence, not success. Rejects when jig refuses or the exchange fails.
+   */
+  async http(route, { method, url, body } = {}) {
+    const msg = { op: "http", route };
+    if (method !== undefined) msg.method = method;
+    if (url !== undefined) msg.url = url;
+    if (body !== undefined) msg.body = body;
+    send(msg);
+    const r = receive();
+    if (r.op !== "http") throw new Error("jig: unexpected Run/0 reply");
+    if (!r.ok) throw new Error(`jig.http ${route}: ${r.error}`);
+    const bytes = Buffer.from(r.body_base64, "base64");
+    return Object.freeze({
+      status: r.status,
+      headers: Object.freeze({ ...r.headers }),
+      body: bytes,
+      redirectNotFollowed: r.redirect_not_followed,
+      timing: Object.freeze({ connect_ms: r.connect_ms, total_ms: r.total_ms }),
+      text() { return bytes.toString("utf8"); },
+      json() { return JSON.parse(bytes.toString("utf8")); },
+    });
   },
   /** A log line for the Run record. */
   log(...parts) { send({ op: "log", text: parts.map(String).join(" ").slice(0, 4096) }); },

@@ -31,8 +31,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jig/http.h>
 #include <jig/sandbox.h>
 
+#include "../effects/http.h"
 #include "../flow/plan.h"
 #include "../flow/timeout.h"
 #include "../flow/tree.h"
@@ -60,6 +62,12 @@ struct run0 {
 	bool done;
 	char error[512]; /* a protocol violation or the Flow's reported error */
 	bool violation;
+	/* Effects: the Flow's reviewed HTTP routes, run one at a time. */
+	const struct jig_flow *flow;
+	struct jig_http_effect_env http;
+	json_t *effects; /* evidence, for the record */
+	size_t n_http;
+	int interrupted_by; /* a stop signal an effect's supervisor took */
 };
 
 static void run0_fail(struct run0 *r, const char *why)
@@ -73,7 +81,45 @@ static void run0_fail(struct run0 *r, const char *why)
 	}
 }
 
-/* One message: {"op":"log","text":S} | {"op":"done"} | {"op":"error","text":S}. */
+/* A reply to the Flow: one line. The Flow may be gone (never SIGPIPE). */
+static void run0_reply(struct run0 *r, json_t *reply)
+{
+	char *txt = json_dumps(reply, JSON_COMPACT);
+	size_t len = txt ? strlen(txt) : 0, off = 0;
+	if (txt)
+		txt[len++] = '\n'; /* replaces the NUL; json_dumps leaves no room otherwise */
+	while (txt && off < len) {
+		ssize_t n = send(r->fd, txt + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	free(txt);
+}
+
+static void run0_http(struct run0 *r, json_t *m)
+{
+	if (++r->n_http > JIG_HTTP_MAX_REQUESTS)
+		return run0_fail(r, "more than 64 HTTP requests");
+	json_t *reply = NULL, *ev = NULL;
+	int sig = 0;
+	jig_http_effect(&r->http, r->flow, m, &reply, &ev, &sig);
+	json_array_append_new(r->effects, ev);
+	if (sig) {
+		/* The stop signal reached the worker's supervisor: end the Run. */
+		r->interrupted_by = sig;
+		if (write(r->abort_wr, "x", 1) < 0) {
+			/* the pipe is ours and empty */
+		}
+	}
+	run0_reply(r, reply);
+	json_decref(reply);
+}
+
+/* One message: {"op":"log","text":S} | {"op":"done"} | {"op":"error","text":S}
+ * | {"op":"http","route":S,...} (answered with one line). */
 static void run0_message(struct run0 *r, const char *line, size_t len, size_t *count)
 {
 	if (++*count > RUN0_MAX_MESSAGES)
@@ -86,7 +132,9 @@ static void run0_message(struct run0 *r, const char *line, size_t len, size_t *c
 	else if (strcmp(op, "log") == 0 && json_object_size(m) == 2 && json_is_string(json_object_get(m, "text"))) {
 		if (json_array_size(r->logs) < RUN0_MAX_LOGS)
 			json_array_append(r->logs, json_object_get(m, "text"));
-	} else if (strcmp(op, "done") == 0 && json_object_size(m) == 1)
+	} else if (strcmp(op, "http") == 0 && r->flow && r->flow->n_http)
+		run0_http(r, m);
+	else if (strcmp(op, "done") == 0 && json_object_size(m) == 1)
 		r->done = true;
 	else if (strcmp(op, "error") == 0 && json_object_size(m) == 2 && json_is_string(json_object_get(m, "text"))) {
 		if (!r->error[0])
@@ -268,9 +316,10 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	struct jig_module_handle h;
 	struct jig_plan pl = {0};
 	char run_rel[64] = "", stage_name[128] = "";
-	int devnull = -1, rundir = -1, init_fd = -1, sv[2] = {-1, -1}, ab[2] = {-1, -1}, stagefd = -1;
+	int devnull = -1, rundir = -1, init_fd = -1, sv[2] = {-1, -1}, ab[2] = {-1, -1}, cancel[2] = {-1, -1}, stagefd = -1;
 	json_t *inlist = json_array(), *outlist = json_array(), *record = NULL;
-	struct run0 r0 = {.fd = -1, .abort_wr = -1, .logs = json_array()};
+	struct run0 r0 = {.fd = -1, .abort_wr = -1, .logs = json_array(), .effects = json_array()};
+	char workerpath[PATH_MAX + 64];
 	struct jig_scope_result res;
 	memset(&res, 0, sizeof(res));
 	res.struct_size = sizeof(res);
@@ -338,6 +387,14 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 			goto fail;
 		close(fd);
 	}
+	if (f->n_http) {
+		/* The HTTP worker: hashed on every Run that may use it. */
+		int fd = jig_snapshot_open_listed(&s, JIG_HTTP_WORKER_FILE, true, &e);
+		if (fd < 0)
+			goto fail;
+		close(fd);
+		snprintf(workerpath, sizeof(workerpath), "%s/%s", s.dirpath, JIG_HTTP_WORKER_FILE);
+	}
 
 	/* The private run directory: package and attachments. */
 	snprintf(run_rel, sizeof(run_rel), "runs");
@@ -387,7 +444,8 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	 * (Debian's merged /usr layout). */
 	struct jig_scope_symlink links[] = {{"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}};
 	const char *env[] = {"HOME=/scratch", "TMPDIR=/scratch", "LANG=C.UTF-8", "NO_COLOR=1"};
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(ab, O_CLOEXEC) < 0) {
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(ab, O_CLOEXEC) < 0 ||
+	    pipe2(cancel, O_CLOEXEC) < 0) {
 		jig_err(&e, JIG_E_INTERNAL, "Run/0: %s", strerror(errno));
 		goto fail;
 	}
@@ -409,6 +467,10 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	};
 	r0.fd = sv[0];
 	r0.abort_wr = ab[1];
+	r0.flow = f;
+	r0.http = (struct jig_http_effect_env){.ops = ops, .state = h.state, .worker_path = workerpath,
+					       .init_fd = init_fd, .flow = f->name, .policy_sha256 = pl.sha256,
+					       .abort_fd = cancel[0]};
 	/* From here a cancellation (SIGTERM from the outer command) is the
 	 * supervisor's to handle (it fences and reports it): no thread of ours
 	 * may take the signal's default action instead. */
@@ -427,6 +489,10 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	int lr = ops->launch(h.state, &sc, &res);
 	close(sv[1]);
 	sv[1] = -1;
+	/* The Flow is fenced: a request still in flight is cancelled. */
+	if (write(cancel[1], "x", 1) < 0) {
+		/* the pipe is ours and empty */
+	}
 	pthread_join(th, NULL);
 	res.error[sizeof(res.error) - 1] = '\0';
 	if (lr != JIG_MOD_OK && res.needs_delegation && !in_transient_scope) {
@@ -447,8 +513,9 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	 * the cgroup is empty; the launcher's held descriptor keeps the tmpfs). */
 	const char *status = "succeeded";
 	char why[700] = "";
-	if (res.interrupted_by)
-		status = "cancelled", snprintf(why, sizeof(why), "cancelled by signal %d; the scope was fenced", res.interrupted_by);
+	if (res.interrupted_by || r0.interrupted_by)
+		status = "cancelled", snprintf(why, sizeof(why), "cancelled by signal %d; the scope was fenced",
+					       res.interrupted_by ? res.interrupted_by : r0.interrupted_by);
 	else if (r0.violation)
 		status = "failed", snprintf(why, sizeof(why), "%s", r0.error);
 	else if (res.outcome == JIG_SCOPE_TIMEOUT)
@@ -492,6 +559,8 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 		"pids_max_hits", (json_int_t)res.pids_max_hits, "memory_peak_bytes", (json_int_t)res.memory_peak_bytes,
 		"cpu_usec", (json_int_t)res.cpu_usec, "wall_ms", (json_int_t)res.wall_ms, "inputs", inlist, "outputs",
 		outlist, "logs", r0.logs);
+	if (record && f->n_http)
+		json_object_set(record, "effects", r0.effects);
 	char *txt = record ? json_dumps(record, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	if (!txt || jig_write_file_at(stagefd, "record.json", txt, strlen(txt), 0444, &e) < 0) {
 		free(txt);
@@ -530,6 +599,8 @@ out:
 			close(sv[i]);
 		if (ab[i] >= 0)
 			close(ab[i]);
+		if (cancel[i] >= 0)
+			close(cancel[i]);
 	}
 	if (init_fd >= 0)
 		close(init_fd);
@@ -539,6 +610,7 @@ out:
 	json_decref(inlist);
 	json_decref(outlist);
 	json_decref(r0.logs);
+	json_decref(r0.effects);
 	jig_plan_free(&pl);
 	if (have_mod)
 		jig_module_unload(&h);

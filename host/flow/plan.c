@@ -8,7 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jig/http.h>
+#include <jig/module.h>
+
 #include "snapshot/identity.h"
+#include "snapshot/loader.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -29,18 +33,61 @@ static json_t *strv(char **v, size_t n)
 	return a;
 }
 
+/* Every grant URL must satisfy plugins/http's rule (libcurl's normal form):
+ * the host never parses URLs itself. */
+static int check_grant_urls(const struct jig_project *p, const struct jig_snapshot *s, struct jig_error *e)
+{
+	struct jig_module_handle h;
+	int r = jig_module_load(s, "http", JIG_KIND_HTTP, &h, e);
+	if (r)
+		return r;
+	const struct jig_http_ops *ops = h.desc->ops;
+	if (h.desc->ops_size < offsetof(struct jig_http_ops, url_check) + sizeof(ops->url_check) || !ops->url_check)
+		r = jig_err(e, JIG_E_INTEGRITY, "module http has no URL rule");
+	for (size_t i = 0; !r && i < p->n_flows; i++)
+		for (size_t k = 0; !r && k < p->flows[i].n_http; k++) {
+			const struct jig_http_grant *g = &p->flows[i].http[k];
+			char why[300] = "";
+			if (ops->url_check(h.state, g->url, why, sizeof(why)) != JIG_MOD_OK)
+				r = jig_err(e, JIG_E_USAGE, "%s/flow.json: http route \"%s\": URL %.200s %s", p->flows[i].dir,
+					    g->route, g->url, why);
+		}
+	jig_module_unload(&h);
+	return r;
+}
+
+static json_t *http_grants(const struct jig_flow *f)
+{
+	json_t *a = json_array();
+	for (size_t k = 0; k < f->n_http; k++) {
+		const struct jig_http_grant *g = &f->http[k];
+		json_array_append_new(
+			a, json_pack("{s:s,s:s,s:s,s:O?,s:I,s:I,s:I,s:s,s:s}", "route", g->route, "method", g->method, "url",
+				     g->url, "body_schema", g->body_schema, "max_request_bytes",
+				     (json_int_t)g->max_request_bytes, "max_response_bytes",
+				     (json_int_t)g->max_response_bytes, "timeout_ms", (json_int_t)g->timeout_ms, "worker",
+				     "its own scope: the host network, nothing else", "bearer",
+				     "only if the operator binds one to this route and URL (never in the Plan)"));
+	}
+	return a;
+}
+
 int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, struct jig_plan *out,
 		   struct jig_error *e)
 {
 	memset(out, 0, sizeof(*out));
-	static const char *const used[] = {JIG_SANDBOX_MODULE_FILE, JIG_SCOPE_INIT_FILE, JIG_RUNTIME_BUN,
-					   JIG_RUNTIME_BOOT};
-	for (size_t i = 0; i < sizeof(used) / sizeof(used[0]); i++)
-		if (!snapshot_file(s, used[i]))
-			return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; it cannot run Flows (reinstall jig)", s->m.id, used[i]);
+	static const char *const used_all[] = {JIG_SANDBOX_MODULE_FILE, JIG_SCOPE_INIT_FILE, JIG_RUNTIME_BUN,
+					       JIG_RUNTIME_BOOT, JIG_HTTP_MODULE_FILE, JIG_HTTP_WORKER_FILE};
+	size_t n_used = 4;
+	for (size_t i = 0; i < p->n_flows; i++)
+		if (p->flows[i].n_http)
+			n_used = 6; /* the HTTP effect is part of the launch identity */
+	for (size_t i = 0; i < n_used; i++)
+		if (!snapshot_file(s, used_all[i]))
+			return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; it cannot run these Flows (reinstall jig)", s->m.id, used_all[i]);
 	char ident[JIG_SHA256_HEX];
-	int r = jig_launch_identity(s, used, sizeof(used) / sizeof(used[0]), ident, e);
-	if (r)
+	int r = jig_launch_identity(s, used_all, n_used, ident, e);
+	if (r || (n_used == 6 && (r = check_grant_urls(p, s, e))))
 		return r;
 	char bun[JIG_SHA256_HEX];
 	jig_hex(snapshot_file(s, JIG_RUNTIME_BUN)->sha256, JIG_SHA256_LEN, bun);
@@ -56,6 +103,8 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 			(json_int_t)JIG_FLOW_SCRATCH_BYTES, "output", "at", "/output", "size_bytes",
 			(json_int_t)JIG_FLOW_OUTPUT_BYTES, "network", "none", "run0", "one socket, descriptor 3",
 			"environment");
+		if (f->n_http)
+			json_object_set_new(grants, "http", http_grants(f));
 		json_array_append_new(
 			flows, json_pack("{s:s,s:{s:s,s:I,s:I},s:s,s:o,s:o,s:o,s:{s:I,s:I,s:I}}", "name", f->name,
 					 "package", "sha256", f->package_sha256, "files", (json_int_t)f->package_files,
@@ -113,6 +162,18 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 		json_array_foreach(json_object_get(f, "outputs"), k, v)
 			fprintf(out, " %s", json_string_value(v));
 		fprintf(out, "\n    network none; environment empty; no capabilities; Run/0 on descriptor 3\n");
+		json_t *h = json_object_get(json_object_get(f, "grants"), "http");
+		json_array_foreach(h, k, v) {
+			fprintf(out, "    http %s: %s %s\n      request body <= %lld bytes%s, response <= %lld bytes, deadline %lld ms;\n",
+				json_string_value(json_object_get(v, "route")), json_string_value(json_object_get(v, "method")),
+				json_string_value(json_object_get(v, "url")),
+				json_integer_value(json_object_get(v, "max_request_bytes")),
+				json_object_get(v, "body_schema") ? " matching its Schema/0" : "",
+				json_integer_value(json_object_get(v, "max_response_bytes")),
+				json_integer_value(json_object_get(v, "timeout_ms")));
+			fprintf(out, "      sent by a worker in its own scope (host network, nothing else); no redirects, proxies or\n"
+				     "      other headers; a bearer only if you bind one to this route and URL\n");
+		}
 		fprintf(out, "    limits memory %lld MiB, tasks %lld, cpu %lld us per 100000 us; deadline 30 s unless --timeout\n",
 			json_integer_value(json_object_get(lim, "memory_bytes")) >> 20,
 			json_integer_value(json_object_get(lim, "tasks")),

@@ -18,6 +18,7 @@
 #define JIG_RUNTIME_BOOT "libexec/runtime/boot.js"
 #define JIG_SCOPE_INIT_FILE "libexec/jig-scope-init"
 #define JIG_SANDBOX_MODULE_FILE "modules/sandbox-linux.so"
+#define JIG_HTTP_MODULE_FILE "modules/http.so" /* with JIG_HTTP_WORKER_FILE, if a Flow has grants */
 
 /* The fixed envelope of a root Flow scope (seed 000 table). */
 #define JIG_FLOW_MEMORY (256ull << 20)

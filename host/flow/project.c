@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "effects/schema0.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -70,6 +71,74 @@ static int strings(json_t *arr, const char *what, bool paths, char ***out, size_
 	return 0;
 }
 
+/* "http": {ROUTE: {"method", "url", "body_schema"?, "max_request_bytes"?,
+ * "max_response_bytes"?, "timeout_ms"?}}; the URL rule itself is
+ * plugins/http's, applied when the Plan is built. */
+static int parse_http(json_t *obj, const char *what, struct jig_flow *f, struct jig_error *e)
+{
+	if (!obj)
+		return 0;
+	if (!json_is_object(obj) || json_object_size(obj) > JIG_HTTP_MAX_ROUTES)
+		return jig_err(e, JIG_E_USAGE, "%s: http: must be an object of at most %d routes", what, JIG_HTTP_MAX_ROUTES);
+	f->http = calloc(json_object_size(obj) + 1, sizeof(*f->http));
+	if (!f->http)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	static const char *const keys[] = {"method", "url", "body_schema", "max_request_bytes", "max_response_bytes",
+					   "timeout_ms", NULL};
+	static const char *const methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", NULL};
+	const char *route;
+	json_t *g;
+	json_object_foreach(obj, route, g) {
+		struct jig_http_grant *h = &f->http[f->n_http++];
+		char w[300];
+		snprintf(w, sizeof(w), "%s: http route \"%.64s\"", what, route);
+		const char *method, *url;
+		int r;
+		if (!jig_valid_name(route))
+			return jig_err(e, JIG_E_USAGE, "%s: http: route name \"%.64s\" must be of [a-z0-9_-]", what, route);
+		if (!json_is_object(g))
+			return jig_err(e, JIG_E_USAGE, "%s: must be an object", w);
+		if ((r = jig_json_only_keys(g, keys, w, e)) || (r = jig_json_get_string(g, "method", w, &method, e)) ||
+		    (r = jig_json_get_string(g, "url", w, &url, e)))
+			return usage(r, e);
+		bool known = false;
+		for (size_t i = 0; methods[i]; i++)
+			known |= strcmp(method, methods[i]) == 0;
+		if (!known)
+			return jig_err(e, JIG_E_USAGE, "%s: method \"%.16s\" is not one of GET POST PUT PATCH DELETE HEAD", w, method);
+		h->max_request_bytes = 64 << 10;
+		h->max_response_bytes = 1 << 20;
+		h->timeout_ms = 10000;
+		if ((json_object_get(g, "max_request_bytes") &&
+		     (r = jig_json_get_uint(g, "max_request_bytes", w, 0, JIG_HTTP_REQUEST_MAX, &h->max_request_bytes, e))) ||
+		    (json_object_get(g, "max_response_bytes") &&
+		     (r = jig_json_get_uint(g, "max_response_bytes", w, 1, JIG_HTTP_RESPONSE_MAX, &h->max_response_bytes, e))) ||
+		    (json_object_get(g, "timeout_ms") &&
+		     (r = jig_json_get_uint(g, "timeout_ms", w, 100, JIG_HTTP_TIMEOUT_MAX, &h->timeout_ms, e))))
+			return usage(r, e);
+		json_t *schema = json_object_get(g, "body_schema");
+		if (schema) {
+			struct jig_error se = {0};
+			if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+				return jig_err(e, JIG_E_USAGE, "%s: a %s request has no body, so no body_schema", w, method);
+			if (jig_schema0_check(schema, &se) < 0)
+				return jig_err(e, JIG_E_USAGE, "%s: body_schema: %s", w, se.msg);
+			h->body_schema = json_incref(schema);
+		}
+		if (!(h->route = strdup(route)) || !(h->method = strdup(method)) || !(h->url = strdup(url)))
+			return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	}
+	return 0;
+}
+
+const struct jig_http_grant *jig_flow_http_grant(const struct jig_flow *f, const char *route)
+{
+	for (size_t i = 0; i < f->n_http; i++)
+		if (strcmp(f->http[i].route, route) == 0)
+			return &f->http[i];
+	return NULL;
+}
+
 static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_flow *f,
 		      struct jig_error *e)
 {
@@ -87,7 +156,7 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	json_t *doc = NULL;
 	if ((r = usage(jig_json_parse_object(buf, len, what, &doc, e), e)))
 		return r;
-	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", NULL};
+	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", "http", NULL};
 	const char *format, *fname, *entry;
 	if ((r = jig_json_only_keys(doc, keys, what, e)) || (r = jig_json_get_string(doc, "format", what, &format, e)) ||
 	    (r = jig_json_get_string(doc, "name", what, &fname, e)) ||
@@ -111,6 +180,8 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 		goto out;
 	snprintf(w2, sizeof(w2), "%s: outputs", what);
 	if ((r = strings(json_object_get(doc, "outputs"), w2, true, &f->outputs, &f->n_outputs, e)))
+		goto out;
+	if ((r = parse_http(json_object_get(doc, "http"), what, f, e)))
 		goto out;
 	f->name = strdup(name);
 	f->dir = strdup(dir);
@@ -224,6 +295,13 @@ void jig_project_close(struct jig_project *p)
 		free(f->entry);
 		free_strv(f->inputs, f->n_inputs);
 		free_strv(f->outputs, f->n_outputs);
+		for (size_t k = 0; k < f->n_http; k++) {
+			free(f->http[k].route);
+			free(f->http[k].method);
+			free(f->http[k].url);
+			json_decref(f->http[k].body_schema);
+		}
+		free(f->http);
 	}
 	free(p->flows);
 	free(p->root);

@@ -21,6 +21,19 @@
 #define JIG_ARTIFACT_MAX_BYTES (64ull << 20) /* per canonical artifact */
 #define JIG_STORE_MAX_BYTES (1ull << 30)     /* per project */
 
+/* One reviewed HTTP request a Flow may ask for (flow.json "http"). */
+#define JIG_HTTP_MAX_ROUTES 16
+#define JIG_HTTP_REQUEST_MAX (1ull << 20)   /* ceiling of max_request_bytes */
+#define JIG_HTTP_RESPONSE_MAX (4ull << 20)  /* ceiling of max_response_bytes */
+#define JIG_HTTP_TIMEOUT_MAX 60000	    /* ceiling of timeout_ms */
+struct jig_http_grant {
+	char *route;
+	char *method; /* GET POST PUT PATCH DELETE HEAD */
+	char *url;    /* exact; checked against plugins/http's rule at review */
+	json_t *body_schema; /* Schema/0 or NULL */
+	uint64_t max_request_bytes, max_response_bytes, timeout_ms;
+};
+
 struct jig_flow {
 	char *name;
 	char *dir;   /* package directory, relative to the project root */
@@ -29,6 +42,8 @@ struct jig_flow {
 	size_t n_inputs;
 	char **outputs;
 	size_t n_outputs;
+	struct jig_http_grant *http;
+	size_t n_http;
 	char package_sha256[JIG_SHA256_HEX]; /* set by capture */
 	uint64_t package_bytes;
 	size_t package_files;
@@ -58,6 +73,9 @@ int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e);
 /* Materialises a captured package from the store into dirfd (empty). */
 int jig_store_materialise(const struct jig_project *p, const char *package_sha256, int dirfd,
 			  struct jig_error *e);
+
+/* The Flow's grant for route, or NULL. */
+const struct jig_http_grant *jig_flow_http_grant(const struct jig_flow *f, const char *route);
 
 /* Names: [a-z0-9][a-z0-9_-]{0,63}. */
 int jig_valid_name(const char *s);

@@ -50,7 +50,7 @@ int jig_http_url_check(const char *url, char *why, size_t cap)
 		snprintf(why, cap, "has a fragment (#...), which is never sent");
 		goto out;
 	}
-	if (curl_url_get(u, CURLUPART_URL, &norm, 0) != CURLUE_OK || !norm) {
+	if (curl_url_get(u, CURLUPART_URL, &norm, CURLU_NO_DEFAULT_PORT) != CURLUE_OK || !norm) {
 		snprintf(why, cap, "cannot be normalised");
 		goto out;
 	}

@@ -188,7 +188,16 @@ static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
 		fail(err, errlen, "/proc/self/cgroup has no usable cgroup v2 entry; refusing to launch");
 		return -1;
 	}
-	char ctl[256];
+	char ctl[256], p[PATH_MAX];
+	cg_parent(c, p, sizeof(p));
+	/* Already moved aside by an earlier launch of this process (a Flow and
+	 * its effects' workers): the delegated cgroup is the parent. */
+	const char *base = strrchr(c, '/');
+	if (base && strcmp(base, "/jig-supervisor") == 0 && p[0] && owned(p) &&
+	    read_at(p, "cgroup.subtree_control", ctl, sizeof(ctl)) >= 0 && has_words(ctl, controllers)) {
+		snprintf(out, cap, "%s", p);
+		return 0;
+	}
 	if (owned(c) && ours_alone_in(c)) {
 		char sup[PATH_MAX + 32], parent[32];
 		snprintf(sup, sizeof(sup), "%s/jig-supervisor", c);
@@ -203,8 +212,6 @@ static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
 		snprintf(out, cap, "%s", c);
 		return 0;
 	}
-	char p[PATH_MAX];
-	cg_parent(c, p, sizeof(p));
 	if (p[0] && owned(p) && read_at(p, "cgroup.subtree_control", ctl, sizeof(ctl)) >= 0 &&
 	    has_words(ctl, controllers)) {
 		snprintf(out, cap, "%s", p);
@@ -224,10 +231,11 @@ int jig_cg_create(const char *scope, const struct jig_scope_limits *l, struct ji
 	int fr = find_delegated(d, sizeof(d), err, errlen);
 	if (fr < 0)
 		return fr;
-	static unsigned counter;
+	static unsigned counter_; /* launches may run concurrently (effects) */
+	unsigned counter = __atomic_fetch_add(&counter_, 1, __ATOMIC_RELAXED);
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	int n = snprintf(cg->root, sizeof(cg->root), "%s/jig-%d-%u-%lx", d, (int)getpid(), counter++,
+	int n = snprintf(cg->root, sizeof(cg->root), "%s/jig-%d-%u-%lx", d, (int)getpid(), counter,
 			 (unsigned long)ts.tv_nsec);
 	if (n < 0 || (size_t)n >= sizeof(cg->root) ||
 	    snprintf(cg->leaf, sizeof(cg->leaf), "%s/%s", cg->root, scope) >= (int)sizeof(cg->leaf)) {

@@ -295,6 +295,167 @@ case_run0_invalid_json() { project "$HOSTILE"; hostile "badjson"; run0_refused "
 case_run0_unknown_op() { project "$HOSTILE"; hostile "unknownop"; run0_refused "unknown or malformed operation"; }
 case_run0_flood() { project "$HOSTILE"; hostile "flood 5000"; run0_refused "more than 1024 messages"; }
 
+# --- 6. the HTTP Request effect (issue 6) ----------------------------------------------
+# The caller Flow (tests/flow/http) runs the steps of its "steps" input; a
+# real peer (tests/http/peer.py) serves 127.0.0.1:18080 (and TLS on 18443).
+# Operator configuration lives in $XDG_CONFIG_HOME/jig/http.json.
+CALLER="$JIG_SOURCE/tests/flow/http"
+export XDG_CONFIG_HOME="$T/config"
+PEERS=""
+trap 'for p in $PEERS; do kill "$p" 2>/dev/null || true; done; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+peer() { # peer NAME PORT [--tls CERT KEY]
+	name=$1 port=$2; shift 2
+	/usr/bin/python3 "$JIG_SOURCE/tests/http/peer.py" --port "$port" --portfile "$T/$name.port" --log "$T/$name.log" "$@" &
+	PEERS="$PEERS $!"
+	i=0
+	while [ ! -s "$T/$name.port" ]; do i=$((i + 1)); [ $i -lt 200 ] || fail "peer $name did not start"; sleep 0.05; done
+	touch "$T/$name.log"
+}
+config() { # config JSON: the operator's http.json, 0600
+	mkdir -p "$XDG_CONFIG_HOME/jig"
+	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/jig/http.json"
+	chmod 600 "$XDG_CONFIG_HOME/jig/http.json"
+}
+steps() {
+	printf "%s\n" "$1" >"$T/steps"; run caller --input steps="$T/steps"
+	[ ! -f "$T/pkt/files/result.json" ] || jq -c "[.[] | {ok, status, error}]" "$T/pkt/files/result.json"
+}
+res() { jq -r ".[$1]$2" "$T/pkt/files/result.json"; }
+ev() { jq -r ".effects[$1]$2" "$T/pkt/record.json"; }
+expect_ok() { [ "$(res "$1" .ok)" = true ] || fail "step $1 failed: $(res "$1" .error)"; }
+expect_refused() { # expect_refused STEP PATTERN
+	[ "$(res "$1" .ok)" = false ] || fail "step $1 was not refused: $(res "$1" '')"
+	res "$1" .error | grep -q -- "$2" || fail "step $1: error does not match /$2/: $(res "$1" .error)"
+}
+succeeded() { [ "$rc" -eq 0 ] && [ "$(rec status)" = succeeded ] || fail "the Run did not succeed"; }
+certs() {
+	for ca in a b; do
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=jig test CA $ca" \
+			-keyout "$T/ca-$ca.key" -out "$T/ca-$ca.pem" 2>/dev/null
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
+			-keyout "$T/srv-$ca.key" -out "$T/srv-$ca.csr" 2>/dev/null
+		printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$T/ext"
+		openssl x509 -req -in "$T/srv-$ca.csr" -CA "$T/ca-$ca.pem" -CAkey "$T/ca-$ca.key" -CAcreateserial \
+			-days 2 -extfile "$T/ext" -out "$T/srv-$ca.pem" 2>/dev/null
+	done
+}
+
+case_http_route() {
+	# R-H01: a reviewed loopback route answers the Flow; the record holds the
+	# evidence; the Flow's own sockets still fail; a proxy in jig's own
+	# environment is not used.
+	peer srv 18080; peer proxy 18081
+	project "$CALLER"
+	grep -q "http ok: GET http://127.0.0.1:18080/ok" "$T/review.out" || fail "the Plan does not show the grant"
+	export http_proxy=http://127.0.0.1:18081 HTTP_PROXY=http://127.0.0.1:18081 ALL_PROXY=http://127.0.0.1:18081
+	steps '[{"do":"http","route":"ok"},{"do":"fetch","url":"http://127.0.0.1:18080/ok"},{"do":"tcp","port":18080},
+		{"do":"http","route":"ok","method":"GET","url":"http://127.0.0.1:18080/ok"},{"do":"http","route":"notfound"}]'
+	unset http_proxy HTTP_PROXY ALL_PROXY
+	succeeded
+	expect_ok 0
+	[ "$(res 0 .status)" = 200 ] && res 0 .text | jq -e '.ok and .auth == "none"' >/dev/null || fail "the route's body"
+	[ "$(res 0 '.headers["content-type"]')" = application/json ] || fail "selected headers"
+	expect_refused 1 ""; expect_refused 2 ""
+	expect_ok 3
+	expect_ok 4; [ "$(res 4 .status)" = 404 ] || fail "a 404 is evidence, not an error"
+	[ "$(wc -l <"$T/srv.log")" -eq 3 ] || fail "the server saw $(wc -l <"$T/srv.log") requests, expected 3"
+	[ "$(wc -l <"$T/proxy.log")" -eq 0 ] || fail "the proxy was used"
+	jq -e '.effects | length == 3 and (.[0] | .route == "ok" and .method == "GET" and .url == "http://127.0.0.1:18080/ok"
+		and .outcome == "response" and .status == 200 and .response_bytes > 0 and .request_bytes > 0 and (.total_ms | type) == "number")
+		and .[2].status == 404' "$T/pkt/record.json" >/dev/null || fail "evidence: $(jq -c .effects "$T/pkt/record.json")"
+}
+case_http_refusals() {
+	# R-H02..R-H06: each refusal, in one Run; nothing refused reaches the server.
+	peer srv 18080
+	project "$CALLER"
+	steps '[{"do":"http","route":"ok","url":"http://127.0.0.1:18080/oK"},
+		{"do":"http","route":"ok","method":"POST"},
+		{"do":"http","route":"ok","url":"http://localhost:18080/ok"},
+		{"do":"http","route":"ok","url":"http://127.1:18080/ok"},
+		{"do":"http","route":"ok","url":"http://2130706433:18080/ok"},
+		{"do":"http","route":"nope"},
+		{"do":"http","route":"post","body":{"n":10}},
+		{"do":"http","route":"post","body":{"n":1,"extra":true}},
+		{"do":"http","route":"post","body":{"n":3}},
+		{"do":"http","route":"redirect"},
+		{"do":"http","route":"big"},
+		{"do":"http","route":"trickle"},
+		{"do":"http","route":"ok","body":{"n":1}}]'
+	succeeded
+	for i in 0 1 2 3 4; do expect_refused $i "grants exactly GET http://127.0.0.1:18080/ok"; done
+	expect_refused 5 'no reviewed http route "nope"'
+	expect_refused 6 "does not match its Schema/0"
+	expect_refused 7 "does not match its Schema/0"
+	expect_ok 8; res 8 .text | jq -e '.method == "POST" and .body == "{\"n\":3}"' >/dev/null || fail "the valid body"
+	expect_ok 9; [ "$(res 9 .status)" = 302 ] && [ "$(res 9 .redirectNotFollowed)" = true ] || fail "redirect"
+	expect_refused 10 "over the grant's 1000 bytes; cut"
+	expect_refused 11 "deadline of 1000 ms"
+	expect_refused 12 "takes no body"
+	# Sent: the valid post, the redirect (not its target), big, trickle.
+	grep -c . "$T/srv.log" | grep -qx 4 || fail "server log: $(cat "$T/srv.log")"
+	! grep -q "^GET /ok" "$T/srv.log" || fail "a refused request or the redirect's target reached the server"
+	jq -e '[.effects[].outcome] == ["refused","refused","refused","refused","refused","refused","refused","refused","response","response","refused","failed","refused"]' \
+		"$T/pkt/record.json" >/dev/null || fail "evidence outcomes: $(jq -c '[.effects[].outcome]' "$T/pkt/record.json")"
+}
+case_http_bindings() {
+	# R-H06, R-H07: a bound bearer is sent; an echoed one is withheld; a
+	# revoked binding, a binding to another URL, an unsafe configuration each
+	# stop the request before it is sent.
+	peer srv 18080
+	project "$CALLER"
+	config '{"format":"jig-http-config/1","bindings":[
+		{"flow":"caller","route":"ok","url":"http://127.0.0.1:18080/ok","bearer":"tok-ok-1"},
+		{"flow":"caller","route":"echo","url":"http://127.0.0.1:18080/echo-auth","bearer":"tok-echo-2"},
+		{"flow":"caller","route":"notfound","url":"http://127.0.0.1:18080/elsewhere","bearer":"tok-3"},
+		{"flow":"caller","route":"redirect","url":"http://127.0.0.1:18080/redirect","bearer":"tok-4","revoked":true}]}'
+	steps '[{"do":"http","route":"ok"},{"do":"http","route":"echo"},{"do":"http","route":"notfound"},{"do":"http","route":"redirect"}]'
+	succeeded
+	expect_ok 0; res 0 .text | jq -e '.auth == "bearer"' >/dev/null || fail "the bearer was not sent"
+	expect_refused 1 "contains the bound bearer"
+	expect_refused 2 "bound route notfound to another URL"
+	expect_refused 3 "revoked the binding of route redirect"
+	[ "$(wc -l <"$T/srv.log")" -eq 2 ] || fail "server log: $(cat "$T/srv.log")"
+	! grep -rq "tok-" "$T/pkt" || fail "a bearer is in the packet"
+	chmod 644 "$XDG_CONFIG_HOME/jig/http.json"
+	steps '[{"do":"http","route":"ok"}]'
+	succeeded
+	expect_refused 0 "must be yours and mode 0600"
+	[ "$(wc -l <"$T/srv.log")" -eq 2 ] || fail "sent with an unsafe configuration"
+}
+case_http_bearer_canary() {
+	# R-H07: the bearer never appears in the Flow's environment, arguments,
+	# Run/0 traffic, the Plan, the record, logs or jig's output.
+	canary=CANARY-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+	peer srv 18080
+	project "$CALLER"
+	config "{\"format\":\"jig-http-config/1\",\"bindings\":[{\"flow\":\"caller\",\"route\":\"ok\",\"url\":\"http://127.0.0.1:18080/ok\",\"bearer\":\"$canary\"},
+		{\"flow\":\"caller\",\"route\":\"post\",\"url\":\"http://127.0.0.1:18080/ok\",\"bearer\":\"$canary\"}]}"
+	steps '[{"do":"http","route":"ok"},{"do":"http","route":"post","body":{"n":1}},{"do":"http","route":"trickle"},{"do":"dump"}]'
+	succeeded
+	expect_ok 0; res 0 .text | jq -e '.auth == "bearer"' >/dev/null || fail "the bearer was not sent"
+	grep -q '^env ' "$T/pkt/files/dump.txt" && grep -q '^results ' "$T/pkt/files/dump.txt" || fail "no dump"
+	for f in "$T/pkt" "$T/p" "$T/out" "$T/err" "$T/review.out" "$T/srv.log"; do
+		! grep -rqa -- "$canary" "$f" || fail "the bearer is in $f"
+	done
+}
+case_http_tls() {
+	# R-H08: an untrusted CA is refused; the operator's test CA makes it work.
+	certs
+	peer a 18443 --tls "$T/srv-a.pem" "$T/srv-a.key"
+	project "$CALLER"
+	steps '[{"do":"http","route":"tls"}]'
+	succeeded
+	expect_refused 0 "TLS"
+	config "{\"format\":\"jig-http-config/1\",\"ca_file\":\"$T/ca-b.pem\"}"
+	steps '[{"do":"http","route":"tls"}]'
+	expect_refused 0 "TLS"
+	config "{\"format\":\"jig-http-config/1\",\"ca_file\":\"$T/ca-a.pem\"}"
+	steps '[{"do":"http","route":"tls"}]'
+	succeeded
+	expect_ok 0; res 0 .text | jq -e '.ok' >/dev/null || fail "body over TLS"
+	[ "$(wc -l <"$T/a.log")" -eq 1 ] || fail "server log: $(cat "$T/a.log")"
+}
+
 if [ "${ROOT_MODE:-}" = 1 ]; then
 	if type "root_$1" >/dev/null 2>&1; then "root_$1"; fi
 	exit 0

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A test peer for the HTTP effect: a real HTTP(S) server on 127.0.0.1.
 
-  peer.py --portfile F [--tls CERT KEY] [--log FILE]
+  peer.py --portfile F [--port N] [--tls CERT KEY] [--log FILE]
 
 Writes its port to F once listening. Every request is appended to --log as
 "METHOD PATH AUTH BODY" (AUTH is "bearer" or "none"; the token itself is
@@ -109,8 +109,9 @@ def main():
     ap.add_argument("--portfile", required=True)
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     ap.add_argument("--log")
+    ap.add_argument("--port", type=int, default=0)
     a = ap.parse_args()
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True
     srv.logfile = a.log
     srv.tls = bool(a.tls)

@@ -94,5 +94,39 @@ case_store_cap() {
 	review --yes >/dev/null || fail "the unchanged project no longer reviews"
 }
 
+case_http_grants_in_plan() {
+	# R-H01: the Plan pins every HTTP grant (route, method, URL, caps,
+	# deadline, Schema/0) and names no credential.
+	rm -rf "$T/p"; cp -r "$JIG_SOURCE/tests/flow/http" "$T/p"; chown -R "$USER_NAME" "$T/p"
+	review --yes >"$T/out"
+	grep -q "http post: POST http://127.0.0.1:18080/ok" "$T/out" && grep -q "request body <= 256 bytes matching its Schema/0" "$T/out" || fail "plan text: $(cat "$T/out")"
+	review --json | jq -e '.plan.flows[0].grants.network == "none" and (.plan.flows[0].grants.http | length) == 8
+		and (.plan.flows[0].grants.http[] | select(.route == "post") | .body_schema.required == ["n"] and .max_request_bytes == 256 and .timeout_ms == 10000)' >/dev/null || fail "plan json"
+	a=$(review --json | jq -r .plan_sha256)
+	jq '.http.ok.url = "http://127.0.0.1:18080/ok2"' "$T/p/caller/flow.json" >"$T/j" && cp "$T/j" "$T/p/caller/flow.json"
+	[ "$(review --json | jq -r .plan_sha256)" != "$a" ] || fail "a changed grant kept the Plan identity"
+}
+case_refuse_http_grant_url() {
+	# Review refuses a grant URL that is not https or numeric-loopback http
+	# in libcurl's normal form, naming the route.
+	for u in "http://localhost:18080/ok" "http://127.1/ok" "HTTP://127.0.0.1/ok" "http://127.0.0.1:80/ok" "ftp://127.0.0.1/ok" \
+		"http://10.0.0.1/ok" "https://u:p@example.com/" "https://example.com/#frag" "example.com/ok"; do
+		rm -rf "$T/p"; cp -r "$JIG_SOURCE/tests/flow/http" "$T/p"
+		jq --arg u "$u" '.http.ok.url = $u' "$JIG_SOURCE/tests/flow/http/caller/flow.json" >"$T/p/caller/flow.json"
+		chown -R "$USER_NAME" "$T/p"
+		bad 'http route "ok": URL'
+	done
+}
+case_refuse_http_grant_fields() {
+	for change in '.http.ok.method = "CONNECT"' '.http.ok.max_response_bytes = 4194305' '.http.ok.timeout_ms = 60001' \
+		'.http.ok.extra = 1' '.http.ok.body_schema = {"type":"object"}' '.http.post.body_schema = {"type":"object","pattern":"x"}' \
+		'.http["Bad Name"] = .http.ok'; do
+		rm -rf "$T/p"; cp -r "$JIG_SOURCE/tests/flow/http" "$T/p"
+		jq "$change" "$JIG_SOURCE/tests/flow/http/caller/flow.json" >"$T/p/caller/flow.json"
+		chown -R "$USER_NAME" "$T/p"
+		bad 'http'
+	done
+}
+
 "case_$1"
 echo "PASS: $1"

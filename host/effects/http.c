@@ -1,0 +1,245 @@
+/* The HTTP Request effect: grant checks, binding, the worker's scope. */
+#include "effects/http.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <jig/module.h>
+
+#include "effects/bindings.h"
+#include "effects/schema0.h"
+#include "util/cleanup.h"
+
+#define WORKER_OUTPUT_MAX (8u << 20)
+#define WORKER_MEMORY (128ull << 20)
+#define WORKER_TASKS 16
+#define OPERATOR_CA "/.jig/operator-ca.pem"
+#define SYSTEM_CA "/etc/ssl/certs/ca-certificates.crt"
+
+static void refuse(json_t **reply, json_t *ev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void refuse(json_t **reply, json_t *ev, const char *fmt, ...)
+{
+	char msg[700];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_object_set_new(ev, "outcome", json_string("refused"));
+	json_object_set_new(ev, "error", json_string(msg));
+	*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", msg);
+}
+
+static int memfd_with(const char *name, const char *data, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+/* The worker's scope: the worker, the C libraries it links, the trust store
+ * and name-service files; the operator's CA if configured; host network. */
+static int run_worker(const struct jig_http_effect_env *env, const struct jig_http_grant *g, const char *input,
+		      const char *ca_file, json_t **result, struct jig_scope_result *res, char *why, size_t cap)
+{
+	static const char *const host_files[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/etc/ssl/certs",
+						 "/usr/share/ca-certificates", "/etc/resolv.conf", "/etc/hosts",
+						 "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf"};
+	struct jig_scope_bind binds[12];
+	uint32_t nb = 0;
+	binds[nb++] = (struct jig_scope_bind){env->worker_path, "/.jig/http-worker"};
+	for (size_t i = 0; i < sizeof(host_files) / sizeof(host_files[0]); i++)
+		if (access(host_files[i], F_OK) == 0)
+			binds[nb++] = (struct jig_scope_bind){host_files[i], host_files[i]};
+	if (ca_file)
+		binds[nb++] = (struct jig_scope_bind){ca_file, OPERATOR_CA};
+	struct jig_scope_symlink links[] = {{"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}};
+	struct jig_scope_tmpfs tmpfs[] = {{"/scratch", 1 << 20}};
+	jig_autoclose int in = memfd_with("jig-http-request", input, strlen(input));
+	jig_autoclose int out = memfd_create("jig-http-result", MFD_CLOEXEC);
+	jig_autoclose int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (in < 0 || out < 0 || devnull < 0) {
+		snprintf(why, cap, "cannot prepare the worker: %s", strerror(errno));
+		return -1;
+	}
+	struct jig_scope_fd fds[] = {{in, 0}, {out, 1}, {devnull, 2}};
+	const char *argv[] = {"/.jig/http-worker", NULL};
+	char name[48];
+	snprintf(name, sizeof(name), "http-%.40s", g->route);
+	for (char *c = name; *c; c++)
+		if (*c == '_')
+			*c = '-';
+	struct jig_scope sc = {
+		.struct_size = sizeof(sc), .name = name, .policy_sha256 = env->policy_sha256, .init_fd = env->init_fd,
+		.binds = binds, .n_binds = nb, .tmpfs = tmpfs, .n_tmpfs = 1, .symlinks = links, .n_symlinks = 2,
+		.env = NULL, .n_env = 0, .fds = fds, .n_fds = 3, .cwd = "/scratch", .network = JIG_NET_HOST,
+		.limits = {.memory_bytes = WORKER_MEMORY, .tasks = WORKER_TASKS, .cpu_quota_us = 100000,
+			   .wall_ms = g->timeout_ms + 5000},
+		.argv = argv, .abort_fd = env->abort_fd, .hold_path = NULL,
+	};
+	memset(res, 0, sizeof(*res));
+	res->struct_size = sizeof(*res);
+	res->held_fd = -1;
+	int lr = env->ops->launch(env->state, &sc, res);
+	res->error[sizeof(res->error) - 1] = '\0';
+	if (res->held_fd >= 0)
+		close(res->held_fd);
+	if (lr != JIG_MOD_OK) {
+		snprintf(why, cap, "the worker's scope was refused: %s", res->error[0] ? res->error : "launch failed");
+		return -1;
+	}
+	if (res->aborted || res->interrupted_by) {
+		snprintf(why, cap, "cancelled: the Run ended while the request was in flight");
+		return -1;
+	}
+	if (res->outcome != JIG_SCOPE_EXITED || res->exit_status != 0 || !res->cleanup_confirmed) {
+		snprintf(why, cap, "the worker did not complete (%s)",
+			 res->outcome == JIG_SCOPE_TIMEOUT ? "its scope's deadline passed" : res->error[0] ? res->error : "it failed");
+		return -1;
+	}
+	off_t size = lseek(out, 0, SEEK_END);
+	if (size <= 0 || size > WORKER_OUTPUT_MAX) {
+		snprintf(why, cap, "the worker gave no usable result");
+		return -1;
+	}
+	char *buf = malloc((size_t)size);
+	if (!buf || pread(out, buf, (size_t)size, 0) != size) {
+		free(buf);
+		snprintf(why, cap, "the worker's result cannot be read");
+		return -1;
+	}
+	json_error_t je;
+	*result = json_loadb(buf, (size_t)size, JSON_DISABLE_EOF_CHECK, &je);
+	free(buf);
+	if (!json_is_object(*result) || !json_is_string(json_object_get(*result, "outcome"))) {
+		json_decref(*result);
+		*result = NULL;
+		snprintf(why, cap, "the worker's result is malformed");
+		return -1;
+	}
+	return 0;
+}
+
+void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
+		     json_t **evidence, int *interrupted)
+{
+	*interrupted = 0;
+	json_t *ev = *evidence = json_object();
+	const char *route = json_string_value(json_object_get(op, "route"));
+	json_t *jm = json_object_get(op, "method"), *ju = json_object_get(op, "url"), *body = json_object_get(op, "body");
+	json_object_set_new(ev, "route", json_string(route ? route : ""));
+	static const char *const keys[] = {"op", "route", "method", "url", "body", NULL};
+	const char *k;
+	json_t *v;
+	json_object_foreach(op, k, v) {
+		bool known = false;
+		for (size_t i = 0; keys[i]; i++)
+			known |= strcmp(k, keys[i]) == 0;
+		if (!known)
+			return refuse(reply, ev, "jig.http: unknown field \"%.40s\"", k);
+	}
+	const struct jig_http_grant *g = route ? jig_flow_http_grant(f, route) : NULL;
+	if (!g)
+		return refuse(reply, ev, "flow %s has no reviewed http route \"%.64s\"", f->name, route ? route : "");
+	json_object_set_new(ev, "method", json_string(g->method));
+	json_object_set_new(ev, "url", json_string(g->url));
+	/* The Flow may restate the method and URL; they must be the grant's,
+	 * byte for byte (the worker checks again, with libcurl's parser). */
+	if ((jm && (!json_is_string(jm) || strcmp(json_string_value(jm), g->method) != 0)) ||
+	    (ju && (!json_is_string(ju) || strcmp(json_string_value(ju), g->url) != 0)))
+		return refuse(reply, ev, "route %s grants exactly %s %s; the request differs; not sent", g->route, g->method,
+			      g->url);
+	jig_autofree char *text = NULL;
+	if (body) {
+		if (strcmp(g->method, "GET") == 0 || strcmp(g->method, "HEAD") == 0)
+			return refuse(reply, ev, "route %s is a %s: it takes no body; not sent", g->route, g->method);
+		if (g->body_schema) {
+			struct jig_error se = {0};
+			if (jig_schema0_validate(g->body_schema, body, &se) < 0)
+				return refuse(reply, ev, "route %s: %s; not sent", g->route, se.msg);
+		}
+		text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (!text)
+			return refuse(reply, ev, "route %s: the body cannot be encoded", g->route);
+		if (strlen(text) > g->max_request_bytes)
+			return refuse(reply, ev, "route %s: the body is %zu bytes, over its %llu; not sent", g->route, strlen(text),
+				      (unsigned long long)g->max_request_bytes);
+	}
+	struct jig_http_binding b;
+	struct jig_error be = {0};
+	if (jig_http_binding_get(f->name, g->route, g->url, &b, &be) < 0)
+		return refuse(reply, ev, "%s", be.msg);
+	json_t *in = json_pack("{s:{s:s,s:s,s:I,s:I,s:I,s:I},s:s,s:s}", "grant", "method", g->method, "url", g->url,
+			       "max_request_bytes", (json_int_t)g->max_request_bytes, "max_response_bytes",
+			       (json_int_t)g->max_response_bytes, "timeout_ms", (json_int_t)g->timeout_ms,
+			       "connect_timeout_ms", (json_int_t)(g->timeout_ms < 10000 ? g->timeout_ms : 10000), "method",
+			       g->method, "url", g->url);
+	if (text)
+		json_object_set_new(in, "body", json_string(text));
+	if (b.bearer)
+		json_object_set_new(in, "bearer", json_string(b.bearer));
+	if (b.ca_file)
+		json_object_set_new(in, "ca_files", json_pack("[s,s]", SYSTEM_CA, OPERATOR_CA));
+	char *input = json_dumps(in, JSON_COMPACT);
+	json_decref(in);
+	json_t *result = NULL;
+	struct jig_scope_result res = {0};
+	char why[700] = "";
+	int rr = input ? run_worker(env, g, input, b.ca_file, &result, &res, why, sizeof(why)) : -1;
+	if (input) {
+		explicit_bzero(input, strlen(input)); /* it held the bearer */
+		free(input);
+	}
+	jig_http_binding_free(&b);
+	*interrupted = res.interrupted_by;
+	if (rr < 0) {
+		json_object_set_new(ev, "outcome", json_string("failed"));
+		json_object_set_new(ev, "error", json_string(why[0] ? why : "out of memory"));
+		*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", why[0] ? why : "out of memory");
+		return;
+	}
+	/* Evidence: what the worker measured; never the credential (the worker
+	 * never echoes it; a response that contains it is withheld). */
+	static const char *const counts[] = {"status", "request_bytes", "response_bytes", "header_bytes", "connect_ms",
+					     "total_ms", NULL};
+	for (size_t i = 0; counts[i]; i++)
+		if (json_is_integer(json_object_get(result, counts[i])))
+			json_object_set(ev, counts[i], json_object_get(result, counts[i]));
+	const char *outcome = json_string_value(json_object_get(result, "outcome"));
+	json_object_set_new(ev, "outcome", json_string(outcome));
+	if (strcmp(outcome, "response") == 0) {
+		if (json_is_true(json_object_get(result, "redirect_not_followed")))
+			json_object_set_new(ev, "redirect_not_followed", json_true());
+		*reply = json_pack("{s:s,s:b,s:O,s:O,s:O,s:O,s:O,s:b}", "op", "http", "ok", 1, "status",
+				   json_object_get(result, "status"), "headers", json_object_get(result, "headers"),
+				   "body_base64", json_object_get(result, "body_base64"), "connect_ms",
+				   json_object_get(result, "connect_ms"), "total_ms", json_object_get(result, "total_ms"),
+				   "redirect_not_followed", json_is_true(json_object_get(result, "redirect_not_followed")));
+	} else {
+		const char *err = json_string_value(json_object_get(result, "error"));
+		json_object_set_new(ev, "error", json_string(err ? err : outcome));
+		*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", err ? err : outcome);
+	}
+	if (!*reply)
+		*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", "the worker's result is malformed");
+	json_decref(result);
+}

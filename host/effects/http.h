@@ -1,0 +1,35 @@
+/* The HTTP Request effect (issue 6): the coordinator's half. A Flow asks
+ * over Run/0 for one of its reviewed routes; the coordinator checks the
+ * request against the grant (method and URL exactly, the body's size and
+ * Schema/0), looks up the operator's binding, and runs plugins/http's worker
+ * in its own scope (the host network, the worker, its libraries, the trust
+ * store and nothing else), the request and bearer on a private stdin. */
+#ifndef JIG_EFFECTS_HTTP_H
+#define JIG_EFFECTS_HTTP_H
+
+#include <jansson.h>
+
+#include <jig/sandbox.h>
+
+#include "flow/project.h"
+
+#define JIG_HTTP_MAX_REQUESTS 64 /* per Run */
+
+struct jig_http_effect_env {
+	const struct jig_sandbox_ops *ops;
+	void *state;
+	const char *worker_path; /* the verified worker in the installed snapshot */
+	int init_fd;		 /* the trusted launcher */
+	const char *flow;
+	const char *policy_sha256;
+	int abort_fd; /* readable when the Run ends: the request is cancelled */
+};
+
+/* Runs the Run/0 message op ({"op":"http","route",...}) for Flow f. Always
+ * sets *reply (for the Flow) and *evidence (for the record; never the
+ * credential). *interrupted is the stop signal the worker's supervisor took,
+ * or 0. */
+void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
+		     json_t **evidence, int *interrupted);
+
+#endif

@@ -1,0 +1,41 @@
+// Test Flow for the HTTP effect: runs the steps of its "steps" input (JSON)
+// and reports each outcome in result.json. Steps:
+//   {"do": "http", "route", "method"?, "url"?, "body"?}  jig.http
+//   {"do": "fetch", "url"}          its own socket (must fail: offline scope)
+//   {"do": "tcp", "port"}           its own TCP connection (must fail)
+//   {"do": "dump"}                  environment, argv, /proc/self into dump.txt
+import { readFileSync } from "node:fs";
+
+export default async function (jig) {
+  const steps = JSON.parse(jig.read("steps").toString());
+  const results = [];
+  for (const s of steps) {
+    try {
+      if (s.do === "http") {
+        const opts = {};
+        for (const k of ["method", "url", "body"]) if (k in s) opts[k] = s[k];
+        const r = await jig.http(s.route, opts);
+        results.push({ ok: true, status: r.status, headers: r.headers, text: r.text(), redirectNotFollowed: r.redirectNotFollowed, timing: r.timing });
+      } else if (s.do === "fetch") {
+        const r = await fetch(s.url);
+        results.push({ ok: true, status: r.status });
+      } else if (s.do === "tcp") {
+        await new Promise((resolve, reject) => {
+          Bun.connect({ hostname: "127.0.0.1", port: s.port, socket: { open() { resolve(); }, data() {}, error(_s, e) { reject(e); } } }).catch(reject);
+        });
+        results.push({ ok: true });
+      } else if (s.do === "dump") {
+        let d = "env " + JSON.stringify(process.env) + "\nargv " + JSON.stringify(process.argv) + "\n";
+        for (const f of ["/proc/self/cmdline", "/proc/self/environ", "/proc/1/cmdline", "/proc/1/environ"]) {
+          try { d += f + " " + readFileSync(f).toString("latin1") + "\n"; } catch (e) { d += f + " " + e + "\n"; }
+        }
+        d += "results " + JSON.stringify(results) + "\n";
+        jig.write("dump.txt", d);
+        results.push({ ok: true });
+      }
+    } catch (e) {
+      results.push({ ok: false, error: String(e?.message ?? e) });
+    }
+  }
+  jig.write("result.json", JSON.stringify(results, null, 1));
+}
