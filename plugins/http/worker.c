@@ -178,6 +178,12 @@ int main(void)
 	 * environment; the scope's is empty, and so is ours from here on. */
 	clearenv();
 	out = json_object();
+	CURL *c = NULL;
+	CURLU *u = NULL;
+	struct curl_slist *hdrs = NULL;
+	struct buf resp = {0}, head = {.limit = HEADER_MAX}, ca = {.limit = CA_MAX};
+	char *auth = NULL;
+	bool curl_up = false;
 	size_t inlen;
 	char *in = read_all(stdin, INPUT_MAX, &inlen);
 	json_error_t je;
@@ -196,36 +202,51 @@ int main(void)
 	json_int_t timeout = json_integer_value(json_object_get(g, "timeout_ms"));
 	json_int_t ctimeout = json_integer_value(json_object_get(g, "connect_timeout_ms"));
 	if (!json_is_object(req) || !gmethod || !gurl || !method || !url || max_req <= 0 || max_resp <= 0 ||
-	    timeout <= 0 || ctimeout <= 0 || (jbody && !json_is_string(jbody)) || (jbearer && !json_is_string(jbearer)))
-		return finish("refused", "malformed worker input"), 0;
+	    timeout <= 0 || ctimeout <= 0 || (jbody && !json_is_string(jbody)) || (jbearer && !json_is_string(jbearer))) {
+		finish("refused", "malformed worker input");
+		goto done;
+	}
 
 	/* The request must be the grant: the same method, the same URL byte for
 	 * byte, and that URL a valid grant URL in libcurl's normal form (so an
 	 * alias like 127.1 or 2130706433 can never match 127.0.0.1). */
 	char why[256];
-	if (!known_method(gmethod) || strcmp(method, gmethod) != 0)
-		return finish("refused", "method %s is not the granted %s", method, gmethod), 0;
-	if (jig_http_url_check(url, why, sizeof(why)) < 0)
-		return finish("refused", "URL %s %s", url, why), 0;
-	if (jig_http_url_check(gurl, why, sizeof(why)) < 0 || jig_http_url_same(gurl, url) < 0)
-		return finish("refused", "URL %s is not the granted %s", url, gurl), 0;
+	if (!known_method(gmethod) || strcmp(method, gmethod) != 0) {
+		finish("refused", "method %s is not the granted %s", method, gmethod);
+		goto done;
+	}
+	if (jig_http_url_check(url, why, sizeof(why)) < 0) {
+		finish("refused", "URL %s %s", url, why);
+		goto done;
+	}
+	if (jig_http_url_check(gurl, why, sizeof(why)) < 0 || jig_http_url_same(gurl, url) < 0) {
+		finish("refused", "URL %s is not the granted %s", url, gurl);
+		goto done;
+	}
 	const char *body = json_string_value(jbody);
 	size_t body_len = jbody ? json_string_length(jbody) : 0;
-	if (body_len > (size_t)max_req)
-		return finish("refused", "request body of %zu bytes is over the grant's %lld", body_len, (long long)max_req), 0;
+	if (body_len > (size_t)max_req) {
+		finish("refused", "request body of %zu bytes is over the grant's %lld", body_len, (long long)max_req);
+		goto done;
+	}
 	const char *bearer = json_string_value(jbearer);
-	if (bearer && (!bearer[0] || strpbrk(bearer, "\r\n") || strlen(bearer) > 4096))
-		return finish("refused", "the bound bearer is empty, too long or has a line break"), 0;
+	if (bearer && (!bearer[0] || strpbrk(bearer, "\r\n") || strlen(bearer) > 4096)) {
+		finish("refused", "the bound bearer is empty, too long or has a line break");
+		goto done;
+	}
 
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return finish("failed", "libcurl cannot initialise"), 0;
-	CURL *c = curl_easy_init();
-	CURLU *u = curl_url();
-	struct curl_slist *hdrs = NULL;
-	struct buf resp = {.limit = (size_t)max_resp}, head = {.limit = HEADER_MAX}, ca = {.limit = CA_MAX};
-	char *auth = NULL;
-	if (!c || !u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK)
-		return finish("failed", "libcurl cannot take the URL"), 0;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		finish("failed", "libcurl cannot initialise");
+		goto done;
+	}
+	curl_up = true;
+	c = curl_easy_init();
+	u = curl_url();
+	resp.limit = (size_t)max_resp;
+	if (!c || !u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK) {
+		finish("failed", "libcurl cannot take the URL");
+		goto done;
+	}
 	bool loopback_http = strncmp(url, "http://", 7) == 0;
 	/* Everything libcurl would otherwise decide for itself, decided here. */
 	curl_easy_setopt(c, CURLOPT_CURLU, u);
@@ -262,7 +283,8 @@ int main(void)
 			fclose(f);
 		if (!d || buf_add(&ca, d, n) < 0 || buf_add(&ca, "\n", 1) < 0) {
 			free(d);
-			return finish("failed", "CA file %s: cannot be read (or over 4 MiB)", json_string_value(cf)), 0;
+			finish("failed", "CA file %s: cannot be read (or over 4 MiB)", json_string_value(cf));
+			goto done;
 		}
 		free(d);
 	}
@@ -306,7 +328,6 @@ int main(void)
 	json_object_set_new(out, "total_ms", json_integer((json_int_t)(total_us / 1000)));
 	if (status)
 		json_object_set_new(out, "status", json_integer(status));
-	int result = 0;
 	if (resp.over)
 		finish("refused", "the response body is over the grant's %lld bytes; cut and withheld", (long long)max_resp);
 	else if (head.over)
@@ -323,8 +344,10 @@ int main(void)
 		finish("refused", "the response contains the bound bearer credential; withheld");
 	else {
 		char *b64 = malloc(4 * ((resp.len + 2) / 3) + 1);
-		if (!b64)
-			return finish("failed", "out of memory"), 0;
+		if (!b64) {
+			finish("failed", "out of memory");
+			goto done;
+		}
 		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)(resp.p ? resp.p : ""), (int)resp.len);
 		if (!resp.len)
 			b64[0] = '\0';
@@ -336,6 +359,7 @@ int main(void)
 		free(b64);
 		emit();
 	}
+done:
 	if (auth) {
 		explicit_bzero(auth, strlen(auth));
 		free(auth);
@@ -348,6 +372,7 @@ int main(void)
 	free(ca.p);
 	json_decref(req);
 	json_decref(out);
-	curl_global_cleanup();
-	return result;
+	if (curl_up)
+		curl_global_cleanup();
+	return 0;
 }

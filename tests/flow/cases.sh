@@ -341,9 +341,9 @@ certs() {
 }
 
 case_http_route() {
-	# R-H01: a reviewed loopback route answers the Flow; the record holds the
-	# evidence; the Flow's own sockets still fail; a proxy in jig's own
-	# environment is not used.
+	# R-H01, R-H02, R-H03, R-H08: a reviewed loopback route answers the Flow;
+	# the record holds the evidence; the Flow's own sockets still fail; a
+	# proxy in jig's own environment is not used; a 404 is evidence.
 	peer srv 18080; peer proxy 18081
 	project "$CALLER"
 	grep -q "http ok: GET http://127.0.0.1:18080/ok" "$T/review.out" || fail "the Plan does not show the grant"
@@ -364,8 +364,39 @@ case_http_route() {
 		and .outcome == "response" and .status == 200 and .response_bytes > 0 and .request_bytes > 0 and (.total_ms | type) == "number")
 		and .[2].status == 404' "$T/pkt/record.json" >/dev/null || fail "evidence: $(jq -c .effects "$T/pkt/record.json")"
 }
+case_http_cancel_in_flight() {
+	# R-H07: cancelling the Run stops a request in flight: the worker's scope
+	# is fenced with the Flow's, nothing is left behind.
+	peer srv 18080
+	project "$CALLER"
+	printf '[{"do":"http","route":"slow"}]\n' >"$T/steps"
+	(cd "$T/p" && exec "$JIG" run caller --input steps="$T/steps" --output "$T/pkt") >"$T/out" 2>"$T/err" &
+	outer=$!
+	i=0; until grep -q "^GET /slow" "$T/srv.log"; do i=$((i+1)); [ $i -lt 400 ] || fail "the request was not made"; sleep 0.05; done
+	pgrep -f /.jig/http-worker >/dev/null || fail "no worker is running"
+	start=$(date +%s)
+	kill -TERM "$outer"
+	set +e; wait "$outer"; rc=$?; set -e
+	cat "$T/err"
+	[ $(($(date +%s) - start)) -lt 10 ] || fail "cancellation waited for the request"
+	[ "$rc" -eq 1 ] && [ "$(rec status)" = cancelled ] || fail "exit $rc, status $(rec status)"
+	! pgrep -f /.jig/http-worker >/dev/null || fail "the worker survived"
+	jq -e '.effects[0].outcome == "failed" and (.effects[0].error | test("cancelled"))' "$T/pkt/record.json" >/dev/null || fail "evidence: $(jq -c .effects "$T/pkt/record.json")"
+	no_leftovers
+}
+case_http_example() {
+	# R-H01: the example Flow calls its reviewed loopback route.
+	peer svc 8080
+	project "$EX"
+	run service-check
+	succeeded
+	grep -q 'answered \*\*200\*\*' "$T/pkt/files/status.md" && grep -q '"version": "1.2.3"' "$T/pkt/files/status.md" || fail "report: $(cat "$T/pkt/files/status.md")"
+	jq -e '.effects == [.effects[0]] and .effects[0].route == "health" and .effects[0].status == 200' "$T/pkt/record.json" >/dev/null || fail "evidence"
+}
 case_http_refusals() {
-	# R-H02..R-H06: each refusal, in one Run; nothing refused reaches the server.
+	# R-H03, R-H04, R-H05: each refusal, in one Run (a changed URL or method,
+	# loopback aliases, Schema/0, a redirect, the response cap, a trickle past
+	# the deadline); nothing refused reaches the server.
 	peer srv 18080
 	project "$CALLER"
 	steps '[{"do":"http","route":"ok","url":"http://127.0.0.1:18080/oK"},
@@ -398,7 +429,7 @@ case_http_refusals() {
 		"$T/pkt/record.json" >/dev/null || fail "evidence outcomes: $(jq -c '[.effects[].outcome]' "$T/pkt/record.json")"
 }
 case_http_bindings() {
-	# R-H06, R-H07: a bound bearer is sent; an echoed one is withheld; a
+	# R-H07, R-H10: a bound bearer is sent; an echoed one is withheld; a
 	# revoked binding, a binding to another URL, an unsafe configuration each
 	# stop the request before it is sent.
 	peer srv 18080
@@ -423,7 +454,7 @@ case_http_bindings() {
 	[ "$(wc -l <"$T/srv.log")" -eq 2 ] || fail "sent with an unsafe configuration"
 }
 case_http_bearer_canary() {
-	# R-H07: the bearer never appears in the Flow's environment, arguments,
+	# R-H02, R-H06: the bearer never appears in the Flow's environment, arguments,
 	# Run/0 traffic, the Plan, the record, logs or jig's output.
 	canary=CANARY-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
 	peer srv 18080
@@ -439,7 +470,7 @@ case_http_bearer_canary() {
 	done
 }
 case_http_tls() {
-	# R-H08: an untrusted CA is refused; the operator's test CA makes it work.
+	# R-H09: an untrusted CA is refused; the operator's test CA makes it work.
 	certs
 	peer a 18443 --tls "$T/srv-a.pem" "$T/srv-a.key"
 	project "$CALLER"

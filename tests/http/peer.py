@@ -8,6 +8,7 @@ Writes its port to F once listening. Every request is appended to --log as
 never logged). Paths:
 
   /ok           200, a small JSON body describing what arrived
+  /health       200, {"status": "ok", "version": "1.2.3"}
   /echo-auth    200, the Authorization header's value as the body
   /status/N     status N, body "status N"
   /redirect     302 to /ok on the same server (must not be followed)
@@ -59,6 +60,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     "accept_encoding": self.headers.get("Accept-Encoding"),
                     "proxy_seen": False}
             self._send(200, json.dumps(info, sort_keys=True).encode())
+        elif p == "/health":
+            self._send(200, json.dumps({"status": "ok", "version": "1.2.3"}).encode())
         elif p == "/echo-auth":
             self._send(200, (self.headers.get("Authorization") or "").encode(), "text/plain")
         elif p.startswith("/status/"):

@@ -4,7 +4,7 @@
 # sends, what it refuses, what it withholds. Plain lane; the worker inside
 # its scope, from a Flow, is tested in tests/flow/cases.sh (VM lane).
 # Each case_* is one ctest (http.<case>).
-# Requirements: R-H01..R-H09 (see docs/requirements.md).
+# Requirements: R-H01, R-H03, R-H04, R-H09, R-H10 (see docs/requirements.md).
 set -eu
 : "${JIG_WORKER:?}" "${JIG_SOURCE:?}"
 USER_NAME=jigtest
@@ -77,7 +77,7 @@ case_post_body_and_bearer() {
 	body | jq -e '.method == "POST" and .body == "{\"a\":1}" and .auth == "bearer" and .content_type == "application/json"' >/dev/null || fail "body: $(body)"
 }
 case_refuse_url_one_char() {
-	# R-H02: a URL or method one character off the grant is never sent.
+	# R-H01: a URL or method one character off the grant is never sent.
 	peer p
 	u="http://127.0.0.1:$(port p)/ok"
 	req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"${u}x\"}"
@@ -162,7 +162,7 @@ case_echoed_bearer() {
 	! grep -q canary-7f3a "$T/out" "$T/err" || fail "the bearer is in the worker's output"
 }
 case_tls_untrusted_ca() {
-	# R-H08: a certificate from a CA not in the trust store is refused; with
+	# R-H09: a certificate from a CA not in the trust store is refused; with
 	# the operator's CA it succeeds.
 	certs
 	peer a --tls "$T/srv-a.pem" "$T/srv-a.key"

@@ -33,7 +33,7 @@ case_plan_and_admission() {
 	[ "$(stat -c %a "$T/p/.jig")" = 700 ] || fail ".jig is not 0700"
 	a=$(review --json | jq -r .plan_sha256); b=$(review --json | jq -r .plan_sha256)
 	[ "$a" = "$b" ] || fail "an unchanged project has two Plan identities"
-	review --json | jq -e '.plan.format == "jig-plan/1" and (.plan.flows | length) == 2 and (.plan.snapshot.launch_identity | test("^[0-9a-f]{64}$"))' >/dev/null || fail "plan json"
+	review --json | jq -e '.plan.format == "jig-plan/1" and (.plan.flows | length) == 3 and (.plan.snapshot.launch_identity | test("^[0-9a-f]{64}$"))' >/dev/null || fail "plan json"
 	! grep -rqi "token\|secret\|password" "$T/p/.jig/admitted" || fail "a Plan holds something secret-looking"
 }
 case_interactive_yes() {
@@ -95,12 +95,12 @@ case_store_cap() {
 }
 
 case_http_grants_in_plan() {
-	# R-H01: the Plan pins every HTTP grant (route, method, URL, caps,
+	# R-H06: the Plan pins every HTTP grant (route, method, URL, caps,
 	# deadline, Schema/0) and names no credential.
 	rm -rf "$T/p"; cp -r "$JIG_SOURCE/tests/flow/http" "$T/p"; chown -R "$USER_NAME" "$T/p"
 	review --yes >"$T/out"
 	grep -q "http post: POST http://127.0.0.1:18080/ok" "$T/out" && grep -q "request body <= 256 bytes matching its Schema/0" "$T/out" || fail "plan text: $(cat "$T/out")"
-	review --json | jq -e '.plan.flows[0].grants.network == "none" and (.plan.flows[0].grants.http | length) == 8
+	review --json | jq -e '.plan.flows[0].grants.network == "none" and (.plan.flows[0].grants.http | length) == 9
 		and (.plan.flows[0].grants.http[] | select(.route == "post") | .body_schema.required == ["n"] and .max_request_bytes == 256 and .timeout_ms == 10000)' >/dev/null || fail "plan json"
 	a=$(review --json | jq -r .plan_sha256)
 	jq '.http.ok.url = "http://127.0.0.1:18080/ok2"' "$T/p/caller/flow.json" >"$T/j" && cp "$T/j" "$T/p/caller/flow.json"
