@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,11 +66,14 @@ static int run_worker(const struct jig_http_effect_env *env, const struct jig_ht
 						 "/usr/share/ca-certificates", "/etc/resolv.conf", "/etc/hosts",
 						 "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf"};
 	struct jig_scope_bind binds[12];
+	char real[9][PATH_MAX];
 	uint32_t nb = 0;
 	binds[nb++] = (struct jig_scope_bind){env->worker_path, "/.jig/http-worker"};
+	/* Bound from where they really are (/etc/resolv.conf is often a link
+	 * into /run), at the path the C library looks for them. */
 	for (size_t i = 0; i < sizeof(host_files) / sizeof(host_files[0]); i++)
-		if (access(host_files[i], F_OK) == 0)
-			binds[nb++] = (struct jig_scope_bind){host_files[i], host_files[i]};
+		if (realpath(host_files[i], real[i]))
+			binds[nb++] = (struct jig_scope_bind){real[i], host_files[i]};
 	if (ca_file)
 		binds[nb++] = (struct jig_scope_bind){ca_file, OPERATOR_CA};
 	struct jig_scope_symlink links[] = {{"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}};

@@ -106,7 +106,7 @@ static int parse_http(json_t *obj, const char *what, struct jig_flow *f, struct 
 			known |= strcmp(method, methods[i]) == 0;
 		if (!known)
 			return jig_err(e, JIG_E_USAGE, "%s: method \"%.16s\" is not one of GET POST PUT PATCH DELETE HEAD", w, method);
-		h->max_request_bytes = 64 << 10;
+		h->max_request_bytes = 16 << 10;
 		h->max_response_bytes = 1 << 20;
 		h->timeout_ms = 10000;
 		if ((json_object_get(g, "max_request_bytes") &&

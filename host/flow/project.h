@@ -23,7 +23,7 @@
 
 /* One reviewed HTTP request a Flow may ask for (flow.json "http"). */
 #define JIG_HTTP_MAX_ROUTES 16
-#define JIG_HTTP_REQUEST_MAX (1ull << 20)   /* ceiling of max_request_bytes */
+#define JIG_HTTP_REQUEST_MAX 61440	    /* ceiling of max_request_bytes (a Run/0 line is 64 KiB) */
 #define JIG_HTTP_RESPONSE_MAX (4ull << 20)  /* ceiling of max_response_bytes */
 #define JIG_HTTP_TIMEOUT_MAX 60000	    /* ceiling of timeout_ms */
 struct jig_http_grant {
