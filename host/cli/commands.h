@@ -7,9 +7,11 @@
 #include <stdint.h>
 
 #include "../snapshot/snapshot.h"
+#include "../snapshot/verify.h"
 
 int jig_cmd_modules_list(int json);
-int jig_cmd_modules_verify(int json);
+/* verification NULL: JIG_VERIFICATION, else strict (this command checks everything). */
+int jig_cmd_modules_verify(int json, const char *verification);
 int jig_cmd_host_check(int json);
 int jig_cmd_review(int argc, char **argv);
 int jig_cmd_run(int argc, char **argv, int in_transient_scope);
@@ -20,6 +22,9 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope);
 const char *jig_cli_key_summary(void);
 /* Opens the installed snapshot; on failure prints the one-line error. */
 int jig_cli_open_snapshot(struct jig_snapshot *s, int json);
+/* Verifies the installed files Flows use by v's mode (a note on stderr when
+ * the cache was ignored). */
+int jig_cli_verify_installation(const struct jig_snapshot *s, struct jig_verifier *v, struct jig_error *e);
 json_t *jig_cli_snapshot_json(const struct jig_snapshot *s);
 void jig_cli_print_json(json_t *doc);
 void jig_cli_fail(int json, const struct jig_error *e);

@@ -63,23 +63,44 @@ static int verify_files(int pfd, json_t *outputs, struct jig_error *e)
 
 int jig_cmd_inspect(int argc, char **argv)
 {
-	const char *packet = NULL;
+	const char *packet = NULL, *verification = NULL;
 	int json = 0;
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
+		else if (strcmp(argv[i], "--verification") == 0 && i + 1 < argc)
+			verification = argv[++i];
 		else if (!packet && argv[i][0] != '-')
 			packet = argv[i];
 		else {
-			fprintf(stderr, "usage: jig inspect PACKET [--json]\n");
+			fprintf(stderr, "usage: jig inspect PACKET [--json] [--verification cached|strict|fast]\n");
 			return JIG_E_USAGE;
 		}
 	}
 	if (!packet) {
-		fprintf(stderr, "usage: jig inspect PACKET [--json]\n");
+		fprintf(stderr, "usage: jig inspect PACKET [--json] [--verification cached|strict|fast]\n");
 		return JIG_E_USAGE;
 	}
 	struct jig_error e = {0};
+	enum jig_verification mode;
+	if (jig_verification_select(verification, &mode, &e) < 0) {
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
+	/* The installed tools first: an inspection also checks them. */
+	struct jig_snapshot s;
+	int sr = jig_cli_open_snapshot(&s, json);
+	if (sr)
+		return sr;
+	struct jig_verifier v;
+	jig_verifier_init(&v, mode);
+	sr = jig_cli_verify_installation(&s, &v, &e);
+	jig_verifier_finish(&v);
+	jig_snapshot_close(&s);
+	if (sr < 0) {
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
 	jig_autoclose int pfd = open(packet, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0) {
 		jig_err(&e, JIG_E_USAGE, "%s: %s", packet, strerror(errno));
@@ -110,7 +131,8 @@ int jig_cmd_inspect(int argc, char **argv)
 		return e.code;
 	}
 	if (json) {
-		json_t *doc = json_pack("{s:s,s:b,s:O}", "schema", "jig-inspect/1", "verified", 1, "record", rec);
+		json_t *doc = json_pack("{s:s,s:b,s:O,s:o}", "schema", "jig-inspect/1", "verified", 1, "record", rec,
+					"verification", jig_verifier_json(&v));
 		jig_cli_print_json(doc);
 		json_decref(doc);
 	} else {

@@ -13,13 +13,15 @@ static const char usage[] =
 	"commands:\n"
 	"  help                     this text\n"
 	"  modules list [--json]    modules of the installed snapshot (from its signed manifest)\n"
-	"  modules verify [--json]  verify every file and load every module of the snapshot\n"
+	"  modules verify [--json] [--verification strict|cached|fast]\n"
+	"                           verify every file and load every module of the snapshot\n"
 	"  host check [--json]      what this host can enforce; exit 0 only if jig can run Flows here\n"
-	"  review [--yes] [--json] [PROJECT]\n"
+	"  review [--yes] [--json] [--verification cached|strict|fast] [PROJECT]\n"
 	"                           capture the project, print its Plan, admit it after yes\n"
 	"  run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--project DIR] [--json]\n"
 	"                           run an admitted Flow and publish its packet at DIR\n"
-	"  inspect PACKET [--json]  check a published packet against its record and show it\n"
+	"  inspect PACKET [--json] [--verification cached|strict|fast]\n"
+	"                           check a published packet against its record and show it\n"
 	"  scope plan POLICY [--json]\n"
 	"                           validate a scope policy and print its permission plan\n"
 	"  scope run POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]\n"
@@ -72,13 +74,26 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "modules") == 0 && argc >= 3) {
 		const char *sub = argv[2];
+		if (strcmp(sub, "verify") == 0) {
+			int json = 0;
+			const char *verification = NULL;
+			for (int i = 3; i < argc; i++) {
+				if (strcmp(argv[i], "--json") == 0)
+					json = 1;
+				else if (strcmp(argv[i], "--verification") == 0 && i + 1 < argc)
+					verification = argv[++i];
+				else {
+					fprintf(stderr, "jig modules verify: unknown argument \"%s\"; see 'jig help'\n", argv[i]);
+					return 2;
+				}
+			}
+			return jig_cmd_modules_verify(json, verification);
+		}
 		int json = want_json(argc, argv, 3, "modules");
 		if (json < 0)
 			return 2;
 		if (strcmp(sub, "list") == 0)
 			return jig_cmd_modules_list(json);
-		if (strcmp(sub, "verify") == 0)
-			return jig_cmd_modules_verify(json);
 	}
 	if (strcmp(cmd, "host") == 0 && argc >= 3 && strcmp(argv[2], "check") == 0) {
 		int json = want_json(argc, argv, 3, "host check");

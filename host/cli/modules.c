@@ -56,17 +56,29 @@ int jig_cmd_modules_list(int json)
 	return 0;
 }
 
-int jig_cmd_modules_verify(int json)
+int jig_cmd_modules_verify(int json, const char *verification)
 {
+	struct jig_error e = {0};
+	enum jig_verification mode = JIG_VERIFY_STRICT;
+	const char *env = getenv("JIG_VERIFICATION");
+	if ((verification || (env && env[0])) && jig_verification_select(verification, &mode, &e) < 0) {
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
 	struct jig_snapshot s;
 	int r = jig_cli_open_snapshot(&s, json);
 	if (r)
 		return r;
-	struct jig_error e = {0};
+	struct jig_verifier v;
+	jig_verifier_init(&v, mode);
 	int status = 0;
 	json_t *mods = json_array();
 	json_t *files_err = NULL;
-	if (jig_snapshot_verify_all(&s, &e) < 0) {
+	int vr = jig_snapshot_verify_all(&s, &v, &e);
+	if (v.note[0])
+		fprintf(stderr, "jig: note: %s; hashed afresh\n", v.note);
+	jig_verifier_finish(&v);
+	if (vr < 0) {
 		status = e.code;
 		files_err = json_string(e.msg);
 		if (!json)

@@ -23,21 +23,30 @@ static bool ask_yes(void)
 
 int jig_cmd_review(int argc, char **argv)
 {
-	const char *project = ".";
+	const char *project = ".", *verification = NULL;
 	int json = 0, yes = 0;
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
+		else if (strcmp(argv[i], "--verification") == 0 && i + 1 < argc)
+			verification = argv[++i];
 		else if (strcmp(argv[i], "--yes") == 0)
 			yes = 1;
 		else if (argv[i][0] != '-' && strcmp(project, ".") == 0 && i == argc - 1)
 			project = argv[i];
 		else {
-			fprintf(stderr, "jig review: unknown argument \"%s\"\nusage: jig review [--yes] [--json] [PROJECT]\n", argv[i]);
+			fprintf(stderr, "jig review: unknown argument \"%s\"\nusage: jig review [--yes] [--json] [--verification cached|strict|fast] [PROJECT]\n", argv[i]);
 			return JIG_E_USAGE;
 		}
 	}
 	struct jig_error e = {0};
+	enum jig_verification mode;
+	if (jig_verification_select(verification, &mode, &e) < 0) {
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
+	struct jig_verifier v;
+	jig_verifier_init(&v, mode);
 	struct jig_project p;
 	if (jig_project_open(project, &p, &e) < 0) {
 		jig_cli_fail(json, &e);
@@ -55,15 +64,16 @@ int jig_cmd_review(int argc, char **argv)
 		return r;
 	}
 	struct jig_plan pl;
-	if (jig_plan_build(&p, &s, &pl, &e) < 0) {
+	if (jig_cli_verify_installation(&s, &v, &e) < 0 || jig_plan_build(&p, &s, &pl, &e) < 0) {
 		jig_cli_fail(json, &e);
+		jig_verifier_finish(&v);
 		jig_snapshot_close(&s);
 		jig_project_close(&p);
 		return e.code;
 	}
 	if (json) {
-		json_t *doc = json_pack("{s:s,s:s,s:O,s:b}", "schema", "jig-review/1", "plan_sha256", pl.sha256, "plan",
-					pl.doc, "admitted", yes);
+		json_t *doc = json_pack("{s:s,s:s,s:O,s:b,s:o}", "schema", "jig-review/1", "plan_sha256", pl.sha256, "plan",
+					pl.doc, "admitted", yes, "verification", jig_verifier_json(&v));
 		jig_cli_print_json(doc);
 		json_decref(doc);
 	} else {
@@ -81,6 +91,7 @@ int jig_cmd_review(int argc, char **argv)
 	} else if (!json)
 		printf("not admitted (answer yes, or pass --yes)\n");
 	jig_plan_free(&pl);
+	jig_verifier_finish(&v);
 	jig_snapshot_close(&s);
 	jig_project_close(&p);
 	return code;

@@ -189,7 +189,7 @@ struct input {
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: jig run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--project DIR] [--json]\n");
+	fprintf(stderr, "usage: jig run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--project DIR] [--json] [--verification cached|strict|fast]\n");
 	return JIG_E_USAGE;
 }
 
@@ -236,7 +236,7 @@ static int attach(const struct input *in, int inputdir, int statefd, struct jig_
 
 static int coordinator(int argc, char **argv, int in_transient_scope)
 {
-	const char *flow_name = NULL, *output = NULL, *project = ".";
+	const char *flow_name = NULL, *output = NULL, *project = ".", *verification = NULL;
 	uint64_t timeout_ms = JIG_RUN_TIMEOUT_DEFAULT_MS;
 	int json = 0;
 	struct input inputs[MAX_INPUTS];
@@ -250,6 +250,8 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 			output = argv[++i];
 		else if (strcmp(a, "--project") == 0 && i + 1 < argc)
 			project = argv[++i];
+		else if (strcmp(a, "--verification") == 0 && i + 1 < argc)
+			verification = argv[++i];
 		else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
 			if (jig_parse_timeout(argv[++i], &timeout_ms, &e) < 0) {
 				fprintf(stderr, "jig run: %s\n", e.msg);
@@ -277,6 +279,13 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	}
 	if (!flow_name || !output)
 		return usage();
+	enum jig_verification vmode;
+	if (jig_verification_select(verification, &vmode, &e) < 0) {
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
+	struct jig_verifier v;
+	jig_verifier_init(&v, vmode);
 	if (geteuid() == 0) {
 		fprintf(stderr, "jig: refusing to run a Flow as root; jig is a rootless tool, run it as an unprivileged user\n");
 		return JIG_E_HOST;
@@ -356,6 +365,10 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	if (jig_snapshot_default_libdir(libdir, sizeof(libdir), &e) < 0 || jig_snapshot_open_installed(&s, libdir, &e) < 0)
 		goto fail;
 	have_snap = true;
+	/* The installed tools are the reviewed bytes (by the operator's
+	 * verification mode), and the launcher is opened verified. */
+	if (jig_cli_verify_installation(&s, &v, &e) < 0 || (init_fd = jig_verifier_open(&v, &s, JIG_SCOPE_INIT_FILE, &e)) < 0)
+		goto fail;
 	if (jig_plan_build(&p, &s, &pl, &e) < 0 || jig_plan_admitted(&p, admitted, &e) < 0)
 		goto fail;
 	if (strcmp(admitted, pl.sha256) != 0) {
@@ -374,27 +387,8 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 		jig_err(&e, JIG_E_INTEGRITY, "module sandbox-linux cannot launch scopes");
 		goto fail;
 	}
-	/* The launcher is hashed on every use; Bun (~95 MB) and the runtime
-	 * support get ownership, mode and size against the signed manifest (their
-	 * bytes are hashed by jig modules verify; decision 22). */
-	init_fd = jig_snapshot_open_listed(&s, JIG_SCOPE_INIT_FILE, true, &e);
-	if (init_fd < 0)
-		goto fail;
-	static const char *const runtime_files[] = {JIG_RUNTIME_BUN, JIG_RUNTIME_BOOT};
-	for (size_t i = 0; i < 2; i++) {
-		int fd = jig_snapshot_open_listed(&s, runtime_files[i], false, &e);
-		if (fd < 0)
-			goto fail;
-		close(fd);
-	}
-	if (f->n_http) {
-		/* The HTTP worker: hashed on every Run that may use it. */
-		int fd = jig_snapshot_open_listed(&s, JIG_HTTP_WORKER_FILE, true, &e);
-		if (fd < 0)
-			goto fail;
-		close(fd);
+	if (f->n_http)
 		snprintf(workerpath, sizeof(workerpath), "%s/%s", s.dirpath, JIG_HTTP_WORKER_FILE);
-	}
 
 	/* The private run directory: package and attachments. */
 	snprintf(run_rel, sizeof(run_rel), "runs");
@@ -561,6 +555,8 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 		outlist, "logs", r0.logs);
 	if (record && f->n_http)
 		json_object_set(record, "effects", r0.effects);
+	if (record)
+		json_object_set_new(record, "verification", jig_verifier_json(&v));
 	char *txt = record ? json_dumps(record, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	if (!txt || jig_write_file_at(stagefd, "record.json", txt, strlen(txt), 0444, &e) < 0) {
 		free(txt);
@@ -612,6 +608,7 @@ out:
 	json_decref(r0.logs);
 	json_decref(r0.effects);
 	jig_plan_free(&pl);
+	jig_verifier_finish(&v);
 	if (have_mod)
 		jig_module_unload(&h);
 	if (have_snap)

@@ -33,6 +33,17 @@ static json_t *strv(char **v, size_t n)
 	return a;
 }
 
+size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[6])
+{
+	static const char *const all[] = {JIG_SANDBOX_MODULE_FILE, JIG_SCOPE_INIT_FILE, JIG_RUNTIME_BUN,
+					  JIG_RUNTIME_BOOT, JIG_HTTP_MODULE_FILE, JIG_HTTP_WORKER_FILE};
+	size_t n = 0;
+	for (size_t i = 0; i < 6; i++)
+		if (i < 4 || snapshot_file(s, all[i]))
+			out[n++] = all[i];
+	return n;
+}
+
 /* Every grant URL must satisfy plugins/http's rule (libcurl's normal form):
  * the host never parses URLs itself. */
 static int check_grant_urls(const struct jig_project *p, const struct jig_snapshot *s, struct jig_error *e)

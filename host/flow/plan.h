@@ -33,6 +33,11 @@ struct jig_plan {
 	char sha256[JIG_SHA256_HEX];
 };
 
+/* The snapshot files Flows use (the sandbox module, the launcher, Bun, the
+ * runtime support, and the http module and worker where installed): what
+ * every review, Run and inspection verifies. Returns how many (at most 6). */
+size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[6]);
+
 /* Builds the Plan of a captured project against the installed snapshot. */
 int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, struct jig_plan *out,
 		   struct jig_error *e);

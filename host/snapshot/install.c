@@ -279,7 +279,7 @@ int jig_snapshot_install(const char *dir, const char *prefix, struct jig_error *
 	int r = jig_snapshot_open_dir(&src, dir, e);
 	if (r < 0)
 		return r;
-	if ((r = jig_snapshot_verify_all(&src, e)) < 0)
+	if ((r = jig_snapshot_verify_all(&src, NULL, e)) < 0)
 		goto out_src;
 	snprintf(libdir, sizeof(libdir), "%s/lib/jig", prefix);
 	snprintf(snapdir, sizeof(snapdir), "%s/snapshots", libdir);
@@ -325,7 +325,7 @@ int jig_snapshot_install(const char *dir, const char *prefix, struct jig_error *
 	snprintf(stagepath, sizeof(stagepath), "%s/%s", snapdir, stagename);
 	if ((r = jig_snapshot_open_dir(&staged, stagepath, e)) < 0)
 		goto out_stage;
-	r = jig_snapshot_verify_all(&staged, e);
+	r = jig_snapshot_verify_all(&staged, NULL, e);
 	if (r == 0 && memcmp(staged.manifest_sha256, src.manifest_sha256, JIG_SHA256_LEN) != 0)
 		r = jig_err(e, JIG_E_INTEGRITY, "%s: manifest changed while installing", stagepath);
 	jig_snapshot_close(&staged);
@@ -348,7 +348,7 @@ int jig_snapshot_install(const char *dir, const char *prefix, struct jig_error *
 					    "%s: another snapshot with id %s is installed; give the new one a new id",
 					    oldpath, src.m.id);
 			else
-				r = jig_snapshot_verify_all(&old, e);
+				r = jig_snapshot_verify_all(&old, NULL, e);
 			jig_snapshot_close(&old);
 		}
 		if (r < 0)

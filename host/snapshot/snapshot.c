@@ -1,4 +1,5 @@
 #include "snapshot.h"
+#include "verify.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -404,10 +405,10 @@ int jig_snapshot_open_listed(const struct jig_snapshot *s, const char *path, boo
 	return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; reinstall jig", s->m.id, path);
 }
 
-int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_error *e)
+int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_verifier *v, struct jig_error *e)
 {
 	for (size_t i = 0; i < s->m.nfiles; i++) {
-		int fd = open_hashed(s, &s->m.files[i], e);
+		int fd = v ? jig_verifier_open_file(v, s, &s->m.files[i], e) : open_hashed(s, &s->m.files[i], e);
 		if (fd < 0)
 			return fd;
 		close(fd);

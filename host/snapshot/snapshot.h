@@ -48,7 +48,10 @@ int jig_snapshot_open_file(const struct jig_snapshot *s, const struct jig_manife
  * hash, checked against its SHA-256 in the manifest. An fd, or < 0. */
 int jig_snapshot_open_listed(const struct jig_snapshot *s, const char *path, bool hash, struct jig_error *e);
 /* Every listed file hashed and checked; no unlisted entry anywhere. */
-int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_error *e);
+/* Every listed file's bytes (by v's verification mode; NULL: hashed) and no
+ * unlisted file. */
+struct jig_verifier;
+int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_verifier *v, struct jig_error *e);
 
 int jig_snapshot_state_read(int libfd, struct jig_snapshot_state *st, bool *present,
 			    struct jig_error *e);

@@ -100,7 +100,7 @@ static int cmd_verify(const char *dir)
 	struct jig_error e = {0};
 	if (jig_snapshot_open_dir(&s, dir, &e) < 0)
 		return fail(&e);
-	int r = jig_snapshot_verify_all(&s, &e);
+	int r = jig_snapshot_verify_all(&s, NULL, &e);
 	if (r == 0)
 		printf("%s: snapshot %s sequence %llu, %zu files, %zu modules, signed by key %s%s\n", dir,
 		       s.m.id, (unsigned long long)s.m.sequence, s.m.nfiles, s.m.nmodules, s.keyid,

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include <nettle/eddsa.h>
 #include <nettle/sha2.h>
 
@@ -50,35 +52,50 @@ int jig_sha256_end(struct jig_sha256_ctx *c, unsigned char out[JIG_SHA256_LEN])
 	return 0;
 }
 
+/* Files (installed tools, verification): OpenSSL's SHA-256, the fastest on
+ * these CPUs (SHA-NI, ~1.8 GB/s; Nettle's is ~10% slower). The digest is
+ * fetched once, on the first file hashed, so that a command that hashes no
+ * file (a warm verification cache) pays nothing for OpenSSL's provider
+ * set-up. Streamed with a 1 MiB buffer; the kernel is told to read ahead. */
+static EVP_MD *file_md(void)
+{
+	static EVP_MD *md;
+	if (!md)
+		md = EVP_MD_fetch(NULL, "SHA256", NULL);
+	return md;
+}
+
 int jig_sha256_fd(int fd, uint64_t *size_out, unsigned char out[JIG_SHA256_LEN])
 {
-	static const size_t bufsz = 1 << 16;
+	static const size_t bufsz = 1 << 20;
 	jig_autofree unsigned char *buf = malloc(bufsz);
-	struct jig_sha256_ctx *c = jig_sha256_begin();
+	EVP_MD *md = file_md();
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
 	uint64_t off = 0;
-	if (!buf || !c)
-		goto fail;
+	int r = -1;
+	if (!buf || !md || !c || !EVP_DigestInit_ex(c, md, NULL))
+		goto out;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	for (;;) {
 		ssize_t n = pread(fd, buf, bufsz, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			goto fail;
+			goto out;
 		if (n == 0)
 			break;
-		if (jig_sha256_update(c, buf, (size_t)n) < 0)
-			goto fail;
+		if (!EVP_DigestUpdate(c, buf, (size_t)n))
+			goto out;
 		off += (uint64_t)n;
 	}
+	unsigned int len = 0;
+	if (EVP_DigestFinal_ex(c, out, &len) && len == JIG_SHA256_LEN)
+		r = 0;
 	if (size_out)
 		*size_out = off;
-	return jig_sha256_end(c, out);
-fail:
-	if (c) {
-		unsigned char sink[JIG_SHA256_LEN];
-		jig_sha256_end(c, sink);
-	}
-	return -1;
+out:
+	EVP_MD_CTX_free(c);
+	return r;
 }
 
 void jig_hex(const unsigned char *in, size_t len, char *out)

@@ -62,7 +62,7 @@ static void test_load_ok(void **state)
 	struct jig_error e = {0};
 	struct jig_module_handle h;
 	assert_int_equal(jig_snapshot_open_dir(&s, dir, &e), 0);
-	assert_int_equal(jig_snapshot_verify_all(&s, &e), 0);
+	assert_int_equal(jig_snapshot_verify_all(&s, NULL, &e), 0);
 	assert_int_equal(jig_module_load(&s, "testmod", JIG_KIND_SANDBOX, &h, &e), 0);
 	assert_string_equal(h.desc->version, "A");
 	jig_module_unload(&h);

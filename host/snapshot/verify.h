@@ -1,0 +1,64 @@
+/* Installation verification modes (issue 7, docs/verification.md).
+ *
+ * Every review, Run and inspection checks that the installed files a Flow
+ * uses (launcher, Bun, runtime support, HTTP worker) are the bytes the signed
+ * manifest lists. How their SHA-256 is obtained is the operator's choice:
+ *
+ *   cached (default) reuse a stored digest only while the canonical path and
+ *                    the file's device, inode, mode, owner, size and
+ *                    nanosecond mtime and ctime all match; else hash
+ *   strict           hash the current bytes every time, no cache
+ *   fast             reuse a stored digest for the path without freshness
+ *                    checks (bytes changed at the same path can keep an old
+ *                    identity); a miss hashes
+ *
+ * The cache is operator-private (${XDG_CACHE_HOME:-~/.cache}/jig, 0700;
+ * verification.json, 0600; the operator's), holds only paths, metadata and
+ * digests, is written atomically, and is ignored — with fresh hashing —
+ * when unsafe or invalid. Modules are always hashed as loaded (the loader
+ * hashes its sealed copy), and packages, artifacts and packets are always
+ * verified by content. */
+#ifndef JIG_SNAPSHOT_VERIFY_H
+#define JIG_SNAPSHOT_VERIFY_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "snapshot/snapshot.h"
+#include "util/error.h"
+
+enum jig_verification { JIG_VERIFY_CACHED = 0, JIG_VERIFY_STRICT = 1, JIG_VERIFY_FAST = 2 };
+
+struct jig_verifier {
+	enum jig_verification mode;
+	json_t *entries; /* canonical path -> {"meta", "sha256"} */
+	bool loaded, dirty, writable;
+	char dir[PATH_MAX];
+	char root[PATH_MAX]; /* the snapshot's canonical directory */
+	char note[PATH_MAX + 128]; /* why the stored cache was ignored, or "" */
+	unsigned hashed, reused;
+	uint64_t hashed_bytes;
+};
+
+/* --verification VALUE (NULL: not given), else JIG_VERIFICATION, else cached. */
+int jig_verification_select(const char *arg, enum jig_verification *out, struct jig_error *e);
+const char *jig_verification_name(enum jig_verification m);
+
+void jig_verifier_init(struct jig_verifier *v, enum jig_verification mode);
+/* Opens path of snapshot s (the snapshot's usual checks) and verifies its
+ * bytes against the manifest by the mode. Returns the open descriptor. */
+int jig_verifier_open(struct jig_verifier *v, const struct jig_snapshot *s, const char *path,
+		      struct jig_error *e);
+int jig_verifier_open_file(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			   struct jig_error *e);
+/* Verifies each of paths (opened and closed). */
+int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, const char *const *paths, size_t n,
+		       struct jig_error *e);
+/* Writes the cache if it changed (best effort) and frees. */
+void jig_verifier_finish(struct jig_verifier *v);
+/* {"mode", "hashed", "hashed_bytes", "reused", "cache_ignored"?} */
+json_t *jig_verifier_json(const struct jig_verifier *v);
+
+#endif
