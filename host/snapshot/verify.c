@@ -82,10 +82,11 @@ static void load(struct jig_verifier *v)
 	v->writable = true;
 	jig_autoclose int fd = openat(dfd, CACHE_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		if (errno == ELOOP)
-			ignore(v, "%s/" CACHE_FILE " %s; ignored", "is a symbolic link");
+		if (errno == ENOENT)
+			v->dirty = true;
 		else
-			v->dirty = errno == ENOENT;
+			ignore(v, "%s/" CACHE_FILE " %s; ignored",
+			       errno == ELOOP ? "is a symbolic link" : errno == EACCES ? "is not yours (unreadable)" : strerror(errno));
 		return;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))

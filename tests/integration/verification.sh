@@ -1,0 +1,168 @@
+#!/bin/sh
+# Installation verification modes (issue 7), plain lane: cached, strict and
+# fast against in-place changes and replacements of an installed file, and
+# every unsafe or invalid cache. Each case_* is one ctest (verification.<case>);
+# jig runs as the unprivileged user with its own HOME (its own cache).
+# Requirements: R-P02, R-P08 (see docs/requirements.md).
+set -eu
+: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
+USER_NAME=jigtest
+T=$(mktemp -d /var/tmp/jig-verify.XXXXXX)
+chmod 755 "$T"
+trap 'rm -rf "$T"' EXIT
+P="$T/prefix"
+cp -a "$JIG_TEST_PREFIX" "$P"
+SNAP="$P/lib/jig/$(readlink "$P/lib/jig/current")"
+BOOT="$SNAP/libexec/runtime/boot.js"
+mkdir "$T/home" && chown "$USER_NAME" "$T/home"
+CACHE="$T/home/.cache/jig/verification.json"
+cp -r "$JIG_SOURCE/examples" "$T/p" && chown -R "$USER_NAME" "$T/p"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# j [ENV=V...] -- ARGS: jig ARGS in the project; $rc, $T/out, $T/err.
+j() {
+	envs=""
+	while [ "$1" != -- ]; do envs="$envs $1"; shift; done
+	shift
+	set +e
+	# shellcheck disable=SC2086
+	(cd "$T/p" && runuser -u "$USER_NAME" -- env HOME="$T/home" XDG_CACHE_HOME= $envs "$P/bin/jig" "$@") >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+	cat "$T/err"
+	return 0
+}
+review() { j -- review --yes --json "$@"; }
+v() { jq -r ".verification.$1" "$T/out"; }
+files=$(cd "$SNAP" && ls modules/sandbox-linux.so libexec/jig-scope-init libexec/bun libexec/runtime/boot.js modules/http.so libexec/jig-http-worker | wc -l)
+# change_in_place: one byte of boot.js altered, size and mtime kept.
+change_in_place() {
+	touch -r "$BOOT" "$T/stamp"
+	printf 'X' | dd of="$BOOT" bs=1 seek=2 conv=notrunc 2>/dev/null
+	touch -r "$T/stamp" "$BOOT"
+}
+altered() { [ "$rc" -eq 4 ] && grep -q "boot.js: sha256 .* the installed file was altered (verification $1)" "$T/err" || fail "not refused in $1 mode (exit $rc)"; }
+warm() { review; [ "$rc" -eq 0 ] || fail "review exit $rc"; }
+
+case_strict_detects_in_place_change() {
+	warm
+	review --verification strict
+	[ "$rc" -eq 0 ] && [ "$(v hashed)" -eq "$files" ] && [ "$(v reused)" -eq 0 ] || fail "strict does not hash everything"
+	change_in_place
+	j -- review --verification strict; altered strict
+}
+case_cached_detects_in_place_change() {
+	warm
+	review
+	[ "$(v mode)" = cached ] && [ "$(v hashed)" -eq 0 ] && [ "$(v reused)" -eq "$files" ] || fail "a warm cache is not used"
+	change_in_place # ctime changes, so the stored digest is stale
+	j -- review; altered cached
+	j -- review; altered cached # and it stays detected
+}
+case_cached_detects_replaced_file() {
+	warm
+	# A new inode with the same bytes: hashed again (and accepted).
+	cp -p "$BOOT" "$T/copy" && mv "$T/copy" "$BOOT"
+	review
+	[ "$rc" -eq 0 ] && [ "$(v hashed)" -eq 1 ] || fail "a replaced file was not hashed again"
+	# A new inode with other bytes, same size and mtime: refused.
+	cp -p "$BOOT" "$T/copy"
+	printf 'X' | dd of="$T/copy" bs=1 seek=2 conv=notrunc 2>/dev/null
+	touch -r "$BOOT" "$T/copy" && mv "$T/copy" "$BOOT"
+	j -- review; altered cached
+}
+case_fast_does_not_detect() {
+	# Documented (docs/verification.md): fast reuses the stored digest of a
+	# path without freshness checks, so an in-place change keeps the old
+	# identity. A cache miss still hashes.
+	warm
+	change_in_place
+	review --verification fast
+	[ "$rc" -eq 0 ] && [ "$(v reused)" -eq "$files" ] && [ "$(v hashed)" -eq 0 ] || fail "fast mode hashed or refused (exit $rc)"
+	rm "$CACHE"
+	j -- review --verification fast; altered fast
+}
+case_fast_checks_stored_digest() {
+	# A stored digest is compared with the manifest, never trusted as such.
+	warm
+	jq '.entries |= with_entries(if (.key | endswith("boot.js")) then .value.sha256 = ("0" * 64) else . end)' "$CACHE" >"$T/c"
+	cat "$T/c" >"$CACHE"
+	j -- review --verification fast; altered fast
+}
+case_environment_and_override() {
+	warm
+	change_in_place
+	# R: JIG_VERIFICATION=strict behaves as strict; --verification overrides.
+	j JIG_VERIFICATION=strict -- review --yes; altered strict
+	j JIG_VERIFICATION=strict -- review --yes --json --verification fast
+	[ "$rc" -eq 0 ] && [ "$(v mode)" = fast ] || fail "--verification fast did not override (exit $rc)"
+	# jig run: strict refuses before anything runs; fast gets as far as the
+	# sandbox, which this cgroup v1 host refuses (exit 3).
+	j JIG_VERIFICATION=strict -- run csv-report --input data=csv-report/sample.csv --output "$T/o1"; altered strict
+	j JIG_VERIFICATION=strict -- run csv-report --input data=csv-report/sample.csv --output "$T/o2" --verification fast
+	[ "$rc" -eq 3 ] || fail "run --verification fast: exit $rc, expected the host refusal"
+	j JIG_VERIFICATION=strict -- inspect "$T/p" ; altered strict
+	j -- modules verify; altered strict # modules verify defaults to strict
+}
+case_bogus_mode() {
+	for cmd in "review --yes" "run csv-report --output $T/o" "inspect $T/p" "modules verify"; do
+		# shellcheck disable=SC2086
+		j -- $cmd --verification bogus
+		[ "$rc" -eq 2 ] && grep -q '"bogus" is not a verification mode; use cached, strict or fast' "$T/err" || fail "$cmd: exit $rc"
+		[ "$(wc -l <"$T/err")" -eq 1 ] || fail "$cmd: not one line"
+	done
+	j JIG_VERIFICATION=sloppy -- review --yes
+	[ "$rc" -eq 2 ] && grep -q 'JIG_VERIFICATION "sloppy"' "$T/err" || fail "JIG_VERIFICATION=sloppy: exit $rc"
+}
+# ignored REASON: the cache was ignored with fresh hashing, said so once, and
+# the review still succeeded.
+ignored() {
+	review
+	[ "$rc" -eq 0 ] || fail "review exit $rc"
+	[ "$(v hashed)" -eq "$files" ] && [ "$(v reused)" -eq 0 ] || fail "not hashed afresh"
+	v cache_ignored | grep -q -- "$1" || fail "reason: $(v cache_ignored)"
+	grep -q "^jig: note: .*$1.*; hashed afresh$" "$T/err" || fail "no note on stderr"
+}
+rewritten() { # the bad cache was replaced by a good one, used next time
+	[ -f "$CACHE" ] && [ ! -L "$CACHE" ] && [ "$(stat -c '%U %a' "$CACHE")" = "$USER_NAME 600" ] || fail "not rewritten"
+	review
+	[ "$(v reused)" -eq "$files" ] || fail "the rewritten cache is not used"
+}
+case_cache_corrupted() { warm; printf 'garbage{' >"$CACHE"; ignored "corrupted"; rewritten; }
+case_cache_truncated() { warm; head -c 100 "$CACHE" >"$T/c"; cat "$T/c" >"$CACHE"; ignored "truncated"; rewritten; }
+case_cache_wrong_version() { warm; jq '.format = "jig-verification-cache/9"' "$CACHE" >"$T/c"; cat "$T/c" >"$CACHE"; ignored "another version"; rewritten; }
+case_cache_world_writable() {
+	warm
+	# A world-writable cache may hold anyone's digests: a wrong one for
+	# boot.js must not be used even in fast mode.
+	jq '.entries |= with_entries(if (.key | endswith("boot.js")) then .value.sha256 = ("0" * 64) else . end)' "$CACHE" >"$T/c"
+	cat "$T/c" >"$CACHE"; chmod 666 "$CACHE"
+	ignored "readable or writable by others"; rewritten
+}
+case_cache_foreign_owned() { warm; chown root "$CACHE"; ignored "is not yours"; rewritten; }
+case_cache_symlinked() {
+	warm
+	mv "$CACHE" "$T/elsewhere.json" && chown "$USER_NAME" "$T/elsewhere.json"
+	ln -s "$T/elsewhere.json" "$CACHE"
+	ignored "symbolic link"; rewritten
+	[ -f "$T/elsewhere.json" ] || fail "the link's target was touched"
+}
+case_cache_directory_unsafe() {
+	warm
+	chmod 755 "$T/home/.cache/jig"
+	review
+	[ "$rc" -eq 0 ] && [ "$(v hashed)" -eq "$files" ] || fail "an unsafe directory's cache was used"
+	v cache_ignored | grep -q "not 0700" || fail "reason"
+	touch -d '2000-01-01' "$CACHE"
+	review
+	[ "$(stat -c %Y "$CACHE")" -lt 1000000000 ] || fail "an unsafe directory was written to"
+}
+case_cache_holds_no_authority() {
+	# Only paths, metadata and digests; private modes.
+	warm
+	[ "$(stat -c %a "$T/home/.cache/jig")" = 700 ] && [ "$(stat -c %a "$CACHE")" = 600 ] || fail "modes"
+	jq -e '(keys == ["entries","format"]) and ([.entries[] | keys] | unique == [["meta","sha256"]])' "$CACHE" >/dev/null || fail "cache content"
+	! grep -q "plan\|admit" "$CACHE" || fail "the cache mentions approvals"
+}
+
+"case_$1"
+echo "PASS: $1"
