@@ -10,8 +10,8 @@
 #include "../util/error.h"
 
 #define JIG_MANIFEST_FORMAT "jig-snapshot-manifest/1"
-#define JIG_MANIFEST_MAX_BYTES (1u << 20)
-#define JIG_MANIFEST_MAX_FILES 4096
+#define JIG_MANIFEST_MAX_BYTES (16u << 20)
+#define JIG_MANIFEST_MAX_FILES 100000
 #define JIG_MANIFEST_MAX_MODULES 64
 #define JIG_MODULE_MAX_BYTES (256u << 20)
 #define JIG_FILE_MAX_BYTES (UINT64_C(1) << 32)

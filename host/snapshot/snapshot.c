@@ -106,6 +106,64 @@ int jig_snapshot_open_file(const struct jig_snapshot *s, const struct jig_manife
 	}
 }
 
+int jig_snapshot_stat_file(const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			   struct jig_snapshot_dirmemo *memo, struct stat *st, struct jig_error *e)
+{
+	char what[PATH_MAX + 300];
+	snprintf(what, sizeof(what), "%s/%s", s->dirpath, f->path);
+	const char *slash = strrchr(f->path, '/');
+	size_t dlen = slash ? (size_t)(slash - f->path) : 0;
+	if (dlen >= sizeof(memo->dir))
+		return jig_err(e, JIG_E_INTEGRITY, "%s: path too long", what);
+	if (memo->fd < 0 || strlen(memo->dir) != dlen || memcmp(memo->dir, f->path, dlen) != 0) {
+		if (memo->fd >= 0)
+			close(memo->fd);
+		memo->fd = -1;
+		memo->dir[0] = '\0';
+		int cur = s->dirfd;
+		char buf[sizeof(memo->dir)];
+		memcpy(buf, f->path, dlen);
+		buf[dlen] = '\0';
+		/* Every directory on the way, checked; no link followed. */
+		for (char *c = dlen ? buf : NULL; c;) {
+			char *next = strchr(c, '/');
+			if (next)
+				*next++ = '\0';
+			int fd = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int saved = errno;
+			struct stat ds;
+			int r = fd < 0 ? jig_err(e, JIG_E_INTEGRITY, "%s: a directory on its way %s", what,
+						 saved == ELOOP || saved == ENOTDIR ? "is a symbolic link or not a directory; refusing it" : strerror(saved))
+				       : fstat(fd, &ds) < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", what, strerror(errno))
+							    : check_node(s, &ds, what, e);
+			if (cur != s->dirfd)
+				close(cur);
+			if (r < 0) {
+				if (fd >= 0)
+					close(fd);
+				return r;
+			}
+			cur = fd;
+			c = next;
+		}
+		if (cur == s->dirfd && (cur = fcntl(s->dirfd, F_DUPFD_CLOEXEC, 0)) < 0)
+			return jig_err(e, JIG_E_INTERNAL, "%s: %s", what, strerror(errno));
+		memo->fd = cur; /* the memo's own descriptor */
+		memcpy(memo->dir, f->path, dlen);
+		memo->dir[dlen] = '\0';
+	}
+	if (fstatat(memo->fd, slash ? slash + 1 : f->path, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return jig_err(e, JIG_E_INTEGRITY, "%s: cannot stat: %s", what, strerror(errno));
+	int r = check_node(s, st, what, e);
+	if (r == 0 && !S_ISREG(st->st_mode))
+		r = jig_err(e, JIG_E_INTEGRITY, "%s: is a symbolic link or not a regular file; refusing it", what);
+	if (r == 0 && (uint64_t)st->st_size != f->size)
+		r = jig_err(e, JIG_E_INTEGRITY, "%s: size %lld bytes, manifest lists %llu", what, (long long)st->st_size,
+			    (unsigned long long)f->size);
+	return r;
+}
+
+
 static int open_common(struct jig_snapshot *s, int dirfd, const char *dirpath, uid_t installer,
 		       struct jig_error *e)
 {
@@ -349,10 +407,21 @@ static int walk_unlisted(const struct jig_snapshot *s, int dirfd, const char *pr
 			r = jig_err(e, JIG_E_INTERNAL, "%s/%s: %s", s->dirpath, rel, strerror(errno));
 			break;
 		}
+		/* A directory on some listed file's path: the first path after
+		 * "rel/" in sort order starts with it ('/' sorts before any name
+		 * character a normalised path has, except '-' and '.'). */
 		bool on_path = false;
 		size_t n = strlen(rel);
-		for (size_t i = 0; i < s->m.nfiles && !on_path; i++)
-			on_path = strncmp(s->m.files[i].path, rel, n) == 0 && s->m.files[i].path[n] == '/';
+		size_t lo = 0, hi = s->m.nfiles;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int c = strncmp(s->m.files[mid].path, rel, n);
+			if (c < 0 || (c == 0 && (unsigned char)s->m.files[mid].path[n] < '/'))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		on_path = lo < s->m.nfiles && strncmp(s->m.files[lo].path, rel, n) == 0 && s->m.files[lo].path[n] == '/';
 		if (!S_ISDIR(st.st_mode) || !on_path) {
 			r = jig_err(e, JIG_E_INTEGRITY,
 				    "%s/%s: not listed in the manifest; remove it or reinstall the snapshot",
@@ -408,7 +477,13 @@ int jig_snapshot_open_listed(const struct jig_snapshot *s, const char *path, boo
 int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_verifier *v, struct jig_error *e)
 {
 	for (size_t i = 0; i < s->m.nfiles; i++) {
-		int fd = v ? jig_verifier_open_file(v, s, &s->m.files[i], e) : open_hashed(s, &s->m.files[i], e);
+		if (v) {
+			int r = jig_verifier_check_file(v, s, &s->m.files[i], e);
+			if (r)
+				return r;
+			continue;
+		}
+		int fd = open_hashed(s, &s->m.files[i], e);
 		if (fd < 0)
 			return fd;
 		close(fd);

@@ -6,6 +6,7 @@
 #define JIG_SNAPSHOT_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "manifest.h"
@@ -44,6 +45,15 @@ void jig_snapshot_close(struct jig_snapshot *s);
 /* Opens a listed file with the ownership, mode and size checks; no hashing. */
 int jig_snapshot_open_file(const struct jig_snapshot *s, const struct jig_manifest_file *f,
 			   struct jig_error *e);
+/* Stat before open: the listed file's metadata through its checked parent
+ * directory (remembered in memo across consecutive calls; files are sorted),
+ * with the same ownership, mode, type and size checks as opening it. */
+struct jig_snapshot_dirmemo {
+	int fd; /* -1 initially; the owner closes it */
+	char dir[256];
+};
+int jig_snapshot_stat_file(const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			   struct jig_snapshot_dirmemo *memo, struct stat *st, struct jig_error *e);
 /* The listed file at path, opened as jig_snapshot_open_file does and, with
  * hash, checked against its SHA-256 in the manifest. An fd, or < 0. */
 int jig_snapshot_open_listed(const struct jig_snapshot *s, const char *path, bool hash, struct jig_error *e);

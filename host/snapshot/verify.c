@@ -1,4 +1,8 @@
-/* Installation verification modes and the operator-private digest cache. */
+/* Installation verification modes and the operator-private digest cache.
+ *
+ * The cache file is text: a format line, then one line per file,
+ *   SHA256 <TAB> dev=… ino=… mode=… uid=… size=… mtime=S.NS ctime=S.NS <TAB> PATH
+ * (JSON would cost more to parse than the stats it saves). */
 #include "snapshot/verify.h"
 
 #include <errno.h>
@@ -12,7 +16,7 @@
 #include "util/cleanup.h"
 #include "util/crypto.h"
 
-#define CACHE_FILE "verification.json"
+#define CACHE_FILE "verification.cache"
 #define CACHE_FORMAT "jig-verification-cache/1"
 #define CACHE_MAX_BYTES (64u << 20)
 #define CACHE_MAX_ENTRIES 100000
@@ -43,14 +47,25 @@ void jig_verifier_init(struct jig_verifier *v, enum jig_verification mode)
 {
 	memset(v, 0, sizeof(*v));
 	v->mode = mode;
+	v->memo.fd = -1;
 }
 
-static void ignore(struct jig_verifier *v, const char *fmt, const char *detail)
+static void ignore(struct jig_verifier *v, const char *why)
 {
-	snprintf(v->note, sizeof(v->note), fmt, v->dir, detail);
-	json_decref(v->entries);
-	v->entries = json_object();
+	snprintf(v->note, sizeof(v->note), "%s/" CACHE_FILE " %s; ignored", v->dir, why);
+	json_object_clear(v->entries);
 	v->dirty = v->writable; /* replace the bad file with a fresh one */
+}
+
+/* One cache line: SHA256 \t META \t PATH. Adds it, or returns -1. */
+static int parse_line(json_t *entries, char *line)
+{
+	char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+	if (!t1 || !t2 || t1 - line != JIG_SHA256_HEX - 1 || strspn(line, "0123456789abcdef") != JIG_SHA256_HEX - 1 ||
+	    t2 == t1 + 1 || t2[1] != '/' || strchr(t2 + 1, '\t'))
+		return -1;
+	*t2 = '\0';
+	return json_object_set_new(entries, t2 + 1, json_string(line)); /* "SHA256\tMETA" */
 }
 
 /* The cache directory must be the operator's and 0700; then the file, which
@@ -85,37 +100,39 @@ static void load(struct jig_verifier *v)
 		if (errno == ENOENT)
 			v->dirty = true;
 		else
-			ignore(v, "%s/" CACHE_FILE " %s; ignored",
-			       errno == ELOOP ? "is a symbolic link" : errno == EACCES ? "is not yours (unreadable)" : strerror(errno));
+			ignore(v, errno == ELOOP ? "is a symbolic link" : errno == EACCES ? "is not yours (unreadable)" : strerror(errno));
 		return;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return ignore(v, "%s/" CACHE_FILE " %s; ignored", "is not a regular file");
+		return ignore(v, "is not a regular file");
 	if (st.st_uid != geteuid() || (st.st_mode & 077))
-		return ignore(v, "%s/" CACHE_FILE " %s; ignored", "is not yours or is readable or writable by others");
+		return ignore(v, "is not yours or is readable or writable by others");
 	if (st.st_size > CACHE_MAX_BYTES)
-		return ignore(v, "%s/" CACHE_FILE " %s; ignored", "is too large");
-	json_error_t je;
-	json_t *doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
-	json_t *entries = json_object_get(doc, "entries");
-	const char *format = json_string_value(json_object_get(doc, "format"));
-	bool ok = json_is_object(doc) && json_object_size(doc) == 2 && format && strcmp(format, CACHE_FORMAT) == 0 &&
-		  json_is_object(entries) && json_object_size(entries) <= CACHE_MAX_ENTRIES;
-	const char *k;
-	json_t *ent;
-	json_object_foreach(ok ? entries : NULL, k, ent) {
-		const char *meta = json_string_value(json_object_get(ent, "meta"));
-		const char *sha = json_string_value(json_object_get(ent, "sha256"));
-		ok &= k[0] == '/' && json_object_size(ent) == 2 && meta && sha && strlen(sha) == JIG_SHA256_HEX - 1 &&
-		      strspn(sha, "0123456789abcdef") == JIG_SHA256_HEX - 1;
+		return ignore(v, "is too large");
+	size_t len = (size_t)st.st_size, got = 0;
+	jig_autofree char *buf = malloc(len + 1);
+	while (buf && got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
 	}
-	if (!ok) {
-		json_decref(doc);
-		return ignore(v, "%s/" CACHE_FILE " %s; ignored", "is truncated, corrupted or of another version");
+	if (!buf || got != len)
+		return ignore(v, "cannot be read");
+	buf[len] = '\0';
+	/* Every line complete (a truncated file ends mid-line) and well formed. */
+	size_t hl = strlen(CACHE_FORMAT);
+	if (len < hl + 1 || memcmp(buf, CACHE_FORMAT "\n", hl + 1) != 0 || buf[len - 1] != '\n' || strlen(buf) != len)
+		return ignore(v, "is truncated, corrupted or of another version");
+	size_t count = 0;
+	for (char *line = buf + hl + 1, *nl; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		*nl = '\0';
+		if (++count > CACHE_MAX_ENTRIES || parse_line(v->entries, line) < 0)
+			return ignore(v, "is truncated, corrupted or of another version");
 	}
-	json_decref(v->entries);
-	v->entries = json_incref(entries);
-	json_decref(doc);
 }
 
 /* The file's identity and metadata, as one comparable string. */
@@ -127,62 +144,113 @@ static void fingerprint(const struct stat *st, char *out, size_t cap)
 		 (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
 }
 
-int jig_verifier_open(struct jig_verifier *v, const struct jig_snapshot *s, const char *path, struct jig_error *e)
+/* A stored digest for canon usable under the mode, or NULL. */
+static const char *stored(struct jig_verifier *v, const char *canon, const char *meta)
 {
-	for (size_t i = 0; i < s->m.nfiles; i++)
-		if (strcmp(s->m.files[i].path, path) == 0)
-			return jig_verifier_open_file(v, s, &s->m.files[i], e);
-	return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; reinstall jig", s->m.id, path);
+	if (v->mode == JIG_VERIFY_STRICT)
+		return NULL;
+	if (!v->loaded)
+		load(v);
+	const char *ent = json_string_value(json_object_get(v->entries, canon));
+	if (!ent || (v->mode == JIG_VERIFY_CACHED && strcmp(ent + JIG_SHA256_HEX, meta) != 0))
+		return NULL;
+	return ent; /* the first 64 characters are the digest */
 }
 
-int jig_verifier_open_file(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
-			   struct jig_error *e)
+static void store(struct jig_verifier *v, const char *canon, const char *meta, const char *hex)
 {
-	int fd = jig_snapshot_open_file(s, f, e); /* stat before anything is read */
-	if (fd < 0)
-		return fd;
-	char want[JIG_SHA256_HEX], have[JIG_SHA256_HEX] = "", canon[PATH_MAX + 300], meta[256];
-	jig_hex(f->sha256, JIG_SHA256_LEN, want);
-	struct stat st;
+	if (v->mode == JIG_VERIFY_STRICT || !v->entries || strchr(canon, '\n') || strchr(canon, '\t') ||
+	    (!json_object_get(v->entries, canon) && json_object_size(v->entries) >= CACHE_MAX_ENTRIES))
+		return;
+	char val[JIG_SHA256_HEX + 256];
+	snprintf(val, sizeof(val), "%s\t%s", hex, meta);
+	json_object_set_new(v->entries, canon, json_string(val));
+	v->dirty = v->writable;
+}
+
+static void canonical(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+		      char *out, size_t cap)
+{
 	if (!v->root[0] && !realpath(s->dirpath, v->root))
 		snprintf(v->root, sizeof(v->root), "%s", s->dirpath);
-	snprintf(canon, sizeof(canon), "%s/%s", v->root, f->path);
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", canon, strerror(errno));
-	}
+	snprintf(out, cap, "%s/%s", v->root, f->path);
+}
+
+static int compare(struct jig_verifier *v, const char *canon, const char *have, const struct jig_manifest_file *f,
+		   struct jig_error *e)
+{
+	char want[JIG_SHA256_HEX];
+	jig_hex(f->sha256, JIG_SHA256_LEN, want);
+	if (strncmp(have, want, JIG_SHA256_HEX - 1) == 0)
+		return 0;
+	return jig_err(e, JIG_E_INTEGRITY,
+		       "%s: sha256 %.64s, manifest lists %s; the installed file was altered (verification %s), reinstall the snapshot",
+		       canon, have, want, names[v->mode]);
+}
+
+static int hash_fd(struct jig_verifier *v, int fd, const char *canon, char have[JIG_SHA256_HEX], struct jig_error *e)
+{
+	unsigned char got[JIG_SHA256_LEN];
+	uint64_t size;
+	if (jig_sha256_fd(fd, &size, got) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "%s: read: %s", canon, strerror(errno));
+	jig_hex(got, JIG_SHA256_LEN, have);
+	v->hashed++;
+	v->hashed_bytes += size;
+	return 0;
+}
+
+/* Stat before open: with a usable stored digest the file is never opened. */
+int jig_verifier_check_file(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			    struct jig_error *e)
+{
+	struct stat st;
+	int r = jig_snapshot_stat_file(s, f, &v->memo, &st, e);
+	if (r)
+		return r;
+	char canon[PATH_MAX + 300], meta[256], have[JIG_SHA256_HEX];
+	canonical(v, s, f, canon, sizeof(canon));
 	fingerprint(&st, meta, sizeof(meta));
-	if (v->mode != JIG_VERIFY_STRICT) {
-		if (!v->loaded)
-			load(v);
-		json_t *ent = json_object_get(v->entries, canon);
-		const char *m = json_string_value(json_object_get(ent, "meta"));
-		if (ent && (v->mode == JIG_VERIFY_FAST || (m && strcmp(m, meta) == 0))) {
-			snprintf(have, sizeof(have), "%s", json_string_value(json_object_get(ent, "sha256")));
+	const char *ent = stored(v, canon, meta);
+	if (ent) {
+		v->reused++;
+		return compare(v, canon, ent, f, e);
+	}
+	const char *base = strrchr(f->path, '/');
+	jig_autoclose int fd = openat(v->memo.fd, base ? base + 1 : f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat now;
+	if (fd < 0 || fstat(fd, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+		return jig_err(e, JIG_E_INTEGRITY, "%s: replaced while being verified; try again", canon);
+	if ((r = hash_fd(v, fd, canon, have, e)) || (r = compare(v, canon, have, f, e)))
+		return r;
+	store(v, canon, meta, have);
+	return 0;
+}
+
+int jig_verifier_open(struct jig_verifier *v, const struct jig_snapshot *s, const char *path, struct jig_error *e)
+{
+	const struct jig_manifest_file *f = jig_manifest_find_file(&s->m, path);
+	if (!f)
+		return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; reinstall jig", s->m.id, path);
+	int fd = jig_snapshot_open_file(s, f, e);
+	if (fd < 0)
+		return fd;
+	char canon[PATH_MAX + 300], meta[256], have[JIG_SHA256_HEX];
+	canonical(v, s, f, canon, sizeof(canon));
+	struct stat st;
+	int r = fstat(fd, &st) < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", canon, strerror(errno)) : 0;
+	if (!r) {
+		fingerprint(&st, meta, sizeof(meta));
+		const char *ent = stored(v, canon, meta);
+		if (ent) {
 			v->reused++;
-		}
+			r = compare(v, canon, ent, f, e);
+		} else if (!(r = hash_fd(v, fd, canon, have, e)) && !(r = compare(v, canon, have, f, e)))
+			store(v, canon, meta, have);
 	}
-	if (!have[0]) {
-		unsigned char got[JIG_SHA256_LEN];
-		uint64_t size;
-		if (jig_sha256_fd(fd, &size, got) < 0) {
-			close(fd);
-			return jig_err(e, JIG_E_INTERNAL, "%s: read: %s", canon, strerror(errno));
-		}
-		jig_hex(got, JIG_SHA256_LEN, have);
-		v->hashed++;
-		v->hashed_bytes += size;
-		if (v->mode != JIG_VERIFY_STRICT && v->entries &&
-		    (json_object_get(v->entries, canon) || json_object_size(v->entries) < CACHE_MAX_ENTRIES)) {
-			json_object_set_new(v->entries, canon, json_pack("{s:s,s:s}", "meta", meta, "sha256", have));
-			v->dirty = v->writable;
-		}
-	}
-	if (strcmp(have, want) != 0) {
+	if (r) {
 		close(fd);
-		return jig_err(e, JIG_E_INTEGRITY,
-			       "%s: sha256 %s, manifest lists %s; the installed file was altered (verification %s), reinstall the snapshot",
-			       canon, have, want, names[v->mode]);
+		return r;
 	}
 	return fd;
 }
@@ -191,10 +259,11 @@ int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, con
 		       struct jig_error *e)
 {
 	for (size_t i = 0; i < n; i++) {
-		int fd = jig_verifier_open(v, s, paths[i], e);
-		if (fd < 0)
-			return fd;
-		close(fd);
+		const struct jig_manifest_file *f = jig_manifest_find_file(&s->m, paths[i]);
+		int r = f ? jig_verifier_check_file(v, s, f, e)
+			  : jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; reinstall jig", s->m.id, paths[i]);
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -202,24 +271,32 @@ int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, con
 void jig_verifier_finish(struct jig_verifier *v)
 {
 	if (v->dirty && v->writable && v->entries) {
-		json_t *doc = json_pack("{s:s,s:O}", "format", CACHE_FORMAT, "entries", v->entries);
-		char *txt = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 		char tmp[PATH_MAX + 64], dst[PATH_MAX + 32];
 		snprintf(tmp, sizeof(tmp), "%s/." CACHE_FILE ".%d.tmp", v->dir, (int)getpid());
 		snprintf(dst, sizeof(dst), "%s/" CACHE_FILE, v->dir);
-		int fd = txt ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
-		if (fd >= 0) {
-			size_t len = strlen(txt);
-			bool ok = write(fd, txt, len) == (ssize_t)len;
-			ok &= close(fd) == 0;
-			if (!ok || rename(tmp, dst) < 0)
-				unlink(tmp); /* a cache that cannot be written is only slower */
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (f) {
+			fputs(CACHE_FORMAT "\n", f);
+			const char *k;
+			json_t *val;
+			json_object_foreach(v->entries, k, val) {
+				const char *sv = json_string_value(val);
+				fprintf(f, "%.64s\t%s\t%s\n", sv, sv + JIG_SHA256_HEX, k);
+			}
+			/* A cache that cannot be written is only slower. */
+			if (fclose(f) != 0 || rename(tmp, dst) < 0)
+				unlink(tmp);
+		} else if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
 		}
-		free(txt);
-		json_decref(doc);
 	}
 	json_decref(v->entries);
 	v->entries = NULL;
+	if (v->memo.fd >= 0)
+		close(v->memo.fd);
+	v->memo.fd = -1;
 }
 
 json_t *jig_verifier_json(const struct jig_verifier *v)

@@ -13,7 +13,7 @@
  *                    identity); a miss hashes
  *
  * The cache is operator-private (${XDG_CACHE_HOME:-~/.cache}/jig, 0700;
- * verification.json, 0600; the operator's), holds only paths, metadata and
+ * verification.cache, 0600; the operator's), holds only paths, metadata and
  * digests, is written atomically, and is ignored — with fresh hashing —
  * when unsafe or invalid. Modules are always hashed as loaded (the loader
  * hashes its sealed copy), and packages, artifacts and packets are always
@@ -37,6 +37,7 @@ struct jig_verifier {
 	bool loaded, dirty, writable;
 	char dir[PATH_MAX];
 	char root[PATH_MAX]; /* the snapshot's canonical directory */
+	struct jig_snapshot_dirmemo memo; /* the last checked parent directory */
 	char note[PATH_MAX + 128]; /* why the stored cache was ignored, or "" */
 	unsigned hashed, reused;
 	uint64_t hashed_bytes;
@@ -51,8 +52,10 @@ void jig_verifier_init(struct jig_verifier *v, enum jig_verification mode);
  * bytes against the manifest by the mode. Returns the open descriptor. */
 int jig_verifier_open(struct jig_verifier *v, const struct jig_snapshot *s, const char *path,
 		      struct jig_error *e);
-int jig_verifier_open_file(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
-			   struct jig_error *e);
+/* Verifies one listed file, stat before open: with a usable stored digest
+ * the file is not opened at all. */
+int jig_verifier_check_file(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			    struct jig_error *e);
 /* Verifies each of paths (opened and closed). */
 int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, const char *const *paths, size_t n,
 		       struct jig_error *e);
