@@ -17,18 +17,20 @@ function send(msg) {
 // Replies (to http) are one line each; read exactly up to the newline.
 let pending = Buffer.alloc(0);
 function receive() {
-  const chunk = Buffer.alloc(1 << 16);
-  for (;;) {
-    const nl = pending.indexOf(10);
-    if (nl >= 0) {
-      const line = pending.subarray(0, nl).toString("utf8");
-      pending = pending.subarray(nl + 1);
-      return JSON.parse(line);
-    }
+  const chunks = [pending];
+  let nl = pending.indexOf(10), total = pending.length;
+  while (nl < 0) {
+    const chunk = Buffer.alloc(1 << 20);
     const n = readSync(RUN0, chunk, 0, chunk.length, null);
     if (n === 0) throw new Error("jig: Run/0 closed by the coordinator");
-    pending = Buffer.concat([pending, chunk.subarray(0, n)]);
+    const at = chunk.subarray(0, n).indexOf(10);
+    if (at >= 0) nl = total + at;
+    chunks.push(chunk.subarray(0, n));
+    total += n;
   }
+  const all = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
+  pending = all.subarray(nl + 1);
+  return JSON.parse(all.subarray(0, nl).toString("utf8"));
 }
 
 function clean(path) {

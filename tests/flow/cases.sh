@@ -349,7 +349,8 @@ case_http_route() {
 	grep -q "http ok: GET http://127.0.0.1:18080/ok" "$T/review.out" || fail "the Plan does not show the grant"
 	export http_proxy=http://127.0.0.1:18081 HTTP_PROXY=http://127.0.0.1:18081 ALL_PROXY=http://127.0.0.1:18081
 	steps '[{"do":"http","route":"ok"},{"do":"fetch","url":"http://127.0.0.1:18080/ok"},{"do":"tcp","port":18080},
-		{"do":"http","route":"ok","method":"GET","url":"http://127.0.0.1:18080/ok"},{"do":"http","route":"notfound"}]'
+		{"do":"http","route":"ok","method":"GET","url":"http://127.0.0.1:18080/ok"},{"do":"http","route":"notfound"},
+		{"do":"http","route":"large"},{"do":"http","route":"ok"}]'
 	unset http_proxy HTTP_PROXY ALL_PROXY
 	succeeded
 	expect_ok 0
@@ -358,9 +359,11 @@ case_http_route() {
 	expect_refused 1 ""; expect_refused 2 ""
 	expect_ok 3
 	expect_ok 4; [ "$(res 4 .status)" = 404 ] || fail "a 404 is evidence, not an error"
-	[ "$(wc -l <"$T/srv.log")" -eq 3 ] || fail "the server saw $(wc -l <"$T/srv.log") requests, expected 3"
+	expect_ok 5; [ "$(res 5 .length)" = 4000000 ] || fail "a 4 MB body arrived as $(res 5 .length) bytes"
+	expect_ok 6 # the Run/0 stream is in step after a large reply
+	[ "$(wc -l <"$T/srv.log")" -eq 5 ] || fail "the server saw $(wc -l <"$T/srv.log") requests, expected 5"
 	[ "$(wc -l <"$T/proxy.log")" -eq 0 ] || fail "the proxy was used"
-	jq -e '.effects | length == 3 and (.[0] | .route == "ok" and .method == "GET" and .url == "http://127.0.0.1:18080/ok"
+	jq -e '.effects | length == 5 and (.[0] | .route == "ok" and .method == "GET" and .url == "http://127.0.0.1:18080/ok"
 		and .outcome == "response" and .status == 200 and .response_bytes > 0 and .request_bytes > 0 and (.total_ms | type) == "number")
 		and .[2].status == 404' "$T/pkt/record.json" >/dev/null || fail "evidence: $(jq -c .effects "$T/pkt/record.json")"
 }

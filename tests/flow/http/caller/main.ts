@@ -15,7 +15,9 @@ export default async function (jig) {
         const opts = {};
         for (const k of ["method", "url", "body"]) if (k in s) opts[k] = s[k];
         const r = await jig.http(s.route, opts);
-        results.push({ ok: true, status: r.status, headers: r.headers, text: r.text(), redirectNotFollowed: r.redirectNotFollowed, timing: r.timing });
+        const text = r.text();
+        results.push({ ok: true, status: r.status, headers: r.headers, length: r.body.length,
+          text: text.length > 10000 ? undefined : text, redirectNotFollowed: r.redirectNotFollowed, timing: r.timing });
       } else if (s.do === "fetch") {
         const r = await fetch(s.url);
         results.push({ ok: true, status: r.status });
