@@ -328,17 +328,7 @@ expect_refused() { # expect_refused STEP PATTERN
 	res "$1" .error | grep -q -- "$2" || fail "step $1: error does not match /$2/: $(res "$1" .error)"
 }
 succeeded() { [ "$rc" -eq 0 ] && [ "$(rec status)" = succeeded ] || fail "the Run did not succeed"; }
-certs() {
-	for ca in a b; do
-		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=jig test CA $ca" \
-			-keyout "$T/ca-$ca.key" -out "$T/ca-$ca.pem" 2>/dev/null
-		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
-			-keyout "$T/srv-$ca.key" -out "$T/srv-$ca.csr" 2>/dev/null
-		printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$T/ext"
-		openssl x509 -req -in "$T/srv-$ca.csr" -CA "$T/ca-$ca.pem" -CAkey "$T/ca-$ca.key" -CAcreateserial \
-			-days 2 -extfile "$T/ext" -out "$T/srv-$ca.pem" 2>/dev/null
-	done
-}
+certs() { sh "$JIG_SOURCE/tests/http/certs.sh" "$T"; }
 
 case_http_route() {
 	# R-H01, R-H02, R-H03, R-H08: a reviewed loopback route answers the Flow;

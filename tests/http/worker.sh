@@ -15,18 +15,7 @@ trap 'for p in $PIDS; do kill "$p" 2>/dev/null || true; done; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # certs: two CAs, a server certificate for IP 127.0.0.1 from each.
-certs() {
-	for ca in a b; do
-		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=jig test CA $ca" \
-			-keyout "$T/ca-$ca.key" -out "$T/ca-$ca.pem" 2>/dev/null
-		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=127.0.0.1" \
-			-keyout "$T/srv-$ca.key" -out "$T/srv-$ca.csr" 2>/dev/null
-		printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >"$T/ext"
-		openssl x509 -req -in "$T/srv-$ca.csr" -CA "$T/ca-$ca.pem" -CAkey "$T/ca-$ca.key" -CAcreateserial \
-			-days 2 -extfile "$T/ext" -out "$T/srv-$ca.pem" 2>/dev/null
-	done
-	chmod 644 "$T"/*
-}
+certs() { sh "$JIG_SOURCE/tests/http/certs.sh" "$T"; }
 # peer NAME [--tls CERT KEY]: starts a peer; its port in $T/NAME.port.
 peer() {
 	name=$1; shift
