@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "effects/schema0.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -52,7 +53,7 @@ int jig_http_binding_get(const char *flow, const char *route, const char *url, s
 	json_t *doc = NULL, *bindings = NULL, *hit = NULL;
 	const char *format;
 	static const char *const keys[] = {"format", "ca_file", "bindings", NULL};
-	static const char *const bkeys[] = {"flow", "route", "url", "bearer", "revoked", NULL};
+	static const char *const bkeys[] = {"flow", "route", "url", "bearer", "revoked", "body_schema", NULL};
 	if ((r = jig_json_parse_object(buf, len, what, &doc, e)) || (r = jig_json_only_keys(doc, keys, what, e)) ||
 	    (r = jig_json_get_string(doc, "format", what, &format, e)))
 		goto out;
@@ -85,6 +86,12 @@ int jig_http_binding_get(const char *flow, const char *route, const char *url, s
 			r = jig_err(e, JIG_E_USAGE, "%s: bearer must be a non-empty string and revoked a boolean", w);
 			goto out;
 		}
+		json_t *schema = json_object_get(v, "body_schema");
+		struct jig_error se = {0};
+		if (schema && jig_schema0_check(schema, &se) < 0) {
+			r = jig_err(e, JIG_E_USAGE, "%s: body_schema: %s", w, se.msg);
+			goto out;
+		}
 		if (strcmp(bf, flow) == 0 && strcmp(br, route) == 0) {
 			if (hit) {
 				r = jig_err(e, JIG_E_USAGE, "%s: flow %s route %s is bound twice", what, flow, route);
@@ -105,6 +112,7 @@ int jig_http_binding_get(const char *flow, const char *route, const char *url, s
 		json_t *bearer = json_object_get(hit, "bearer");
 		if (bearer && !(b->bearer = strdup(json_string_value(bearer))))
 			r = jig_err(e, JIG_E_INTERNAL, "out of memory");
+		b->body_schema = json_incref(json_object_get(hit, "body_schema"));
 	}
 	if (!r && ca && !(b->ca_file = strdup(json_string_value(ca))))
 		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
@@ -123,5 +131,6 @@ void jig_http_binding_free(struct jig_http_binding *b)
 		free(b->bearer);
 	}
 	free(b->ca_file);
+	json_decref(b->body_schema);
 	memset(b, 0, sizeof(*b));
 }

@@ -6,6 +6,7 @@
 #ifndef JIG_EFFECTS_BINDINGS_H
 #define JIG_EFFECTS_BINDINGS_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "util/error.h"
@@ -15,6 +16,7 @@
 struct jig_http_binding {
 	char *bearer;  /* NULL: none bound (the request goes without one) */
 	char *ca_file; /* absolute path of the operator's extra CA, or NULL */
+	json_t *body_schema; /* the operator's own Schema/0 for the body, or NULL */
 };
 
 /* Looks up the binding of (flow, route). A binding that names another URL

@@ -192,6 +192,16 @@ void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flo
 	struct jig_error be = {0};
 	if (jig_http_binding_get(f->name, g->route, g->url, &b, &be) < 0)
 		return refuse(reply, ev, "%s", be.msg);
+	/* The operator's own Schema/0, on top of the reviewed one. */
+	if (b.body_schema) {
+		struct jig_error se = {0};
+		int bad = !body ? jig_err(&se, JIG_E_USAGE, "the operator's schema requires a body")
+				: jig_schema0_validate(b.body_schema, body, &se);
+		if (bad) {
+			jig_http_binding_free(&b);
+			return refuse(reply, ev, "route %s: the operator's Schema/0: %s; not sent", g->route, se.msg);
+		}
+	}
 	json_t *in = json_pack("{s:{s:s,s:s,s:I,s:I,s:I,s:I},s:s,s:s}", "grant", "method", g->method, "url", g->url,
 			       "max_request_bytes", (json_int_t)g->max_request_bytes, "max_response_bytes",
 			       (json_int_t)g->max_response_bytes, "timeout_ms", (json_int_t)g->timeout_ms,

@@ -422,29 +422,33 @@ case_http_refusals() {
 		"$T/pkt/record.json" >/dev/null || fail "evidence outcomes: $(jq -c '[.effects[].outcome]' "$T/pkt/record.json")"
 }
 case_http_bindings() {
-	# R-H07, R-H10: a bound bearer is sent; an echoed one is withheld; a
-	# revoked binding, a binding to another URL, an unsafe configuration each
-	# stop the request before it is sent.
+	# R-H05, R-H07, R-H10: a bound bearer is sent; an echoed one is withheld;
+	# a revoked binding, a binding to another URL, the operator's own Schema/0,
+	# an unsafe configuration each stop the request before it is sent.
 	peer srv 18080
 	project "$CALLER"
 	config '{"format":"jig-http-config/1","bindings":[
 		{"flow":"caller","route":"ok","url":"http://127.0.0.1:18080/ok","bearer":"tok-ok-1"},
 		{"flow":"caller","route":"echo","url":"http://127.0.0.1:18080/echo-auth","bearer":"tok-echo-2"},
 		{"flow":"caller","route":"notfound","url":"http://127.0.0.1:18080/elsewhere","bearer":"tok-3"},
-		{"flow":"caller","route":"redirect","url":"http://127.0.0.1:18080/redirect","bearer":"tok-4","revoked":true}]}'
-	steps '[{"do":"http","route":"ok"},{"do":"http","route":"echo"},{"do":"http","route":"notfound"},{"do":"http","route":"redirect"}]'
+		{"flow":"caller","route":"redirect","url":"http://127.0.0.1:18080/redirect","bearer":"tok-4","revoked":true},
+		{"flow":"caller","route":"post","url":"http://127.0.0.1:18080/ok","body_schema":{"type":"object","properties":{"n":{"enum":[1,2]}}}}]}'
+	steps '[{"do":"http","route":"ok"},{"do":"http","route":"echo"},{"do":"http","route":"notfound"},{"do":"http","route":"redirect"},
+		{"do":"http","route":"post","body":{"n":3}},{"do":"http","route":"post","body":{"n":2}}]'
 	succeeded
 	expect_ok 0; res 0 .text | jq -e '.auth == "bearer"' >/dev/null || fail "the bearer was not sent"
 	expect_refused 1 "contains the bound bearer"
 	expect_refused 2 "bound route notfound to another URL"
 	expect_refused 3 "revoked the binding of route redirect"
-	[ "$(wc -l <"$T/srv.log")" -eq 2 ] || fail "server log: $(cat "$T/srv.log")"
+	expect_refused 4 "the operator's Schema/0"
+	expect_ok 5; res 5 .text | jq -e '.auth == "none"' >/dev/null || fail "a schema-only binding sent a bearer"
+	[ "$(wc -l <"$T/srv.log")" -eq 3 ] || fail "server log: $(cat "$T/srv.log")"
 	! grep -rq "tok-" "$T/pkt" || fail "a bearer is in the packet"
 	chmod 644 "$XDG_CONFIG_HOME/jig/http.json"
 	steps '[{"do":"http","route":"ok"}]'
 	succeeded
 	expect_refused 0 "must be yours and mode 0600"
-	[ "$(wc -l <"$T/srv.log")" -eq 2 ] || fail "sent with an unsafe configuration"
+	[ "$(wc -l <"$T/srv.log")" -eq 3 ] || fail "sent with an unsafe configuration"
 }
 case_http_bearer_canary() {
 	# R-H02, R-H06: the bearer never appears in the Flow's environment, arguments,
