@@ -19,6 +19,7 @@ static const char usage[] =
 	"  review [--yes] [--json] [--verification cached|strict|fast] [PROJECT]\n"
 	"                           capture the project, print its Plan, admit it after yes\n"
 	"  run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--project DIR] [--json]\n"
+	"      [--verification cached|strict|fast]\n"
 	"                           run an admitted Flow and publish its packet at DIR\n"
 	"  inspect PACKET [--json] [--verification cached|strict|fast]\n"
 	"                           check a published packet against its record and show it\n"
@@ -30,6 +31,8 @@ static const char usage[] =
 	"\n"
 	"options:\n"
 	"  --version                print the version and module ABI\n"
+	"  --verification MODE      how installed files are checked: cached (default; JIG_VERIFICATION),\n"
+	"                           strict (hash every time) or fast (no freshness checks)\n"
 	"\n"
 	"exit status: 0 ok, 1 internal error, 2 usage, 3 host cannot enforce containment,\n"
 	"             4 snapshot or module refused\n";
