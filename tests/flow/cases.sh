@@ -466,8 +466,15 @@ case_http_bearer_canary() {
 		! grep -rqa -- "$canary" "$f" || fail "the bearer is in $f"
 	done
 }
+root_http_tls() {
+	# A name for the host's resolver: /etc/hosts with jig-test.example.
+	cp /etc/hosts /tmp/jig-hosts && echo "127.0.0.1 jig-test.example" >>/tmp/jig-hosts &&
+		chmod 644 /tmp/jig-hosts && mount --bind /tmp/jig-hosts /etc/hosts
+}
 case_http_tls() {
-	# R-H09: an untrusted CA is refused; the operator's test CA makes it work.
+	# R-H09: an untrusted CA is refused; the operator's test CA makes it work;
+	# a name is resolved with the host's resolver and verified against the
+	# certificate.
 	certs
 	peer a 18443 --tls "$T/srv-a.pem" "$T/srv-a.key"
 	project "$CALLER"
@@ -478,10 +485,11 @@ case_http_tls() {
 	steps '[{"do":"http","route":"tls"}]'
 	expect_refused 0 "TLS"
 	config "{\"format\":\"jig-http-config/1\",\"ca_file\":\"$T/ca-a.pem\"}"
-	steps '[{"do":"http","route":"tls"}]'
+	steps '[{"do":"http","route":"tls"},{"do":"http","route":"named"}]'
 	succeeded
 	expect_ok 0; res 0 .text | jq -e '.ok' >/dev/null || fail "body over TLS"
-	[ "$(wc -l <"$T/a.log")" -eq 1 ] || fail "server log: $(cat "$T/a.log")"
+	expect_ok 1
+	[ "$(wc -l <"$T/a.log")" -eq 2 ] || fail "server log: $(cat "$T/a.log")"
 }
 
 if [ "${ROOT_MODE:-}" = 1 ]; then
