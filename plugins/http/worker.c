@@ -248,29 +248,39 @@ int main(void)
 		goto done;
 	}
 	bool loopback_http = strncmp(url, "http://", 7) == 0;
-	/* Everything libcurl would otherwise decide for itself, decided here. */
-	curl_easy_setopt(c, CURLOPT_CURLU, u);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, loopback_http ? "http" : "https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "https");
-	curl_easy_setopt(c, CURLOPT_DEFAULT_PROTOCOL, "https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 0L);
-	curl_easy_setopt(c, CURLOPT_PROXY, "");
-	curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(c, CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
-	curl_easy_setopt(c, CURLOPT_ALTSVC_CTRL, 0L);
-	curl_easy_setopt(c, CURLOPT_HSTS_CTRL, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)ctimeout);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout);
-	curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_resp);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "jig-http/1");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, &head);
+	/* Everything libcurl would otherwise decide for itself, decided here;
+	 * an option this libcurl refuses fails the request (never a weaker one). */
+	CURLcode opt_rc = CURLE_OK;
+	const char *opt_name = "";
+#define SET(opt, val)                                                  \
+	do {                                                           \
+		CURLcode c_ = curl_easy_setopt(c, opt, val);           \
+		if (c_ != CURLE_OK && opt_rc == CURLE_OK)              \
+			opt_rc = c_, opt_name = #opt;                  \
+	} while (0)
+	SET(CURLOPT_CURLU, u);
+	SET(CURLOPT_PROTOCOLS_STR, loopback_http ? "http" : "https");
+	SET(CURLOPT_REDIR_PROTOCOLS_STR, "https");
+	SET(CURLOPT_DEFAULT_PROTOCOL, "https");
+	SET(CURLOPT_FOLLOWLOCATION, 0L);
+	SET(CURLOPT_MAXREDIRS, 0L);
+	SET(CURLOPT_PROXY, "");
+	SET(CURLOPT_NOPROXY, "*");
+	SET(CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
+	/* alt-svc: off unless CURLOPT_ALTSVC or _CTRL is set (this libcurl
+	 * refuses _CTRL 0); neither is. HSTS: off, explicitly. */
+	SET(CURLOPT_HSTS_CTRL, 0L);
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_SSL_VERIFYPEER, 1L);
+	SET(CURLOPT_SSL_VERIFYHOST, 2L);
+	SET(CURLOPT_CONNECTTIMEOUT_MS, (long)ctimeout);
+	SET(CURLOPT_TIMEOUT_MS, (long)timeout);
+	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_resp);
+	SET(CURLOPT_USERAGENT, "jig-http/1");
+	SET(CURLOPT_WRITEFUNCTION, on_body);
+	SET(CURLOPT_WRITEDATA, &resp);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_HEADERDATA, &head);
 	/* The trust store: the files named (the system bundle and the operator's
 	 * extra CA), concatenated; otherwise libcurl's default bundle. */
 	size_t k;
@@ -290,7 +300,7 @@ int main(void)
 	}
 	if (ca.len) {
 		struct curl_blob blob = {.data = ca.p, .len = ca.len, .flags = CURL_BLOB_COPY};
-		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
+		SET(CURLOPT_CAINFO_BLOB, &blob);
 	}
 	/* Headers: only these. No Expect: 100-continue, no user headers. */
 	hdrs = curl_slist_append(hdrs, "Expect:");
@@ -302,14 +312,20 @@ int main(void)
 		snprintf(auth, al, "Authorization: Bearer %s", bearer);
 		hdrs = curl_slist_append(hdrs, auth);
 	}
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	SET(CURLOPT_HTTPHEADER, hdrs);
 	if (strcmp(method, "HEAD") == 0)
-		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+		SET(CURLOPT_NOBODY, 1L);
 	else if (strcmp(method, "GET") != 0)
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	if (body) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		SET(CURLOPT_CUSTOMREQUEST, method);
+	if (body || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 || strcmp(method, "PATCH") == 0) {
+		/* No body still sends Content-Length: 0, never a chunked upload. */
+		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+		SET(CURLOPT_POSTFIELDS, body ? body : "");
+	}
+#undef SET
+	if (opt_rc != CURLE_OK) {
+		finish("failed", "this libcurl refuses %s (%s); not sent", opt_name, curl_easy_strerror(opt_rc));
+		goto done;
 	}
 
 	CURLcode rc = curl_easy_perform(c);
