@@ -127,10 +127,10 @@ int jig_cmd_modules_verify(int json, const char *verification)
 		status = e.code;
 	free(paths);
 	if (json) {
-		json_t *doc = json_pack("{s:s,s:b,s:o,s:o,s:s,s:o}", "schema", "jig-modules-verify/1",
+		json_t *doc = json_pack("{s:s,s:b,s:o,s:o,s:s,s:o,s:o}", "schema", "jig-modules-verify/1",
 					"verified", status == 0, "snapshot", jig_cli_snapshot_json(&s),
 					"modules", mods, "launch_identity", ident, "files_error",
-					files_err ? files_err : json_null());
+					files_err ? files_err : json_null(), "verification", jig_verifier_json(&v));
 		jig_cli_print_json(doc);
 		json_decref(doc);
 	} else {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
@@ -22,6 +23,13 @@
 #define CACHE_MAX_ENTRIES 100000
 
 static const char *const names[] = {"cached", "strict", "fast"};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 const char *jig_verification_name(enum jig_verification m)
 {
@@ -53,19 +61,27 @@ void jig_verifier_init(struct jig_verifier *v, enum jig_verification mode)
 static void ignore(struct jig_verifier *v, const char *why)
 {
 	snprintf(v->note, sizeof(v->note), "%s/" CACHE_FILE " %s; ignored", v->dir, why);
-	json_object_clear(v->entries);
+	v->n = 0;
+	json_object_clear(v->added);
 	v->dirty = v->writable; /* replace the bad file with a fresh one */
 }
 
-/* One cache line: SHA256 \t META \t PATH. Adds it, or returns -1. */
-static int parse_line(json_t *entries, char *line)
+/* One cache line: SHA256 \t META \t PATH, split in place. */
+static int parse_line(struct jig_verifier_entry *out, char *line)
 {
 	char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
 	if (!t1 || !t2 || t1 - line != JIG_SHA256_HEX - 1 || strspn(line, "0123456789abcdef") != JIG_SHA256_HEX - 1 ||
 	    t2 == t1 + 1 || t2[1] != '/' || strchr(t2 + 1, '\t'))
 		return -1;
 	*t2 = '\0';
-	return json_object_set_new(entries, t2 + 1, json_string(line)); /* "SHA256\tMETA" */
+	out->val = line;
+	out->path = t2 + 1;
+	return 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct jig_verifier_entry *)a)->path, ((const struct jig_verifier_entry *)b)->path);
 }
 
 /* The cache directory must be the operator's and 0700; then the file, which
@@ -73,7 +89,7 @@ static int parse_line(json_t *entries, char *line)
 static void load(struct jig_verifier *v)
 {
 	v->loaded = true;
-	v->entries = json_object();
+	v->added = json_object();
 	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	char parent[PATH_MAX];
 	if (x && x[0] == '/')
@@ -110,7 +126,7 @@ static void load(struct jig_verifier *v)
 	if (st.st_size > CACHE_MAX_BYTES)
 		return ignore(v, "is too large");
 	size_t len = (size_t)st.st_size, got = 0;
-	jig_autofree char *buf = malloc(len + 1);
+	char *buf = v->buf = malloc(len + 1);
 	while (buf && got < len) {
 		ssize_t n = read(fd, buf + got, len - got);
 		if (n < 0 && errno == EINTR)
@@ -126,13 +142,34 @@ static void load(struct jig_verifier *v)
 	size_t hl = strlen(CACHE_FORMAT);
 	if (len < hl + 1 || memcmp(buf, CACHE_FORMAT "\n", hl + 1) != 0 || buf[len - 1] != '\n' || strlen(buf) != len)
 		return ignore(v, "is truncated, corrupted or of another version");
-	size_t count = 0;
+	size_t lines = 0;
+	for (char *c = buf + hl + 1; *c; c++)
+		lines += *c == '\n';
+	if (lines > CACHE_MAX_ENTRIES || !(v->arr = calloc(lines + 1, sizeof(*v->arr))))
+		return ignore(v, "is too large");
+	bool sorted = true;
 	for (char *line = buf + hl + 1, *nl; *line; line = nl + 1) {
 		nl = strchr(line, '\n');
 		*nl = '\0';
-		if (++count > CACHE_MAX_ENTRIES || parse_line(v->entries, line) < 0)
+		if (parse_line(&v->arr[v->n], line) < 0)
 			return ignore(v, "is truncated, corrupted or of another version");
+		sorted &= v->n == 0 || strcmp(v->arr[v->n - 1].path, v->arr[v->n].path) < 0;
+		v->n++;
 	}
+	if (!sorted)
+		qsort(v->arr, v->n, sizeof(*v->arr), cmp_entry);
+}
+
+static const char *lookup(const struct jig_verifier *v, const char *canon)
+{
+	if (json_object_size(v->added)) {
+		const char *a = json_string_value(json_object_get(v->added, canon));
+		if (a)
+			return a;
+	}
+	struct jig_verifier_entry key = {.path = canon};
+	const struct jig_verifier_entry *hit = v->n ? bsearch(&key, v->arr, v->n, sizeof(key), cmp_entry) : NULL;
+	return hit ? hit->val : NULL;
 }
 
 /* The file's identity and metadata, as one comparable string. */
@@ -151,7 +188,7 @@ static const char *stored(struct jig_verifier *v, const char *canon, const char 
 		return NULL;
 	if (!v->loaded)
 		load(v);
-	const char *ent = json_string_value(json_object_get(v->entries, canon));
+	const char *ent = lookup(v, canon);
 	if (!ent || (v->mode == JIG_VERIFY_CACHED && strcmp(ent + JIG_SHA256_HEX, meta) != 0))
 		return NULL;
 	return ent; /* the first 64 characters are the digest */
@@ -159,12 +196,12 @@ static const char *stored(struct jig_verifier *v, const char *canon, const char 
 
 static void store(struct jig_verifier *v, const char *canon, const char *meta, const char *hex)
 {
-	if (v->mode == JIG_VERIFY_STRICT || !v->entries || strchr(canon, '\n') || strchr(canon, '\t') ||
-	    (!json_object_get(v->entries, canon) && json_object_size(v->entries) >= CACHE_MAX_ENTRIES))
+	if (v->mode == JIG_VERIFY_STRICT || !v->added || strchr(canon, '\n') || strchr(canon, '\t') ||
+	    v->n + json_object_size(v->added) >= CACHE_MAX_ENTRIES)
 		return;
 	char val[JIG_SHA256_HEX + 256];
 	snprintf(val, sizeof(val), "%s\t%s", hex, meta);
-	json_object_set_new(v->entries, canon, json_string(val));
+	json_object_set_new(v->added, canon, json_string(val));
 	v->dirty = v->writable;
 }
 
@@ -201,8 +238,8 @@ static int hash_fd(struct jig_verifier *v, int fd, const char *canon, char have[
 }
 
 /* Stat before open: with a usable stored digest the file is never opened. */
-int jig_verifier_check_file(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
-			    struct jig_error *e)
+static int check_file(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+		      struct jig_error *e)
 {
 	struct stat st;
 	int r = jig_snapshot_stat_file(s, f, &v->memo, &st, e);
@@ -227,7 +264,26 @@ int jig_verifier_check_file(struct jig_verifier *v, const struct jig_snapshot *s
 	return 0;
 }
 
+int jig_verifier_check_file(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			    struct jig_error *e)
+{
+	uint64_t t = now_ns();
+	int r = check_file(v, s, f, e);
+	v->elapsed_ns += now_ns() - t;
+	return r;
+}
+
+static int open_file(struct jig_verifier *v, const struct jig_snapshot *s, const char *path, struct jig_error *e);
+
 int jig_verifier_open(struct jig_verifier *v, const struct jig_snapshot *s, const char *path, struct jig_error *e)
+{
+	uint64_t t = now_ns();
+	int r = open_file(v, s, path, e);
+	v->elapsed_ns += now_ns() - t;
+	return r;
+}
+
+static int open_file(struct jig_verifier *v, const struct jig_snapshot *s, const char *path, struct jig_error *e)
 {
 	const struct jig_manifest_file *f = jig_manifest_find_file(&s->m, path);
 	if (!f)
@@ -270,20 +326,33 @@ int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, con
 
 void jig_verifier_finish(struct jig_verifier *v)
 {
-	if (v->dirty && v->writable && v->entries) {
+	uint64_t t = now_ns();
+	if (v->dirty && v->writable && v->added) {
 		char tmp[PATH_MAX + 64], dst[PATH_MAX + 32];
 		snprintf(tmp, sizeof(tmp), "%s/." CACHE_FILE ".%d.tmp", v->dir, (int)getpid());
 		snprintf(dst, sizeof(dst), "%s/" CACHE_FILE, v->dir);
 		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (f) {
-			fputs(CACHE_FORMAT "\n", f);
+			/* Sorted by path, this run's entries replacing stored ones. */
+			size_t na = json_object_size(v->added), n = 0;
+			struct jig_verifier_entry *all = calloc(v->n + na + 1, sizeof(*all));
 			const char *k;
 			json_t *val;
-			json_object_foreach(v->entries, k, val) {
-				const char *sv = json_string_value(val);
-				fprintf(f, "%.64s\t%s\t%s\n", sv, sv + JIG_SHA256_HEX, k);
+			json_object_foreach(all ? v->added : NULL, k, val) {
+				all[n++] = (struct jig_verifier_entry){k, json_string_value(val)};
 			}
+			for (size_t i = 0; all && i < v->n; i++)
+				if (!json_object_get(v->added, v->arr[i].path))
+					all[n++] = v->arr[i];
+			if (all)
+				qsort(all, n, sizeof(*all), cmp_entry);
+			fputs(CACHE_FORMAT "\n", f);
+			for (size_t i = 0; all && i < n; i++)
+				fprintf(f, "%.64s\t%s\t%s\n", all[i].val, all[i].val + JIG_SHA256_HEX, all[i].path);
+			if (!all)
+				fputs("-\n", f); /* out of memory: an invalid cache, ignored next time */
+			free(all);
 			/* A cache that cannot be written is only slower. */
 			if (fclose(f) != 0 || rename(tmp, dst) < 0)
 				unlink(tmp);
@@ -292,17 +361,25 @@ void jig_verifier_finish(struct jig_verifier *v)
 			unlink(tmp);
 		}
 	}
-	json_decref(v->entries);
-	v->entries = NULL;
+	json_decref(v->added);
+	v->added = NULL;
+	free(v->arr);
+	v->arr = NULL;
+	v->n = 0;
+	free(v->buf);
+	v->buf = NULL;
 	if (v->memo.fd >= 0)
 		close(v->memo.fd);
 	v->memo.fd = -1;
+	v->elapsed_ns += now_ns() - t;
 }
 
 json_t *jig_verifier_json(const struct jig_verifier *v)
 {
-	json_t *o = json_pack("{s:s,s:I,s:I,s:I}", "mode", names[v->mode], "hashed", (json_int_t)v->hashed,
-			      "hashed_bytes", (json_int_t)v->hashed_bytes, "reused", (json_int_t)v->reused);
+	json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:f}", "mode", names[v->mode], "files",
+			      (json_int_t)(v->hashed + v->reused), "hashed", (json_int_t)v->hashed, "hashed_bytes",
+			      (json_int_t)v->hashed_bytes, "reused", (json_int_t)v->reused, "elapsed_ms",
+			      (double)(v->elapsed_ns / 1000) / 1000.0);
 	if (o && v->note[0])
 		json_object_set_new(o, "cache_ignored", json_string(v->note));
 	return o;

@@ -33,7 +33,14 @@ enum jig_verification { JIG_VERIFY_CACHED = 0, JIG_VERIFY_STRICT = 1, JIG_VERIFY
 
 struct jig_verifier {
 	enum jig_verification mode;
-	json_t *entries; /* canonical path -> {"meta", "sha256"} */
+	/* The cache as read: lines of buf, sorted by path; and what this run
+	 * stored (path -> "SHA256\tMETA"), which overrides them. */
+	char *buf;
+	struct jig_verifier_entry {
+		const char *path, *val; /* val: "SHA256\tMETA" */
+	} * arr;
+	size_t n;
+	json_t *added;
 	bool loaded, dirty, writable;
 	char dir[PATH_MAX];
 	char root[PATH_MAX]; /* the snapshot's canonical directory */
@@ -41,6 +48,7 @@ struct jig_verifier {
 	char note[PATH_MAX + 128]; /* why the stored cache was ignored, or "" */
 	unsigned hashed, reused;
 	uint64_t hashed_bytes;
+	uint64_t elapsed_ns; /* spent verifying (cache load and write included) */
 };
 
 /* --verification VALUE (NULL: not given), else JIG_VERIFICATION, else cached. */
@@ -61,7 +69,7 @@ int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, con
 		       struct jig_error *e);
 /* Writes the cache if it changed (best effort) and frees. */
 void jig_verifier_finish(struct jig_verifier *v);
-/* {"mode", "hashed", "hashed_bytes", "reused", "cache_ignored"?} */
+/* {"mode", "files", "hashed", "hashed_bytes", "reused", "elapsed_ms", "cache_ignored"?} */
 json_t *jig_verifier_json(const struct jig_verifier *v);
 
 #endif
