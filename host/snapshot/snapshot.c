@@ -56,54 +56,96 @@ static int check_node(const struct jig_snapshot *s, const struct stat *st, const
 	return 0;
 }
 
+/* The first dlen bytes of f's path, a directory beneath the snapshot,
+ * opened one component at a time with every directory checked and no link
+ * followed; dlen 0 is the snapshot directory itself. A descriptor the
+ * caller owns, or < 0. */
+static int open_parent(const struct jig_snapshot *s, const struct jig_manifest_file *f, size_t dlen,
+		       const char *what, struct jig_error *e)
+{
+	char buf[256];
+	if (dlen >= sizeof(buf))
+		return jig_err(e, JIG_E_INTEGRITY, "%s: path too long", f->path);
+	memcpy(buf, f->path, dlen);
+	buf[dlen] = '\0';
+	int cur = fcntl(s->dirfd, F_DUPFD_CLOEXEC, 0);
+	if (cur < 0)
+		return jig_err(e, JIG_E_INTERNAL, "%s: %s", what, strerror(errno));
+	for (char *c = dlen ? buf : NULL; c;) {
+		char *next = strchr(c, '/');
+		if (next)
+			*next++ = '\0';
+		int fd = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+		close(cur);
+		struct stat st;
+		int r = fd < 0 ? jig_err(e, JIG_E_INTEGRITY,
+					 saved == ELOOP || saved == ENOTDIR ? "%s: is a symbolic link or not the listed kind of file; refusing it%s"
+									   : "%s: cannot open: %s",
+					 what, saved == ELOOP || saved == ENOTDIR ? "" : strerror(saved))
+			       : fstat(fd, &st) < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", what, strerror(errno))
+						    : check_node(s, &st, what, e);
+		if (r < 0) {
+			if (fd >= 0)
+				close(fd);
+			return r;
+		}
+		cur = fd;
+		c = next;
+	}
+	return cur;
+}
+
+/* What a listed file must be: a regular file (not a link), the installer's
+ * or root's, not group- or world-writable, of the listed size. */
+static int check_listed(const struct jig_snapshot *s, const struct jig_manifest_file *f, const struct stat *st,
+			const char *what, struct jig_error *e)
+{
+	if (S_ISLNK(st->st_mode))
+		return jig_err(e, JIG_E_INTEGRITY, "%s: is a symbolic link or not the listed kind of file; refusing it", what);
+	int r = check_node(s, st, what, e);
+	if (r == 0 && !S_ISREG(st->st_mode))
+		r = jig_err(e, JIG_E_INTEGRITY, "%s: not a regular file", what);
+	if (r == 0 && (uint64_t)st->st_size != f->size)
+		r = jig_err(e, JIG_E_INTEGRITY, "%s: size %lld bytes, manifest lists %llu", what, (long long)st->st_size,
+			    (unsigned long long)f->size);
+	return r;
+}
+
+static const char *base_name(const struct jig_manifest_file *f, size_t *dlen)
+{
+	const char *slash = strrchr(f->path, '/');
+	*dlen = slash ? (size_t)(slash - f->path) : 0;
+	return slash ? slash + 1 : f->path;
+}
+
 /* Walks rel beneath the snapshot directory, checking every directory on the
  * way and the final file; no symlink is followed anywhere. */
 int jig_snapshot_open_file(const struct jig_snapshot *s, const struct jig_manifest_file *f,
 			   struct jig_error *e)
 {
-	char buf[256], what[PATH_MAX + 300];
-	if (strlen(f->path) >= sizeof(buf))
-		return jig_err(e, JIG_E_INTEGRITY, "%s: path too long", f->path);
-	strcpy(buf, f->path);
-	int cur = s->dirfd;
-	char *c = buf;
-	for (;;) {
-		char *slash = strchr(c, '/');
-		if (slash)
-			*slash = '\0';
-		snprintf(what, sizeof(what), "%s/%s", s->dirpath, f->path);
-		int flags = slash ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NONBLOCK;
-		int fd = openat(cur, c, flags | O_NOFOLLOW | O_CLOEXEC);
-		int saved = errno;
-		if (cur != s->dirfd)
-			close(cur);
-		if (fd < 0) {
-			if (saved == ELOOP || (slash && saved == ENOTDIR))
-				return jig_err(e, JIG_E_INTEGRITY,
-					       "%s: is a symbolic link or not the listed kind of file; refusing it",
-					       what);
-			return jig_err(e, JIG_E_INTEGRITY, "%s: cannot open: %s", what, strerror(saved));
-		}
-		struct stat st;
-		if (fstat(fd, &st) < 0) {
-			close(fd);
-			return jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", what, strerror(errno));
-		}
-		int r = check_node(s, &st, what, e);
-		if (r == 0 && !slash && !S_ISREG(st.st_mode))
-			r = jig_err(e, JIG_E_INTEGRITY, "%s: not a regular file", what);
-		if (r == 0 && !slash && (uint64_t)st.st_size != f->size)
-			r = jig_err(e, JIG_E_INTEGRITY, "%s: size %lld bytes, manifest lists %llu",
-				    what, (long long)st.st_size, (unsigned long long)f->size);
-		if (r < 0) {
-			close(fd);
-			return r;
-		}
-		if (!slash)
-			return fd;
-		cur = fd;
-		c = slash + 1;
+	char what[PATH_MAX + 300];
+	snprintf(what, sizeof(what), "%s/%s", s->dirpath, f->path);
+	size_t dlen;
+	const char *base = base_name(f, &dlen);
+	int dir = open_parent(s, f, dlen, what, e);
+	if (dir < 0)
+		return dir;
+	int fd = openat(dir, base, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	int saved = errno;
+	close(dir);
+	if (fd < 0)
+		return jig_err(e, JIG_E_INTEGRITY,
+			       saved == ELOOP ? "%s: is a symbolic link or not the listed kind of file; refusing it%s" : "%s: cannot open: %s",
+			       what, saved == ELOOP ? "" : strerror(saved));
+	struct stat st;
+	int r = fstat(fd, &st) < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", what, strerror(errno))
+				   : check_listed(s, f, &st, what, e);
+	if (r < 0) {
+		close(fd);
+		return r;
 	}
+	return fd;
 }
 
 int jig_snapshot_stat_file(const struct jig_snapshot *s, const struct jig_manifest_file *f,
@@ -111,58 +153,23 @@ int jig_snapshot_stat_file(const struct jig_snapshot *s, const struct jig_manife
 {
 	char what[PATH_MAX + 300];
 	snprintf(what, sizeof(what), "%s/%s", s->dirpath, f->path);
-	const char *slash = strrchr(f->path, '/');
-	size_t dlen = slash ? (size_t)(slash - f->path) : 0;
+	size_t dlen;
+	const char *base = base_name(f, &dlen);
 	if (dlen >= sizeof(memo->dir))
 		return jig_err(e, JIG_E_INTEGRITY, "%s: path too long", what);
 	if (memo->fd < 0 || strlen(memo->dir) != dlen || memcmp(memo->dir, f->path, dlen) != 0) {
 		if (memo->fd >= 0)
 			close(memo->fd);
-		memo->fd = -1;
 		memo->dir[0] = '\0';
-		int cur = s->dirfd;
-		char buf[sizeof(memo->dir)];
-		memcpy(buf, f->path, dlen);
-		buf[dlen] = '\0';
-		/* Every directory on the way, checked; no link followed. */
-		for (char *c = dlen ? buf : NULL; c;) {
-			char *next = strchr(c, '/');
-			if (next)
-				*next++ = '\0';
-			int fd = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			int saved = errno;
-			struct stat ds;
-			int r = fd < 0 ? jig_err(e, JIG_E_INTEGRITY, "%s: a directory on its way %s", what,
-						 saved == ELOOP || saved == ENOTDIR ? "is a symbolic link or not a directory; refusing it" : strerror(saved))
-				       : fstat(fd, &ds) < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", what, strerror(errno))
-							    : check_node(s, &ds, what, e);
-			if (cur != s->dirfd)
-				close(cur);
-			if (r < 0) {
-				if (fd >= 0)
-					close(fd);
-				return r;
-			}
-			cur = fd;
-			c = next;
-		}
-		if (cur == s->dirfd && (cur = fcntl(s->dirfd, F_DUPFD_CLOEXEC, 0)) < 0)
-			return jig_err(e, JIG_E_INTERNAL, "%s: %s", what, strerror(errno));
-		memo->fd = cur; /* the memo's own descriptor */
+		if ((memo->fd = open_parent(s, f, dlen, what, e)) < 0)
+			return memo->fd;
 		memcpy(memo->dir, f->path, dlen);
 		memo->dir[dlen] = '\0';
 	}
-	if (fstatat(memo->fd, slash ? slash + 1 : f->path, st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(memo->fd, base, st, AT_SYMLINK_NOFOLLOW) < 0)
 		return jig_err(e, JIG_E_INTEGRITY, "%s: cannot stat: %s", what, strerror(errno));
-	int r = check_node(s, st, what, e);
-	if (r == 0 && !S_ISREG(st->st_mode))
-		r = jig_err(e, JIG_E_INTEGRITY, "%s: is a symbolic link or not a regular file; refusing it", what);
-	if (r == 0 && (uint64_t)st->st_size != f->size)
-		r = jig_err(e, JIG_E_INTEGRITY, "%s: size %lld bytes, manifest lists %llu", what, (long long)st->st_size,
-			    (unsigned long long)f->size);
-	return r;
+	return check_listed(s, f, st, what, e);
 }
-
 
 static int open_common(struct jig_snapshot *s, int dirfd, const char *dirpath, uid_t installer,
 		       struct jig_error *e)
