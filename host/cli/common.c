@@ -42,13 +42,26 @@ int jig_cli_open_snapshot(struct jig_snapshot *s, int json)
 	return 0;
 }
 
-int jig_cli_verify_installation(const struct jig_snapshot *s, struct jig_verifier *v, struct jig_error *e)
+void jig_cli_verification_note(const struct jig_verifier *v)
+{
+	if (v->note[0])
+		fprintf(stderr, "jig: note: %s; hashed afresh\n", v->note);
+}
+
+int jig_cli_verify_installation(const struct jig_snapshot *s, struct jig_verifier *v, int *launcher_fd,
+				struct jig_error *e)
 {
 	const char *files[6];
 	size_t n = jig_plan_installed_files(s, files);
-	int r = jig_verifier_check(v, s, files, n, e);
-	if (v->note[0])
-		fprintf(stderr, "jig: note: %s; hashed afresh\n", v->note);
+	int r = 0;
+	for (size_t i = 0; !r && i < n; i++) {
+		if (launcher_fd && strcmp(files[i], JIG_SCOPE_INIT_FILE) == 0) {
+			*launcher_fd = jig_verifier_open(v, s, files[i], e);
+			r = *launcher_fd < 0 ? *launcher_fd : 0;
+		} else
+			r = jig_verifier_check(v, s, &files[i], 1, e);
+	}
+	jig_cli_verification_note(v);
 	return r;
 }
 

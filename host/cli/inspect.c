@@ -82,8 +82,8 @@ int jig_cmd_inspect(int argc, char **argv)
 		return JIG_E_USAGE;
 	}
 	struct jig_error e = {0};
-	enum jig_verification mode;
-	if (jig_verification_select(verification, &mode, &e) < 0) {
+	struct jig_verifier v;
+	if (jig_verifier_init(&v, verification, JIG_VERIFY_CACHED, &e) < 0) {
 		jig_cli_fail(json, &e);
 		return e.code;
 	}
@@ -92,9 +92,7 @@ int jig_cmd_inspect(int argc, char **argv)
 	int sr = jig_cli_open_snapshot(&s, json);
 	if (sr)
 		return sr;
-	struct jig_verifier v;
-	jig_verifier_init(&v, mode);
-	sr = jig_cli_verify_installation(&s, &v, &e);
+	sr = jig_cli_verify_installation(&s, &v, NULL, &e);
 	jig_verifier_finish(&v);
 	jig_snapshot_close(&s);
 	if (sr < 0) {

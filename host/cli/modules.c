@@ -59,9 +59,8 @@ int jig_cmd_modules_list(int json)
 int jig_cmd_modules_verify(int json, const char *verification)
 {
 	struct jig_error e = {0};
-	enum jig_verification mode = JIG_VERIFY_STRICT;
-	const char *env = getenv("JIG_VERIFICATION");
-	if ((verification || (env && env[0])) && jig_verification_select(verification, &mode, &e) < 0) {
+	struct jig_verifier v;
+	if (jig_verifier_init(&v, verification, JIG_VERIFY_STRICT, &e) < 0) {
 		jig_cli_fail(json, &e);
 		return e.code;
 	}
@@ -69,14 +68,11 @@ int jig_cmd_modules_verify(int json, const char *verification)
 	int r = jig_cli_open_snapshot(&s, json);
 	if (r)
 		return r;
-	struct jig_verifier v;
-	jig_verifier_init(&v, mode);
 	int status = 0;
 	json_t *mods = json_array();
 	json_t *files_err = NULL;
 	int vr = jig_snapshot_verify_all(&s, &v, &e);
-	if (v.note[0])
-		fprintf(stderr, "jig: note: %s; hashed afresh\n", v.note);
+	jig_cli_verification_note(&v);
 	jig_verifier_finish(&v);
 	if (vr < 0) {
 		status = e.code;

@@ -40,13 +40,11 @@ int jig_cmd_review(int argc, char **argv)
 		}
 	}
 	struct jig_error e = {0};
-	enum jig_verification mode;
-	if (jig_verification_select(verification, &mode, &e) < 0) {
+	struct jig_verifier v;
+	if (jig_verifier_init(&v, verification, JIG_VERIFY_CACHED, &e) < 0) {
 		jig_cli_fail(json, &e);
 		return e.code;
 	}
-	struct jig_verifier v;
-	jig_verifier_init(&v, mode);
 	struct jig_project p;
 	if (jig_project_open(project, &p, &e) < 0) {
 		jig_cli_fail(json, &e);
@@ -64,7 +62,7 @@ int jig_cmd_review(int argc, char **argv)
 		return r;
 	}
 	struct jig_plan pl;
-	if (jig_cli_verify_installation(&s, &v, &e) < 0 || jig_plan_build(&p, &s, &pl, &e) < 0) {
+	if (jig_cli_verify_installation(&s, &v, NULL, &e) < 0 || jig_plan_build(&p, &s, &pl, &e) < 0) {
 		jig_cli_fail(json, &e);
 		jig_verifier_finish(&v);
 		jig_snapshot_close(&s);

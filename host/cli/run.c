@@ -279,13 +279,11 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	}
 	if (!flow_name || !output)
 		return usage();
-	enum jig_verification vmode;
-	if (jig_verification_select(verification, &vmode, &e) < 0) {
+	struct jig_verifier v;
+	if (jig_verifier_init(&v, verification, JIG_VERIFY_CACHED, &e) < 0) {
 		jig_cli_fail(json, &e);
 		return e.code;
 	}
-	struct jig_verifier v;
-	jig_verifier_init(&v, vmode);
 	if (geteuid() == 0) {
 		fprintf(stderr, "jig: refusing to run a Flow as root; jig is a rootless tool, run it as an unprivileged user\n");
 		return JIG_E_HOST;
@@ -367,7 +365,7 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	have_snap = true;
 	/* The installed tools are the reviewed bytes (by the operator's
 	 * verification mode), and the launcher is opened verified. */
-	if (jig_cli_verify_installation(&s, &v, &e) < 0 || (init_fd = jig_verifier_open(&v, &s, JIG_SCOPE_INIT_FILE, &e)) < 0)
+	if (jig_cli_verify_installation(&s, &v, &init_fd, &e) < 0)
 		goto fail;
 	if (jig_plan_build(&p, &s, &pl, &e) < 0 || jig_plan_admitted(&p, admitted, &e) < 0)
 		goto fail;

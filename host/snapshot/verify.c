@@ -31,31 +31,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-const char *jig_verification_name(enum jig_verification m)
+int jig_verifier_init(struct jig_verifier *v, const char *arg, enum jig_verification dflt, struct jig_error *e)
 {
-	return names[m];
-}
-
-int jig_verification_select(const char *arg, enum jig_verification *out, struct jig_error *e)
-{
-	const char *v = arg ? arg : getenv("JIG_VERIFICATION");
-	*out = JIG_VERIFY_CACHED;
-	if (!v || (!arg && !v[0]))
+	memset(v, 0, sizeof(*v));
+	v->memo.fd = -1;
+	v->mode = dflt;
+	const char *m = arg ? arg : getenv("JIG_VERIFICATION");
+	if (!m || (!arg && !m[0]))
 		return 0;
 	for (int i = 0; i < 3; i++)
-		if (strcmp(v, names[i]) == 0) {
-			*out = (enum jig_verification)i;
+		if (strcmp(m, names[i]) == 0) {
+			v->mode = (enum jig_verification)i;
 			return 0;
 		}
 	return jig_err(e, JIG_E_USAGE, "%s \"%.40s\" is not a verification mode; use cached, strict or fast",
-		       arg ? "--verification" : "JIG_VERIFICATION", v);
-}
-
-void jig_verifier_init(struct jig_verifier *v, enum jig_verification mode)
-{
-	memset(v, 0, sizeof(*v));
-	v->mode = mode;
-	v->memo.fd = -1;
+		       arg ? "--verification" : "JIG_VERIFICATION", m);
 }
 
 static void ignore(struct jig_verifier *v, const char *why)
@@ -237,9 +227,10 @@ static int hash_fd(struct jig_verifier *v, int fd, const char *canon, char have[
 	return 0;
 }
 
-/* Stat before open: with a usable stored digest the file is never opened. */
-static int check_file(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
-		      struct jig_error *e)
+/* One listed file, stat before open: with a usable stored digest it is
+ * opened only when the caller wants its descriptor (returned; else 0). */
+static int verify(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f, bool want_fd,
+		  struct jig_error *e)
 {
 	struct stat st;
 	int r = jig_snapshot_stat_file(s, f, &v->memo, &st, e);
@@ -249,66 +240,49 @@ static int check_file(struct jig_verifier *v, const struct jig_snapshot *s, cons
 	canonical(v, s, f, canon, sizeof(canon));
 	fingerprint(&st, meta, sizeof(meta));
 	const char *ent = stored(v, canon, meta);
+	int fd = -1;
+	if (!ent || want_fd) {
+		/* Exactly the inode just examined. */
+		const char *base = strrchr(f->path, '/');
+		struct stat now;
+		fd = openat(v->memo.fd, base ? base + 1 : f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+			if (fd >= 0)
+				close(fd);
+			return jig_err(e, JIG_E_INTEGRITY, "%s: replaced while being verified; try again", canon);
+		}
+	}
 	if (ent) {
 		v->reused++;
-		return compare(v, canon, ent, f, e);
-	}
-	const char *base = strrchr(f->path, '/');
-	jig_autoclose int fd = openat(v->memo.fd, base ? base + 1 : f->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat now;
-	if (fd < 0 || fstat(fd, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
-		return jig_err(e, JIG_E_INTEGRITY, "%s: replaced while being verified; try again", canon);
-	if ((r = hash_fd(v, fd, canon, have, e)) || (r = compare(v, canon, have, f, e)))
+		r = compare(v, canon, ent, f, e);
+	} else if (!(r = hash_fd(v, fd, canon, have, e)) && !(r = compare(v, canon, have, f, e)))
+		store(v, canon, meta, have);
+	if (r || !want_fd) {
+		if (fd >= 0)
+			close(fd);
 		return r;
-	store(v, canon, meta, have);
-	return 0;
+	}
+	return fd;
 }
 
 int jig_verifier_check_file(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
 			    struct jig_error *e)
 {
 	uint64_t t = now_ns();
-	int r = check_file(v, s, f, e);
+	int r = verify(v, s, f, false, e);
 	v->elapsed_ns += now_ns() - t;
 	return r;
 }
-
-static int open_file(struct jig_verifier *v, const struct jig_snapshot *s, const char *path, struct jig_error *e);
 
 int jig_verifier_open(struct jig_verifier *v, const struct jig_snapshot *s, const char *path, struct jig_error *e)
-{
-	uint64_t t = now_ns();
-	int r = open_file(v, s, path, e);
-	v->elapsed_ns += now_ns() - t;
-	return r;
-}
-
-static int open_file(struct jig_verifier *v, const struct jig_snapshot *s, const char *path, struct jig_error *e)
 {
 	const struct jig_manifest_file *f = jig_manifest_find_file(&s->m, path);
 	if (!f)
 		return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; reinstall jig", s->m.id, path);
-	int fd = jig_snapshot_open_file(s, f, e);
-	if (fd < 0)
-		return fd;
-	char canon[PATH_MAX + 300], meta[256], have[JIG_SHA256_HEX];
-	canonical(v, s, f, canon, sizeof(canon));
-	struct stat st;
-	int r = fstat(fd, &st) < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", canon, strerror(errno)) : 0;
-	if (!r) {
-		fingerprint(&st, meta, sizeof(meta));
-		const char *ent = stored(v, canon, meta);
-		if (ent) {
-			v->reused++;
-			r = compare(v, canon, ent, f, e);
-		} else if (!(r = hash_fd(v, fd, canon, have, e)) && !(r = compare(v, canon, have, f, e)))
-			store(v, canon, meta, have);
-	}
-	if (r) {
-		close(fd);
-		return r;
-	}
-	return fd;
+	uint64_t t = now_ns();
+	int r = verify(v, s, f, true, e);
+	v->elapsed_ns += now_ns() - t;
+	return r;
 }
 
 int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, const char *const *paths, size_t n,

@@ -51,11 +51,10 @@ struct jig_verifier {
 	uint64_t elapsed_ns; /* spent verifying (cache load and write included) */
 };
 
-/* --verification VALUE (NULL: not given), else JIG_VERIFICATION, else cached. */
-int jig_verification_select(const char *arg, enum jig_verification *out, struct jig_error *e);
-const char *jig_verification_name(enum jig_verification m);
-
-void jig_verifier_init(struct jig_verifier *v, enum jig_verification mode);
+/* The mode: --verification's value arg (NULL: not given), else
+ * JIG_VERIFICATION if set and not empty, else dflt. An unknown value is a
+ * usage error naming the valid ones. Nothing is read until a file is. */
+int jig_verifier_init(struct jig_verifier *v, const char *arg, enum jig_verification dflt, struct jig_error *e);
 /* Opens path of snapshot s (the snapshot's usual checks) and verifies its
  * bytes against the manifest by the mode. Returns the open descriptor. */
 int jig_verifier_open(struct jig_verifier *v, const struct jig_snapshot *s, const char *path,
