@@ -18,22 +18,12 @@
 
 #define CONFIG_MAX (64 * 1024)
 
-static int config_dir(char *out, size_t cap)
-{
-	const char *x = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	if (x && x[0] == '/')
-		return snprintf(out, cap, "%s/jig", x) < (int)cap ? 0 : -1;
-	if (home && home[0] == '/')
-		return snprintf(out, cap, "%s/.config/jig", home) < (int)cap ? 0 : -1;
-	return -1;
-}
-
 int jig_http_binding_get(const char *flow, const char *route, const char *url, struct jig_http_binding *b,
 			 struct jig_error *e)
 {
 	memset(b, 0, sizeof(*b));
 	char dir[PATH_MAX], what[PATH_MAX + 16];
-	if (config_dir(dir, sizeof(dir)) < 0)
+	if (jig_user_dir("XDG_CONFIG_HOME", ".config", dir, sizeof(dir)) < 0)
 		return 0; /* no HOME: no operator configuration */
 	snprintf(what, sizeof(what), "%s/http.json", dir);
 	jig_autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

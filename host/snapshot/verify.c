@@ -16,6 +16,7 @@
 
 #include "util/cleanup.h"
 #include "util/crypto.h"
+#include "util/fileio.h"
 
 #define CACHE_FILE "verification.cache"
 #define CACHE_FORMAT "jig-verification-cache/1"
@@ -80,18 +81,13 @@ static void load(struct jig_verifier *v)
 {
 	v->loaded = true;
 	v->added = json_object();
-	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char parent[PATH_MAX];
-	if (x && x[0] == '/')
-		snprintf(parent, sizeof(parent), "%s", x);
-	else if (home && home[0] == '/')
-		snprintf(parent, sizeof(parent), "%s/.cache", home);
-	else {
+	if (jig_user_dir("XDG_CACHE_HOME", ".cache", v->dir, sizeof(v->dir)) < 0) {
+		v->dir[0] = '\0';
 		snprintf(v->note, sizeof(v->note), "no HOME: no verification cache");
 		return;
 	}
-	if (snprintf(v->dir, sizeof(v->dir), "%s/jig", parent) >= (int)sizeof(v->dir))
-		return;
+	char parent[PATH_MAX];
+	snprintf(parent, sizeof(parent), "%.*s", (int)(strlen(v->dir) - strlen("/jig")), v->dir);
 	mkdir(parent, 0700);
 	mkdir(v->dir, 0700);
 	jig_autoclose int dfd = open(v->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -101,33 +97,29 @@ static void load(struct jig_verifier *v)
 		return;
 	}
 	v->writable = true;
-	jig_autoclose int fd = openat(dfd, CACHE_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
+	/* Judged before it is read, and again as read (no link followed). */
+	if (fstatat(dfd, CACHE_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT)
 			v->dirty = true;
 		else
-			ignore(v, errno == ELOOP ? "is a symbolic link" : errno == EACCES ? "is not yours (unreadable)" : strerror(errno));
+			ignore(v, strerror(errno));
 		return;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (S_ISLNK(st.st_mode))
+		return ignore(v, "is a symbolic link");
+	if (!S_ISREG(st.st_mode))
 		return ignore(v, "is not a regular file");
 	if (st.st_uid != geteuid() || (st.st_mode & 077))
 		return ignore(v, "is not yours or is readable or writable by others");
 	if (st.st_size > CACHE_MAX_BYTES)
 		return ignore(v, "is too large");
-	size_t len = (size_t)st.st_size, got = 0;
-	char *buf = v->buf = malloc(len + 1);
-	while (buf && got < len) {
-		ssize_t n = read(fd, buf + got, len - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	if (!buf || got != len)
+	size_t len;
+	struct jig_error re;
+	if (jig_read_file_at(dfd, CACHE_FILE, CACHE_MAX_BYTES, CACHE_FILE, &v->buf, &len, &st, &re) < 0)
 		return ignore(v, "cannot be read");
-	buf[len] = '\0';
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return ignore(v, "is not yours or is readable or writable by others");
+	char *buf = v->buf;
 	/* Every line complete (a truncated file ends mid-line) and well formed. */
 	size_t hl = strlen(CACHE_FORMAT);
 	if (len < hl + 1 || memcmp(buf, CACHE_FORMAT "\n", hl + 1) != 0 || buf[len - 1] != '\n' || strlen(buf) != len)

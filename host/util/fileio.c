@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,3 +148,12 @@ void jig_remove_tree(int parent, const char *name)
 	unlinkat(parent, name, AT_REMOVEDIR);
 }
 
+
+int jig_user_dir(const char *var, const char *fallback, char *out, size_t cap)
+{
+	const char *x = getenv(var), *home = getenv("HOME");
+	int n = x && x[0] == '/' ? snprintf(out, cap, "%s/jig", x)
+	      : home && home[0] == '/' ? snprintf(out, cap, "%s/%s/jig", home, fallback)
+				       : -1;
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}

@@ -27,6 +27,11 @@ int jig_read_file_at(int dirfd, const char *rel, size_t cap, const char *what, c
 int jig_write_file_at(int dirfd, const char *rel, const void *data, size_t len, mode_t mode,
 		      struct jig_error *e);
 
+/* ${var:-$HOME/fallback}/jig: the operator's own directory for jig's
+ * configuration (XDG_CONFIG_HOME, .config) or cache (XDG_CACHE_HOME,
+ * .cache). -1 without an absolute var or HOME, or if it does not fit. */
+int jig_user_dir(const char *var, const char *fallback, char *out, size_t cap);
+
 /* Removes name (beneath parent) and everything below it, never following a
  * symbolic link; best effort. */
 void jig_remove_tree(int parent, const char *name);
