@@ -24,6 +24,15 @@
 #define OPERATOR_CA "/.jig/operator-ca.pem"
 #define SYSTEM_CA "/etc/ssl/certs/ca-certificates.crt"
 
+/* No response for the Flow: the outcome and reason in the evidence, the
+ * reason in the reply. */
+static void decline(json_t **reply, json_t *ev, const char *outcome, const char *msg)
+{
+	json_object_set_new(ev, "outcome", json_string(outcome));
+	json_object_set_new(ev, "error", json_string(msg));
+	*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", msg);
+}
+
 static void refuse(json_t **reply, json_t *ev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void refuse(json_t **reply, json_t *ev, const char *fmt, ...)
 {
@@ -32,9 +41,7 @@ static void refuse(json_t **reply, json_t *ev, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	json_object_set_new(ev, "outcome", json_string("refused"));
-	json_object_set_new(ev, "error", json_string(msg));
-	*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", msg);
+	decline(reply, ev, "refused", msg);
 }
 
 static int memfd_with(const char *name, const char *data, size_t len)
@@ -225,12 +232,8 @@ void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flo
 	}
 	jig_http_binding_free(&b);
 	*interrupted = res.interrupted_by;
-	if (rr < 0) {
-		json_object_set_new(ev, "outcome", json_string("failed"));
-		json_object_set_new(ev, "error", json_string(why[0] ? why : "out of memory"));
-		*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", why[0] ? why : "out of memory");
-		return;
-	}
+	if (rr < 0)
+		return decline(reply, ev, "failed", why[0] ? why : "out of memory");
 	/* Evidence: what the worker measured; never the credential (the worker
 	 * never echoes it; a response that contains it is withheld). */
 	static const char *const counts[] = {"status", "request_bytes", "response_bytes", "header_bytes", "connect_ms",
@@ -239,8 +242,8 @@ void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flo
 		if (json_is_integer(json_object_get(result, counts[i])))
 			json_object_set(ev, counts[i], json_object_get(result, counts[i]));
 	const char *outcome = json_string_value(json_object_get(result, "outcome"));
-	json_object_set_new(ev, "outcome", json_string(outcome));
 	if (strcmp(outcome, "response") == 0) {
+		json_object_set_new(ev, "outcome", json_string(outcome));
 		if (json_is_true(json_object_get(result, "redirect_not_followed")))
 			json_object_set_new(ev, "redirect_not_followed", json_true());
 		*reply = json_pack("{s:s,s:b,s:O,s:O,s:O,s:O,s:O,s:b}", "op", "http", "ok", 1, "status",
@@ -250,8 +253,7 @@ void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flo
 				   "redirect_not_followed", json_is_true(json_object_get(result, "redirect_not_followed")));
 	} else {
 		const char *err = json_string_value(json_object_get(result, "error"));
-		json_object_set_new(ev, "error", json_string(err ? err : outcome));
-		*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", err ? err : outcome);
+		decline(reply, ev, outcome, err ? err : outcome);
 	}
 	if (!*reply)
 		*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", "the worker's result is malformed");
