@@ -70,14 +70,21 @@ struct run0 {
 	int interrupted_by; /* a stop signal an effect's supervisor took */
 };
 
+/* Makes a pipe readable: how the Run (abort_fd) or a request in flight is
+ * told to end. The pipe is ours and empty, so the write cannot fail. */
+static void poke(int fd)
+{
+	if (write(fd, "x", 1) < 0) {
+		/* nothing else to do */
+	}
+}
+
 static void run0_fail(struct run0 *r, const char *why)
 {
 	if (!r->violation) {
 		r->violation = true;
 		snprintf(r->error, sizeof(r->error), "Run/0: %s", why);
-		if (write(r->abort_wr, "x", 1) < 0) {
-			/* the pipe is ours and empty; nothing else to do */
-		}
+		poke(r->abort_wr);
 	}
 }
 
@@ -110,9 +117,7 @@ static void run0_http(struct run0 *r, json_t *m)
 	if (sig) {
 		/* The stop signal reached the worker's supervisor: end the Run. */
 		r->interrupted_by = sig;
-		if (write(r->abort_wr, "x", 1) < 0) {
-			/* the pipe is ours and empty */
-		}
+		poke(r->abort_wr);
 	}
 	run0_reply(r, reply);
 	json_decref(reply);
@@ -482,9 +487,7 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	close(sv[1]);
 	sv[1] = -1;
 	/* The Flow is fenced: a request still in flight is cancelled. */
-	if (write(cancel[1], "x", 1) < 0) {
-		/* the pipe is ours and empty */
-	}
+	poke(cancel[1]);
 	pthread_join(th, NULL);
 	res.error[sizeof(res.error) - 1] = '\0';
 	if (lr != JIG_MOD_OK && res.needs_delegation && !in_transient_scope) {
