@@ -8,6 +8,8 @@
 
 #include "../snapshot/snapshot.h"
 #include "../snapshot/verify.h"
+#include "../util/json.h"
+#include "../util/text.h"
 
 int jig_cmd_modules_list(int json);
 /* verification NULL: JIG_VERIFICATION, else strict (this command checks everything). */
@@ -32,6 +34,8 @@ json_t *jig_cli_snapshot_json(const struct jig_snapshot *s);
 void jig_cli_print_json(json_t *doc);
 void jig_cli_fail(int json, const struct jig_error *e);
 /* enum jig_scope_outcome as a word for records and messages. */
+/* "WHO was killed by SIGSEGV (signal 11, core dumped)[; ALSO]". */
+void jig_cli_signal_text(char *buf, size_t cap, const char *who, int sig, int core, const char *also);
 const char *jig_cli_outcome_name(uint32_t outcome);
 
 /* A transient Delegate=yes scope from the systemd user manager, when the

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,11 +78,7 @@ json_t *jig_cli_snapshot_json(const struct jig_snapshot *s)
 
 void jig_cli_print_json(json_t *doc)
 {
-	char *out = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
-	if (out) {
-		puts(out);
-		free(out);
-	}
+	jig_json_print(stdout, doc);
 }
 
 
@@ -146,4 +143,13 @@ const char *jig_cli_outcome_name(uint32_t outcome)
 {
 	static const char *const names[] = {"exited", "signaled", "crashed", "timeout", "oom", "failed"};
 	return outcome < sizeof(names) / sizeof(names[0]) ? names[outcome] : "unknown";
+}
+
+void jig_cli_signal_text(char *buf, size_t cap, const char *who, int sig, int core, const char *also)
+{
+	const char *abbrev = sigabbrev_np(sig);
+	char name[32];
+	snprintf(name, sizeof(name), abbrev ? "SIG%s" : "an unnamed signal", abbrev);
+	snprintf(buf, cap, "%s was killed by %s (signal %d, %s)%s%s", who, name, sig,
+		 core ? "core dumped" : "no core dumped", also && also[0] ? "; " : "", also ? also : "");
 }

@@ -81,9 +81,15 @@ int jig_cmd_host_check(int json)
 		       sandbox_module_name(), sha);
 		for (uint32_t i = 0; i <= res.count; i++) {
 			const struct jig_probe_item *it = i == 0 ? &rootless : &res.items[i - 1];
-			printf("  %-9s %-18s %s%s%s%s\n",
-			       it->status == JIG_PROBE_AVAILABLE ? "ok" : "MISSING", it->name, it->reason,
-			       it->version[0] ? " [" : "", it->version, it->version[0] ? "]" : "");
+			/* The module's reason and version text, shown inert. */
+			printf("  %-9s %-18s ", it->status == JIG_PROBE_AVAILABLE ? "ok" : "MISSING", it->name);
+			jig_text_put(stdout, it->reason);
+			if (it->version[0]) {
+				fputs(" [", stdout);
+				jig_text_put(stdout, it->version);
+				fputc(']', stdout);
+			}
+			fputc('\n', stdout);
 		}
 		printf(supported ? "this host can run Flows\n"
 				 : "this host cannot enforce jig's containment: jig refuses to run Flows here\n");

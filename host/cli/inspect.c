@@ -61,6 +61,60 @@ static int verify_files(int pfd, json_t *outputs, struct jig_error *e)
 	return r;
 }
 
+/* A string field of obj, shown inert: the record is the Flow's as much as
+ * jig's (a Flow's error text and logs, its file names), and a packet may
+ * have been edited by anyone since. */
+static void put_field(const char *before, json_t *obj, const char *key, const char *after)
+{
+	fputs(before, stdout);
+	jig_text_put(stdout, json_string_value(json_object_get(obj, key)));
+	fputs(after, stdout);
+}
+
+static long long int_field(json_t *obj, const char *key)
+{
+	return json_integer_value(json_object_get(obj, key));
+}
+
+static void print_record(const char *packet, json_t *rec, json_t *outputs)
+{
+	json_t *t = json_object_get(rec, "termination");
+	fputs("packet ", stdout);
+	jig_text_put(stdout, packet);
+	put_field(": flow ", rec, "flow", " ");
+	put_field("", rec, "status", "");
+	if (json_string_length(json_object_get(rec, "error")))
+		put_field(": ", rec, "error", "");
+	put_field("\n  plan ", rec, "plan_sha256", "\n");
+	put_field("  package ", rec, "package_sha256", "\n");
+	put_field("  termination ", t, "outcome", "");
+	printf(", exit %lld, signal %lld%s, wall %lld ms, peak memory %lld bytes, cleanup %s\n", int_field(t, "exit_status"),
+	       int_field(t, "signal"), json_is_true(json_object_get(t, "core_dumped")) ? " (core dumped)" : "",
+	       int_field(t, "wall_ms"), int_field(t, "memory_peak_bytes"),
+	       json_is_true(json_object_get(t, "cleanup_confirmed")) ? "confirmed" : "NOT confirmed");
+	size_t i;
+	json_t *o;
+	json_array_foreach(outputs, i, o) {
+		put_field("  file ", o, "path", "");
+		printf("  %lld bytes", int_field(o, "size"));
+		put_field("  sha256 ", o, "sha256", "  verified\n");
+	}
+	json_array_foreach(json_object_get(rec, "effects"), i, o) {
+		put_field("  http ", o, "route", " ");
+		put_field("", o, "outcome", "");
+		if (json_is_integer(json_object_get(o, "status")))
+			printf(" status %lld", int_field(o, "status"));
+		if (json_string_length(json_object_get(o, "error")))
+			put_field(": ", o, "error", "");
+		fputc('\n', stdout);
+	}
+	json_array_foreach(json_object_get(rec, "logs"), i, o) {
+		fputs("  log ", stdout);
+		jig_text_put(stdout, json_string_value(o));
+		fputc('\n', stdout);
+	}
+}
+
 int jig_cmd_inspect(int argc, char **argv)
 {
 	const char *packet = NULL, *verification = NULL;
@@ -133,25 +187,8 @@ int jig_cmd_inspect(int argc, char **argv)
 					"verification", jig_verifier_json(&v));
 		jig_cli_print_json(doc);
 		json_decref(doc);
-	} else {
-		json_t *t = json_object_get(rec, "termination");
-		printf("packet %s: flow %s %s%s%s\n", packet, json_string_value(json_object_get(rec, "flow")),
-		       json_string_value(json_object_get(rec, "status")),
-		       json_string_length(json_object_get(rec, "error")) ? ": " : "",
-		       json_string_value(json_object_get(rec, "error")));
-		printf("  plan %s\n  package %s\n", json_string_value(json_object_get(rec, "plan_sha256")),
-		       json_string_value(json_object_get(rec, "package_sha256")));
-		printf("  termination %s, exit %lld, signal %lld, wall %lld ms, peak memory %lld bytes, cleanup %s\n",
-		       json_string_value(json_object_get(t, "outcome")), json_integer_value(json_object_get(t, "exit_status")),
-		       json_integer_value(json_object_get(t, "signal")), json_integer_value(json_object_get(t, "wall_ms")),
-		       json_integer_value(json_object_get(t, "memory_peak_bytes")),
-		       json_is_true(json_object_get(t, "cleanup_confirmed")) ? "confirmed" : "NOT confirmed");
-		size_t i;
-		json_t *o;
-		json_array_foreach(outputs, i, o)
-			printf("  file %s  %lld bytes  sha256 %s  verified\n", json_string_value(json_object_get(o, "path")),
-			       json_integer_value(json_object_get(o, "size")), json_string_value(json_object_get(o, "sha256")));
-	}
+	} else
+		print_record(packet, rec, outputs);
 	json_decref(rec);
 	return 0;
 }

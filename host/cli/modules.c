@@ -101,11 +101,12 @@ int jig_cmd_modules_verify(int json, const char *verification)
 		if (jig_module_load(&s, mm->name, 0, &h, &me) == 0) {
 			json_object_set_new(mj, "verified", json_true());
 			json_object_set_new(mj, "version", json_string(h.desc->version ? h.desc->version : ""));
-			if (!json)
-				printf("  ok      %-16s %-8s abi %u.%u  version %s  sha256 %s  key %s%s\n",
-				       mm->name, jig_kind_name(mm->kind), mm->abi_major, mm->abi_minor,
-				       h.desc->version ? h.desc->version : "?", sha, s.keyid,
-				       s.anchor->development ? " (development)" : "");
+			if (!json) {
+				printf("  ok      %-16s %-8s abi %u.%u  version ", mm->name, jig_kind_name(mm->kind),
+				       mm->abi_major, mm->abi_minor);
+				jig_text_put(stdout, h.desc->version ? h.desc->version : "?");
+				printf("  sha256 %s  key %s%s\n", sha, s.keyid, s.anchor->development ? " (development)" : "");
+			}
 			jig_module_unload(&h);
 		} else {
 			status = me.code;

@@ -44,6 +44,7 @@
 #include "../util/json.h"
 #include "commands.h"
 
+#define JIG_RUN_DIR_BASE "/tmp"
 #define MAX_INPUTS 64
 #define INPUT_MAX_FILES 64
 #define INPUT_MAX_BYTES (8ull << 20)
@@ -239,7 +240,7 @@ static int attach(const struct input *in, int inputdir, int statefd, struct jig_
  * transient delegated scope and start over (never a Flow's status). */
 #define NEEDS_TRANSIENT_SCOPE 75
 
-static int coordinator(int argc, char **argv, int in_transient_scope)
+static int coordinator(int argc, char **argv, int in_transient_scope, const char *run_dir)
 {
 	const char *flow_name = NULL, *output = NULL, *project = ".", *verification = NULL;
 	uint64_t timeout_ms = JIG_RUN_TIMEOUT_DEFAULT_MS;
@@ -327,7 +328,7 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	bool have_snap = false, have_mod = false;
 	struct jig_module_handle h;
 	struct jig_plan pl = {0};
-	char run_rel[64] = "", stage_name[128] = "";
+	char stage_name[128] = "";
 	int devnull = -1, rundir = -1, init_fd = -1, sv[2] = {-1, -1}, ab[2] = {-1, -1}, cancel[2] = {-1, -1}, stagefd = -1;
 	json_t *inlist = json_array(), *outlist = json_array(), *record = NULL;
 	struct run0 r0 = {.fd = -1, .abort_wr = -1, .logs = json_array(), .effects = json_array()};
@@ -393,14 +394,15 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	if (f->n_http)
 		snprintf(workerpath, sizeof(workerpath), "%s/%s", s.dirpath, JIG_HTTP_WORKER_FILE);
 
-	/* The private run directory: package and attachments. */
-	snprintf(run_rel, sizeof(run_rel), "runs");
-	mkdirat(p.statefd, run_rel, 0700);
-	snprintf(run_rel, sizeof(run_rel), "runs/%d-%lld", (int)getpid(), now_ms());
-	if (mkdirat(p.statefd, run_rel, 0700) < 0 ||
-	    (rundir = openat(p.statefd, run_rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    mkdirat(rundir, "package", 0700) < 0 || mkdirat(rundir, "input", 0700) < 0) {
-		jig_err(&e, JIG_E_INTERNAL, "%s/.jig/%s: %s", project, run_rel, strerror(errno));
+	/* The private run directory (the outer command's, under /tmp, so that
+	 * the scope's mount table names no user, project or .jig path):
+	 * package and attachments. */
+	struct stat rst;
+	errno = 0;
+	if ((rundir = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 || fstat(rundir, &rst) < 0 ||
+	    rst.st_uid != geteuid() || (rst.st_mode & 07777) != 0700 || mkdirat(rundir, "package", 0700) < 0 ||
+	    mkdirat(rundir, "input", 0700) < 0) {
+		jig_err(&e, JIG_E_INTERNAL, "the run directory %s: %s", run_dir, errno ? strerror(errno) : "not private");
 		goto fail;
 	}
 	{
@@ -410,7 +412,7 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 		if (pk < 0 || in < 0 || jig_store_materialise(&p, f->package_sha256, pk, &e) < 0)
 			goto fail;
 		if (!jig_tree_fs_ok(in, fs, sizeof(fs))) {
-			jig_err(&e, JIG_E_USAGE, "%s/.jig is on %s; attachments are captured onto ext4, XFS, Btrfs or tmpfs only", project, fs);
+			jig_err(&e, JIG_E_USAGE, "%s is on %s; attachments are captured onto ext4, XFS, Btrfs or tmpfs only", JIG_RUN_DIR_BASE, fs);
 			goto fail;
 		}
 		struct jig_tree_stats ist = {.list = inlist};
@@ -422,13 +424,9 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	}
 
 	/* Paths for the scope. */
-	char rootreal[PATH_MAX], pkgpath[PATH_MAX + 128], inpath[PATH_MAX + 128], bunpath[PATH_MAX + 64], rtpath[PATH_MAX + 64];
-	if (!realpath(project, rootreal)) {
-		jig_err(&e, JIG_E_USAGE, "%s: %s", project, strerror(errno));
-		goto fail;
-	}
-	snprintf(pkgpath, sizeof(pkgpath), "%s/.jig/%s/package", rootreal, run_rel);
-	snprintf(inpath, sizeof(inpath), "%s/.jig/%s/input", rootreal, run_rel);
+	char pkgpath[PATH_MAX], inpath[PATH_MAX], bunpath[PATH_MAX + 64], rtpath[PATH_MAX + 64];
+	snprintf(pkgpath, sizeof(pkgpath), "%s/package", run_dir);
+	snprintf(inpath, sizeof(inpath), "%s/input", run_dir);
 	snprintf(bunpath, sizeof(bunpath), "%s/%s", s.dirpath, JIG_RUNTIME_BUN);
 	snprintf(rtpath, sizeof(rtpath), "%s/libexec/runtime", s.dirpath);
 	const char *lib = "/usr/lib/x86_64-linux-gnu", *lib64 = "/usr/lib64";
@@ -515,6 +513,8 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 		status = "failed", snprintf(why, sizeof(why), "%s", r0.error);
 	else if (res.outcome == JIG_SCOPE_TIMEOUT)
 		status = "timeout", snprintf(why, sizeof(why), "the Flow ran past its %llu ms deadline and was fenced", (unsigned long long)timeout_ms);
+	else if (res.signal && (res.outcome == JIG_SCOPE_CRASHED || res.outcome == JIG_SCOPE_SIGNALED))
+		status = "failed", jig_cli_signal_text(why, sizeof(why), "the Flow", res.signal, res.core_dumped, r0.error);
 	else if (res.outcome != JIG_SCOPE_EXITED || res.exit_status != 0 || !r0.done)
 		status = "failed", snprintf(why, sizeof(why), "%s", r0.error[0] ? r0.error : res.error[0] ? res.error : "the Flow did not complete");
 	if (!res.cleanup_confirmed)
@@ -571,9 +571,15 @@ static int coordinator(int argc, char **argv, int in_transient_scope)
 	}
 	stage_name[0] = '\0';
 	if (json)
-		puts(txt);
-	else
-		fprintf(stderr, "jig: flow %s %s%s%s; packet %s\n", f->name, status, why[0] ? ": " : "", why, output);
+		jig_json_print(stdout, record);
+	else {
+		/* why carries the Flow's own text: shown inert. */
+		fprintf(stderr, "jig: flow %s %s%s", f->name, status, why[0] ? ": " : "");
+		jig_text_put(stderr, why);
+		fputs("; packet ", stderr);
+		jig_text_put(stderr, output);
+		fputc('\n', stderr);
+	}
 	free(txt);
 	code = strcmp(status, "succeeded") == 0 ? 0 : 1;
 	goto out;
@@ -587,10 +593,8 @@ out:
 		jig_remove_tree(parentfd, stage_name);
 	if (stagefd >= 0)
 		close(stagefd);
-	if (rundir >= 0) {
-		close(rundir);
-		jig_remove_tree(p.statefd, run_rel);
-	}
+	if (rundir >= 0)
+		close(rundir); /* the outer command removes it */
 	for (int i = 0; i < 2; i++) {
 		if (sv[i] >= 0)
 			close(sv[i]);
@@ -628,7 +632,7 @@ out:
 
 #define SETTLE_MS 60000
 
-static void cleanup_lost(pid_t pid, const char *project, const char *output, char *msg, size_t cap)
+static void cleanup_lost(pid_t pid, const char *output, char *msg, size_t cap)
 {
 	size_t len = 0;
 	/* The scope's cgroups. */
@@ -648,21 +652,8 @@ static void cleanup_lost(pid_t pid, const char *project, const char *output, cha
 		jig_snapshot_close(&s);
 	} else
 		len += (size_t)snprintf(msg + len, cap - len, "; cannot open the snapshot to fence: %s", e.msg);
-	/* Its run directory and stage (names carry its pid). */
-	char prefix[32];
-	snprintf(prefix, sizeof(prefix), "%d-", (int)pid);
-	char runs[PATH_MAX];
-	snprintf(runs, sizeof(runs), "%s/.jig/runs", project);
-	int rfd = open(runs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = rfd >= 0 ? fdopendir(rfd) : NULL;
-	struct dirent *de;
-	while (d && (de = readdir(d)))
-		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
-			jig_remove_tree(rfd, de->d_name);
-	if (d)
-		closedir(d);
-	else if (rfd >= 0)
-		close(rfd);
+	/* Its stage (the name carries its pid); the run directory is the
+	 * outer command's and goes in any case. */
 	if (output) {
 		char parent[PATH_MAX];
 		snprintf(parent, sizeof(parent), "%s", output);
@@ -682,12 +673,18 @@ static void cleanup_lost(pid_t pid, const char *project, const char *output, cha
 
 int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 {
-	const char *project = ".", *output = NULL;
-	for (int i = 0; i + 1 < argc; i++) {
-		if (strcmp(argv[i], "--project") == 0)
-			project = argv[i + 1];
-		else if (strcmp(argv[i], "--output") == 0)
+	const char *output = NULL;
+	for (int i = 0; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--output") == 0)
 			output = argv[i + 1];
+	/* The run directory: private, under /tmp rather than the project, so
+	 * that nothing the scope can see of its mounts names the operator,
+	 * the project or its .jig state. Owned here, so it goes however the
+	 * coordinator ends. */
+	char run_dir[] = JIG_RUN_DIR_BASE "/jig-run-XXXXXX";
+	if (!mkdtemp(run_dir)) {
+		fprintf(stderr, "jig: cannot create a private run directory in %s: %s\n", JIG_RUN_DIR_BASE, strerror(errno));
+		return JIG_E_INTERNAL;
 	}
 	sigset_t stop, saved;
 	sigemptyset(&stop);
@@ -701,6 +698,7 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 	pid_t c = sfd < 0 ? -1 : fork();
 	if (c < 0) {
 		fprintf(stderr, "jig: cannot start the coordinator: %s\n", strerror(errno));
+		jig_remove_tree(AT_FDCWD, run_dir);
 		return JIG_E_INTERNAL;
 	}
 	if (c == 0) {
@@ -709,7 +707,7 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 			_exit(JIG_E_INTERNAL);
 		close(sfd);
 		sigprocmask(SIG_SETMASK, &saved, NULL);
-		int code = coordinator(argc, argv, in_transient_scope);
+		int code = coordinator(argc, argv, in_transient_scope, run_dir);
 		fflush(NULL);
 		_exit(code);
 	}
@@ -748,6 +746,8 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 		close(pidfd);
 	close(sfd);
 	sigprocmask(SIG_SETMASK, &saved, NULL);
+	if (WIFEXITED(status)) /* after a lost coordinator: once its scope is fenced */
+		jig_remove_tree(AT_FDCWD, run_dir);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == NEEDS_TRANSIENT_SCOPE && !in_transient_scope) {
 		/* Outer and (new) coordinator move into a systemd scope with
 		 * Delegate=yes; everything is checked again there. */
@@ -758,7 +758,8 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	char msg[1024] = "";
-	cleanup_lost(c, project, output, msg, sizeof(msg));
+	cleanup_lost(c, output, msg, sizeof(msg));
+	jig_remove_tree(AT_FDCWD, run_dir);
 	fprintf(stderr, "jig: the coordinator (pid %d) was killed by signal %d before it finished; nothing was published%s\n",
 		(int)c, WTERMSIG(status), msg);
 	return JIG_E_INTERNAL;

@@ -95,8 +95,10 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 			jig_scope_plan_print(&p, stdout);
 			if (run) {
 				printf("  program");
-				for (size_t k = 0; prog[k]; k++)
-					printf(" %s", prog[k]);
+				for (size_t k = 0; prog[k]; k++) {
+					fputc(' ', stdout);
+					jig_text_put(stdout, prog[k]);
+				}
 				printf("\n  (dry run: nothing was started)\n");
 			}
 		}
@@ -196,10 +198,14 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	if (json)
 		jig_cli_print_json(doc);
 	json_decref(doc);
-	if (r.outcome != JIG_SCOPE_EXITED || !r.cleanup_confirmed)
-		fprintf(stderr, "jig: scope %s: %s%s%s%s\n", p.name, jig_cli_outcome_name(r.outcome),
-			r.signal ? (r.core_dumped ? " (signal, core dumped)" : " (signal)") : "",
-			r.error[0] ? ": " : "", r.error);
+	if (r.outcome != JIG_SCOPE_EXITED || !r.cleanup_confirmed) {
+		char sig[160] = "";
+		if (r.signal)
+			jig_cli_signal_text(sig, sizeof(sig), ": the payload", r.signal, r.core_dumped, NULL);
+		fprintf(stderr, "jig: scope %s: %s%s%s", p.name, jig_cli_outcome_name(r.outcome), sig, r.error[0] ? ": " : "");
+		jig_text_put(stderr, r.error);
+		fputc('\n', stderr);
+	}
 	if (code == 0) {
 		switch (r.outcome) {
 		case JIG_SCOPE_EXITED:

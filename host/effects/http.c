@@ -84,7 +84,7 @@ static int run_worker(const struct jig_http_effect_env *env, const struct jig_ht
 	if (ca_file)
 		binds[nb++] = (struct jig_scope_bind){ca_file, OPERATOR_CA};
 	struct jig_scope_symlink links[] = {{"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}};
-	struct jig_scope_tmpfs tmpfs[] = {{"/scratch", 1 << 20}};
+	struct jig_scope_tmpfs tmpfs[] = {{JIG_HTTP_WORKER_SCRATCH, JIG_HTTP_WORKER_SCRATCH_BYTES}};
 	jig_autoclose int in = memfd_with("jig-http-request", input, strlen(input));
 	jig_autoclose int out = memfd_create("jig-http-result", MFD_CLOEXEC);
 	jig_autoclose int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -102,7 +102,7 @@ static int run_worker(const struct jig_http_effect_env *env, const struct jig_ht
 	struct jig_scope sc = {
 		.struct_size = sizeof(sc), .name = name, .policy_sha256 = env->policy_sha256, .init_fd = env->init_fd,
 		.binds = binds, .n_binds = nb, .tmpfs = tmpfs, .n_tmpfs = 1, .symlinks = links, .n_symlinks = 2,
-		.env = NULL, .n_env = 0, .fds = fds, .n_fds = 3, .cwd = "/scratch", .network = JIG_NET_HOST,
+		.env = NULL, .n_env = 0, .fds = fds, .n_fds = 3, .cwd = JIG_HTTP_WORKER_SCRATCH, .network = JIG_NET_HOST,
 		.limits = {.memory_bytes = WORKER_MEMORY, .tasks = WORKER_TASKS, .cpu_quota_us = 100000,
 			   .wall_ms = g->timeout_ms + 5000},
 		.argv = argv, .abort_fd = env->abort_fd, .hold_path = NULL,

@@ -14,6 +14,9 @@
 #include "flow/project.h"
 
 #define JIG_HTTP_MAX_REQUESTS 64 /* per Run */
+/* The worker's scope writes only to this private tmpfs (the Plan says so). */
+#define JIG_HTTP_WORKER_SCRATCH "/scratch"
+#define JIG_HTTP_WORKER_SCRATCH_BYTES (1u << 20)
 
 struct jig_http_effect_env {
 	const struct jig_sandbox_ops *ops;

@@ -11,11 +11,14 @@
 #include <jig/http.h>
 #include <jig/module.h>
 
+#include "effects/http.h"
+#include "policy/scope_policy.h"
 #include "snapshot/identity.h"
 #include "snapshot/loader.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
+#include "util/text.h"
 
 static const struct jig_manifest_file *snapshot_file(const struct jig_snapshot *s, const char *path)
 {
@@ -73,11 +76,12 @@ static json_t *http_grants(const struct jig_flow *f)
 	for (size_t k = 0; k < f->n_http; k++) {
 		const struct jig_http_grant *g = &f->http[k];
 		json_array_append_new(
-			a, json_pack("{s:s,s:s,s:s,s:O?,s:I,s:I,s:I,s:s,s:s}", "route", g->route, "method", g->method, "url",
-				     g->url, "body_schema", g->body_schema, "max_request_bytes",
+			a, json_pack("{s:s,s:s,s:s,s:O?,s:I,s:I,s:I,s:s,s:[{s:s,s:I}],s:s}", "route", g->route, "method",
+				     g->method, "url", g->url, "body_schema", g->body_schema, "max_request_bytes",
 				     (json_int_t)g->max_request_bytes, "max_response_bytes",
 				     (json_int_t)g->max_response_bytes, "timeout_ms", (json_int_t)g->timeout_ms, "worker",
-				     "its own scope: the host network, nothing else", "bearer",
+				     "its own scope: the host network, nothing else", "worker_writable", "at",
+				     JIG_HTTP_WORKER_SCRATCH, "size_bytes", (json_int_t)JIG_HTTP_WORKER_SCRATCH_BYTES, "bearer",
 				     "only if the operator binds one to this route and URL (never in the Plan)"));
 	}
 	return a;
@@ -116,6 +120,13 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 			"environment");
 		if (f->n_http)
 			json_object_set_new(grants, "http", http_grants(f));
+		/* Every writable mount of the scope, with its cap; /dev, /proc and
+		 * the root are read-only. */
+		json_object_set_new(grants, "writable",
+				    json_pack("[{s:s,s:I},{s:s,s:I}]", "at", "/output", "size_bytes",
+					      (json_int_t)JIG_FLOW_OUTPUT_BYTES, "at", "/scratch", "size_bytes",
+					      (json_int_t)JIG_FLOW_SCRATCH_BYTES));
+		json_object_set_new(grants, "devices", jig_scope_devices_json());
 		json_array_append_new(
 			flows, json_pack("{s:s,s:{s:s,s:I,s:I},s:s,s:o,s:o,s:o,s:{s:I,s:I,s:I}}", "name", f->name,
 					 "package", "sha256", f->package_sha256, "files", (json_int_t)f->package_files,
@@ -147,9 +158,25 @@ void jig_plan_free(struct jig_plan *pl)
 	memset(pl, 0, sizeof(*pl));
 }
 
+static void print_writable(FILE *out, json_t *list)
+{
+	size_t i;
+	json_t *w;
+	json_array_foreach(list, i, w) {
+		long long b = json_integer_value(json_object_get(w, "size_bytes"));
+		fprintf(out, "%s %s (%lld %s)", i ? "," : "", json_string_value(json_object_get(w, "at")),
+			b >= (1 << 20) ? b >> 20 : b >> 10, b >= (1 << 20) ? "MiB" : "KiB");
+	}
+}
+
 void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 {
-	fprintf(out, "Plan %s\n  project %s\n", pl->sha256, project);
+	fprintf(out, "Plan %s\n  project ", pl->sha256);
+	/* The operator's path, shown inert. Every other string of a Plan is
+	 * of a checked character set (names, normalised paths, URLs in
+	 * libcurl's normal form with no control or non-ASCII byte). */
+	jig_text_put(out, project);
+	fputc('\n', out);
 	json_t *snap = json_object_get(pl->doc, "snapshot");
 	fprintf(out, "  snapshot %s, launch identity %s\n", json_string_value(json_object_get(snap, "id")),
 		json_string_value(json_object_get(snap, "launch_identity")));
@@ -168,8 +195,10 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 		json_t *v;
 		json_array_foreach(json_object_get(f, "inputs"), k, v)
 			fprintf(out, " %s", json_string_value(v));
-		fprintf(out, "%s\n    writes: only its output (16 MiB) and scratch; may publish:",
-			json_array_size(json_object_get(f, "inputs")) ? "" : " (none)");
+		fprintf(out, "%s\n    writes: only", json_array_size(json_object_get(f, "inputs")) ? "" : " (none)");
+		print_writable(out, json_object_get(json_object_get(f, "grants"), "writable"));
+		fprintf(out, "\n      (nothing else: the root, /dev and /proc are read-only; devices null, zero, full, random,\n"
+			     "      urandom and tty only); may publish:");
 		json_array_foreach(json_object_get(f, "outputs"), k, v)
 			fprintf(out, " %s", json_string_value(v));
 		fprintf(out, "\n    network none; environment empty; no capabilities; Run/0 on descriptor 3\n");
@@ -182,8 +211,9 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 				json_object_get(v, "body_schema") ? " matching its Schema/0" : "",
 				json_integer_value(json_object_get(v, "max_response_bytes")),
 				json_integer_value(json_object_get(v, "timeout_ms")));
-			fprintf(out, "      sent by a worker in its own scope (host network, nothing else); no redirects, proxies or\n"
-				     "      other headers; a bearer only if you bind one to this route and URL\n");
+			fprintf(out, "      sent by a worker in its own scope (host network; writes only");
+			print_writable(out, json_object_get(v, "worker_writable"));
+			fprintf(out, "); no redirects,\n      proxies or other headers; a bearer only if you bind one to this route and URL\n");
 		}
 		fprintf(out, "    limits memory %lld MiB, tasks %lld, cpu %lld us per 100000 us; deadline 30 s unless --timeout\n",
 			json_integer_value(json_object_get(lim, "memory_bytes")) >> 20,

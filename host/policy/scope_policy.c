@@ -13,6 +13,7 @@
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
+#include "util/text.h"
 
 #define KIB UINT64_C(1024)
 #define MIB (KIB * 1024)
@@ -555,15 +556,20 @@ void jig_scope_plan_print(const struct jig_scope_policy *p, FILE *out)
 	}
 	for (size_t i = 0; i < p->n_symlinks; i++)
 		fprintf(out, "  symlink %s -> %s\n", p->symlinks[i].target, p->symlinks[i].link);
-	fprintf(out, "  always: %s (trusted launcher), private /proc, minimal /dev\n", JIG_SCOPE_INIT_TARGET);
+	fprintf(out, "  always: %s (trusted launcher), private read-only /proc, minimal read-only /dev with the\n"
+		     "    devices null, zero, full, random, urandom and tty (no /dev/shm); nothing else is writable\n",
+		JIG_SCOPE_INIT_TARGET);
 	fprintf(out, "  cwd %s\n", p->cwd);
 	fprintf(out, "  network %s\n", p->network == JIG_NET_HOST ? "host (the host's network namespace)"
 								   : "none (private namespace; no route out, not even to host loopback)");
 	fprintf(out, "  environment (nothing is inherited):\n");
 	if (!p->n_env)
 		fprintf(out, "    (empty)\n");
-	for (size_t i = 0; i < p->n_env; i++)
-		fprintf(out, "    %s\n", p->env[i]);
+	for (size_t i = 0; i < p->n_env; i++) {
+		fputs("    ", out);
+		jig_text_put(out, p->env[i]);
+		fputc('\n', out);
+	}
 	fprintf(out, "  descriptors (all others are closed):\n");
 	if (!p->n_fds)
 		fprintf(out, "    (none)\n");
@@ -573,8 +579,17 @@ void jig_scope_plan_print(const struct jig_scope_policy *p, FILE *out)
 	fprintf(out, "  limits: memory %s (no swap, OOM kills the whole scope), tasks %u, cpu %u us per 100000 us (%.1f CPUs), wall %llu ms\n",
 		buf, p->limits.tasks, p->limits.cpu_quota_us, p->limits.cpu_quota_us / 100000.0,
 		(unsigned long long)p->limits.wall_ms);
-	fprintf(out, "  denied: every capability; ptrace, bpf, perf, keyrings, userfaultfd, io_uring, namespaces, mounts, module and kexec calls, TIOCSTI/TIOCLINUX, non-native syscall ABIs, socket families beyond %s\n",
+	fprintf(out, "  denied: every capability; ptrace, bpf, perf, keyrings, userfaultfd, io_uring, namespaces, mounts, module and kexec calls, TIOCSTI/TIOCLINUX, modify_ldt, changing another process's limits, scheduling, affinity or I/O priority, non-native syscall ABIs, socket families beyond %s\n",
 		p->network == JIG_NET_HOST ? "unix/inet/inet6" : "unix");
+}
+
+json_t *jig_scope_devices_json(void)
+{
+	static const char *const devices[] = {JIG_SCOPE_DEVICES};
+	json_t *a = json_array();
+	for (size_t i = 0; i < sizeof(devices) / sizeof(devices[0]); i++)
+		json_array_append_new(a, json_string(devices[i]));
+	return a;
 }
 
 json_t *jig_scope_plan_json(const struct jig_scope_policy *p)
@@ -585,12 +600,21 @@ json_t *jig_scope_plan_json(const struct jig_scope_policy *p)
 	json_object_del(doc, "format");
 	json_object_set_new(doc, "schema", json_string("jig-permission-plan/1"));
 	json_object_set_new(doc, "policy_sha256", json_string(p->sha256));
-	json_object_set_new(doc, "always", json_pack("{s:s,s:s,s:s}", "launcher", JIG_SCOPE_INIT_TARGET,
-						      "proc", "private", "dev", "minimal"));
-	json_t *denied = json_pack("[s,s,s,s,s,s,s,s,s,s,s,s]", "capabilities", "ptrace", "bpf",
+	json_object_set_new(doc, "always", json_pack("{s:s,s:s,s:s,s:o}", "launcher", JIG_SCOPE_INIT_TARGET,
+						      "proc", "private, read-only", "dev", "minimal, read-only",
+						      "devices", jig_scope_devices_json()));
+	/* Every writable mount, with its cap: the policy's tmpfs and nothing
+	 * else (the root, /dev, /dev/pts and /proc are read-only). */
+	json_t *writable = json_array();
+	for (size_t i = 0; i < p->n_tmpfs; i++)
+		json_array_append_new(writable, json_pack("{s:s,s:I}", "at", p->tmpfs[i].target, "size_bytes",
+							  (json_int_t)p->tmpfs[i].size_bytes));
+	json_object_set_new(doc, "writable", writable);
+	json_t *denied = json_pack("[s,s,s,s,s,s,s,s,s,s,s,s,s,s]", "capabilities", "ptrace", "bpf",
 				   "perf_event_open", "keyrings", "userfaultfd", "io_uring",
 				   "namespaces", "mount", "module_and_kexec", "tiocsti_tioclinux",
-				   "non_native_abi");
+				   "non_native_abi", "modify_ldt",
+				   "changing_another_process_limits_scheduling_affinity_or_io_priority");
 	json_array_append_new(denied, json_string(p->network == JIG_NET_HOST ? "sockets_other_than_unix_inet_inet6"
 									       : "sockets_other_than_unix"));
 	json_object_set_new(doc, "denied", denied);

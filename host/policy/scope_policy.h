@@ -66,6 +66,8 @@ int jig_scope_policy_check_host(const struct jig_scope_policy *p, struct jig_err
 
 /* The permission plan: what the scope is granted, for people and tools. */
 void jig_scope_plan_print(const struct jig_scope_policy *p, FILE *out);
+/* The device nodes every scope has (JIG_SCOPE_DEVICES), as a JSON array. */
+json_t *jig_scope_devices_json(void);
 json_t *jig_scope_plan_json(const struct jig_scope_policy *p);
 
 #endif

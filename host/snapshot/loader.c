@@ -13,6 +13,7 @@
 #include <jig/sandbox.h>
 
 #include "../util/cleanup.h"
+#include "../util/text.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U
@@ -92,7 +93,12 @@ static void host_log(void *host, enum jig_log_level level, const char *message)
 {
 	(void)host;
 	if (level <= JIG_LOG_WARN)
-		fprintf(stderr, "jig: module: %s\n", message);
+	{
+		/* A module's words, not jig's: shown inert. */
+		fputs("jig: module: ", stderr);
+		jig_text_put(stderr, message);
+		fputc('\n', stderr);
+	}
 }
 
 static size_t kind_ops_min(uint32_t kind)

@@ -2,18 +2,22 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "text.h"
 
 int jig_err(struct jig_error *e, int code, const char *fmt, ...)
 {
 	if (e) {
+		char raw[sizeof(e->msg)];
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+		vsnprintf(raw, sizeof(raw), fmt, ap);
 		va_end(ap);
-		/* One line, always: a multi-line message hides its second half. */
-		for (char *p = e->msg; *p; p++)
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
+		/* One inert line, always: messages name objects the operator did
+		 * not write (file names, a Flow's text), and a multi-line message
+		 * or a terminal escape in one could hide or forge what follows. */
+		jig_text_inert(e->msg, sizeof(e->msg), raw, strlen(raw));
 		e->code = code;
 	}
 	return -code;

@@ -1,5 +1,6 @@
 #include "json.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int jig_json_parse_object(const char *buf, size_t len, const char *what, json_t **out,
@@ -74,4 +75,21 @@ int jig_json_get_array(json_t *obj, const char *key, const char *what, size_t ma
 char *jig_json_canonical(json_t *v)
 {
 	return json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
+void jig_json_print(FILE *f, json_t *v)
+{
+	char *txt = json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	if (!txt)
+		return;
+	/* JSON_ENSURE_ASCII escapes everything but DEL; JSON syntax has no
+	 * DEL outside strings, so each one is inside a string. */
+	for (const char *p = txt; *p; p++) {
+		if (*p == 0x7f)
+			fputs("\\u007f", f);
+		else
+			fputc(*p, f);
+	}
+	fputc('\n', f);
+	free(txt);
 }

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "error.h"
 
@@ -21,6 +22,11 @@ int jig_json_get_uint(json_t *obj, const char *key, const char *what, uint64_t m
 		      uint64_t *out, struct jig_error *e);
 int jig_json_get_array(json_t *obj, const char *key, const char *what, size_t max, json_t **out,
 		       struct jig_error *e);
+
+/* Prints v as indented JSON with sorted keys for a terminal or a pipe:
+ * exact (every string round-trips), and pure ASCII with DEL escaped too, so
+ * no string inside can put a control byte on the operator's terminal. */
+void jig_json_print(FILE *f, json_t *v);
 
 /* Canonical bytes: sorted keys, compact, no floats expected. Caller frees. */
 char *jig_json_canonical(json_t *v);

@@ -51,6 +51,10 @@ static const char *const denied_eperm[] = {
 	"open_by_handle_at", "name_to_handle_at", "fanotify_init",
 	/* NUMA and page migration of other tasks */
 	"move_pages", "migrate_pages",
+	/* x86 segment descriptors: kernel attack surface no payload needs */
+	"modify_ldt",
+	/* another process's memory through a pidfd (the launcher's too) */
+	"process_madvise", "process_mrelease",
 	NULL,
 };
 
@@ -63,6 +67,36 @@ static int add(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned 
 	int r = seccomp_rule_add_array(ctx, action, nr, n, cmp);
 	/* -EFAULT: the syscall does not exist on the native arch (e.g. stime). */
 	return r == -EFAULT ? 0 : r;
+}
+
+static int deny_other_process(scmp_filter_ctx ctx)
+{
+	static const char *const pid_first[] = {"sched_setaffinity", "sched_setscheduler", "sched_setparam",
+						"sched_setattr"};
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < sizeof(pid_first) / sizeof(pid_first[0]); i++) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_NE, 0);
+		r = add(ctx, SCMP_ACT_ERRNO(EPERM), pid_first[i], 1, &c);
+	}
+	if (r == 0) {
+		struct scmp_arg_cmp c[] = {SCMP_A0(SCMP_CMP_NE, 0), SCMP_A2(SCMP_CMP_NE, 0)};
+		r = add(ctx, SCMP_ACT_ERRNO(EPERM), "prlimit64", 2, c);
+	}
+	/* setpriority(which, who, prio) and ioprio_set(which, who, prio): only
+	 * the calling process itself (PRIO_USER/PRIO_PGRP with who 0 would
+	 * reach every process of the uid, pid 1 included). */
+	static const struct {
+		const char *name;
+		uint64_t self_which;
+	} which_who[] = {{"setpriority", 0 /* PRIO_PROCESS */}, {"ioprio_set", 1 /* IOPRIO_WHO_PROCESS */}};
+	for (size_t i = 0; r == 0 && i < 2; i++) {
+		struct scmp_arg_cmp w = SCMP_A0(SCMP_CMP_NE, which_who[i].self_which);
+		struct scmp_arg_cmp who = SCMP_A1(SCMP_CMP_NE, 0);
+		r = add(ctx, SCMP_ACT_ERRNO(EPERM), which_who[i].name, 1, &w);
+		if (r == 0)
+			r = add(ctx, SCMP_ACT_ERRNO(EPERM), which_who[i].name, 1, &who);
+	}
+	return r;
 }
 
 int jig_filter_build(int network_host, int *out_fd, char *err, size_t errlen)
@@ -92,6 +126,14 @@ int jig_filter_build(int network_host, int *out_fd, char *err, size_t errlen)
 		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]);
 		r = add(ctx, SCMP_ACT_ERRNO(EPERM), "clone", 1, &c);
 	}
+	/* The payload has the launcher's uid inside the user namespace, so the
+	 * kernel would let it re-tune pid 1 (the trusted launcher). Calls that
+	 * change a process's limits, scheduling, affinity or I/O priority may
+	 * only name the caller itself (pid 0, compared as 64 bits: a value with
+	 * high bits set is refused too, though the kernel would read it as 0).
+	 * Reading is harmless; prlimit64 is refused only with a new limit. */
+	if (r == 0)
+		r = deny_other_process(ctx);
 	/* personality: only plain PER_LINUX, as flatpak (READ_IMPLIES_EXEC,
 	 * ADDR_NO_RANDOMIZE, uname faking are refused; so is the query). */
 	if (r == 0) {

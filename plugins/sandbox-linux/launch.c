@@ -226,10 +226,18 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 	r |= push(a, "--ro-bind-fd");
 	r |= push(a, own(a, "%d", JIG_INIT_FD));
 	r |= push(a, "/.jig/init");
-	/* The root (bwrap's own tmpfs) is read-only: the scope writes only to
-	 * its size-capped tmpfs mounts. */
-	r |= push(a, "--remount-ro");
-	r |= push(a, "/");
+	/* The root (bwrap's own tmpfs), /dev (bwrap's tmpfs with the device
+	 * nodes, its /dev/shm directory and the devpts instance) and /proc are
+	 * read-only: the scope writes only to the size-capped tmpfs mounts its
+	 * policy lists. The six device nodes (null, zero, full, random,
+	 * urandom, tty) stay bind mounts of character devices: they hold no
+	 * storage, and bwrap's read-only remount would also make them nodev,
+	 * i.e. unusable. */
+	static const char *const read_only[] = {"/", "/dev", "/dev/pts", "/proc"};
+	for (size_t i = 0; i < sizeof(read_only) / sizeof(read_only[0]); i++) {
+		r |= push(a, "--remount-ro");
+		r |= push(a, read_only[i]);
+	}
 	r |= push(a, "--");
 	r |= push(a, "/.jig/init");
 	char keep[4 * 64 + 2] = "-";

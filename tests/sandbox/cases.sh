@@ -78,6 +78,44 @@ case_bind_refused_symlink() {
 	[ "$rc" -eq 2 ] && grep -q "symbolic link" "$T/err" || fail "a symlinked bind source was accepted"
 }
 
+# Issue 12: every writable mount seen inside is in the permission plan with
+# its cap; the root, /dev, /dev/pts and /proc are read-only (R-P05).
+# writable_is_plan: compares the scope's rw mounts ($T/out of "/probe
+# mounts") with the plan's "writable" list (target and size).
+writable_is_plan() {
+	"$JIG" scope plan "$T/policy.json" --json | jq -r '.writable[] | "\(.at) size=\(.size_bytes / 1024)k"' | sort >"$T/want"
+	# The plan's devices are character devices, not storage.
+	"$JIG" scope plan "$T/policy.json" --json | jq -r '.always.devices[]' >"$T/devices"
+	awk -v devs="$(tr '\n' ' ' <"$T/devices")" 'BEGIN { split(devs, d, " "); for (k in d) dev[d[k]] = 1 }
+	     $1 == "mount" && $3 == "rw" && !($2 in dev) { n = split($5, o, ","); s = ""; for (i = 1; i <= n; i++) if (o[i] ~ /^size=/) s = o[i]; print $2, s }' "$T/out" | sort >"$T/got"
+	echo "writable in the plan:"; cat "$T/want"; echo "writable inside:"; cat "$T/got"
+	cmp -s "$T/want" "$T/got" || fail "the scope's writable mounts are not the plan's"
+	for m in / /dev /dev/pts /proc; do
+		grep -q "^mount $m ro " "$T/out" || fail "$m is not mounted read-only"
+	done
+}
+case_writable_mounts_are_the_plan() {
+	policy '.tmpfs += [{target: "/work", size_bytes: 2097152}]'
+	scope mounts; [ "$rc" -eq 0 ] || fail "probe exit $rc"
+	writable_is_plan
+	policy '.network = "host" | .tmpfs = [] | .cwd = "/"'
+	scope mounts; [ "$rc" -eq 0 ] || fail "probe exit $rc"
+	writable_is_plan
+}
+case_dev_shm_not_writable() {
+	policy; scope fill /dev/shm/big $((64 * MIB)); contained
+	grep -q "Read-only file system" "$T/out" || fail "/dev/shm was writable"
+	policy; scope write /dev/newfile; contained
+	policy; scope write /proc/self/comm; contained
+	# A device node itself is still usable.
+	policy; scope write /dev/null
+	grep -q "ESCAPE: /dev/null" "$T/out" || fail "/dev/null is not writable"
+}
+# The payload cannot re-tune pid 1, the trusted launcher (same uid inside
+# the user namespace), and modify_ldt is denied; on itself the same calls
+# still work.
+case_launcher_not_tunable() { policy; scope tune-pid1; contained; }
+
 # --- 2. network ---------------------------------------------------------------
 listener() {
 	"$JIG_PROBE" listen 47123 jig-abstract-test "$T/listen.log" &

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -83,6 +84,99 @@ static int cmd_fill(const char *path, long long bytes)
 	return 1;
 }
 
+struct sc {
+	const char *name;
+	long nr;
+	long a[6];
+	int want; /* errno the filter must return */
+};
+
+/* Every mount the scope sees: "mount TARGET rw|ro FSTYPE SUPER-OPTIONS
+ * ROOT" from /proc/self/mountinfo (the per-mount rw/ro flag is what a
+ * write checks first). */
+static int cmd_mounts(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return 2;
+	char line[4096];
+	while (fgets(line, sizeof(line), f)) {
+		char root[1024], target[1024], opts[512], rest[2048];
+		if (sscanf(line, "%*d %*d %*s %1023s %1023s %511s %2047[^\n]", root, target, opts, rest) != 4)
+			continue;
+		/* Optional fields, then "- FSTYPE SOURCE SUPER-OPTIONS". */
+		char *sep = strncmp(rest, "- ", 2) == 0 ? rest : strstr(rest, " - ");
+		char fstype[64] = "", src[1024] = "", super[1024] = "";
+		if (sep)
+			sscanf(sep + (sep == rest ? 2 : 3), "%63s %1023s %1023s", fstype, src, super);
+		printf("mount %s %s %s %s %s\n", target, strncmp(opts, "rw", 2) == 0 && (opts[2] == ',' || !opts[2]) ? "rw" : "ro",
+		       fstype, super, root);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The payload against pid 1 (the trusted launcher, same uid inside the
+ * user namespace): every re-tuning call must be refused; the same calls on
+ * the caller itself must still work. */
+static int cmd_tune_pid1(void)
+{
+	struct rlimit rl = {1024, 1024};
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	struct sched_param sp = {0};
+	unsigned long attr[14] = {56}; /* struct sched_attr, size 56, SCHED_OTHER */
+	struct iovec iov = {.iov_base = &rl, .iov_len = sizeof(rl)};
+	int pidfd = (int)syscall(SYS_pidfd_open, 1, 0);
+	const struct sc other[] = {
+		{"prlimit64(1, NOFILE, new)", SYS_prlimit64, {1, RLIMIT_NOFILE, (long)&rl, 0}, EPERM},
+		{"prlimit64(1, CORE, new)", SYS_prlimit64, {1, RLIMIT_CORE, (long)&rl, 0}, EPERM},
+		{"prlimit64(1|1<<32, NOFILE, new)", SYS_prlimit64, {(long)(1 | (1UL << 32)), RLIMIT_NOFILE, (long)&rl, 0}, EPERM},
+		{"setpriority(PROCESS, 1)", SYS_setpriority, {PRIO_PROCESS, 1, 10}, EPERM},
+		{"setpriority(PGRP, 0)", SYS_setpriority, {PRIO_PGRP, 0, 10}, EPERM},
+		{"setpriority(USER, 0)", SYS_setpriority, {PRIO_USER, 0, 10}, EPERM},
+		{"sched_setaffinity(1)", SYS_sched_setaffinity, {1, sizeof(set), (long)&set}, EPERM},
+		{"sched_setscheduler(1)", SYS_sched_setscheduler, {1, SCHED_BATCH, (long)&sp}, EPERM},
+		{"sched_setparam(1)", SYS_sched_setparam, {1, (long)&sp}, EPERM},
+		{"sched_setattr(1)", SYS_sched_setattr, {1, (long)attr, 0}, EPERM},
+		{"ioprio_set(PROCESS, 1)", SYS_ioprio_set, {1, 1, (2 << 13) | 7}, EPERM},
+		{"ioprio_set(PGRP, 0)", SYS_ioprio_set, {2, 0, (2 << 13) | 7}, EPERM},
+		{"ioprio_set(USER, uid)", SYS_ioprio_set, {3, (long)getuid(), (2 << 13) | 7}, EPERM},
+		{"process_madvise(pidfd of 1)", SYS_process_madvise, {pidfd, (long)&iov, 1, 0 /* MADV_NORMAL */, 0}, EPERM},
+		{"modify_ldt(read)", SYS_modify_ldt, {0, (long)attr, sizeof(attr)}, EPERM},
+		{"modify_ldt(write)", SYS_modify_ldt, {1, (long)attr, 16}, EPERM},
+	};
+	int bad = 0;
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		const struct sc *c = &other[i];
+		errno = 0;
+		long r = syscall(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5]);
+		bool ok = r == -1 && errno == c->want;
+		printf("%s %s: %s\n", ok ? "denied" : "ALLOWED", c->name, r == -1 ? strerror(errno) : "returned");
+		bad += !ok;
+	}
+	/* On itself: pid 0, as glibc's setrlimit, nice and sched_setaffinity do. */
+	struct rlimit cur;
+	getrlimit(RLIMIT_NOFILE, &cur);
+	rl = cur;
+	const struct sc self[] = {
+		{"prlimit64(0, NOFILE, new)", SYS_prlimit64, {0, RLIMIT_NOFILE, (long)&rl, 0}, 0},
+		{"prlimit64(1, NOFILE, read only)", SYS_prlimit64, {1, RLIMIT_NOFILE, 0, (long)&cur}, 0},
+		{"setpriority(PROCESS, 0)", SYS_setpriority, {PRIO_PROCESS, 0, 5}, 0},
+		{"sched_setaffinity(0)", SYS_sched_setaffinity, {0, sizeof(set), (long)&set}, 0},
+		{"sched_setscheduler(0)", SYS_sched_setscheduler, {0, SCHED_BATCH, (long)&sp}, 0},
+		{"ioprio_set(PROCESS, 0)", SYS_ioprio_set, {1, 0, (2 << 13) | 7}, 0},
+	};
+	for (size_t i = 0; i < sizeof(self) / sizeof(self[0]); i++) {
+		const struct sc *c = &self[i];
+		long r = syscall(c->nr, c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5]);
+		printf("%s %s on itself: %s\n", r == 0 ? "works" : "BROKEN", c->name, r == 0 ? "returned" : strerror(errno));
+		bad += r != 0;
+	}
+	return bad ? 1 : 0;
+}
+
 static int inet(int type, int port)
 {
 	int s = socket(AF_INET, type, 0);
@@ -126,12 +220,7 @@ static int cmd_socket(int fam, int type, const char *what)
 	return escape(what);
 }
 
-struct sc {
-	const char *name;
-	long nr;
-	long a[6];
-	int want; /* errno the filter must return */
-};
+
 
 static int cmd_syscalls(void)
 {
@@ -523,6 +612,8 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "raw")) return cmd_socket(AF_INET, SOCK_RAW, "socket(AF_INET, SOCK_RAW)") |
 				      cmd_socket(AF_PACKET, SOCK_RAW, "socket(AF_PACKET, SOCK_RAW)");
 	if (!strcmp(c, "syscalls")) return cmd_syscalls();
+	if (!strcmp(c, "tune-pid1")) return cmd_tune_pid1();
+	if (!strcmp(c, "mounts")) return cmd_mounts();
 	if (!strcmp(c, "tiocsti")) return cmd_tiocsti(0);
 	if (!strcmp(c, "tiocsti-high")) return cmd_tiocsti(1);
 	if (!strcmp(c, "int80")) return cmd_int80();

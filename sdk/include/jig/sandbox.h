@@ -71,6 +71,13 @@ struct jig_scope_limits {
 
 #define JIG_SCOPE_MAX_FDS 16
 
+/* What every scope has besides its binds and tmpfs: a read-only root, a
+ * private read-only /proc, and a read-only /dev holding only these device
+ * nodes (character devices, usable for reading and writing; no storage,
+ * no /dev/shm) and a read-only devpts. A sandbox module must provide
+ * exactly this; the host prints it in every permission plan. */
+#define JIG_SCOPE_DEVICES "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"
+
 struct jig_scope {
 	uint32_t struct_size;
 	const char *name;	   /* [a-z0-9-], names the cgroup leaf */

@@ -1,0 +1,30 @@
+/* Inert text: how jig shows bytes that did not come from jig itself (a
+ * Flow's error text and logs, file and attachment names, HTTP and worker
+ * output, anything read back from a record or a packet) on a terminal.
+ *
+ * Every C0 control, DEL, C1 control (as U+0080..U+009F or as a raw byte),
+ * invalid UTF-8, the Unicode bidirectional marks, embeddings, overrides
+ * and isolates and the line/paragraph separators are shown escaped
+ * (\n, \r, \t, \xNN, \uNNNN), so the text is always one line that cannot
+ * move the cursor, set a title, write the clipboard, reorder what follows
+ * or start a line that looks like jig's own. Printable text, UTF-8
+ * included, is unchanged; escaping is idempotent (a backslash is kept as
+ * it is). --json output is exact instead: see jig_json_print. */
+#ifndef JIG_TEXT_H
+#define JIG_TEXT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Writes the inert form of src[0..len) into dst (cap > 0), cut at a whole
+ * escape or character, always NUL-terminated. Returns the length written. */
+size_t jig_text_inert(char *dst, size_t cap, const char *src, size_t len);
+
+/* The inert form of a NUL-terminated string, malloc'd (NULL only when out
+ * of memory). NULL src gives "". */
+char *jig_text_inert_dup(const char *src);
+
+/* Writes the inert form of s (NULL: nothing) to f. */
+void jig_text_put(FILE *f, const char *s);
+
+#endif
