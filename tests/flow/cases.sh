@@ -51,7 +51,11 @@ denied() { # the attempt in result.json failed, the Run itself succeeded
 nothing_published() {
 	[ ! -e "$T/pkt" ] || fail "a packet was published"
 	! ls -a "$T" | grep -q '^\.jig-stage' || fail "a stage was left behind"
-	[ -z "$(ls -A "$T/p/.jig/runs" 2>/dev/null)" ] || fail "a run directory was left behind"
+	no_run_dir
+}
+# The outer command's private run directory (/tmp/jig-run-*) is gone.
+no_run_dir() {
+	[ -z "$(find /tmp -maxdepth 1 -name 'jig-run-*' 2>/dev/null)" ] || fail "a run directory was left behind: $(find /tmp -maxdepth 1 -name 'jig-run-*')"
 }
 refused_output() { # an output refusal: nothing published, one clear line
 	[ "$rc" -ne 0 ] || fail "jig run succeeded"
@@ -234,7 +238,7 @@ start_sleeper() { # the hostile Flow sleeping, in the background; $outer, $coord
 no_leftovers() {
 	! pgrep -f /.jig/runtime/boot.js >/dev/null || fail "a Flow process survived"
 	[ -z "$(find /sys/fs/cgroup/jig-test -mindepth 1 -maxdepth 2 -name 'jig-*' -type d)" ] || fail "cgroups left: $(find /sys/fs/cgroup/jig-test -name 'jig-*')"
-	[ -z "$(ls -A "$T/p/.jig/runs" 2>/dev/null)" ] || fail "a run directory was left behind"
+	no_run_dir
 	! ls -a "$T" | grep -q '^\.jig-stage' || fail "a stage was left behind"
 }
 case_coordinator_killed() {
@@ -490,6 +494,115 @@ case_http_tls() {
 	expect_ok 0; res 0 .text | jq -e '.ok' >/dev/null || fail "body over TLS"
 	expect_ok 1
 	[ "$(wc -l <"$T/a.log")" -eq 2 ] || fail "server log: $(cat "$T/a.log")"
+}
+
+
+# --- 10. hardening (issue 12) -------------------------------------------------------------
+# Untrusted text reaches the terminal inert (R-P12): no_raw_controls FILE...
+# fails if any file holds invalid UTF-8, a control byte other than newline,
+# DEL, a C1 control or a bidi control.
+no_raw_controls() {
+	python3 - "$@" <<'PY' || fail "a raw control byte reached the terminal"
+import re, sys
+bad = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+ok = True
+for name in sys.argv[1:]:
+    data = open(name, "rb").read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        print(f"{name}: invalid UTF-8 at {e.start}: {data[max(0, e.start - 20):e.start + 20]!r}"); ok = False; continue
+    for m in bad.finditer(text):
+        print(f"{name}: raw {m.group()!r} at {m.start()}: {text[max(0, m.start() - 30):m.start() + 30]!r}"); ok = False
+sys.exit(0 if ok else 1)
+PY
+}
+no_forged_line() {
+	! grep -h '^jig: flow hostile succeeded' "$@" || fail "a forged jig line reached the terminal"
+}
+EXACT='"\u001b]52;c;cHduZWQ=\u0007 bs\b\b del\u007f c1\u009b31m bidi\u202egnp.exe\u2066x\u2069 lone\rCR"'
+case_hostile_text_error() {
+	project "$HOSTILE"; hostile text-error
+	[ "$rc" -eq 1 ] && [ "$(rec status)" = failed ] || fail "the Run did not fail"
+	grep -q 'the Flow failed: Error: \\x1b\[2K\\r\\x1b\[1Ajig: flow hostile succeeded; packet /tmp/forged\\n\\x1b\]0;pwned-title\\x07\\x1b\]52;c;cHduZWQ=\\x07 bs\\x08\\x08 del\\x7f c1\\u009b31m bidi\\u202egnp.exe\\u2066x\\u2069 lone\\rCR' "$T/err" || fail "the error is not shown escaped"
+	no_raw_controls "$T/out" "$T/err"; no_forged_line "$T/out" "$T/err"
+	# The record keeps the exact text; inspect shows it (and the logs) inert.
+	jq -e --argjson x "$EXACT" '(.error | contains($x)) and (.logs[0] | contains($x))' "$T/pkt/record.json" >/dev/null || fail "the record lost the exact text"
+	"$JIG" inspect "$T/pkt" >"$T/inspect" 2>&1 || true
+	cat "$T/inspect"
+	no_raw_controls "$T/inspect"; no_forged_line "$T/inspect"
+	grep -q '^  log .*\\x1b\]52;c;cHduZWQ=\\x07' "$T/inspect" && grep -q '^  log second\\x1b\[31m line$' "$T/inspect" || fail "inspect does not show the logs escaped"
+	"$JIG" inspect "$T/pkt" --json >"$T/inspect.json"
+	no_raw_controls "$T/inspect.json"
+	jq -e --argjson x "$EXACT" '(.record.error | contains($x)) and (.record.logs[0] | contains($x))' "$T/inspect.json" >/dev/null || fail "inspect --json lost the exact text"
+	# jig run --json: exact, and still pure ASCII on the terminal.
+	hostile text-error --json
+	no_raw_controls "$T/out" "$T/err"
+	jq -e --argjson x "$EXACT" '.error | contains($x)' "$T/out" >/dev/null || fail "run --json lost the exact text"
+}
+case_hostile_text_name() {
+	project "$HOSTILE"; hostile text-name
+	refused_output "names must be"
+	grep -q 'out/evil\\x1b\[2K\\r\\x1b\[1Ajig: flow hostile succeeded; packet tmpforged\\x1b\]0;pwned-title' "$T/err" || fail "the name is not shown escaped"
+	grep -q '\\x9b2J' "$T/err" || fail "the raw C1 byte is not shown escaped"
+	no_raw_controls "$T/out" "$T/err"; no_forged_line "$T/out" "$T/err"
+	hostile text-name --json
+	no_raw_controls "$T/out" "$T/err"
+	jq -e '.schema == "jig-error/1"' "$T/out" >/dev/null || fail "no jig-error/1"
+}
+case_hostile_text_log() {
+	project "$HOSTILE"; hostile text-log
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	"$JIG" inspect "$T/pkt" >"$T/inspect" 2>&1
+	cat "$T/inspect"
+	no_raw_controls "$T/out" "$T/err" "$T/inspect"; no_forged_line "$T/inspect"
+	grep -q '^  log \\x1b\[2K\\r' "$T/inspect" || fail "inspect does not show the log"
+}
+# A crash is named on the terminal with its signal and core flag.
+case_crash_names_signal() {
+	project "$HOSTILE"; hostile segv
+	[ "$rc" -eq 1 ] && [ "$(rec termination.signal)" = 11 ] || fail "not a SIGSEGV crash"
+	core=$(rec termination.core_dumped)
+	want="no core dumped"; [ "$core" = true ] && want="core dumped"
+	grep -q "jig: flow hostile failed: the Flow was killed by SIGSEGV (signal 11, $want)" "$T/err" || fail "the crash message does not name SIGSEGV and the core flag"
+	"$JIG" inspect "$T/pkt" | grep -q "signal 11" || fail "inspect"
+}
+# Every writable mount in the Flow's scope is in its Plan with its cap;
+# /dev/shm is not writable (R-P05).
+case_flow_writable_mounts_are_the_plan() {
+	project "$HOSTILE"
+	(cd "$T/p" && "$JIG" review --json) | jq -r '.plan.flows[] | select(.name == "hostile") | .grants' >"$T/grants.json"
+	hostile whoami
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	jq -r '.writable[] | "\(.at) size=\(.size_bytes / 1024)k"' "$T/grants.json" | sort >"$T/want"
+	devs=$(jq -r '.devices[]' "$T/grants.json" | tr '\n' ' ')
+	# mountinfo: ID PARENT DEV ROOT TARGET OPTS ... - FSTYPE SOURCE SUPER
+	awk -v devs="$devs" 'BEGIN { split(devs, d, " "); for (k in d) dev[d[k]] = 1 }
+	     { split($6, o, ","); if (o[1] != "rw" || ($5 in dev)) next
+	       for (i = 7; i <= NF; i++) if ($i == "-") break
+	       n = split($(i + 3), so, ","); s = ""; for (k = 1; k <= n; k++) if (so[k] ~ /^size=/) s = so[k]
+	       print $5, s }' "$T/pkt/files/out/mountinfo" | sort >"$T/got"
+	echo "writable in the Plan:"; cat "$T/want"; echo "writable inside:"; cat "$T/got"
+	cmp -s "$T/want" "$T/got" || fail "the Flow's writable mounts are not its Plan's"
+	hostile "fill /dev/shm/big 67108864"; denied
+	grep -q "read-only file system" "$T/pkt/files/result.json" || fail "/dev/shm did not fail read-only"
+}
+# pid 1 (the launcher) cannot be re-tuned by the Flow; Bun keeps running.
+case_hostile_tune_launcher() { project "$HOSTILE"; hostile tune-pid1; denied; cat "$T/pkt/files/result.json"; }
+# Nothing the Flow sees of its mounts, descriptors, pid 1 or environment
+# names the operator, the project or its .jig state.
+case_hostile_sees_no_host_paths() {
+	P="$T/zqx-secret-project-4711"
+	cp -r "$HOSTILE" "$P"
+	(cd "$P" && "$JIG" review --yes >/dev/null)
+	printf 'whoami\n' >"$T/mode"
+	(cd "$P" && "$JIG" run hostile --input mode="$T/mode" --output "$T/pkt") || fail "the run failed"
+	cat "$T/pkt/files/out/mountinfo" "$T/pkt/files/out/whoami.json"
+	me=$(id -un)
+	for secret in zqx-secret-project "$P" "$HOME" "/home/$me" "$me" ".jig/runs" ".jig-stage" "$T"; do
+		! grep -F -q -- "$secret" "$T/pkt/files/out/mountinfo" "$T/pkt/files/out/whoami.json" || fail "the Flow can see \"$secret\""
+	done
+	no_run_dir
 }
 
 if [ "${ROOT_MODE:-}" = 1 ]; then

@@ -12,6 +12,31 @@ function attempt(jig: Jig, what: string, fn: () => unknown) {
   jig.write("result.json", JSON.stringify({ attempt: what, ok, error }) + "\n");
 }
 
+// Terminal escapes a Flow may try to put on the operator's terminal: a
+// forged "succeeded" line after erasing the real one, a window title, the
+// clipboard (OSC 52), lone CR, backspaces, DEL, C1 (as a character and as a
+// raw byte in a file name) and bidi overrides.
+const HOSTILE_TEXT = "\x1b[2K\r\x1b[1Ajig: flow hostile succeeded; packet /tmp/forged\n" +
+  "\x1b]0;pwned-title\x07\x1b]52;c;cHduZWQ=\x07 bs\x08\x08 del\x7f c1\u009b31m bidi\u202egnp.exe\u2066x\u2069 lone\rCR";
+
+// Calls through libc (bun:ffi): r is the return value, errno after it.
+async function libc() {
+  const { dlopen, ptr } = await import("bun:ffi");
+  const l = dlopen("libc.so.6", {
+    syscall: { args: ["i64", "i64", "i64", "i64", "i64"], returns: "i64" },
+    __errno_location: { args: [], returns: "ptr" },
+  });
+  const { read } = await import("bun:ffi");
+  return {
+    ptr,
+    call(nr: number, ...a: (number | bigint)[]) {
+      const args = [0, 1, 2, 3].map((i) => BigInt(a[i] ?? 0));
+      const r = Number(l.symbols.syscall(BigInt(nr), args[0], args[1], args[2], args[3]));
+      return { r, errno: r === -1 ? read.i32(l.symbols.__errno_location(), 0) : 0 };
+    },
+  };
+}
+
 export default async function (jig: Jig) {
   const mode = jig.read("mode").toString("utf8").trim();
   const [verb, ...rest] = mode.split(" ");
@@ -58,6 +83,54 @@ export default async function (jig: Jig) {
     case "flood": for (let i = 0; i < Number(arg); i++) jig.log("flood", i); return;
     case "sleep": await new Promise((r) => setTimeout(r, Number(arg))); jig.write("result.json", "{}"); return;
     case "ok": jig.write("result.json", JSON.stringify({ attempt: "ok", ok: true }) + "\n"); return;
+    // Untrusted text: in the error, in log lines, in an output file name.
+    case "text-error": jig.log(HOSTILE_TEXT); jig.log("second\x1b[31m line"); throw new Error(HOSTILE_TEXT);
+    case "text-log": jig.log(HOSTILE_TEXT); jig.write("result.json", "{}"); return;
+    case "text-name": fs.mkdirSync("/output/out", { recursive: true }); fs.writeFileSync(Buffer.concat([Buffer.from("/output/out/evil" + HOSTILE_TEXT.replace(/[\n/]/g, "")), Buffer.from([0x9b, 0x32, 0x4a])]), "x"); return;
+    // What the Flow can see of the host: its mounts, descriptors, pid 1,
+    // environment, and which mounts are writable.
+    case "whoami": {
+      const fds: Record<string, string> = {};
+      for (const fd of fs.readdirSync("/proc/self/fd")) { try { fds[fd] = fs.readlinkSync(`/proc/self/fd/${fd}`); } catch (e) { fds[fd] = "?"; } }
+      let pid1 = "";
+      try { pid1 = fs.readFileSync("/proc/1/cmdline", "latin1").replace(/\0/g, " "); } catch (e) { pid1 = "unreadable: " + (e as Error).message; }
+      const probe = (p: string) => { try { return fs.readFileSync(p, "latin1"); } catch (e) { return "unreadable: " + (e as Error).message; } };
+      jig.write("out/mountinfo", fs.readFileSync("/proc/self/mountinfo"));
+      jig.write("out/whoami.json", JSON.stringify({
+        fds, pid1, environ: fs.readFileSync("/proc/self/environ", "latin1").split("\0").filter(Boolean),
+        pid1_environ: probe("/proc/1/environ"), cwd: process.cwd(), self_cgroup: probe("/proc/self/cgroup"),
+      }, null, 1));
+      return;
+    }
+    case "fill": {
+      const [path, bytes] = arg.split(" ");
+      let done = 0, error = "";
+      try { const fd = fs.openSync(path, "w"); const b = Buffer.alloc(1 << 20, 102); while (done < Number(bytes)) { fs.writeSync(fd, b); done += b.length; } }
+      catch (e) { error = (e as Error).message; }
+      jig.write("result.json", JSON.stringify({ attempt: mode, ok: done >= Number(bytes), done, error }) + "\n");
+      return;
+    }
+    // pid 1 is the trusted launcher, with the Flow's uid inside the user
+    // namespace: re-tuning it must be refused; tuning itself still works.
+    case "tune-pid1": {
+      const c = await libc();
+      const rl = new BigUint64Array([1024n, 1024n]);
+      const mask = new BigUint64Array([1n]);
+      const SYS = { prlimit64: 302, setpriority: 141, sched_setaffinity: 203, ioprio_set: 251, modify_ldt: 154 };
+      const other = {
+        prlimit64: c.call(SYS.prlimit64, 1, 7, c.ptr(rl), 0),
+        setpriority: c.call(SYS.setpriority, 0, 1, 10),
+        sched_setaffinity: c.call(SYS.sched_setaffinity, 1, 8, c.ptr(mask)),
+        ioprio_set: c.call(SYS.ioprio_set, 1, 1, (2 << 13) | 7),
+        modify_ldt: c.call(SYS.modify_ldt, 0, c.ptr(rl), 16),
+      };
+      const self = { setpriority: c.call(SYS.setpriority, 0, 0, 5), ioprio_set: c.call(SYS.ioprio_set, 1, 0, (2 << 13) | 7) };
+      const refused = Object.values(other).every((x) => x.r === -1 && x.errno === 1);
+      const works = Object.values(self).every((x) => x.r === 0);
+      jig.write("result.json", JSON.stringify({ attempt: mode, ok: !refused || !works, other, self }) + "\n");
+      return;
+    }
+    case "segv": process.kill(process.pid, "SIGSEGV"); await new Promise((r) => setTimeout(r, 5000)); return;
     default: throw new Error("unknown mode " + mode);
   }
 }
