@@ -17,9 +17,11 @@
 
 #include "../policy/scope_policy.h"
 #include "../snapshot/loader.h"
+#include "../util/relay.h"
 #include "commands.h"
 
 #define INIT_FILE "libexec/jig-scope-init"
+_Static_assert(JIG_POLICY_MAX_FDS <= JIG_SCOPE_MAX_FDS, "a policy's descriptors fit a scope");
 
 static const char *caller_home(void)
 {
@@ -107,6 +109,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	}
 
 	int code = 0, init_fd = -1;
+	struct jig_relay *relay = NULL;
 	struct jig_snapshot s;
 	bool have_snapshot = false;
 	struct jig_module_handle h;
@@ -135,6 +138,12 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 		jig_err(&e, JIG_E_INTEGRITY, "module sandbox-linux cannot launch scopes (built against an older SDK)");
 		goto fail;
 	}
+	/* Standard streams reach the scope as pipes, never as the caller's
+	 * terminal or files. */
+	struct jig_scope_fd fds[JIG_SCOPE_MAX_FDS];
+	memcpy(fds, p.fds, p.n_fds * sizeof(*fds));
+	if (jig_relay_start(&relay, fds, p.n_fds, &e) < 0)
+		goto fail;
 	struct jig_scope sc = {
 		.struct_size = sizeof(sc),
 		.name = p.name,
@@ -148,7 +157,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 		.n_symlinks = (uint32_t)p.n_symlinks,
 		.env = (const char *const *)p.env,
 		.n_env = (uint32_t)p.n_env,
-		.fds = p.fds,
+		.fds = fds,
 		.n_fds = (uint32_t)p.n_fds,
 		.cwd = p.cwd,
 		.network = p.network,
@@ -161,6 +170,8 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	memset(&r, 0, sizeof(r));
 	r.struct_size = sizeof(r);
 	int lr = ops->launch(h.state, &sc, &r);
+	jig_relay_finish(relay);
+	relay = NULL;
 	r.error[sizeof(r.error) - 1] = r.cgroup[sizeof(r.cgroup) - 1] = '\0';
 	if (lr != JIG_MOD_OK && r.needs_delegation && !in_transient_scope) {
 		char why[128];
@@ -233,6 +244,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	jig_scope_policy_free(&p);
 	return code;
 fail:
+	jig_relay_finish(relay);
 	if (init_fd >= 0)
 		close(init_fd);
 	jig_cli_fail(json, &e);

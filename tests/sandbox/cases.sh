@@ -116,6 +116,28 @@ case_dev_shm_not_writable() {
 # still work.
 case_launcher_not_tunable() { policy; scope tune-pid1; contained; }
 
+# Standard streams reach the scope as pipes that jig relays: nothing inside
+# resolves them to a host path or the caller's terminal (issue 12).
+case_stdio_are_pipes() {
+	policy
+	head -c 200000 /dev/urandom | base64 >"$T/in"
+	set +e
+	"$JIG" scope run "$T/policy.json" -- /probe stdio <"$T/in" >"$T/out" 2>"$T/err"; rc=$?
+	set -e
+	cat "$T/err"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	cmp -s "$T/in" "$T/out" || fail "stdin was not relayed to stdout intact"
+	[ "$(grep -c '^fd [0-2] -> pipe:\[' "$T/err")" -eq 3 ] || fail "a standard stream is not a pipe"
+	! grep -q "$T" "$T/err" || fail "a host path is visible"
+	# From a terminal: still pipes, and no /dev/console (bwrap adds one
+	# bound to the caller's terminal when its stdout is one).
+	script -qec "'$JIG' scope run '$T/policy.json' -- /probe stdio </dev/null; '$JIG' scope run '$T/policy.json' -- /probe mounts" "$T/typescript" >"$T/tty" 2>&1 </dev/null || true
+	cat "$T/tty"
+	[ "$(grep -c '^fd [0-2] -> pipe:\[' "$T/tty")" -eq 3 ] || fail "a standard stream is the terminal"
+	grep -q '^mount /proc ' "$T/tty" || fail "no mount table"
+	! grep -q '/dev/console\|/dev/pts/[0-9]' "$T/tty" || fail "the caller's terminal is visible"
+}
+
 # --- 2. network ---------------------------------------------------------------
 listener() {
 	"$JIG_PROBE" listen 47123 jig-abstract-test "$T/listen.log" &

@@ -116,6 +116,25 @@ static int cmd_mounts(void)
 	return 0;
 }
 
+/* What the standard streams are: "fd N -> LINK" on stderr, then stdin
+ * copied to stdout. */
+static int cmd_stdio(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		char link[64], target[512];
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = '\0';
+		fprintf(stderr, "fd %d -> %s\n", fd, n > 0 ? target : strerror(errno));
+	}
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(0, buf, sizeof(buf))) > 0)
+		if (write(1, buf, (size_t)n) != n)
+			return 1;
+	return 0;
+}
+
 /* The payload against pid 1 (the trusted launcher, same uid inside the
  * user namespace): every re-tuning call must be refused; the same calls on
  * the caller itself must still work. */
@@ -614,6 +633,7 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "syscalls")) return cmd_syscalls();
 	if (!strcmp(c, "tune-pid1")) return cmd_tune_pid1();
 	if (!strcmp(c, "mounts")) return cmd_mounts();
+	if (!strcmp(c, "stdio")) return cmd_stdio();
 	if (!strcmp(c, "tiocsti")) return cmd_tiocsti(0);
 	if (!strcmp(c, "tiocsti-high")) return cmd_tiocsti(1);
 	if (!strcmp(c, "int80")) return cmd_int80();
