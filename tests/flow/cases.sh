@@ -605,6 +605,27 @@ case_hostile_sees_no_host_paths() {
 	no_run_dir
 }
 
+# The HTTP worker's scope writes only where its Plan says: a test snapshot
+# whose worker is the probe (answering with its scope's writable mounts).
+root_http_worker_writable_mounts_are_the_plan() { root_refuse_other_snapshot; }
+case_http_worker_writable_mounts_are_the_plan() {
+	JIG=/var/tmp/prefix/bin/jig
+	cur=/var/tmp/prefix/lib/jig/$(readlink /var/tmp/prefix/lib/jig/current)
+	mkdir "$T/stage" && (cd "$cur" && cp -r modules libexec "$T/stage/")
+	cp "$JIG_PROBE" "$T/stage/libexec/jig-http-worker"
+	seq=$(($(jq .sequence "$cur/manifest.json") + 1))
+	/var/tmp/prefix/bin/jig-snapshot create --dir "$T/stage" --id "s$seq" --sequence "$seq" --module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so >/dev/null
+	/var/tmp/prefix/bin/jig-snapshot sign --dir "$T/stage" --key /var/tmp/devkey >/dev/null
+	/var/tmp/prefix/bin/jig-snapshot install --dir "$T/stage" --prefix /var/tmp/prefix >/dev/null
+	project "$CALLER"
+	(cd "$T/p" && "$JIG" review --json) | jq -r '.plan.flows[] | select(.name == "caller") | .grants.http[] | select(.route == "ok") | .worker_writable | map("\(.at) size=\(.size_bytes / 1024)k") | join(", ")' >"$T/want"
+	steps '[{"do":"http","route":"ok"}]'
+	succeeded
+	ev 0 .error | sed 's/^writable: //' >"$T/got"
+	echo "writable in the Plan: $(cat "$T/want")"; echo "writable inside the worker's scope: $(cat "$T/got")"
+	[ -s "$T/want" ] && cmp -s "$T/want" "$T/got" || fail "the worker's writable mounts are not its Plan's"
+}
+
 if [ "${ROOT_MODE:-}" = 1 ]; then
 	if type "root_$1" >/dev/null 2>&1; then "root_$1"; fi
 	exit 0

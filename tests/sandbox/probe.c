@@ -116,6 +116,34 @@ static int cmd_mounts(void)
 	return 0;
 }
 
+/* Installed in a test snapshot in place of jig-http-worker: answers with a
+ * worker result whose error text lists the scope's writable mounts
+ * ("TARGET size=NK", device nodes excluded), so a test can compare the
+ * worker's scope with the Plan. */
+static int cmd_as_http_worker(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], list[4096] = "";
+	size_t len = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		char target[1024], opts[512], rest[2048], super[1024] = "";
+		if (sscanf(line, "%*d %*d %*s %*s %1023s %511s %2047[^\n]", target, opts, rest) != 3 ||
+		    strncmp(opts, "rw", 2) != 0 || (opts[2] && opts[2] != ',') || strncmp(target, "/dev/", 5) == 0)
+			continue;
+		char *sep = strncmp(rest, "- ", 2) == 0 ? rest : strstr(rest, " - ");
+		if (sep)
+			sscanf(sep + (sep == rest ? 2 : 3), "%*s %*s %1023s", super);
+		char *size = strstr(super, "size=");
+		if (size)
+			size[strcspn(size, ",")] = '\0';
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s %s", len ? ", " : "", target, size ? size : "");
+	}
+	if (f)
+		fclose(f);
+	printf("{\"outcome\": \"failed\", \"error\": \"writable: %s\"}\n", list);
+	return 0;
+}
+
 /* What the standard streams are: "fd N -> LINK" on stderr, then stdin
  * copied to stdout. */
 static int cmd_stdio(void)
@@ -615,10 +643,13 @@ static int cmd_euid(void)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 2) {
+	if (argc < 2 && !strstr(argv[0], "http-worker")) {
 		fprintf(stderr, "usage: jig-probe ATTEMPT [ARGS]\n");
 		return 2;
 	}
+	const char *base = strrchr(argv[0], '/');
+	if (strcmp(base ? base + 1 : argv[0], "http-worker") == 0)
+		return cmd_as_http_worker();
 	const char *c = argv[1];
 	const char *a2 = argc > 2 ? argv[2] : "", *a3 = argc > 3 ? argv[3] : "";
 	if (!strcmp(c, "read")) return cmd_read(a2);
