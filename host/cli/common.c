@@ -52,7 +52,7 @@ void jig_cli_verification_note(const struct jig_verifier *v)
 int jig_cli_verify_installation(const struct jig_snapshot *s, struct jig_verifier *v, int *launcher_fd,
 				struct jig_error *e)
 {
-	const char *files[6];
+	const char *files[JIG_PLAN_MAX_INSTALLED];
 	size_t n = jig_plan_installed_files(s, files);
 	int r = 0;
 	for (size_t i = 0; !r && i < n; i++) {

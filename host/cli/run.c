@@ -332,7 +332,8 @@ static int coordinator(int argc, char **argv, int in_transient_scope, const char
 	int devnull = -1, rundir = -1, init_fd = -1, sv[2] = {-1, -1}, ab[2] = {-1, -1}, cancel[2] = {-1, -1}, stagefd = -1;
 	json_t *inlist = json_array(), *outlist = json_array(), *record = NULL;
 	struct run0 r0 = {.fd = -1, .abort_wr = -1, .logs = json_array(), .effects = json_array()};
-	char workerpath[PATH_MAX + 64];
+	struct jig_scope_policy rpol;
+	bool have_rpol = false;
 	struct jig_scope_result res;
 	memset(&res, 0, sizeof(res));
 	res.struct_size = sizeof(res);
@@ -391,8 +392,6 @@ static int coordinator(int argc, char **argv, int in_transient_scope, const char
 		jig_err(&e, JIG_E_INTEGRITY, "module sandbox-linux cannot launch scopes");
 		goto fail;
 	}
-	if (f->n_http)
-		snprintf(workerpath, sizeof(workerpath), "%s/%s", s.dirpath, JIG_HTTP_WORKER_FILE);
 
 	/* The private run directory (the outer command's, under /tmp, so that
 	 * the scope's mount table names no user, project or .jig path):
@@ -423,49 +422,33 @@ static int coordinator(int argc, char **argv, int in_transient_scope, const char
 		fchmod(in, 0555);
 	}
 
-	/* Paths for the scope. */
-	char pkgpath[PATH_MAX], inpath[PATH_MAX], bunpath[PATH_MAX + 64], rtpath[PATH_MAX + 64];
-	snprintf(pkgpath, sizeof(pkgpath), "%s/package", run_dir);
-	snprintf(inpath, sizeof(inpath), "%s/input", run_dir);
-	snprintf(bunpath, sizeof(bunpath), "%s/%s", s.dirpath, JIG_RUNTIME_BUN);
-	snprintf(rtpath, sizeof(rtpath), "%s/libexec/runtime", s.dirpath);
-	const char *lib = "/usr/lib/x86_64-linux-gnu", *lib64 = "/usr/lib64";
-	struct jig_scope_bind binds[] = {
-		{bunpath, "/.jig/bun"}, {rtpath, "/.jig/runtime"}, {pkgpath, "/flow"}, {inpath, "/input"},
-		{lib, lib}, {lib64, lib64},
-	};
-	struct jig_scope_tmpfs tmpfs[] = {{"/output", JIG_FLOW_OUTPUT_BYTES}, {"/scratch", JIG_FLOW_SCRATCH_BYTES}};
-	/* Bun is a glibc program: its loader and libraries, nothing else of /usr
-	 * (Debian's merged /usr layout). */
-	struct jig_scope_symlink links[] = {{"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}};
-	const char *env[] = {"HOME=/scratch", "TMPDIR=/scratch", "LANG=C.UTF-8", "NO_COLOR=1"};
+	/* The scope: the Plan's composed template for this Flow, its slots
+	 * filled with this run's directory, descriptors and deadline. */
+	const struct jig_scope_template *tmpl = jig_plan_scope(&pl, f->name, NULL);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(ab, O_CLOEXEC) < 0 ||
-	    pipe2(cancel, O_CLOEXEC) < 0) {
+	    pipe2(cancel, O_CLOEXEC) < 0 || (devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
 		jig_err(&e, JIG_E_INTERNAL, "Run/0: %s", strerror(errno));
 		goto fail;
 	}
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	struct jig_scope_fd fds[] = {{devnull, 0}, {devnull, 1}, {devnull, 2}, {sv[1], 3}};
-	const char *prog[] = {"/.jig/bun", "/.jig/runtime/boot.js", f->entry, NULL};
-	char scope_name[40];
-	snprintf(scope_name, sizeof(scope_name), "flow-%.24s", f->name);
-	for (char *c = scope_name; *c; c++)
-		if (*c == '_')
-			*c = '-';
-	struct jig_scope sc = {
-		.struct_size = sizeof(sc), .name = scope_name, .policy_sha256 = pl.sha256, .init_fd = init_fd,
-		.binds = binds, .n_binds = 6, .tmpfs = tmpfs, .n_tmpfs = 2, .symlinks = links, .n_symlinks = 2,
-		.env = env, .n_env = 4, .fds = fds, .n_fds = 4, .cwd = "/scratch", .network = JIG_NET_NONE,
-		.limits = {.memory_bytes = JIG_FLOW_MEMORY, .tasks = JIG_FLOW_TASKS, .cpu_quota_us = JIG_FLOW_CPU_US,
-			   .wall_ms = timeout_ms},
-		.argv = prog, .abort_fd = ab[0], .hold_path = "/output",
-	};
+	const struct jig_scope_slot slots[] = {{"null", devnull}, {"run0", sv[1]}};
+	struct jig_scope_run srun = {.run_dir = run_dir, .slots = slots, .n_slots = 2, .wall_ms = timeout_ms};
+	struct jig_scope sc;
+	struct jig_scope_launch launch = {.policy_sha256 = tmpl ? tmpl->policy.sha256 : NULL, .init_fd = init_fd,
+					  .argv = tmpl ? (const char *const *)tmpl->argv : NULL,
+					  .hold_path = tmpl ? tmpl->hold : NULL, .abort_fd = ab[0]};
+	if (!tmpl) {
+		jig_err(&e, JIG_E_INTERNAL, "flow %s has no composed scope", f->name);
+		goto fail;
+	}
+	if (jig_scope_policy_resolve(&tmpl->policy, &srun, jig_caller_home(), &rpol, &e) < 0)
+		goto fail;
+	have_rpol = true;
+	jig_scope_describe(&rpol, &launch, &sc, &e);
 	r0.fd = sv[0];
 	r0.abort_wr = ab[1];
 	r0.flow = f;
-	r0.http = (struct jig_http_effect_env){.ops = ops, .state = h.state, .worker_path = workerpath,
-					       .init_fd = init_fd, .flow = f->name, .policy_sha256 = pl.sha256,
-					       .abort_fd = cancel[0]};
+	r0.http = (struct jig_http_effect_env){.ops = ops, .state = h.state, .plan = &pl, .init_fd = init_fd,
+					       .flow = f->name, .abort_fd = cancel[0]};
 	/* From here a cancellation (SIGTERM from the outer command) is the
 	 * supervisor's to handle (it fences and reports it): no thread of ours
 	 * may take the signal's default action instead. */
@@ -556,6 +539,11 @@ static int coordinator(int argc, char **argv, int in_transient_scope, const char
 		outlist, "logs", r0.logs);
 	if (record && f->n_http)
 		json_object_set(record, "effects", r0.effects);
+	/* The scope that ran: the Plan's digest and its canonical policy (the
+	 * run's slot values are not part of it). */
+	if (record)
+		json_object_set_new(record, "scope", json_pack("{s:s,s:O}", "policy_sha256", tmpl->policy.sha256, "policy",
+							      tmpl->policy.doc));
 	if (record)
 		json_object_set_new(record, "verification", jig_verifier_json(&v));
 	char *txt = record ? json_dumps(record, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
@@ -612,6 +600,8 @@ out:
 	json_decref(outlist);
 	json_decref(r0.logs);
 	json_decref(r0.effects);
+	if (have_rpol)
+		jig_scope_policy_free(&rpol);
 	jig_plan_free(&pl);
 	jig_verifier_finish(&v);
 	if (have_mod)

@@ -17,17 +17,13 @@
 
 #include "../policy/scope_policy.h"
 #include "../snapshot/loader.h"
+#include "../util/fileio.h"
 #include "../util/relay.h"
 #include "commands.h"
 
 #define INIT_FILE "libexec/jig-scope-init"
 _Static_assert(JIG_POLICY_MAX_FDS <= JIG_SCOPE_MAX_FDS, "a policy's descriptors fit a scope");
 
-static const char *caller_home(void)
-{
-	struct passwd *pw = getpwuid(getuid());
-	return pw && pw->pw_dir ? pw->pw_dir : NULL;
-}
 
 
 static json_t *result_json(const struct jig_scope_policy *p, const struct jig_scope_result *r)
@@ -80,7 +76,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 
 	struct jig_scope_policy p;
 	struct jig_error e = {0};
-	if (jig_scope_policy_load(policy_path, caller_home(), &p, &e) < 0) {
+	if (jig_scope_policy_load(policy_path, jig_caller_home(), run ? 0 : JIG_POLICY_SLOTS, &p, &e) < 0) {
 		jig_cli_fail(json, &e);
 		return e.code;
 	}
@@ -94,7 +90,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 			jig_cli_print_json(doc);
 			json_decref(doc);
 		} else {
-			jig_scope_plan_print(&p, stdout);
+			jig_scope_plan_print(&p, "", stdout);
 			if (run) {
 				printf("  program");
 				for (size_t k = 0; prog[k]; k++) {
@@ -144,28 +140,10 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	memcpy(fds, p.fds, p.n_fds * sizeof(*fds));
 	if (jig_relay_start(&relay, fds, p.n_fds, &e) < 0)
 		goto fail;
-	struct jig_scope sc = {
-		.struct_size = sizeof(sc),
-		.name = p.name,
-		.policy_sha256 = p.sha256,
-		.init_fd = init_fd,
-		.binds = p.binds,
-		.n_binds = (uint32_t)p.n_binds,
-		.tmpfs = p.tmpfs,
-		.n_tmpfs = (uint32_t)p.n_tmpfs,
-		.symlinks = p.symlinks,
-		.n_symlinks = (uint32_t)p.n_symlinks,
-		.env = (const char *const *)p.env,
-		.n_env = (uint32_t)p.n_env,
-		.fds = fds,
-		.n_fds = (uint32_t)p.n_fds,
-		.cwd = p.cwd,
-		.network = p.network,
-		.limits = p.limits,
-		.argv = (const char *const *)prog,
-		.abort_fd = -1,
-		.hold_path = NULL,
-	};
+	struct jig_scope sc;
+	struct jig_scope_launch launch = {.init_fd = init_fd, .argv = (const char *const *)prog, .abort_fd = -1, .fds = fds};
+	if (jig_scope_describe(&p, &launch, &sc, &e) < 0)
+		goto fail;
 	struct jig_scope_result r;
 	memset(&r, 0, sizeof(r));
 	r.struct_size = sizeof(r);

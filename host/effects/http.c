@@ -17,11 +17,10 @@
 #include "effects/bindings.h"
 #include "effects/schema0.h"
 #include "util/cleanup.h"
+#include "util/fileio.h"
 
 #define WORKER_OUTPUT_MAX (8u << 20)
-#define WORKER_MEMORY (128ull << 20)
-#define WORKER_TASKS 16
-#define OPERATOR_CA "/.jig/operator-ca.pem"
+#define OPERATOR_CA_MAX (256u << 10)
 #define SYSTEM_CA "/etc/ssl/certs/ca-certificates.crt"
 
 /* No response for the Flow: the outcome and reason in the evidence, the
@@ -64,53 +63,50 @@ static int memfd_with(const char *name, const char *data, size_t len)
 	return fd;
 }
 
-/* The worker's scope: the worker, the C libraries it links, the trust store
- * and name-service files; the operator's CA if configured; host network. */
-static int run_worker(const struct jig_http_effect_env *env, const struct jig_http_grant *g, const char *input,
-		      const char *ca_file, json_t **result, struct jig_scope_result *res, char *why, size_t cap)
+/* The operator's CA file: a regular file of at most 256 KiB of text. */
+static int read_ca(const char *path, char **out, struct jig_error *e)
 {
-	static const char *const host_files[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/etc/ssl/certs",
-						 "/usr/share/ca-certificates", "/etc/resolv.conf", "/etc/hosts",
-						 "/etc/nsswitch.conf", "/etc/host.conf", "/etc/gai.conf"};
-	struct jig_scope_bind binds[12];
-	char real[9][PATH_MAX];
-	uint32_t nb = 0;
-	binds[nb++] = (struct jig_scope_bind){env->worker_path, "/.jig/http-worker"};
-	/* Bound from where they really are (/etc/resolv.conf is often a link
-	 * into /run), at the path the C library looks for them. */
-	for (size_t i = 0; i < sizeof(host_files) / sizeof(host_files[0]); i++)
-		if (realpath(host_files[i], real[i]))
-			binds[nb++] = (struct jig_scope_bind){real[i], host_files[i]};
-	if (ca_file)
-		binds[nb++] = (struct jig_scope_bind){ca_file, OPERATOR_CA};
-	struct jig_scope_symlink links[] = {{"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}};
-	struct jig_scope_tmpfs tmpfs[] = {{JIG_HTTP_WORKER_SCRATCH, JIG_HTTP_WORKER_SCRATCH_BYTES}};
+	jig_autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return jig_err(e, JIG_E_USAGE, "the operator's ca_file %s: %s", path, strerror(errno));
+	size_t len;
+	int r = jig_read_fd(fd, OPERATOR_CA_MAX, "the operator's ca_file", out, &len, NULL, e);
+	if (!r && strlen(*out) != len)
+		r = jig_err(e, JIG_E_USAGE, "the operator's ca_file %s: not PEM text", path);
+	return r;
+}
+
+/* The worker's scope: the Plan's composed template for this route (the
+ * catalog's http-worker kind), its slots filled with this request's
+ * memfds. */
+static int run_worker(const struct jig_http_effect_env *env, const struct jig_http_grant *g, const char *input,
+		      json_t **result, struct jig_scope_result *res, char *why, size_t cap)
+{
+	const struct jig_scope_template *t = jig_plan_scope(env->plan, env->flow, g->route);
 	jig_autoclose int in = memfd_with("jig-http-request", input, strlen(input));
 	jig_autoclose int out = memfd_create("jig-http-result", MFD_CLOEXEC);
 	jig_autoclose int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (in < 0 || out < 0 || devnull < 0) {
-		snprintf(why, cap, "cannot prepare the worker: %s", strerror(errno));
+	if (!t || in < 0 || out < 0 || devnull < 0) {
+		snprintf(why, cap, "cannot prepare the worker: %s", t ? strerror(errno) : "no composed scope");
 		return -1;
 	}
-	struct jig_scope_fd fds[] = {{in, 0}, {out, 1}, {devnull, 2}};
-	const char *argv[] = {"/.jig/http-worker", NULL};
-	char name[48];
-	snprintf(name, sizeof(name), "http-%.40s", g->route);
-	for (char *c = name; *c; c++)
-		if (*c == '_')
-			*c = '-';
-	struct jig_scope sc = {
-		.struct_size = sizeof(sc), .name = name, .policy_sha256 = env->policy_sha256, .init_fd = env->init_fd,
-		.binds = binds, .n_binds = nb, .tmpfs = tmpfs, .n_tmpfs = 1, .symlinks = links, .n_symlinks = 2,
-		.env = NULL, .n_env = 0, .fds = fds, .n_fds = 3, .cwd = JIG_HTTP_WORKER_SCRATCH, .network = JIG_NET_HOST,
-		.limits = {.memory_bytes = WORKER_MEMORY, .tasks = WORKER_TASKS, .cpu_quota_us = 100000,
-			   .wall_ms = g->timeout_ms + 5000},
-		.argv = argv, .abort_fd = env->abort_fd, .hold_path = NULL,
-	};
+	const struct jig_scope_slot slots[] = {{"request", in}, {"result", out}, {"null", devnull}};
+	struct jig_scope_run run = {.slots = slots, .n_slots = 3};
+	struct jig_scope_policy p;
+	struct jig_scope sc;
+	struct jig_error e = {0};
+	struct jig_scope_launch l = {.policy_sha256 = t->policy.sha256, .init_fd = env->init_fd,
+				     .argv = (const char *const *)t->argv, .hold_path = t->hold, .abort_fd = env->abort_fd};
+	if (jig_scope_policy_resolve(&t->policy, &run, jig_caller_home(), &p, &e) < 0) {
+		snprintf(why, cap, "the worker's scope was refused: %.600s", e.msg);
+		return -1;
+	}
+	jig_scope_describe(&p, &l, &sc, &e);
 	memset(res, 0, sizeof(*res));
 	res->struct_size = sizeof(*res);
 	res->held_fd = -1;
 	int lr = env->ops->launch(env->state, &sc, res);
+	jig_scope_policy_free(&p);
 	res->error[sizeof(res->error) - 1] = '\0';
 	if (res->held_fd >= 0)
 		close(res->held_fd);
@@ -172,6 +168,9 @@ void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flo
 	if (!g)
 		return refuse(reply, ev, "flow %s has no reviewed http route \"%.64s\"", f->name, route ? route : "");
 	json_object_set_new(ev, "method", json_string(g->method));
+	const struct jig_scope_template *t = jig_plan_scope(env->plan, f->name, g->route);
+	if (t)
+		json_object_set_new(ev, "scope_policy_sha256", json_string(t->policy.sha256));
 	json_object_set_new(ev, "url", json_string(g->url));
 	/* The Flow may restate the method and URL; they must be the grant's,
 	 * byte for byte (the worker checks again, with libcurl's parser). */
@@ -218,14 +217,25 @@ void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flo
 		json_object_set_new(in, "body", json_string(text));
 	if (b.bearer)
 		json_object_set_new(in, "bearer", json_string(b.bearer));
-	if (b.ca_file)
-		json_object_set_new(in, "ca_files", json_pack("[s,s]", SYSTEM_CA, OPERATOR_CA));
+	/* The operator's extra CA travels with the request (no bind: the
+	 * worker's scope is the catalog's, the same for every request). */
+	if (b.ca_file) {
+		jig_autofree char *pem = NULL;
+		struct jig_error ce = {0};
+		if (read_ca(b.ca_file, &pem, &ce) < 0) {
+			json_decref(in);
+			jig_http_binding_free(&b);
+			return refuse(reply, ev, "%s", ce.msg);
+		}
+		json_object_set_new(in, "ca_files", json_pack("[s]", SYSTEM_CA));
+		json_object_set_new(in, "ca_pem", json_string(pem));
+	}
 	char *input = json_dumps(in, JSON_COMPACT);
 	json_decref(in);
 	json_t *result = NULL;
 	struct jig_scope_result res = {0};
 	char why[700] = "";
-	int rr = input ? run_worker(env, g, input, b.ca_file, &result, &res, why, sizeof(why)) : -1;
+	int rr = input ? run_worker(env, g, input, &result, &res, why, sizeof(why)) : -1;
 	if (input) {
 		explicit_bzero(input, strlen(input)); /* it held the bearer */
 		free(input);

@@ -11,20 +11,19 @@
 
 #include <jig/sandbox.h>
 
+#include "flow/plan.h"
 #include "flow/project.h"
 
 #define JIG_HTTP_MAX_REQUESTS 64 /* per Run */
-/* The worker's scope writes only to this private tmpfs (the Plan says so). */
-#define JIG_HTTP_WORKER_SCRATCH "/scratch"
-#define JIG_HTTP_WORKER_SCRATCH_BYTES (1u << 20)
+/* The worker's deadline: the grant's plus this, to start and stop. */
+#define JIG_HTTP_WORKER_GRACE_MS 5000
 
 struct jig_http_effect_env {
 	const struct jig_sandbox_ops *ops;
 	void *state;
-	const char *worker_path; /* the verified worker in the installed snapshot */
-	int init_fd;		 /* the trusted launcher */
+	const struct jig_plan *plan; /* its composed worker scopes */
+	int init_fd;		     /* the trusted launcher */
 	const char *flow;
-	const char *policy_sha256;
 	int abort_fd; /* readable when the Run ends: the request is cancelled */
 };
 

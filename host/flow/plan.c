@@ -12,6 +12,7 @@
 #include <jig/module.h>
 
 #include "effects/http.h"
+#include "policy/catalog.h"
 #include "policy/scope_policy.h"
 #include "snapshot/identity.h"
 #include "snapshot/loader.h"
@@ -36,13 +37,13 @@ static json_t *strv(char **v, size_t n)
 	return a;
 }
 
-size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[6])
+size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[JIG_PLAN_MAX_INSTALLED])
 {
 	static const char *const all[] = {JIG_SANDBOX_MODULE_FILE, JIG_SCOPE_INIT_FILE, JIG_RUNTIME_BUN,
-					  JIG_RUNTIME_BOOT, JIG_HTTP_MODULE_FILE, JIG_HTTP_WORKER_FILE};
+					  JIG_RUNTIME_BOOT, JIG_CATALOG_FILE, JIG_HTTP_MODULE_FILE, JIG_HTTP_WORKER_FILE};
 	size_t n = 0;
-	for (size_t i = 0; i < 6; i++)
-		if (i < 4 || snapshot_file(s, all[i]))
+	for (size_t i = 0; i < JIG_PLAN_MAX_INSTALLED; i++)
+		if (i < 5 || snapshot_file(s, all[i]))
 			out[n++] = all[i];
 	return n;
 }
@@ -70,70 +71,121 @@ static int check_grant_urls(const struct jig_project *p, const struct jig_snapsh
 	return r;
 }
 
-static json_t *http_grants(const struct jig_flow *f)
+static json_t *http_grant(const struct jig_http_grant *g)
 {
-	json_t *a = json_array();
-	for (size_t k = 0; k < f->n_http; k++) {
-		const struct jig_http_grant *g = &f->http[k];
+	return json_pack("{s:s,s:s,s:s,s:O?,s:I,s:I,s:I,s:s}", "route", g->route, "method", g->method, "url", g->url,
+			 "body_schema", g->body_schema, "max_request_bytes", (json_int_t)g->max_request_bytes,
+			 "max_response_bytes", (json_int_t)g->max_response_bytes, "timeout_ms", (json_int_t)g->timeout_ms,
+			 "bearer", "only if the operator binds one to this route and URL (never in the Plan)");
+}
+
+/* The scope names: [a-z0-9-], at most 32 characters. */
+static void scope_name(char *out, size_t cap, const char *prefix, const char *name)
+{
+	snprintf(out, cap, "%s%.24s", prefix, name);
+	for (char *c = out; *c; c++)
+		if (*c == '_')
+			*c = '-';
+}
+
+int jig_plan_compose_flow(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_flow *f,
+			  struct jig_scope_template *t, struct jig_error *e)
+{
+	char name[40];
+	scope_name(name, sizeof(name), "flow-", f->name);
+	struct jig_scope_facts facts = {.kind = "flow", .name = name, .snapshot_dir = s->dirpath, .entry = f->entry,
+					.home = jig_caller_home()};
+	return jig_catalog_compose(c, &facts, t, e);
+}
+
+int jig_plan_compose_http(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_http_grant *g,
+			  struct jig_scope_template *t, struct jig_error *e)
+{
+	char name[40];
+	scope_name(name, sizeof(name), "http-", g->route);
+	/* The worker's deadline is the grant's, plus time to start and stop. */
+	struct jig_scope_facts facts = {.kind = "http-worker", .name = name, .snapshot_dir = s->dirpath,
+					.wall_ms = g->timeout_ms + JIG_HTTP_WORKER_GRACE_MS, .home = jig_caller_home()};
+	return jig_catalog_compose(c, &facts, t, e);
+}
+
+static json_t *scope_json(const struct jig_scope_template *t)
+{
+	json_t *argv = json_array();
+	for (size_t i = 0; t->argv[i]; i++)
+		json_array_append_new(argv, json_string(t->argv[i]));
+	return json_pack("{s:s,s:o,s:o}", "policy_sha256", t->policy.sha256, "permission_plan",
+			 jig_scope_plan_json(&t->policy), "argv", argv);
+}
+
+/* Composes every scope of the project (each Flow's, each HTTP route's
+ * worker) into pl->scopes, and returns the Flows' part of the Plan. */
+static int compose_all(const struct jig_project *p, const struct jig_snapshot *s, struct jig_plan *pl,
+		       json_t *flows, struct jig_error *e)
+{
+	struct jig_catalog cat;
+	int r = jig_catalog_load(s, &cat, e);
+	size_t n = 0;
+	for (size_t i = 0; i < p->n_flows; i++)
+		n += 1 + p->flows[i].n_http;
+	if (!r && !(pl->scopes = calloc(n ? n : 1, sizeof(*pl->scopes))))
+		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
+	for (size_t i = 0; !r && i < p->n_flows; i++) {
+		const struct jig_flow *f = &p->flows[i];
+		struct jig_plan_scope *fs = &pl->scopes[pl->n_scopes];
+		fs->flow = f->name;
+		if ((r = jig_plan_compose_flow(&cat, s, f, &fs->t, e)))
+			break;
+		pl->n_scopes++;
+		json_t *http = json_array();
+		for (size_t k = 0; !r && k < f->n_http; k++) {
+			struct jig_plan_scope *ws = &pl->scopes[pl->n_scopes];
+			ws->flow = f->name;
+			ws->route = f->http[k].route;
+			if (!(r = jig_plan_compose_http(&cat, s, &f->http[k], &ws->t, e))) {
+				pl->n_scopes++;
+				json_t *g = http_grant(&f->http[k]);
+				json_object_set_new(g, "worker_scope", scope_json(&ws->t));
+				json_array_append_new(http, g);
+			}
+		}
 		json_array_append_new(
-			a, json_pack("{s:s,s:s,s:s,s:O?,s:I,s:I,s:I,s:s,s:[{s:s,s:I}],s:s}", "route", g->route, "method",
-				     g->method, "url", g->url, "body_schema", g->body_schema, "max_request_bytes",
-				     (json_int_t)g->max_request_bytes, "max_response_bytes",
-				     (json_int_t)g->max_response_bytes, "timeout_ms", (json_int_t)g->timeout_ms, "worker",
-				     "its own scope: the host network, nothing else", "worker_writable", "at",
-				     JIG_HTTP_WORKER_SCRATCH, "size_bytes", (json_int_t)JIG_HTTP_WORKER_SCRATCH_BYTES, "bearer",
-				     "only if the operator binds one to this route and URL (never in the Plan)"));
+			flows, json_pack("{s:s,s:{s:s,s:I,s:I},s:s,s:o,s:o,s:o,s:o}", "name", f->name, "package", "sha256",
+					 f->package_sha256, "files", (json_int_t)f->package_files, "bytes",
+					 (json_int_t)f->package_bytes, "entry", f->entry, "inputs", strv(f->inputs, f->n_inputs),
+					 "outputs", strv(f->outputs, f->n_outputs), "scope", scope_json(&fs->t), "http", http));
 	}
-	return a;
+	jig_catalog_free(&cat);
+	return r;
 }
 
 int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, struct jig_plan *out,
 		   struct jig_error *e)
 {
 	memset(out, 0, sizeof(*out));
+	/* The launch identity: everything of the snapshot a Run uses, the
+	 * capability catalog included (a changed fragment is a new review). */
 	static const char *const used_all[] = {JIG_SANDBOX_MODULE_FILE, JIG_SCOPE_INIT_FILE, JIG_RUNTIME_BUN,
-					       JIG_RUNTIME_BOOT, JIG_HTTP_MODULE_FILE, JIG_HTTP_WORKER_FILE};
-	size_t n_used = 4;
+					       JIG_RUNTIME_BOOT, JIG_CATALOG_FILE, JIG_HTTP_MODULE_FILE,
+					       JIG_HTTP_WORKER_FILE};
+	size_t n_used = 5;
 	for (size_t i = 0; i < p->n_flows; i++)
 		if (p->flows[i].n_http)
-			n_used = 6; /* the HTTP effect is part of the launch identity */
+			n_used = 7; /* the HTTP effect is part of the launch identity */
 	for (size_t i = 0; i < n_used; i++)
 		if (!snapshot_file(s, used_all[i]))
 			return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; it cannot run these Flows (reinstall jig)", s->m.id, used_all[i]);
 	char ident[JIG_SHA256_HEX];
 	int r = jig_launch_identity(s, used_all, n_used, ident, e);
-	if (r || (n_used == 6 && (r = check_grant_urls(p, s, e))))
+	if (r || (n_used == 7 && (r = check_grant_urls(p, s, e))))
 		return r;
 	char bun[JIG_SHA256_HEX];
 	jig_hex(snapshot_file(s, JIG_RUNTIME_BUN)->sha256, JIG_SHA256_LEN, bun);
 	json_t *flows = json_array();
-	for (size_t i = 0; i < p->n_flows; i++) {
-		const struct jig_flow *f = &p->flows[i];
-		/* The Flow's scope: its package, the runtime, its declared inputs
-		 * (read-only), private scratch, an empty output, Run/0 — nothing else. */
-		json_t *grants = json_pack(
-			"{s:s,s:[s,s],s:o,s:{s:s,s:I},s:{s:s,s:I},s:s,s:s,s:[]}",
-			"package", "/flow (read-only, the captured bytes)", "runtime", "/.jig/bun", "/.jig/runtime",
-			"inputs", strv(f->inputs, f->n_inputs), "scratch", "at", "/scratch", "size_bytes",
-			(json_int_t)JIG_FLOW_SCRATCH_BYTES, "output", "at", "/output", "size_bytes",
-			(json_int_t)JIG_FLOW_OUTPUT_BYTES, "network", "none", "run0", "one socket, descriptor 3",
-			"environment");
-		if (f->n_http)
-			json_object_set_new(grants, "http", http_grants(f));
-		/* Every writable mount of the scope, with its cap; /dev, /proc and
-		 * the root are read-only. */
-		json_object_set_new(grants, "writable",
-				    json_pack("[{s:s,s:I},{s:s,s:I}]", "at", "/output", "size_bytes",
-					      (json_int_t)JIG_FLOW_OUTPUT_BYTES, "at", "/scratch", "size_bytes",
-					      (json_int_t)JIG_FLOW_SCRATCH_BYTES));
-		json_object_set_new(grants, "devices", jig_scope_devices_json());
-		json_array_append_new(
-			flows, json_pack("{s:s,s:{s:s,s:I,s:I},s:s,s:o,s:o,s:o,s:{s:I,s:I,s:I}}", "name", f->name,
-					 "package", "sha256", f->package_sha256, "files", (json_int_t)f->package_files,
-					 "bytes", (json_int_t)f->package_bytes, "entry", f->entry, "inputs",
-					 strv(f->inputs, f->n_inputs), "outputs", strv(f->outputs, f->n_outputs),
-					 "grants", grants, "limits", "memory_bytes", (json_int_t)JIG_FLOW_MEMORY, "tasks",
-					 (json_int_t)JIG_FLOW_TASKS, "cpu_quota_us", (json_int_t)JIG_FLOW_CPU_US));
+	if ((r = compose_all(p, s, out, flows, e))) {
+		json_decref(flows);
+		jig_plan_free(out);
+		return r;
 	}
 	char msha[JIG_SHA256_HEX];
 	jig_hex(s->manifest_sha256, JIG_SHA256_LEN, msha);
@@ -155,18 +207,29 @@ void jig_plan_free(struct jig_plan *pl)
 {
 	json_decref(pl->doc);
 	free(pl->canonical);
+	for (size_t i = 0; i < pl->n_scopes; i++)
+		jig_scope_template_free(&pl->scopes[i].t);
+	free(pl->scopes);
 	memset(pl, 0, sizeof(*pl));
 }
 
-static void print_writable(FILE *out, json_t *list)
+const struct jig_scope_template *jig_plan_scope(const struct jig_plan *pl, const char *flow, const char *route)
 {
-	size_t i;
-	json_t *w;
-	json_array_foreach(list, i, w) {
-		long long b = json_integer_value(json_object_get(w, "size_bytes"));
-		fprintf(out, "%s %s (%lld %s)", i ? "," : "", json_string_value(json_object_get(w, "at")),
-			b >= (1 << 20) ? b >> 20 : b >> 10, b >= (1 << 20) ? "MiB" : "KiB");
-	}
+	for (size_t i = 0; i < pl->n_scopes; i++)
+		if (strcmp(pl->scopes[i].flow, flow) == 0 &&
+		    (route ? pl->scopes[i].route && strcmp(pl->scopes[i].route, route) == 0 : !pl->scopes[i].route))
+			return &pl->scopes[i].t;
+	return NULL;
+}
+
+static void print_strings(FILE *out, json_t *list)
+{
+	size_t k;
+	json_t *v;
+	json_array_foreach(list, k, v)
+		fprintf(out, " %s", json_string_value(v));
+	if (!json_array_size(list))
+		fprintf(out, " (none)");
 }
 
 void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
@@ -185,40 +248,33 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 	size_t i;
 	json_t *f;
 	json_array_foreach(json_object_get(pl->doc, "flows"), i, f) {
-		json_t *pk = json_object_get(f, "package"), *lim = json_object_get(f, "limits");
-		fprintf(out, "  flow %s\n    package sha256 %s (%lld files, %lld bytes), entry %s\n",
-			json_string_value(json_object_get(f, "name")), json_string_value(json_object_get(pk, "sha256")),
-			json_integer_value(json_object_get(pk, "files")), json_integer_value(json_object_get(pk, "bytes")),
-			json_string_value(json_object_get(f, "entry")));
-		fprintf(out, "    reads: its package at /flow, the runtime, and only these attachments:");
+		const char *name = json_string_value(json_object_get(f, "name"));
+		json_t *pk = json_object_get(f, "package");
+		fprintf(out, "  flow %s\n    package sha256 %s (%lld files, %lld bytes), entry %s\n", name,
+			json_string_value(json_object_get(pk, "sha256")), json_integer_value(json_object_get(pk, "files")),
+			json_integer_value(json_object_get(pk, "bytes")), json_string_value(json_object_get(f, "entry")));
+		fprintf(out, "    attachments (read-only at /input):");
+		print_strings(out, json_object_get(f, "inputs"));
+		fprintf(out, "\n    may publish from /output:");
+		print_strings(out, json_object_get(f, "outputs"));
+		fprintf(out, "\n    deadline 30 s unless --timeout (at most 24 h)\n");
+		/* The permission plan printed from the very policy the launch
+		 * consumes. */
+		jig_scope_plan_print(&jig_plan_scope(pl, name, NULL)->policy, "    ", out);
 		size_t k;
 		json_t *v;
-		json_array_foreach(json_object_get(f, "inputs"), k, v)
-			fprintf(out, " %s", json_string_value(v));
-		fprintf(out, "%s\n    writes: only", json_array_size(json_object_get(f, "inputs")) ? "" : " (none)");
-		print_writable(out, json_object_get(json_object_get(f, "grants"), "writable"));
-		fprintf(out, "\n      (nothing else: the root, /dev and /proc are read-only; devices null, zero, full, random,\n"
-			     "      urandom and tty only); may publish:");
-		json_array_foreach(json_object_get(f, "outputs"), k, v)
-			fprintf(out, " %s", json_string_value(v));
-		fprintf(out, "\n    network none; environment empty; no capabilities; Run/0 on descriptor 3\n");
-		json_t *h = json_object_get(json_object_get(f, "grants"), "http");
-		json_array_foreach(h, k, v) {
+		json_array_foreach(json_object_get(f, "http"), k, v) {
+			const char *route = json_string_value(json_object_get(v, "route"));
 			fprintf(out, "    http %s: %s %s\n      request body <= %lld bytes%s, response <= %lld bytes, deadline %lld ms;\n",
-				json_string_value(json_object_get(v, "route")), json_string_value(json_object_get(v, "method")),
-				json_string_value(json_object_get(v, "url")),
+				route, json_string_value(json_object_get(v, "method")), json_string_value(json_object_get(v, "url")),
 				json_integer_value(json_object_get(v, "max_request_bytes")),
 				json_object_get(v, "body_schema") ? " matching its Schema/0" : "",
 				json_integer_value(json_object_get(v, "max_response_bytes")),
 				json_integer_value(json_object_get(v, "timeout_ms")));
-			fprintf(out, "      sent by a worker in its own scope (host network; writes only");
-			print_writable(out, json_object_get(v, "worker_writable"));
-			fprintf(out, "); no redirects,\n      proxies or other headers; a bearer only if you bind one to this route and URL\n");
+			fprintf(out, "      no redirects, proxies or other headers; a bearer only if you bind one to this route and URL;\n"
+				     "      sent by a worker in this scope of its own:\n");
+			jig_scope_plan_print(&jig_plan_scope(pl, name, route)->policy, "      ", out);
 		}
-		fprintf(out, "    limits memory %lld MiB, tasks %lld, cpu %lld us per 100000 us; deadline 30 s unless --timeout\n",
-			json_integer_value(json_object_get(lim, "memory_bytes")) >> 20,
-			json_integer_value(json_object_get(lim, "tasks")),
-			json_integer_value(json_object_get(lim, "cpu_quota_us")));
 	}
 }
 

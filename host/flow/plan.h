@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "flow/project.h"
+#include "policy/catalog.h"
 #include "snapshot/snapshot.h"
 
 #define JIG_PLAN_FORMAT "jig-plan/1"
@@ -27,21 +28,41 @@
 #define JIG_FLOW_OUTPUT_BYTES (16ull << 20)
 #define JIG_FLOW_SCRATCH_BYTES (64ull << 20)
 
+/* One composed scope of the Plan: a Flow's (route NULL) or the worker of
+ * one of its HTTP routes. */
+struct jig_plan_scope {
+	const char *flow, *route; /* point into the project */
+	struct jig_scope_template t;
+};
+
 struct jig_plan {
 	json_t *doc;
 	char *canonical;
 	char sha256[JIG_SHA256_HEX];
+	/* The scopes whose policy digests and permission plans the Plan holds:
+	 * what the launch consumes. */
+	struct jig_plan_scope *scopes;
+	size_t n_scopes;
 };
 
 /* The snapshot files Flows use (the sandbox module, the launcher, Bun, the
- * runtime support, and the http module and worker where installed): what
- * every review, Run and inspection verifies. Returns how many (at most 6). */
-size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[6]);
+ * runtime support, the capability catalog, and the http module and worker
+ * where installed): what every review, Run and inspection verifies. */
+#define JIG_PLAN_MAX_INSTALLED 7
+size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[JIG_PLAN_MAX_INSTALLED]);
 
 /* Builds the Plan of a captured project against the installed snapshot. */
 int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, struct jig_plan *out,
 		   struct jig_error *e);
 void jig_plan_free(struct jig_plan *pl);
+/* The composed scope of Flow flow (route NULL) or of its route's worker. */
+const struct jig_scope_template *jig_plan_scope(const struct jig_plan *pl, const char *flow, const char *route);
+/* Composes one Flow's scope, or one HTTP route's worker scope, from the
+ * catalog: the same function for the Plan and for the launch. */
+int jig_plan_compose_flow(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_flow *f,
+			  struct jig_scope_template *t, struct jig_error *e);
+int jig_plan_compose_http(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_http_grant *g,
+			  struct jig_scope_template *t, struct jig_error *e);
 void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out);
 
 /* Admission: <project>/.jig/admitted/<sha>.json plus .jig/admission.json

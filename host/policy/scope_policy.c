@@ -35,7 +35,11 @@
 /* Host paths no scope may be given, nor anything below them: the kernel's
  * and the session's live interfaces (the scope gets its own /proc and a
  * minimal /dev; /run holds the user's sockets). */
-static const char *const forbidden_trees[] = {"/proc", "/sys", "/dev", "/run", "/var/run", NULL};
+static const char *const forbidden_trees[] = {"/proc", "/sys", "/dev", "/run/user", "/var/run/user", NULL};
+/* The rest of /run (and /var/run) is live session state too; an exact
+ * regular file below it (a resolver's resolv.conf) may be granted: the live
+ * check refuses anything else there (sockets, directories). */
+static const char *const file_only_trees[] = {"/run", "/var/run", NULL};
 /* Broad shared directories: refused themselves (a file or directory below
  * them may be granted exactly). */
 static const char *const broad_dirs[] = {"/tmp", "/var/tmp", "/dev/shm", "/home", "/root",
@@ -67,10 +71,13 @@ static int check_target(const char *what, const char *t, struct jig_error *e)
 		return jig_err(e, JIG_E_USAGE,
 			       "%s \"%s\": not an absolute, normalised path of [A-Za-z0-9._+-] components (no \"/\", \".\", \"..\", \"//\" or trailing \"/\")",
 			       what, t);
-	if (is_within(t, "/proc") || is_within(t, "/dev") || is_within(t, "/.jig"))
+	/* /.jig holds jig's own files (the launcher at /.jig/init, the runtime
+	 * a catalog fragment binds below it); /.jig itself and the launcher's
+	 * place are never anyone else's. */
+	if (is_within(t, "/proc") || is_within(t, "/dev") || strcmp(t, "/.jig") == 0 || is_within(t, JIG_SCOPE_INIT_TARGET))
 		return jig_err(e, JIG_E_USAGE,
-			       "%s \"%s\": /proc, /dev and /.jig are provided by jig inside every scope; choose another target",
-			       what, t);
+			       "%s \"%s\": /proc, /dev and the launcher at %s are provided by jig inside every scope; choose another target",
+			       what, t, JIG_SCOPE_INIT_TARGET);
 	return 0;
 }
 
@@ -86,7 +93,11 @@ static int check_source(const char *what, const char *s, const char *home, struc
 			       what, s);
 	for (const char *const *f = forbidden_trees; *f; f++)
 		if (is_within(s, *f))
-			return jig_err(e, JIG_E_USAGE, "%s \"%s\": %s is never granted (the scope gets its own /proc and a minimal /dev; /run and /sys are the host's live interfaces)", what, s, *f);
+			return jig_err(e, JIG_E_USAGE, "%s \"%s\": %s is never granted (the scope gets its own /proc and a minimal /dev; /run and /sys are the host's live interfaces)", what, s,
+				       strstr(*f, "/run") ? "/run" : *f);
+	for (const char *const *f = file_only_trees; *f; f++)
+		if (strcmp(s, *f) == 0)
+			return jig_err(e, JIG_E_USAGE, "%s \"%s\": /run is never granted (the host's live session state); only an exact regular file below it may be", what, s);
 	for (const char *const *b = broad_dirs; *b; b++)
 		if (strcmp(s, *b) == 0)
 			return jig_err(e, JIG_E_USAGE, "%s \"%s\": too broad; grant the exact file or directory below it", what, s);
@@ -193,7 +204,20 @@ static int check_unique_targets(json_t *lists[3], struct jig_error *e)
  * "target" and one more field, checked per kind, sorted by target. */
 enum mount_list { LIST_BINDS, LIST_TMPFS, LIST_SYMLINKS };
 
-static int parse_mounts(json_t *root, enum mount_list kind, const char *home, json_t **out,
+/* A runtime slot: "@NAME" (a descriptor) or "@run/NAME" (a bind source
+ * below the per-run directory), NAME of [a-z0-9-]. */
+static bool is_slot(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	if (strncmp(s, prefix, n) != 0 || !s[n] || strlen(s + n) > 32)
+		return false;
+	for (const char *c = s + n; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-'))
+			return false;
+	return true;
+}
+
+static int parse_mounts(json_t *root, enum mount_list kind, const char *home, unsigned flags, json_t **out,
 			struct jig_error *e)
 {
 	static const struct {
@@ -228,7 +252,11 @@ static int parse_mounts(json_t *root, enum mount_list kind, const char *home, js
 			r = jig_json_get_uint(m, field, what, TMPFS_MIN, TMPFS_MAX, &size, e);
 		} else if ((r = jig_json_get_string(m, field, what, &str, e)) == 0) {
 			snprintf(w2, sizeof(w2), "%s.%s", what, field);
-			if (kind == LIST_BINDS)
+			if (kind == LIST_BINDS && str[0] == '@')
+				r = (flags & JIG_POLICY_SLOTS) && is_slot(str, "@run/")
+					    ? 0
+					    : jig_err(e, JIG_E_USAGE, "scope policy: %s \"%s\": a runtime slot (\"@run/NAME\") only jig fills, and only in a scope it composes", w2, str);
+			else if (kind == LIST_BINDS)
 				r = check_source(w2, str, home, e);
 			/* A link is resolved inside the scope, so it can only name
 			 * what the scope already has; it still must be clean. */
@@ -266,7 +294,7 @@ static int parse_env(json_t *root, json_t **out, struct jig_error *e)
 	return 0;
 }
 
-static int parse_fds(json_t *root, json_t **out, struct jig_error *e)
+static int parse_fds(json_t *root, unsigned flags, json_t **out, struct jig_error *e)
 {
 	json_t *arr;
 	int r = jig_json_get_array(root, "descriptors", "scope policy", JIG_POLICY_MAX_FDS, &arr, e);
@@ -281,8 +309,11 @@ static int parse_fds(json_t *root, json_t **out, struct jig_error *e)
 		uint64_t s, t;
 		if (!json_is_object(d))
 			return jig_err(e, JIG_E_USAGE, "scope policy: %s: must be an object {\"source\", \"target\"}", what);
+		const char *slot = json_string_value(json_object_get(d, "source"));
+		if (slot && !((flags & JIG_POLICY_SLOTS) && is_slot(slot, "@")))
+			return jig_err(e, JIG_E_USAGE, "scope policy: %s.source \"%s\": a runtime slot (\"@NAME\") only jig fills, and only in a scope it composes", what, slot);
 		if ((r = jig_json_only_keys(d, keys, what, e)) ||
-		    (r = jig_json_get_uint(d, "source", what, 0, 1023, &s, e)) ||
+		    (!slot && (r = jig_json_get_uint(d, "source", what, 0, 1023, &s, e))) ||
 		    (r = jig_json_get_uint(d, "target", what, 0, JIG_POLICY_MAX_TARGET_FD, &t, e)))
 			return r;
 		if (seen_t[t])
@@ -332,6 +363,7 @@ static int lower(struct jig_scope_policy *p, struct jig_error *e)
 	for (size_t i = 0; i < p->n_binds; i++) {
 		json_t *b = json_array_get(binds, i);
 		p->binds[i].source = json_string_value(json_object_get(b, "source"));
+		p->has_slots |= p->binds[i].source[0] == '@';
 		p->binds[i].target = json_string_value(json_object_get(b, "target"));
 	}
 	for (size_t i = 0; i < p->n_tmpfs; i++) {
@@ -370,7 +402,9 @@ static int lower(struct jig_scope_policy *p, struct jig_error *e)
 	free(names);
 	for (size_t i = 0; i < p->n_fds; i++) {
 		json_t *f = json_array_get(fds, i);
-		p->fds[i].source = (int)json_integer_value(json_object_get(f, "source"));
+		json_t *src = json_object_get(f, "source");
+		p->fds[i].source = json_is_integer(src) ? (int)json_integer_value(src) : -1;
+		p->has_slots |= json_is_string(src);
 		p->fds[i].target = (int)json_integer_value(json_object_get(f, "target"));
 	}
 	p->name = json_string_value(json_object_get(d, "scope"));
@@ -380,7 +414,7 @@ static int lower(struct jig_scope_policy *p, struct jig_error *e)
 	return 0;
 }
 
-int jig_scope_policy_parse(const char *buf, size_t len, const char *home,
+int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsigned flags,
 			   struct jig_scope_policy *p, struct jig_error *e)
 {
 	memset(p, 0, sizeof(*p));
@@ -423,10 +457,10 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home,
 		r = jig_err(e, JIG_E_USAGE, "scope policy: network \"%s\": must be \"none\" (private namespace) or \"host\"", net);
 		goto out;
 	}
-	if ((r = parse_mounts(root, LIST_BINDS, home, &binds, e)) ||
-	    (r = parse_mounts(root, LIST_TMPFS, home, &tmpfs, e)) ||
-	    (r = parse_mounts(root, LIST_SYMLINKS, home, &links, e)) || (r = parse_env(root, &env, e)) ||
-	    (r = parse_fds(root, &fds, e)) || (r = parse_limits(root, &lim, e)))
+	if ((r = parse_mounts(root, LIST_BINDS, home, flags, &binds, e)) ||
+	    (r = parse_mounts(root, LIST_TMPFS, home, flags, &tmpfs, e)) ||
+	    (r = parse_mounts(root, LIST_SYMLINKS, home, flags, &links, e)) || (r = parse_env(root, &env, e)) ||
+	    (r = parse_fds(root, flags, &fds, e)) || (r = parse_limits(root, &lim, e)))
 		goto out;
 	json_t *lists[3] = {binds, tmpfs, links};
 	if ((r = check_unique_targets(lists, e)))
@@ -463,7 +497,7 @@ out:
 	return r;
 }
 
-int jig_scope_policy_load(const char *path, const char *home, struct jig_scope_policy *p,
+int jig_scope_policy_load(const char *path, const char *home, unsigned flags, struct jig_scope_policy *p,
 			  struct jig_error *e)
 {
 	jig_autoclose int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -487,7 +521,7 @@ int jig_scope_policy_load(const char *path, const char *home, struct jig_scope_p
 				       JIG_SCOPE_POLICY_MAX_BYTES);
 	}
 	struct jig_error inner = {0};
-	int r = jig_scope_policy_parse(buf, len, home, p, &inner);
+	int r = jig_scope_policy_parse(buf, len, home, flags, p, &inner);
 	if (r)
 		return jig_err(e, inner.code, "%s: %s", path, inner.msg);
 	return 0;
@@ -519,7 +553,13 @@ int jig_scope_policy_check_host(const struct jig_scope_policy *p, struct jig_err
 			return jig_err(e, JIG_E_USAGE,
 				       "bind source %s: resolves to %s through a symbolic link; grant the real path (and add a symlink entry if the scope needs the name)",
 				       s, real);
+		struct stat st;
+		for (const char *const *f = file_only_trees; *f; f++)
+			if (is_within(s, *f) && (stat(s, &st) < 0 || !S_ISREG(st.st_mode)))
+				return jig_err(e, JIG_E_USAGE, "bind source %s: below %s only an exact regular file may be granted", s, *f);
 	}
+	if (p->has_slots)
+		return jig_err(e, JIG_E_USAGE, "scope %s has runtime slots (\"@...\"); only jig fills them, when it runs the scope it composed", p->name);
 	for (size_t i = 0; i < p->n_fds; i++)
 		if (fcntl(p->fds[i].source, F_GETFD) < 0)
 			return jig_err(e, JIG_E_USAGE, "descriptor %d (for target %d) is not open", p->fds[i].source, p->fds[i].target);
@@ -538,49 +578,58 @@ static void human_bytes(uint64_t b, char *out, size_t cap)
 		snprintf(out, cap, "%llu bytes", (unsigned long long)b);
 }
 
-void jig_scope_plan_print(const struct jig_scope_policy *p, FILE *out)
+void jig_scope_plan_print(const struct jig_scope_policy *p, const char *in, FILE *out)
 {
 	char buf[64];
-	fprintf(out, "scope %s\n  policy sha256 %s\n", p->name, p->sha256);
-	fprintf(out, "  files (read-only binds; nothing else of the host is visible):\n");
+	json_t *fds = json_object_get(p->doc, "descriptors");
+	fprintf(out, "%sscope %s\n%s  policy sha256 %s%s\n", in, p->name, in, p->sha256,
+		p->has_slots ? " (\"@\" slots are filled per run, outside the digest)" : "");
+	fprintf(out, "%s  files (read-only binds; nothing else of the host is visible):\n", in);
 	if (!p->n_binds)
-		fprintf(out, "    (none)\n");
+		fprintf(out, "%s    (none)\n", in);
 	for (size_t i = 0; i < p->n_binds; i++)
-		fprintf(out, "    %-28s <- %s\n", p->binds[i].target, p->binds[i].source);
-	fprintf(out, "  writable (private tmpfs, discarded at exit):\n");
+		fprintf(out, "%s    %-28s <- %s\n", in, p->binds[i].target, p->binds[i].source);
+	fprintf(out, "%s  writable (private tmpfs, discarded at exit):\n", in);
 	if (!p->n_tmpfs)
-		fprintf(out, "    (none)\n");
+		fprintf(out, "%s    (none)\n", in);
 	for (size_t i = 0; i < p->n_tmpfs; i++) {
 		human_bytes(p->tmpfs[i].size_bytes, buf, sizeof(buf));
-		fprintf(out, "    %-28s at most %s\n", p->tmpfs[i].target, buf);
+		fprintf(out, "%s    %-28s at most %s\n", in, p->tmpfs[i].target, buf);
 	}
 	for (size_t i = 0; i < p->n_symlinks; i++)
-		fprintf(out, "  symlink %s -> %s\n", p->symlinks[i].target, p->symlinks[i].link);
-	fprintf(out, "  always: %s (trusted launcher), private read-only /proc, minimal read-only /dev with the\n"
-		     "    devices null, zero, full, random, urandom and tty (no /dev/shm); nothing else is writable\n",
-		JIG_SCOPE_INIT_TARGET);
-	fprintf(out, "  cwd %s\n", p->cwd);
-	fprintf(out, "  network %s\n", p->network == JIG_NET_HOST ? "host (the host's network namespace)"
+		fprintf(out, "%s  symlink %s -> %s\n", in, p->symlinks[i].target, p->symlinks[i].link);
+	fprintf(out, "%s  always: %s (trusted launcher), private read-only /proc, minimal read-only /dev with the\n"
+		     "%s    devices null, zero, full, random, urandom and tty (no /dev/shm); nothing else is writable\n",
+		in, JIG_SCOPE_INIT_TARGET, in);
+	fprintf(out, "%s  cwd %s\n", in, p->cwd);
+	fprintf(out, "%s  network %s\n", in, p->network == JIG_NET_HOST ? "host (the host's network namespace)"
 								   : "none (private namespace; no route out, not even to host loopback)");
-	fprintf(out, "  environment (nothing is inherited):\n");
+	fprintf(out, "%s  environment (nothing is inherited):\n", in);
 	if (!p->n_env)
-		fprintf(out, "    (empty)\n");
+		fprintf(out, "%s    (empty)\n", in);
 	for (size_t i = 0; i < p->n_env; i++) {
-		fputs("    ", out);
+		fprintf(out, "%s    ", in);
 		jig_text_put(out, p->env[i]);
 		fputc('\n', out);
 	}
-	fprintf(out, "  descriptors (all others are closed):\n");
+	fprintf(out, "%s  descriptors (all others are closed):\n", in);
 	if (!p->n_fds)
-		fprintf(out, "    (none)\n");
-	for (size_t i = 0; i < p->n_fds; i++)
-		fprintf(out, "    %d <- caller's %d\n", p->fds[i].target, p->fds[i].source);
+		fprintf(out, "%s    (none)\n", in);
+	for (size_t i = 0; i < p->n_fds; i++) {
+		const char *slot = json_string_value(json_object_get(json_array_get(fds, i), "source"));
+		if (slot)
+			fprintf(out, "%s    %d <- %s\n", in, p->fds[i].target, slot);
+		else
+			fprintf(out, "%s    %d <- caller's %d\n", in, p->fds[i].target, p->fds[i].source);
+	}
 	human_bytes(p->limits.memory_bytes, buf, sizeof(buf));
-	fprintf(out, "  limits: memory %s (no swap, OOM kills the whole scope), tasks %u, cpu %u us per 100000 us (%.1f CPUs), wall %llu ms\n",
-		buf, p->limits.tasks, p->limits.cpu_quota_us, p->limits.cpu_quota_us / 100000.0,
-		(unsigned long long)p->limits.wall_ms);
-	fprintf(out, "  denied: every capability; ptrace, bpf, perf, keyrings, userfaultfd, io_uring, namespaces, mounts, module and kexec calls, TIOCSTI/TIOCLINUX, modify_ldt, changing another process's limits, scheduling, affinity or I/O priority, non-native syscall ABIs, socket families beyond %s\n",
-		p->network == JIG_NET_HOST ? "unix/inet/inet6" : "unix");
+	fprintf(out, "%s  limits: memory %s (no swap, OOM kills the whole scope), tasks %u, cpu %u us per 100000 us (%.1f CPUs), wall %s%llu ms\n",
+		in, buf, p->limits.tasks, p->limits.cpu_quota_us, p->limits.cpu_quota_us / 100000.0,
+		p->has_slots ? "at most " : "", (unsigned long long)p->limits.wall_ms);
+	fprintf(out, "%s  denied: every capability; ptrace, bpf, perf, keyrings, userfaultfd, io_uring, namespaces, mounts, module and\n"
+		     "%s    kexec calls, TIOCSTI/TIOCLINUX, modify_ldt, changing another process's limits, scheduling, affinity or\n"
+		     "%s    I/O priority, non-native syscall ABIs, socket families beyond %s\n",
+		in, in, in, p->network == JIG_NET_HOST ? "unix/inet/inet6" : "unix");
 }
 
 json_t *jig_scope_devices_json(void)
@@ -619,4 +668,93 @@ json_t *jig_scope_plan_json(const struct jig_scope_policy *p)
 									       : "sockets_other_than_unix"));
 	json_object_set_new(doc, "denied", denied);
 	return doc;
+}
+
+static const struct jig_scope_slot *find_slot(const struct jig_scope_run *run, const char *name)
+{
+	for (size_t i = 0; i < run->n_slots; i++)
+		if (strcmp(run->slots[i].name, name) == 0)
+			return &run->slots[i];
+	return NULL;
+}
+
+/* Fills a template's slots with one run's values (the excluded runtime
+ * metadata), then parses the result as any policy and checks it against
+ * the live host: every strict rule applies to what actually runs. */
+int jig_scope_policy_resolve(const struct jig_scope_policy *tmpl, const struct jig_scope_run *run, const char *home,
+			     struct jig_scope_policy *out, struct jig_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	json_t *doc = json_deep_copy(tmpl->doc);
+	if (!doc)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	int r = 0;
+	size_t i;
+	json_t *b;
+	json_array_foreach(json_object_get(doc, "binds"), i, b) {
+		const char *src = json_string_value(json_object_get(b, "source"));
+		if (r || src[0] != '@')
+			continue;
+		char path[PATH_MAX];
+		if (!run->run_dir || snprintf(path, sizeof(path), "%s/%s", run->run_dir, src + 5) >= (int)sizeof(path))
+			r = jig_err(e, JIG_E_INTERNAL, "scope %s: no run directory for %s", tmpl->name, src);
+		else
+			json_object_set_new(b, "source", json_string(path));
+	}
+	json_array_foreach(json_object_get(doc, "descriptors"), i, b) {
+		const char *slot = json_string_value(json_object_get(b, "source"));
+		const struct jig_scope_slot *v = slot ? find_slot(run, slot + 1) : NULL;
+		if (!r && slot && (!v || v->fd < 0))
+			r = jig_err(e, JIG_E_INTERNAL, "scope %s: descriptor slot %s has no value", tmpl->name, slot);
+		else if (!r && v)
+			json_object_set_new(b, "source", json_integer(v->fd));
+	}
+	if (!r && run->wall_ms) {
+		if (run->wall_ms > tmpl->limits.wall_ms)
+			r = jig_err(e, JIG_E_USAGE, "scope %s: a deadline of %llu ms is past its ceiling of %llu ms", tmpl->name,
+				    (unsigned long long)run->wall_ms, (unsigned long long)tmpl->limits.wall_ms);
+		else
+			json_object_set_new(json_object_get(doc, "limits"), "wall_ms", json_integer((json_int_t)run->wall_ms));
+	}
+	char *txt = r ? NULL : json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	if (!r && !txt)
+		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
+	if (!r && ((r = jig_scope_policy_parse(txt, strlen(txt), home, 0, out, e)) ||
+		   (r = jig_scope_policy_check_host(out, e))))
+		jig_scope_policy_free(out);
+	free(txt);
+	return r;
+}
+
+/* The one place a struct jig_scope is assembled: from a policy that can
+ * run (no slots), the verified launcher and the program. */
+int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_launch *l, struct jig_scope *sc,
+		       struct jig_error *e)
+{
+	if (p->has_slots)
+		return jig_err(e, JIG_E_INTERNAL, "scope %s: its runtime slots are not filled", p->name);
+	*sc = (struct jig_scope){
+		.struct_size = sizeof(*sc),
+		.name = p->name,
+		.policy_sha256 = l->policy_sha256 ? l->policy_sha256 : p->sha256,
+		.init_fd = l->init_fd,
+		.binds = p->binds,
+		.n_binds = (uint32_t)p->n_binds,
+		.tmpfs = p->tmpfs,
+		.n_tmpfs = (uint32_t)p->n_tmpfs,
+		.symlinks = p->symlinks,
+		.n_symlinks = (uint32_t)p->n_symlinks,
+		.env = (const char *const *)p->env,
+		.n_env = (uint32_t)p->n_env,
+		.fds = l->fds ? l->fds : p->fds,
+		.n_fds = (uint32_t)p->n_fds,
+		.cwd = p->cwd,
+		.network = p->network,
+		.limits = p->limits,
+		.argv = l->argv,
+		.abort_fd = l->abort_fd,
+		.hold_path = l->hold_path,
+	};
+	return 0;
 }

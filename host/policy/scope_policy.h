@@ -9,6 +9,7 @@
 #define JIG_SCOPE_POLICY_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <jig/sandbox.h>
@@ -49,13 +50,20 @@ struct jig_scope_policy {
 	const char *cwd;
 	uint32_t network;
 	struct jig_scope_limits limits;
+	bool has_slots; /* a template: see JIG_POLICY_SLOTS */
 };
+
+/* Runtime slots are allowed: bind sources "@run/NAME" (below the per-run
+ * directory) and descriptor sources "@NAME". A policy with slots is a
+ * template jig composed (its digest is what a Plan pins); only
+ * jig_scope_policy_resolve turns it into one that can run. */
+#define JIG_POLICY_SLOTS 1u
 
 /* Parses and validates; home is the caller's home directory (its grants
  * are refused), NULL for none. */
-int jig_scope_policy_parse(const char *buf, size_t len, const char *home,
+int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsigned flags,
 			   struct jig_scope_policy *p, struct jig_error *e);
-int jig_scope_policy_load(const char *path, const char *home, struct jig_scope_policy *p,
+int jig_scope_policy_load(const char *path, const char *home, unsigned flags, struct jig_scope_policy *p,
 			  struct jig_error *e);
 void jig_scope_policy_free(struct jig_scope_policy *p);
 
@@ -64,8 +72,39 @@ void jig_scope_policy_free(struct jig_scope_policy *p);
  * and every source descriptor is open. */
 int jig_scope_policy_check_host(const struct jig_scope_policy *p, struct jig_error *e);
 
+/* One run's values for a template's slots: excluded runtime metadata,
+ * never part of the digest (docs/catalog.md). */
+struct jig_scope_slot {
+	const char *name; /* "@NAME" without the "@" */
+	int fd;
+};
+struct jig_scope_run {
+	const char *run_dir; /* "@run/NAME" -> run_dir/NAME */
+	const struct jig_scope_slot *slots;
+	size_t n_slots;
+	uint64_t wall_ms; /* the run's deadline, at most the template's; 0: the template's */
+};
+/* Resolves tmpl into *out, a policy that can run: parsed and live-checked
+ * like any other. */
+int jig_scope_policy_resolve(const struct jig_scope_policy *tmpl, const struct jig_scope_run *run, const char *home,
+			     struct jig_scope_policy *out, struct jig_error *e);
+
+/* What a launch adds to a resolved policy. */
+struct jig_scope_launch {
+	const char *policy_sha256; /* the pinned (template) digest; NULL: the policy's own */
+	int init_fd;		   /* the verified launcher */
+	const char *const *argv;
+	const char *hold_path;
+	int abort_fd;
+	const struct jig_scope_fd *fds; /* replaces the policy's (relayed streams); NULL: the policy's */
+};
+/* The one place a struct jig_scope is assembled. Points into p and l. */
+int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_launch *l, struct jig_scope *sc,
+		       struct jig_error *e);
+
 /* The permission plan: what the scope is granted, for people and tools. */
-void jig_scope_plan_print(const struct jig_scope_policy *p, FILE *out);
+/* The permission plan, each line prefixed by indent. */
+void jig_scope_plan_print(const struct jig_scope_policy *p, const char *indent, FILE *out);
 /* The device nodes every scope has (JIG_SCOPE_DEVICES), as a JSON array. */
 json_t *jig_scope_devices_json(void);
 json_t *jig_scope_plan_json(const struct jig_scope_policy *p);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -72,6 +73,11 @@ int jig_read_file_at(int dirfd, const char *rel, size_t cap, const char *what, c
 			return jig_err(e, JIG_E_INTEGRITY, "%s: is a symbolic link; refusing to follow it", what);
 		return jig_err(e, JIG_E_INTEGRITY, "%s: cannot open: %s", what, strerror(errno));
 	}
+	return jig_read_fd(fd, cap, what, out, len, st, e);
+}
+
+int jig_read_fd(int fd, size_t cap, const char *what, char **out, size_t *len, struct stat *st, struct jig_error *e)
+{
 	struct stat sb;
 	if (fstat(fd, &sb) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", what, strerror(errno));
@@ -156,4 +162,10 @@ int jig_user_dir(const char *var, const char *fallback, char *out, size_t cap)
 	      : home && home[0] == '/' ? snprintf(out, cap, "%s/%s/jig", home, fallback)
 				       : -1;
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+const char *jig_caller_home(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	return pw && pw->pw_dir ? pw->pw_dir : NULL;
 }

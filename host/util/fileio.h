@@ -23,6 +23,9 @@ int jig_open_beneath(int dirfd, const char *rel, int flags);
 int jig_read_file_at(int dirfd, const char *rel, size_t cap, const char *what, char **out,
 		     size_t *len, struct stat *st, struct jig_error *e);
 
+/* The same for an open regular file, read from its current offset. */
+int jig_read_fd(int fd, size_t cap, const char *what, char **out, size_t *len, struct stat *st, struct jig_error *e);
+
 /* Writes data to a fresh file rel in dirfd (O_EXCL), fsyncs it. */
 int jig_write_file_at(int dirfd, const char *rel, const void *data, size_t len, mode_t mode,
 		      struct jig_error *e);
@@ -31,6 +34,10 @@ int jig_write_file_at(int dirfd, const char *rel, const void *data, size_t len, 
  * configuration (XDG_CONFIG_HOME, .config) or cache (XDG_CACHE_HOME,
  * .cache). -1 without an absolute var or HOME, or if it does not fit. */
 int jig_user_dir(const char *var, const char *fallback, char *out, size_t cap);
+
+/* The caller's home directory from the password database (never granted
+ * to a scope), or NULL. */
+const char *jig_caller_home(void);
 
 /* Removes name (beneath parent) and everything below it, never following a
  * symbolic link; best effort. */

@@ -9,7 +9,8 @@
  *   in:  {"grant": {"method", "url", "max_request_bytes", "max_response_bytes",
  *                   "timeout_ms", "connect_timeout_ms"},
  *         "method", "url", "body"?: JSON text, "bearer"?: token,
- *         "ca_files"?: [paths, concatenated into the trust store]}
+ *         "ca_files"?: [paths, concatenated into the trust store],
+ *         "ca_pem"?: PEM text (the operator's extra CA), appended to them}
  *   out: {"outcome": "response", "status", "headers": {fixed list},
  *         "body_base64", "request_bytes", "response_bytes", "header_bytes",
  *         "connect_ms", "total_ms", "redirect_not_followed"?}
@@ -297,6 +298,11 @@ int main(void)
 			goto done;
 		}
 		free(d);
+	}
+	const char *pem = json_string_value(json_object_get(req, "ca_pem"));
+	if (pem && (buf_add(&ca, pem, strlen(pem)) < 0 || buf_add(&ca, "\n", 1) < 0)) {
+		finish("failed", "the operator's CA is over 4 MiB");
+		goto done;
 	}
 	if (ca.len) {
 		struct curl_blob blob = {.data = ca.p, .len = ca.len, .flags = CURL_BLOB_COPY};

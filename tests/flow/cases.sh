@@ -571,11 +571,11 @@ case_crash_names_signal() {
 # /dev/shm is not writable (R-P05).
 case_flow_writable_mounts_are_the_plan() {
 	project "$HOSTILE"
-	(cd "$T/p" && "$JIG" review --json) | jq -r '.plan.flows[] | select(.name == "hostile") | .grants' >"$T/grants.json"
+	(cd "$T/p" && "$JIG" review --json) | jq -r '.plan.flows[] | select(.name == "hostile") | .scope.permission_plan' >"$T/grants.json"
 	hostile whoami
 	[ "$rc" -eq 0 ] || fail "exit $rc"
 	jq -r '.writable[] | "\(.at) size=\(.size_bytes / 1024)k"' "$T/grants.json" | sort >"$T/want"
-	devs=$(jq -r '.devices[]' "$T/grants.json" | tr '\n' ' ')
+	devs=$(jq -r '.always.devices[]' "$T/grants.json" | tr '\n' ' ')
 	# mountinfo: ID PARENT DEV ROOT TARGET OPTS ... - FSTYPE SOURCE SUPER
 	awk -v devs="$devs" 'BEGIN { split(devs, d, " "); for (k in d) dev[d[k]] = 1 }
 	     { split($6, o, ","); if (o[1] != "rw" || ($5 in dev)) next
@@ -618,7 +618,7 @@ case_http_worker_writable_mounts_are_the_plan() {
 	/var/tmp/prefix/bin/jig-snapshot sign --dir "$T/stage" --key /var/tmp/devkey >/dev/null
 	/var/tmp/prefix/bin/jig-snapshot install --dir "$T/stage" --prefix /var/tmp/prefix >/dev/null
 	project "$CALLER"
-	(cd "$T/p" && "$JIG" review --json) | jq -r '.plan.flows[] | select(.name == "caller") | .grants.http[] | select(.route == "ok") | .worker_writable | map("\(.at) size=\(.size_bytes / 1024)k") | join(", ")' >"$T/want"
+	(cd "$T/p" && "$JIG" review --json) | jq -r '.plan.flows[] | select(.name == "caller") | .http[] | select(.route == "ok") | .worker_scope.permission_plan.writable | map("\(.at) size=\(.size_bytes / 1024)k") | join(", ")' >"$T/want"
 	steps '[{"do":"http","route":"ok"}]'
 	succeeded
 	ev 0 .error | sed 's/^writable: //' >"$T/got"

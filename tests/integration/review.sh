@@ -100,8 +100,8 @@ case_http_grants_in_plan() {
 	rm -rf "$T/p"; cp -r "$JIG_SOURCE/tests/flow/http" "$T/p"; chown -R "$USER_NAME" "$T/p"
 	review --yes >"$T/out"
 	grep -q "http post: POST http://127.0.0.1:18080/ok" "$T/out" && grep -q "request body <= 256 bytes matching its Schema/0" "$T/out" || fail "plan text: $(cat "$T/out")"
-	review --json | jq -e '.plan.flows[0].grants.network == "none" and (.plan.flows[0].grants.http | length) == 11
-		and (.plan.flows[0].grants.http[] | select(.route == "post") | .body_schema.required == ["n"] and .max_request_bytes == 256 and .timeout_ms == 10000)' >/dev/null || fail "plan json"
+	review --json | jq -e '.plan.flows[0].scope.permission_plan.network == "none" and (.plan.flows[0].http | length) == 11
+		and (.plan.flows[0].http[] | select(.route == "post") | .body_schema.required == ["n"] and .max_request_bytes == 256 and .timeout_ms == 10000)' >/dev/null || fail "plan json"
 	a=$(review --json | jq -r .plan_sha256)
 	jq '.http.ok.url = "http://127.0.0.1:18080/ok2"' "$T/p/caller/flow.json" >"$T/j" && cp "$T/j" "$T/p/caller/flow.json"
 	[ "$(review --json | jq -r .plan_sha256)" != "$a" ] || fail "a changed grant kept the Plan identity"

@@ -1,0 +1,57 @@
+/* The trusted capability catalog (jig-catalog/1, docs/catalog.md): the
+ * only source of grants. It ships in the signed snapshot; named fragments
+ * (read-only binds, tmpfs with a size, symlinks, environment entries,
+ * descriptor slots, the network, the working directory, a limit envelope)
+ * are composed, per scope kind, on an empty deny-all base into a scope
+ * policy. Composition only adds what fragments list; a target, variable,
+ * descriptor or setting given twice, an unknown fragment or kind is an
+ * error before anything launches. Project files can only select what the
+ * catalog offers (a Flow's entry, its HTTP routes' deadlines). */
+#ifndef JIG_CATALOG_H
+#define JIG_CATALOG_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "policy/scope_policy.h"
+#include "snapshot/snapshot.h"
+#include "util/error.h"
+
+#define JIG_CATALOG_FORMAT "jig-catalog/1"
+#define JIG_CATALOG_FILE "libexec/catalog.json"
+#define JIG_CATALOG_MAX_BYTES (256 * 1024)
+
+struct jig_catalog {
+	json_t *doc;
+};
+
+/* Strict parse; every fragment is also checked alone by the scope policy
+ * rules (broad paths, credential names, ...), so a bad fragment is named. */
+int jig_catalog_parse(const char *buf, size_t len, struct jig_catalog *c, struct jig_error *e);
+/* The snapshot's catalog, its bytes checked against the signed manifest. */
+int jig_catalog_load(const struct jig_snapshot *s, struct jig_catalog *c, struct jig_error *e);
+void jig_catalog_free(struct jig_catalog *c);
+
+/* The reviewed facts one scope is composed from. */
+struct jig_scope_facts {
+	const char *kind;	  /* a kind of the catalog: "flow", "http-worker" */
+	const char *name;	  /* the scope's name, [a-z0-9-] */
+	const char *snapshot_dir; /* "@snapshot/REL" -> snapshot_dir/REL */
+	const char *entry;	  /* "@entry" in the kind's argv; NULL: none */
+	uint64_t wall_ms;	  /* a reviewed deadline below the kind's ceiling; 0: the ceiling */
+	const char *home;	  /* the caller's home (never granted) */
+};
+
+/* A composed scope: the policy template (its digest is what the Plan
+ * pins), the kind's program and held directory. */
+struct jig_scope_template {
+	struct jig_scope_policy policy;
+	char **argv; /* NULL-terminated */
+	char *hold;  /* NULL: none */
+};
+
+int jig_catalog_compose(const struct jig_catalog *c, const struct jig_scope_facts *f, struct jig_scope_template *t,
+			struct jig_error *e);
+void jig_scope_template_free(struct jig_scope_template *t);
+
+#endif
