@@ -189,9 +189,11 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 	}
 	char msha[JIG_SHA256_HEX];
 	jig_hex(s->manifest_sha256, JIG_SHA256_LEN, msha);
-	out->doc = json_pack("{s:s,s:o,s:{s:s,s:s},s:{s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "format", JIG_PLAN_FORMAT,
+	char csha[JIG_SHA256_HEX];
+	jig_hex(snapshot_file(s, JIG_CATALOG_FILE)->sha256, JIG_SHA256_LEN, csha);
+	out->doc = json_pack("{s:s,s:o,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "format", JIG_PLAN_FORMAT,
 			     "flows", flows, "runtime", "bun_sha256", bun, "support", JIG_RUNTIME_BOOT, "snapshot",
-			     "id", s->m.id, "manifest_sha256", msha, "launch_identity", ident, "deadline",
+			     "id", s->m.id, "manifest_sha256", msha, "launch_identity", ident, "catalog_sha256", csha, "deadline",
 			     "default", "30s", "maximum", "24h", "set_by", "jig run --timeout (invocation policy)");
 	if (!out->doc || !(out->canonical = jig_json_canonical(out->doc))) {
 		jig_plan_free(out);
