@@ -618,12 +618,54 @@ case_http_worker_writable_mounts_are_the_plan() {
 	/var/tmp/prefix/bin/jig-snapshot sign --dir "$T/stage" --key /var/tmp/devkey >/dev/null
 	/var/tmp/prefix/bin/jig-snapshot install --dir "$T/stage" --prefix /var/tmp/prefix >/dev/null
 	project "$CALLER"
-	(cd "$T/p" && "$JIG" review --json) | jq -r '.plan.flows[] | select(.name == "caller") | .http[] | select(.route == "ok") | .worker_scope.permission_plan.writable | map("\(.at) size=\(.size_bytes / 1024)k") | join(", ")' >"$T/want"
+	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[] | select(.name == "caller") | .http[] | select(.route == "ok") | .worker_scope' >"$T/ws.json"
+	jq -r '.permission_plan.writable | map("\(.at) size=\(.size_bytes / 1024)k") | join(", ")' "$T/ws.json" >"$T/want"
 	steps '[{"do":"http","route":"ok"}]'
 	succeeded
-	ev 0 .error | sed 's/^writable: //' >"$T/got"
+	ev 0 .error | sed 's/^writable: //; s/; binds:.*//' >"$T/got"
 	echo "writable in the Plan: $(cat "$T/want")"; echo "writable inside the worker's scope: $(cat "$T/got")"
 	[ -s "$T/want" ] && cmp -s "$T/want" "$T/got" || fail "the worker's writable mounts are not its Plan's"
+	# Issue 13: the worker that ran is the Plan's (digest), and its binds,
+	# environment and descriptors are exactly the Plan's.
+	[ "$(ev 0 .scope_policy_sha256)" = "$(jq -r .policy_sha256 "$T/ws.json")" ] || fail "the worker's policy digest is not the Plan's"
+	want_binds=$( (jq -r '.permission_plan.binds[].target' "$T/ws.json"; echo /.jig/init) | sort | tr '\n' ' ')
+	got_binds=$(ev 0 .error | sed 's/.*; binds: //; s/; env:.*//' | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' ')
+	echo "binds in the Plan: $want_binds"; echo "binds inside: $got_binds"
+	[ "$want_binds" = "$got_binds" ] || fail "the worker's binds are not its Plan's"
+	[ "$(ev 0 .error | sed 's/.*; env: \([0-9]*\);.*/\1/')" = "$(jq '.permission_plan.env | length' "$T/ws.json")" ] || fail "the worker's environment is not its Plan's"
+	[ "$(ev 0 .error | sed 's/.*; fds: //')" = "$(jq -r '[.permission_plan.descriptors[].target] | join(" ")' "$T/ws.json")" ] || fail "the worker's descriptors are not its Plan's"
+}
+
+# --- 11. one scope model (issue 13) -------------------------------------------------------
+# What the Plan shows is what runs: the record names the Plan's scope policy
+# digest and carries its canonical policy, whose permission plan (jig scope
+# plan) is the review's, text and JSON; inside, the Flow's environment,
+# binds and descriptors are exactly the Plan's.
+case_scope_is_the_plan() {
+	project "$HOSTILE"
+	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[] | select(.name == "hostile") | .scope' >"$T/scope.json"
+	(cd "$T/p" && "$JIG" review) >"$T/review.txt" </dev/null || true
+	hostile whoami
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	[ "$(rec scope.policy_sha256)" = "$(jq -r .policy_sha256 "$T/scope.json")" ] || fail "the record's scope digest is not the Plan's"
+	jq .scope.policy "$T/pkt/record.json" >"$T/policy.json"
+	"$JIG" scope plan "$T/policy.json" --json | jq -S . >"$T/pp.json"
+	jq -S .permission_plan "$T/scope.json" | cmp -s - "$T/pp.json" || fail "jig scope plan --json of the record's policy is not the review's"
+	"$JIG" scope plan "$T/policy.json" >"$T/pp.txt"
+	awk '$0 == "    scope flow-hostile" { on = 1 } on && (/^  flow / || /^    http / || /^admitted/ || /^not admitted/) { on = 0 } on { print substr($0, 5) }' "$T/review.txt" >"$T/rv.txt"
+	diff "$T/rv.txt" "$T/pp.txt" || fail "jig scope plan of the record's policy does not print the review's permission plan"
+	# Inside: the environment, the binds and the descriptors.
+	W="$T/pkt/files/out/whoami.json"
+	[ "$(jq -r '.environ | sort | join(" ")' "$W")" = "$(jq -r '.permission_plan.env | to_entries | map("\(.key)=\(.value)") | sort | join(" ")' "$T/scope.json")" ] ||
+		fail "the Flow's environment $(jq -c .environ "$W") is not the Plan's"
+	want=$( (jq -r '.permission_plan.binds[].target' "$T/scope.json"; echo /.jig/init) | sort | tr '\n' ' ')
+	got=$(awk '{ split($6, o, ","); if (o[1] == "ro" && $5 != "/" && $5 != "/dev" && $5 != "/dev/pts" && $5 != "/proc") print $5 }' "$T/pkt/files/out/mountinfo" | sort | tr '\n' ' ')
+	echo "binds in the Plan: $want"; echo "binds inside: $got"
+	[ "$want" = "$got" ] || fail "the Flow's binds are not the Plan's"
+	[ "$(jq -r '[.permission_plan.descriptors[].target] | join(" ")' "$T/scope.json")" = "0 1 2 3" ] || fail "plan descriptors"
+	for fd in 0 1 2; do [ "$(jq -r ".fds[\"$fd\"]" "$W")" = /dev/null ] || fail "descriptor $fd is $(jq -r ".fds[\"$fd\"]" "$W")"; done
+	jq -r '.fds["3"]' "$W" | grep -q '^socket:\[' || fail "descriptor 3 is not Run/0's socket"
+	[ "$(rec scope.policy.limits.memory_bytes)" = "$(jq -r .permission_plan.limits.memory_bytes "$T/scope.json")" ] || fail "limits"
 }
 
 if [ "${ROOT_MODE:-}" = 1 ]; then

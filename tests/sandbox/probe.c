@@ -123,7 +123,7 @@ static int cmd_mounts(void)
 static int cmd_as_http_worker(void)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096], list[4096] = "";
+	char line[4096], list[8192] = "";
 	size_t len = 0;
 	while (f && fgets(line, sizeof(line), f)) {
 		char target[1024], opts[512], rest[2048], super[1024] = "";
@@ -140,6 +140,28 @@ static int cmd_as_http_worker(void)
 	}
 	if (f)
 		fclose(f);
+	/* Then: every read-only bind's target, the environment, the open
+	 * descriptors (before anything else is opened). */
+	len += (size_t)snprintf(list + len, sizeof(list) - len, "; binds:");
+	f = fopen("/proc/self/mountinfo", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char target[1024], opts[512];
+		if (sscanf(line, "%*d %*d %*s %*s %1023s %511s", target, opts) != 2 || strncmp(opts, "ro", 2) != 0)
+			continue;
+		/* jig's own read-only mounts are not binds. */
+		if (strcmp(target, "/") && strcmp(target, "/dev") && strcmp(target, "/dev/pts") && strcmp(target, "/proc"))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, " %s", target);
+	}
+	if (f)
+		fclose(f);
+	extern char **environ;
+	int nenv = 0;
+	for (char **e = environ; *e; e++)
+		nenv++;
+	len += (size_t)snprintf(list + len, sizeof(list) - len, "; env: %d; fds:", nenv);
+	for (int fd = 0; fd < 64; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, " %d", fd);
 	printf("{\"outcome\": \"failed\", \"error\": \"writable: %s\"}\n", list);
 	return 0;
 }
