@@ -24,19 +24,14 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope);
 const char *jig_cli_key_summary(void);
 /* Opens the installed snapshot; on failure prints the one-line error. */
 int jig_cli_open_snapshot(struct jig_snapshot *s, int json);
-/* Verifies the installed files Flows use by v's mode, each once; with
- * launcher_fd, the launcher is also opened (verified) and returned there. */
-int jig_cli_verify_installation(const struct jig_snapshot *s, struct jig_verifier *v, int *launcher_fd,
-				struct jig_error *e);
+/* Verifies the installed files Flows use by v's mode (and says so when the
+ * cache was ignored). */
+int jig_cli_verify_installation(const struct jig_snapshot *s, struct jig_verifier *v, struct jig_error *e);
 /* A note on stderr when v ignored the stored cache. */
 void jig_cli_verification_note(const struct jig_verifier *v);
 json_t *jig_cli_snapshot_json(const struct jig_snapshot *s);
 void jig_cli_print_json(json_t *doc);
 void jig_cli_fail(int json, const struct jig_error *e);
-/* enum jig_scope_outcome as a word for records and messages. */
-/* "WHO was killed by SIGSEGV (signal 11, core dumped)[; ALSO]". */
-void jig_cli_signal_text(char *buf, size_t cap, const char *who, int sig, int core, const char *also);
-const char *jig_cli_outcome_name(uint32_t outcome);
 
 /* A transient Delegate=yes scope from the systemd user manager, when the
  * caller has no delegated cgroup (docs/scope-policy.md, "Delegation"). */

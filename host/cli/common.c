@@ -49,19 +49,9 @@ void jig_cli_verification_note(const struct jig_verifier *v)
 		fprintf(stderr, "jig: note: %s; hashed afresh\n", v->note);
 }
 
-int jig_cli_verify_installation(const struct jig_snapshot *s, struct jig_verifier *v, int *launcher_fd,
-				struct jig_error *e)
+int jig_cli_verify_installation(const struct jig_snapshot *s, struct jig_verifier *v, struct jig_error *e)
 {
-	const char *files[JIG_PLAN_MAX_INSTALLED];
-	size_t n = jig_plan_installed_files(s, files);
-	int r = 0;
-	for (size_t i = 0; !r && i < n; i++) {
-		if (launcher_fd && strcmp(files[i], JIG_SCOPE_INIT_FILE) == 0) {
-			*launcher_fd = jig_verifier_open(v, s, files[i], e);
-			r = *launcher_fd < 0 ? *launcher_fd : 0;
-		} else
-			r = jig_verifier_check(v, s, &files[i], 1, e);
-	}
+	int r = jig_plan_verify_installation(s, v, NULL, e);
 	jig_cli_verification_note(v);
 	return r;
 }
@@ -136,20 +126,4 @@ void jig_cli_reexec_in_transient_scope(const char *cmd, int argc, char **argv)
 	fflush(NULL);
 	execv(JIG_SYSTEMD_RUN, v);
 	free(v);
-}
-
-
-const char *jig_cli_outcome_name(uint32_t outcome)
-{
-	static const char *const names[] = {"exited", "signaled", "crashed", "timeout", "oom", "failed"};
-	return outcome < sizeof(names) / sizeof(names[0]) ? names[outcome] : "unknown";
-}
-
-void jig_cli_signal_text(char *buf, size_t cap, const char *who, int sig, int core, const char *also)
-{
-	const char *abbrev = sigabbrev_np(sig);
-	char name[32];
-	snprintf(name, sizeof(name), abbrev ? "SIG%s" : "an unnamed signal", abbrev);
-	snprintf(buf, cap, "%s was killed by %s (signal %d, %s)%s%s", who, name, sig,
-		 core ? "core dumped" : "no core dumped", also && also[0] ? "; " : "", also ? also : "");
 }

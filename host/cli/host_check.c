@@ -7,17 +7,8 @@
 
 #include <jig/sandbox.h>
 
-#include "../snapshot/loader.h"
+#include "../sandbox/door.h"
 #include "commands.h"
-
-static const char *sandbox_module_name(void)
-{
-#if defined(__linux__)
-	return "sandbox-linux";
-#else
-	return "sandbox-darwin";
-#endif
-}
 
 int jig_cmd_host_check(int json)
 {
@@ -25,21 +16,17 @@ int jig_cmd_host_check(int json)
 	int r = jig_cli_open_snapshot(&s, json);
 	if (r)
 		return r;
-	struct jig_module_handle h;
+	struct jig_sandbox sb;
 	struct jig_error e = {0};
-	if (jig_module_load(&s, sandbox_module_name(), JIG_KIND_SANDBOX, &h, &e) < 0) {
+	if (jig_sandbox_open(&sb, &s, &e) < 0) {
 		jig_cli_fail(json, &e);
 		jig_snapshot_close(&s);
 		return e.code;
 	}
-	const struct jig_sandbox_ops *ops = h.desc->ops;
 	struct jig_probe_result res;
-	memset(&res, 0, sizeof(res));
-	res.struct_size = sizeof(res);
-	if (!ops->probe || ops->probe(h.state, &res) != JIG_MOD_OK || res.count > JIG_PROBE_MAX_ITEMS) {
-		jig_err(&e, JIG_E_INTERNAL, "module %s: probe failed", sandbox_module_name());
+	if (jig_sandbox_probe(&sb, &res, &e) < 0) {
 		jig_cli_fail(json, &e);
-		jig_module_unload(&h);
+		jig_sandbox_close(&sb);
 		jig_snapshot_close(&s);
 		return e.code;
 	}
@@ -60,7 +47,7 @@ int jig_cmd_host_check(int json)
 	}
 
 	char sha[JIG_SHA256_HEX];
-	jig_hex(h.sha256, JIG_SHA256_LEN, sha);
+	jig_hex(sb.h.sha256, JIG_SHA256_LEN, sha);
 	if (json) {
 		json_t *mech = json_array();
 		for (uint32_t i = 0; i <= res.count; i++) {
@@ -72,13 +59,13 @@ int jig_cmd_host_check(int json)
 		}
 		json_t *doc = json_pack("{s:s,s:b,s:s,s:{s:s,s:s},s:o,s:o}", "schema", "jig-host-check/1",
 					"supported", supported, "platform", jig_host_platform(),
-					"module", "name", sandbox_module_name(), "sha256", sha,
+					"module", "name", JIG_SANDBOX_MODULE, "sha256", sha,
 					"snapshot", jig_cli_snapshot_json(&s), "mechanisms", mech);
 		jig_cli_print_json(doc);
 		json_decref(doc);
 	} else {
 		printf("host %s, sandbox module %s (sha256 %s)\n", jig_host_platform(),
-		       sandbox_module_name(), sha);
+		       JIG_SANDBOX_MODULE, sha);
 		for (uint32_t i = 0; i <= res.count; i++) {
 			const struct jig_probe_item *it = i == 0 ? &rootless : &res.items[i - 1];
 			/* The module's reason and version text, shown inert. */
@@ -94,7 +81,7 @@ int jig_cmd_host_check(int json)
 		printf(supported ? "this host can run Flows\n"
 				 : "this host cannot enforce jig's containment: jig refuses to run Flows here\n");
 	}
-	jig_module_unload(&h);
+	jig_sandbox_close(&sb);
 	jig_snapshot_close(&s);
 	return supported ? 0 : JIG_E_HOST;
 }

@@ -62,7 +62,7 @@ int jig_cmd_review(int argc, char **argv)
 		return r;
 	}
 	struct jig_plan pl;
-	if (jig_cli_verify_installation(&s, &v, NULL, &e) < 0 || jig_plan_build(&p, &s, &pl, &e) < 0) {
+	if (jig_cli_verify_installation(&s, &v, &e) < 0 || jig_plan_build(&p, &s, &pl, &e) < 0) {
 		jig_cli_fail(json, &e);
 		jig_verifier_finish(&v);
 		jig_snapshot_close(&s);

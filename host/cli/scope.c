@@ -16,7 +16,7 @@
 #include <jig/sandbox.h>
 
 #include "../policy/scope_policy.h"
-#include "../snapshot/loader.h"
+#include "../sandbox/door.h"
 #include "../util/fileio.h"
 #include "../util/relay.h"
 #include "commands.h"
@@ -30,7 +30,7 @@ static json_t *result_json(const struct jig_scope_policy *p, const struct jig_sc
 {
 	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}",
 			 "schema", "jig-scope-result/1", "scope", p->name, "policy_sha256", p->sha256,
-			 "outcome", jig_cli_outcome_name(r->outcome), "exit_status", r->exit_status, "signal",
+			 "outcome", jig_scope_outcome_name(r->outcome), "exit_status", r->exit_status, "signal",
 			 r->signal, "core_dumped", r->core_dumped != 0, "fenced", r->fenced != 0,
 			 "cleanup_confirmed", r->cleanup_confirmed != 0, "launcher_reported",
 			 r->launcher_reported != 0, "oom_kills", (json_int_t)r->oom_kills,
@@ -108,7 +108,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	struct jig_relay *relay = NULL;
 	struct jig_snapshot s;
 	bool have_snapshot = false;
-	struct jig_module_handle h;
+	struct jig_sandbox sb;
 	bool have_module = false;
 	if (geteuid() == 0) {
 		jig_err(&e, JIG_E_HOST, "refusing to run a scope as root; jig is a rootless tool, run it as an unprivileged user");
@@ -121,7 +121,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	    jig_snapshot_open_installed(&s, libdir, &e) < 0)
 		goto fail;
 	have_snapshot = true;
-	if (jig_module_load(&s, "sandbox-linux", JIG_KIND_SANDBOX, &h, &e) < 0)
+	if (jig_sandbox_open(&sb, &s, &e) < 0)
 		goto fail;
 	have_module = true;
 	/* The launcher must be the snapshot's own, byte for byte; the
@@ -129,11 +129,6 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	init_fd = jig_snapshot_open_listed(&s, INIT_FILE, true, &e);
 	if (init_fd < 0)
 		goto fail;
-	const struct jig_sandbox_ops *ops = h.desc->ops;
-	if (h.desc->ops_size < offsetof(struct jig_sandbox_ops, launch) + sizeof(ops->launch) || !ops->launch) {
-		jig_err(&e, JIG_E_INTEGRITY, "module sandbox-linux cannot launch scopes (built against an older SDK)");
-		goto fail;
-	}
 	/* Standard streams reach the scope as pipes, never as the caller's
 	 * terminal or files. */
 	struct jig_scope_fd fds[JIG_SCOPE_MAX_FDS];
@@ -145,9 +140,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	if (jig_scope_describe(&p, &launch, &sc, &e) < 0)
 		goto fail;
 	struct jig_scope_result r;
-	memset(&r, 0, sizeof(r));
-	r.struct_size = sizeof(r);
-	int lr = ops->launch(h.state, &sc, &r);
+	int lr = jig_sandbox_launch(&sb, &sc, &r);
 	jig_relay_finish(relay);
 	relay = NULL;
 	r.error[sizeof(r.error) - 1] = r.cgroup[sizeof(r.cgroup) - 1] = '\0';
@@ -190,8 +183,8 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	if (r.outcome != JIG_SCOPE_EXITED || !r.cleanup_confirmed) {
 		char sig[160] = "";
 		if (r.signal)
-			jig_cli_signal_text(sig, sizeof(sig), ": the payload", r.signal, r.core_dumped, NULL);
-		fprintf(stderr, "jig: scope %s: %s%s%s", p.name, jig_cli_outcome_name(r.outcome), sig, r.error[0] ? ": " : "");
+			jig_scope_signal_text(sig, sizeof(sig), ": the payload", r.signal, r.core_dumped, NULL);
+		fprintf(stderr, "jig: scope %s: %s%s%s", p.name, jig_scope_outcome_name(r.outcome), sig, r.error[0] ? ": " : "");
 		jig_text_put(stderr, r.error);
 		fputc('\n', stderr);
 	}
@@ -217,7 +210,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 			code = JIG_E_INTERNAL;
 	}
 	close(init_fd);
-	jig_module_unload(&h);
+	jig_sandbox_close(&sb);
 	jig_snapshot_close(&s);
 	jig_scope_policy_free(&p);
 	return code;
@@ -227,7 +220,7 @@ fail:
 		close(init_fd);
 	jig_cli_fail(json, &e);
 	if (have_module)
-		jig_module_unload(&h);
+		jig_sandbox_close(&sb);
 	if (have_snapshot)
 		jig_snapshot_close(&s);
 	jig_scope_policy_free(&p);

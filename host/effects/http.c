@@ -102,12 +102,8 @@ static int run_worker(const struct jig_http_effect_env *env, const struct jig_ht
 		return -1;
 	}
 	jig_scope_describe(&p, &l, &sc, &e);
-	memset(res, 0, sizeof(*res));
-	res->struct_size = sizeof(*res);
-	res->held_fd = -1;
-	int lr = env->ops->launch(env->state, &sc, res);
+	int lr = jig_sandbox_launch(env->sandbox, &sc, res);
 	jig_scope_policy_free(&p);
-	res->error[sizeof(res->error) - 1] = '\0';
 	if (res->held_fd >= 0)
 		close(res->held_fd);
 	if (lr != JIG_MOD_OK) {

@@ -9,18 +9,16 @@
 
 #include <jansson.h>
 
-#include <jig/sandbox.h>
+#include "sandbox/door.h"
 
 #include "flow/plan.h"
 #include "flow/project.h"
 
-#define JIG_HTTP_MAX_REQUESTS 64 /* per Run */
 /* The worker's deadline: the grant's plus this, to start and stop. */
 #define JIG_HTTP_WORKER_GRACE_MS 5000
 
 struct jig_http_effect_env {
-	const struct jig_sandbox_ops *ops;
-	void *state;
+	struct jig_sandbox *sandbox;
 	const struct jig_plan *plan; /* its composed worker scopes */
 	int init_fd;		     /* the trusted launcher */
 	const char *flow;

@@ -13,6 +13,7 @@
 
 #include "effects/http.h"
 #include "policy/catalog.h"
+#include "sandbox/door.h"
 #include "policy/scope_policy.h"
 #include "snapshot/identity.h"
 #include "snapshot/loader.h"
@@ -324,5 +325,21 @@ int jig_plan_admitted(const struct jig_project *p, char out[JIG_SHA256_HEX], str
 			memcpy(out, sha, JIG_SHA256_HEX);
 	}
 	json_decref(a);
+	return r;
+}
+
+int jig_plan_verify_installation(const struct jig_snapshot *s, struct jig_verifier *v, int *launcher_fd,
+				 struct jig_error *e)
+{
+	const char *files[JIG_PLAN_MAX_INSTALLED];
+	size_t n = jig_plan_installed_files(s, files);
+	int r = 0;
+	for (size_t i = 0; !r && i < n; i++) {
+		if (launcher_fd && strcmp(files[i], JIG_SCOPE_INIT_FILE) == 0) {
+			*launcher_fd = jig_verifier_open(v, s, files[i], e);
+			r = *launcher_fd < 0 ? *launcher_fd : 0;
+		} else
+			r = jig_verifier_check(v, s, &files[i], 1, e);
+	}
 	return r;
 }

@@ -1,7 +1,9 @@
 /* The Plan (jig-plan/1): what the operator reviews and admits. Canonical
  * JSON with a SHA-256 identity over the captured package digests, each
- * Flow's scope policy and limits, the runtime, and the launch identity of
- * the installed snapshot. It never holds a secret or a host path. */
+ * Flow's composed scope (policy digest and permission plan) and each HTTP
+ * route's worker scope, the runtime, the capability catalog and the launch
+ * identity of the installed snapshot. It never holds a secret; its host
+ * paths are the installation's and the system's that the scopes bind. */
 #ifndef JIG_FLOW_PLAN_H
 #define JIG_FLOW_PLAN_H
 
@@ -11,6 +13,7 @@
 #include "flow/project.h"
 #include "policy/catalog.h"
 #include "snapshot/snapshot.h"
+#include "snapshot/verify.h"
 
 #define JIG_PLAN_FORMAT "jig-plan/1"
 
@@ -18,15 +21,8 @@
 #define JIG_RUNTIME_BUN "libexec/bun"
 #define JIG_RUNTIME_BOOT "libexec/runtime/boot.js"
 #define JIG_SCOPE_INIT_FILE "libexec/jig-scope-init"
-#define JIG_SANDBOX_MODULE_FILE "modules/sandbox-linux.so"
 #define JIG_HTTP_MODULE_FILE "modules/http.so" /* with JIG_HTTP_WORKER_FILE, if a Flow has grants */
 
-/* The fixed envelope of a root Flow scope (seed 000 table). */
-#define JIG_FLOW_MEMORY (256ull << 20)
-#define JIG_FLOW_TASKS 64
-#define JIG_FLOW_CPU_US 100000
-#define JIG_FLOW_OUTPUT_BYTES (16ull << 20)
-#define JIG_FLOW_SCRATCH_BYTES (64ull << 20)
 
 /* One composed scope of the Plan: a Flow's (route NULL) or the worker of
  * one of its HTTP routes. */
@@ -50,6 +46,10 @@ struct jig_plan {
  * where installed): what every review, Run and inspection verifies. */
 #define JIG_PLAN_MAX_INSTALLED 7
 size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[JIG_PLAN_MAX_INSTALLED]);
+/* Verifies those files by v's mode, each once; with launcher_fd, the
+ * launcher is also opened (verified) and returned there. */
+int jig_plan_verify_installation(const struct jig_snapshot *s, struct jig_verifier *v, int *launcher_fd,
+				 struct jig_error *e);
 
 /* Builds the Plan of a captured project against the installed snapshot. */
 int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, struct jig_plan *out,

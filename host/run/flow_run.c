@@ -1,0 +1,329 @@
+/* One Flow run: the spine of flow_run.h, one function per step. */
+#include "run/flow_run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "effects/http.h"
+#include "flow/plan.h"
+#include "flow/tree.h"
+#include "run/publish.h"
+#include "run/record.h"
+#include "run/run0.h"
+#include "sandbox/door.h"
+#include "snapshot/verify.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+struct run {
+	const struct jig_run_request *req;
+	struct jig_project p;
+	struct jig_snapshot s;
+	struct jig_verifier v;
+	struct jig_plan pl;
+	struct jig_sandbox sb;
+	bool have_project, have_snapshot, have_verifier, have_sandbox, have_policy, have_run0;
+	const struct jig_flow *f;
+	const struct jig_scope_template *tmpl;
+	struct jig_scope_policy policy; /* the template resolved for this run */
+	int init_fd, rundir, devnull, sv[2], ab[2], cancel[2];
+	struct jig_publish pub;
+	json_t *inputs, *outputs;
+	struct jig_run0 r0;
+	struct jig_http_effect_env http;
+	struct jig_scope_result res;
+	long long started_ms;
+};
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Every --input names a declared input, and every declared one is given. */
+static int check_inputs(const struct jig_run_request *req, const struct jig_flow *f, struct jig_error *e)
+{
+	for (size_t k = 0; k < req->n_inputs; k++) {
+		bool declared = false;
+		for (size_t j = 0; j < f->n_inputs; j++)
+			declared |= strcmp(f->inputs[j], req->inputs[k].name) == 0;
+		if (!declared)
+			return jig_err(e, JIG_E_USAGE, "flow %s declares no input \"%s\" (its inputs are in flow.json)", f->name,
+				       req->inputs[k].name);
+	}
+	for (size_t j = 0; j < f->n_inputs; j++) {
+		bool given = false;
+		for (size_t k = 0; k < req->n_inputs; k++)
+			given |= strcmp(f->inputs[j], req->inputs[k].name) == 0;
+		if (!given)
+			return jig_err(e, JIG_E_USAGE, "flow %s needs --input %s=PATH", f->name, f->inputs[j]);
+	}
+	return 0;
+}
+
+/* admit: the Plan of the project as it is now, against the snapshot
+ * installed now, must be the admitted one; the installed tools are the
+ * reviewed bytes (by the operator's verification mode). */
+static int admit(struct run *r, struct jig_error *e)
+{
+	const struct jig_run_request *req = r->req;
+	char libdir[PATH_MAX], admitted[JIG_SHA256_HEX];
+	int rc;
+	if ((rc = jig_verifier_init(&r->v, req->verification, JIG_VERIFY_CACHED, e)))
+		return rc;
+	r->have_verifier = true;
+	if (geteuid() == 0)
+		return jig_err(e, JIG_E_HOST, "refusing to run a Flow as root; jig is a rootless tool, run it as an unprivileged user");
+	if ((rc = jig_project_open(req->project, &r->p, e)))
+		return rc;
+	r->have_project = true;
+	if (!(r->f = jig_project_flow(&r->p, req->flow)))
+		return jig_err(e, JIG_E_USAGE, "project %s has no Flow \"%s\"", req->project, req->flow);
+	if ((rc = check_inputs(req, r->f, e)) || (rc = jig_project_capture(&r->p, false, e)) ||
+	    (rc = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) || (rc = jig_snapshot_open_installed(&r->s, libdir, e)))
+		return rc;
+	r->have_snapshot = true;
+	if ((rc = jig_plan_verify_installation(&r->s, &r->v, &r->init_fd, e)) || (rc = jig_plan_build(&r->p, &r->s, &r->pl, e)) ||
+	    (rc = jig_plan_admitted(&r->p, admitted, e)))
+		return rc;
+	if (strcmp(admitted, r->pl.sha256) != 0)
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "the project or the installed snapshot changed since review (admitted Plan %.12s, now %.12s); nothing was run: review again with 'jig review'",
+			       admitted, r->pl.sha256);
+	r->f = jig_project_flow(&r->p, req->flow);
+	if (!(r->tmpl = jig_plan_scope(&r->pl, r->f->name, NULL)))
+		return jig_err(e, JIG_E_INTERNAL, "flow %s has no composed scope", r->f->name);
+	if ((rc = jig_sandbox_open(&r->sb, &r->s, e)))
+		return rc;
+	r->have_sandbox = true;
+	return jig_publish_open(&r->pub, req->output, e);
+}
+
+/* Captures one attachment into inputdir/NAME. The project's protected
+ * state (.jig) is never attachable, not even inside a larger tree. */
+static int attach(const struct jig_run_input *in, int inputdir, int statefd, struct jig_tree_stats *st,
+		  struct jig_error *e)
+{
+	char what[128];
+	snprintf(what, sizeof(what), "attachment %s", in->name);
+	struct jig_tree_limits l = {.what = what, .max_files = JIG_INPUT_MAX_FILES, .max_entries = JIG_INPUT_MAX_FILES * 4,
+				    .max_bytes = JIG_INPUT_MAX_BYTES, .reject_sparse = true, .deny_name = ".jig"};
+	jig_autoclose int fd = open(in->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return jig_err(e, JIG_E_USAGE, "%s (%s): %s", what, in->path,
+			       errno == ELOOP ? "is a symbolic link; attach the real file" : strerror(errno));
+	char fs[32];
+	if (!jig_tree_fs_ok(fd, fs, sizeof(fs)))
+		return jig_err(e, JIG_E_USAGE, "%s (%s): is on %s; attachments are captured from ext4, XFS, Btrfs or tmpfs only", what, in->path, fs);
+	struct stat sb, state;
+	if (fstat(fd, &sb) < 0 || fstat(statefd, &state) < 0)
+		return jig_err(e, JIG_E_USAGE, "%s: %s", what, strerror(errno));
+	if (sb.st_dev == state.st_dev && sb.st_ino == state.st_ino)
+		return jig_err(e, JIG_E_USAGE, "%s (%s): is the project's protected .jig state; refused", what, in->path);
+	if (S_ISREG(sb.st_mode))
+		return jig_tree_copy_file(fd, in->name, inputdir, &l, st, e);
+	if (!S_ISDIR(sb.st_mode))
+		return jig_err(e, JIG_E_USAGE, "%s (%s): is a special file; refused", what, in->path);
+	if (mkdirat(inputdir, in->name, 0700) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "%s: %s", what, strerror(errno));
+	jig_autoclose int dst = openat(inputdir, in->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = dst < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: %s", what, strerror(errno)) : jig_tree_copy(fd, in->name, dst, &l, st, e);
+	if (!rc)
+		fchmod(dst, 0555);
+	return rc;
+}
+
+/* prepare: the package and the attachments in the outer command's private
+ * run directory (under /tmp, so the scope's mount table names no user,
+ * project or .jig path). */
+static int prepare(struct run *r, struct jig_error *e)
+{
+	struct stat st;
+	errno = 0;
+	if ((r->rundir = open(r->req->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    fstat(r->rundir, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700 ||
+	    mkdirat(r->rundir, "package", 0700) < 0 || mkdirat(r->rundir, "input", 0700) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "the run directory %s: %s", r->req->run_dir, errno ? strerror(errno) : "not private");
+	jig_autoclose int pk = openat(r->rundir, "package", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	jig_autoclose int in = openat(r->rundir, "input", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char fs[32];
+	int rc = pk < 0 || in < 0 ? jig_err(e, JIG_E_INTERNAL, "the run directory: %s", strerror(errno))
+				  : jig_store_materialise(&r->p, r->f->package_sha256, pk, e);
+	if (!rc && !jig_tree_fs_ok(in, fs, sizeof(fs)))
+		rc = jig_err(e, JIG_E_USAGE, "%s is on %s; attachments are captured onto ext4, XFS, Btrfs or tmpfs only", r->req->run_dir, fs);
+	struct jig_tree_stats ist = {.list = r->inputs};
+	for (size_t k = 0; !rc && k < r->req->n_inputs; k++)
+		rc = attach(&r->req->inputs[k], in, r->p.statefd, &ist, e);
+	fchmod(pk, 0555);
+	fchmod(in, 0555);
+	return rc;
+}
+
+static void http_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+{
+	struct run *r = ctx;
+	jig_http_effect(&r->http, r->f, op, reply, evidence, interrupted);
+}
+
+/* launch: the Plan's scope for this Flow with this run's slot values, and
+ * Run/0 read alongside. Returns when the scope is fenced. */
+static int launch(struct run *r, struct jig_error *e)
+{
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->sv) < 0 || pipe2(r->ab, O_CLOEXEC) < 0 ||
+	    pipe2(r->cancel, O_CLOEXEC) < 0 || (r->devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "Run/0: %s", strerror(errno));
+	const struct jig_scope_slot slots[] = {{"null", r->devnull}, {"run0", r->sv[1]}};
+	struct jig_scope_run values = {.run_dir = r->req->run_dir, .slots = slots, .n_slots = 2, .wall_ms = r->req->timeout_ms};
+	int rc = jig_scope_policy_resolve(&r->tmpl->policy, &values, jig_caller_home(), &r->policy, e);
+	if (rc)
+		return rc;
+	r->have_policy = true;
+	struct jig_scope sc;
+	struct jig_scope_launch l = {.policy_sha256 = r->tmpl->policy.sha256, .init_fd = r->init_fd,
+				     .argv = (const char *const *)r->tmpl->argv, .hold_path = r->tmpl->hold, .abort_fd = r->ab[0]};
+	if ((rc = jig_scope_describe(&r->policy, &l, &sc, e)))
+		return rc;
+	r->http = (struct jig_http_effect_env){.sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
+					       .flow = r->f->name, .abort_fd = r->cancel[0]};
+	/* From here a cancellation (SIGTERM from the outer command) is the
+	 * supervisor's to handle (it fences and reports it): no thread of ours
+	 * may take the signal's default action instead. */
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	if (jig_run0_start(&r->r0, r->sv[0], r->ab[1], r->f->n_http ? http_effect : NULL, r) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
+	r->have_run0 = true;
+	r->started_ms = now_ms();
+	int lr = jig_sandbox_launch(&r->sb, &sc, &r->res);
+	close(r->sv[1]);
+	r->sv[1] = -1;
+	jig_poke(r->cancel[1]); /* the Flow is fenced: a request in flight is cancelled */
+	jig_run0_join(&r->r0);
+	if (lr == JIG_MOD_OK)
+		return 0;
+	return jig_err(e, JIG_E_HOST, "flow %s refused: %s", r->f->name, r->res.error[0] ? r->res.error : "launch failed");
+}
+
+/* The verdict from the supervisor's result and Run/0. */
+static const char *verdict(const struct run *r, char *why, size_t cap)
+{
+	const struct jig_scope_result *res = &r->res;
+	const struct jig_run0 *r0 = &r->r0;
+	const char *status = "succeeded";
+	why[0] = '\0';
+	int sig = res->interrupted_by ? res->interrupted_by : r0->interrupted_by;
+	if (sig)
+		status = "cancelled", snprintf(why, cap, "cancelled by signal %d; the scope was fenced", sig);
+	else if (r0->violation)
+		status = "failed", snprintf(why, cap, "%s", r0->error);
+	else if (res->outcome == JIG_SCOPE_TIMEOUT)
+		status = "timeout", snprintf(why, cap, "the Flow ran past its %llu ms deadline and was fenced",
+					     (unsigned long long)r->req->timeout_ms);
+	else if (res->signal && (res->outcome == JIG_SCOPE_CRASHED || res->outcome == JIG_SCOPE_SIGNALED))
+		status = "failed", jig_scope_signal_text(why, cap, "the Flow", res->signal, res->core_dumped, r0->error);
+	else if (res->outcome != JIG_SCOPE_EXITED || res->exit_status != 0 || !r0->done)
+		status = "failed", snprintf(why, cap, "%s", r0->error[0] ? r0->error : res->error[0] ? res->error : "the Flow did not complete");
+	if (!res->cleanup_confirmed)
+		status = "failed", snprintf(why, cap, "cleanup not confirmed: %s", res->error);
+	return status;
+}
+
+/* collect and publish: final validation of the output (writers are fenced;
+ * the launcher's held descriptor keeps the tmpfs), the record, the rename. */
+static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error *e)
+{
+	char why[700];
+	const char *status = verdict(r, why, sizeof(why));
+	int rc = jig_publish_stage(&r->pub, e);
+	if (!rc && strcmp(status, "succeeded") == 0)
+		rc = r->res.held_fd < 0 ? jig_err(e, JIG_E_INTERNAL, "the scope's output was not held; nothing published")
+					: jig_publish_collect(&r->pub, r->res.held_fd, r->f->outputs, r->f->n_outputs, r->outputs, e);
+	if (rc)
+		return rc;
+	struct jig_record_facts facts = {.status = status, .why = why, .flow = r->f->name, .plan_sha256 = r->pl.sha256,
+					 .package_sha256 = r->f->package_sha256, .timeout_ms = r->req->timeout_ms,
+					 .started_ms = r->started_ms, .inputs = r->inputs, .outputs = r->outputs, .logs = r->r0.logs};
+	json_t *rec = jig_record_new(&facts, &r->res);
+	if (rec && r->f->n_http)
+		json_object_set(rec, "effects", r->r0.effects);
+	/* The scope that ran: the Plan's digest and its canonical policy (this
+	 * run's slot values are not part of it). */
+	if (rec) {
+		json_object_set_new(rec, "verification", jig_verifier_json(&r->v));
+		json_object_set_new(rec, "scope", json_pack("{s:s,s:O}", "policy_sha256", r->tmpl->policy.sha256, "policy",
+							   r->tmpl->policy.doc));
+	}
+	char *txt = rec ? json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	rc = txt ? jig_publish_commit(&r->pub, txt, e) : jig_err(e, JIG_E_INTERNAL, "out of memory");
+	free(txt);
+	if (rc) {
+		json_decref(rec);
+		return rc;
+	}
+	out->record = rec;
+	out->succeeded = strcmp(status, "succeeded") == 0;
+	return 0;
+}
+
+static void finish(struct run *r)
+{
+	if (r->res.held_fd >= 0)
+		close(r->res.held_fd);
+	jig_publish_close(&r->pub);
+	int fds[] = {r->rundir, r->init_fd, r->devnull, r->sv[0], r->sv[1], r->ab[0], r->ab[1], r->cancel[0], r->cancel[1]};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	json_decref(r->inputs);
+	json_decref(r->outputs);
+	if (r->have_run0)
+		jig_run0_free(&r->r0);
+	if (r->have_policy)
+		jig_scope_policy_free(&r->policy);
+	jig_plan_free(&r->pl);
+	if (r->have_verifier)
+		jig_verifier_finish(&r->v);
+	if (r->have_sandbox)
+		jig_sandbox_close(&r->sb);
+	if (r->have_snapshot)
+		jig_snapshot_close(&r->s);
+	if (r->have_project)
+		jig_project_close(&r->p);
+}
+
+int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out, struct jig_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	struct run r = {.req = req, .init_fd = -1, .rundir = -1, .devnull = -1, .sv = {-1, -1}, .ab = {-1, -1},
+			.cancel = {-1, -1}, .pub = {.parentfd = -1, .stagefd = -1}, .inputs = json_array(),
+			.outputs = json_array(), .res = {.held_fd = -1}};
+	int rc = admit(&r, e);
+	if (!rc)
+		rc = prepare(&r, e);
+	if (!rc && (rc = launch(&r, e)) && r.res.needs_delegation) {
+		if (req->may_need_transient_scope) {
+			out->needs_transient_scope = true; /* nothing ran; the outer starts over */
+			rc = 0;
+		} else if (req->no_transient_scope_why)
+			rc = jig_err(e, JIG_E_HOST, "flow %s refused: %s; no transient scope either: %s", r.f->name, r.res.error,
+				     req->no_transient_scope_why);
+	}
+	if (!rc && !out->needs_transient_scope)
+		rc = publish(&r, out, e);
+	finish(&r);
+	return rc;
+}

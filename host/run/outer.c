@@ -1,0 +1,149 @@
+#include "run/outer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run/limits.h"
+#include "run/publish.h"
+#include "sandbox/door.h"
+#include "snapshot/snapshot.h"
+#include "util/fileio.h"
+
+/* Under /tmp rather than the project: nothing the scope can see of its
+ * mounts names the operator, the project or its .jig state. */
+#define RUN_DIR_TEMPLATE "/tmp/jig-run-XXXXXX"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* After coordinator loss: fence its scopes, remove its stage. */
+static void cleanup_lost(pid_t pid, const char *output, char *msg, size_t cap)
+{
+	size_t len = 0;
+	struct jig_snapshot s;
+	struct jig_sandbox sb;
+	struct jig_error e = {0};
+	char libdir[PATH_MAX], err[512] = "";
+	if (jig_snapshot_default_libdir(libdir, sizeof(libdir), &e) == 0 && jig_snapshot_open_installed(&s, libdir, &e) == 0) {
+		if (jig_sandbox_open(&sb, &s, &e) == 0) {
+			if (jig_sandbox_recover(&sb, pid, err, sizeof(err)) != JIG_MOD_OK)
+				len += (size_t)snprintf(msg + len, cap - len, "; cgroup cleanup NOT confirmed: %s", err);
+			jig_sandbox_close(&sb);
+		} else
+			len += (size_t)snprintf(msg + len, cap - len, "; cannot load the sandbox module to fence: %s", e.msg);
+		jig_snapshot_close(&s);
+	} else
+		len += (size_t)snprintf(msg + len, cap - len, "; cannot open the snapshot to fence: %s", e.msg);
+	if (output) {
+		char parent[PATH_MAX], stage[NAME_MAX + 1];
+		snprintf(parent, sizeof(parent), "%s", output);
+		char *sl = strrchr(parent, '/');
+		jig_publish_stage_name(stage, sizeof(stage), pid, sl ? sl + 1 : parent);
+		int pfd = open(sl ? (sl == parent ? "/" : (*sl = '\0', parent)) : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pfd >= 0) {
+			jig_remove_tree(pfd, stage);
+			close(pfd);
+		}
+	}
+	if (len == 0)
+		snprintf(msg, cap, "; its scope was fenced and its run directory and stage removed");
+}
+
+/* Waits for the coordinator c, relaying the first stop signal as SIGTERM
+ * and killing it JIG_SETTLE_MS later. Returns its wait status. */
+static int supervise(pid_t c, int sfd)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, c, 0), status = 0;
+	long long term_deadline = -1;
+	for (;;) {
+		int timeout = -1;
+		if (term_deadline >= 0) {
+			long long left = term_deadline - now_ms();
+			timeout = left > 0 ? (int)left : 0;
+		}
+		struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+		int n = poll(p, pidfd >= 0 ? 2 : 1, timeout);
+		if (pidfd < 0)
+			p[0].revents = POLLIN; /* no pidfd: just wait */
+		if (n == 0 && term_deadline >= 0) {
+			kill(c, SIGKILL);
+			term_deadline = -1;
+		}
+		if (p[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				;
+			if (term_deadline < 0) {
+				kill(c, SIGTERM);
+				term_deadline = now_ms() + JIG_SETTLE_MS;
+			}
+		}
+		if ((p[0].revents & POLLIN) && waitpid(c, &status, 0) == c)
+			break;
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return status;
+}
+
+int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *run_dir), void *arg,
+		  struct jig_error *e)
+{
+	char run_dir[] = RUN_DIR_TEMPLATE;
+	if (!mkdtemp(run_dir))
+		return jig_err(e, JIG_E_INTERNAL, "cannot create a private run directory in /tmp: %s", strerror(errno));
+	sigset_t stop, saved;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop, &saved);
+	int sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+	pid_t parent = getpid();
+	fflush(NULL);
+	pid_t c = sfd < 0 ? -1 : fork();
+	if (c == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() != parent)
+			_exit(JIG_E_INTERNAL);
+		close(sfd);
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		int code = coordinator(arg, run_dir);
+		fflush(NULL);
+		_exit(code);
+	}
+	int status = c < 0 ? 0 : supervise(c, sfd);
+	if (sfd >= 0)
+		close(sfd);
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+	if (c < 0) {
+		jig_remove_tree(AT_FDCWD, run_dir);
+		return jig_err(e, JIG_E_INTERNAL, "cannot start the coordinator: %s", strerror(errno));
+	}
+	if (WIFEXITED(status)) {
+		jig_remove_tree(AT_FDCWD, run_dir);
+		return WEXITSTATUS(status);
+	}
+	char msg[1024] = "";
+	cleanup_lost(c, output, msg, sizeof(msg));
+	jig_remove_tree(AT_FDCWD, run_dir); /* once its scope is fenced */
+	return jig_err(e, JIG_E_INTERNAL,
+		       "the coordinator (pid %d) was killed by signal %d before it finished; nothing was published%s", (int)c,
+		       WTERMSIG(status), msg);
+}

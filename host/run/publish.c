@@ -1,0 +1,94 @@
+#include "run/publish.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flow/tree.h"
+#include "run/limits.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+int jig_publish_open(struct jig_publish *p, const char *output, struct jig_error *e)
+{
+	memset(p, 0, sizeof(*p));
+	p->output = output;
+	p->parentfd = p->stagefd = -1;
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof(buf), "%s", output) >= (int)sizeof(buf))
+		return jig_err(e, JIG_E_USAGE, "--output %s: too long", output);
+	char *slash = strrchr(buf, '/');
+	const char *name = slash ? slash + 1 : buf;
+	const char *parent = slash ? (slash == buf ? "/" : buf) : ".";
+	if (slash)
+		*slash = '\0';
+	if (!jig_path_is_normal_relative(name) || strchr(name, '/'))
+		return jig_err(e, JIG_E_USAGE, "--output %s: the last component must be a plain new name", output);
+	snprintf(p->name, sizeof(p->name), "%.255s", name); /* normal names are at most 255 bytes */
+	if ((p->parentfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return jig_err(e, JIG_E_USAGE, "--output %s: parent directory: %s", output, strerror(errno));
+	struct stat st;
+	if (fstatat(p->parentfd, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return jig_err(e, JIG_E_USAGE, "--output %s already exists; jig never replaces a destination", output);
+	return 0;
+}
+
+void jig_publish_stage_name(char *out, size_t cap, pid_t pid, const char *name)
+{
+	snprintf(out, cap, ".jig-stage-%d-%.80s", (int)pid, name);
+}
+
+int jig_publish_stage(struct jig_publish *p, struct jig_error *e)
+{
+	jig_publish_stage_name(p->stage, sizeof(p->stage), getpid(), p->name);
+	if (mkdirat(p->parentfd, p->stage, 0700) < 0 ||
+	    (p->stagefd = openat(p->parentfd, p->stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    mkdirat(p->stagefd, "files", 0700) < 0) {
+		int err = errno;
+		if (err == EEXIST && p->stagefd < 0)
+			p->stage[0] = '\0'; /* not ours */
+		return jig_err(e, JIG_E_INTERNAL, "--output %s: cannot create the stage: %s", p->output, strerror(err));
+	}
+	return 0;
+}
+
+int jig_publish_collect(struct jig_publish *p, int held_fd, char *const *allowed, size_t n_allowed, json_t *list,
+			struct jig_error *e)
+{
+	jig_autoclose int files = openat(p->stagefd, "files", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct jig_tree_limits l = {.what = "output", .max_files = JIG_OUTPUT_MAX_FILES, .max_entries = JIG_OUTPUT_MAX_ENTRIES,
+				    .max_bytes = JIG_OUTPUT_MAX_BYTES, .reject_sparse = true, .allowed = allowed,
+				    .n_allowed = n_allowed};
+	struct jig_tree_stats st = {.list = list};
+	struct jig_error oe = {0};
+	if (files < 0 || jig_tree_copy(held_fd, "", files, &l, &st, &oe) < 0)
+		return jig_err(e, JIG_E_USAGE, "output refused, nothing published: %s", files < 0 ? strerror(errno) : oe.msg);
+	fchmod(files, 0555);
+	return 0;
+}
+
+int jig_publish_commit(struct jig_publish *p, const char *record, struct jig_error *e)
+{
+	if (jig_write_file_at(p->stagefd, "record.json", record, strlen(record), 0444, e) < 0)
+		return -JIG_E_INTERNAL;
+	if (fchmod(p->stagefd, 0555) < 0 || renameat2(p->parentfd, p->stage, p->parentfd, p->name, RENAME_NOREPLACE) < 0)
+		return jig_err(e, JIG_E_USAGE, "--output %s: %s; nothing published", p->output,
+			       errno == EEXIST ? "appeared while the Flow ran; jig never replaces a destination" : strerror(errno));
+	p->stage[0] = '\0';
+	return 0;
+}
+
+void jig_publish_close(struct jig_publish *p)
+{
+	if (p->stage[0] && p->parentfd >= 0)
+		jig_remove_tree(p->parentfd, p->stage);
+	p->stage[0] = '\0';
+	if (p->stagefd >= 0)
+		close(p->stagefd);
+	if (p->parentfd >= 0)
+		close(p->parentfd);
+	p->stagefd = p->parentfd = -1;
+}

@@ -1,0 +1,39 @@
+/* Publication of a Run's packet: a new name in an existing directory,
+ * never replaced. Files are collected (final validation) into a private
+ * stage next to it, then the stage is renamed into place with
+ * RENAME_NOREPLACE. The stage's name carries the coordinator's pid so the
+ * outer command can remove it if the coordinator is lost (R-L06). */
+#ifndef JIG_RUN_PUBLISH_H
+#define JIG_RUN_PUBLISH_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "util/error.h"
+
+struct jig_publish {
+	const char *output; /* as the operator wrote it, for messages */
+	int parentfd;
+	char name[NAME_MAX + 1];
+	char stage[NAME_MAX + 1]; /* "" when there is none */
+	int stagefd;
+};
+
+/* The destination must be a plain new name in an existing directory. */
+int jig_publish_open(struct jig_publish *p, const char *output, struct jig_error *e);
+/* The stage's name for the coordinator pid and destination name. */
+void jig_publish_stage_name(char *out, size_t cap, pid_t pid, const char *name);
+int jig_publish_stage(struct jig_publish *p, struct jig_error *e);
+/* Final validation: the held output directory copied into the stage's
+ * files/ within the limits, only declared outputs; list gets one entry
+ * per file (path, size, sha256). */
+int jig_publish_collect(struct jig_publish *p, int held_fd, char *const *allowed, size_t n_allowed, json_t *list,
+			struct jig_error *e);
+/* record.json into the stage, then the stage into place. */
+int jig_publish_commit(struct jig_publish *p, const char *record, struct jig_error *e);
+/* Removes an uncommitted stage; closes everything. */
+void jig_publish_close(struct jig_publish *p);
+
+#endif

@@ -1,0 +1,156 @@
+/* The packet format jig-run-record/1: written by a Run, read back and
+ * checked by jig inspect, shown inert. One module for both sides. */
+#include "run/record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flow/tree.h"
+#include "run/limits.h"
+#include "sandbox/door.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/json.h"
+#include "util/text.h"
+
+json_t *jig_record_new(const struct jig_record_facts *f, const struct jig_scope_result *res)
+{
+	return json_pack(
+		"{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:{s:s,s:i,s:i,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I},s:O,s:O,s:O}",
+		"format", JIG_RECORD_FORMAT, "status", f->status, "error", f->why, "flow", f->flow, "plan_sha256",
+		f->plan_sha256, "package_sha256", f->package_sha256, "timeout_ms", (json_int_t)f->timeout_ms, "started_ms",
+		(json_int_t)f->started_ms, "termination", "outcome", jig_scope_outcome_name(res->outcome), "exit_status",
+		res->exit_status, "signal", res->signal, "core_dumped", res->core_dumped != 0, "fenced", res->fenced != 0,
+		"cleanup_confirmed", res->cleanup_confirmed != 0, "oom_kills", (json_int_t)res->oom_kills, "pids_max_hits",
+		(json_int_t)res->pids_max_hits, "memory_peak_bytes", (json_int_t)res->memory_peak_bytes, "cpu_usec",
+		(json_int_t)res->cpu_usec, "wall_ms", (json_int_t)res->wall_ms, "inputs", f->inputs, "outputs", f->outputs,
+		"logs", f->logs);
+}
+
+int jig_record_load(int pfd, const char *packet, json_t **rec, struct jig_error *e)
+{
+	*rec = NULL;
+	jig_autofree char *buf = NULL;
+	size_t len;
+	struct stat st;
+	int r = jig_read_file_at(pfd, "record.json", JIG_RECORD_MAX_BYTES, "record.json", &buf, &len, &st, e);
+	if (!r)
+		r = jig_json_parse_object(buf, len, "record.json", rec, e);
+	const char *format = *rec ? json_string_value(json_object_get(*rec, "format")) : NULL;
+	if (!r && (!format || strcmp(format, JIG_RECORD_FORMAT) != 0))
+		r = jig_err(e, JIG_E_INTEGRITY, "%s: not a jig packet (record format)", packet);
+	if (!r && !json_is_array(json_object_get(*rec, "outputs")))
+		r = jig_err(e, JIG_E_INTEGRITY, "%s: record has no outputs list", packet);
+	if (r) {
+		json_decref(*rec);
+		*rec = NULL;
+	}
+	return r;
+}
+
+int jig_record_verify_files(int pfd, json_t *rec, struct jig_error *e)
+{
+	json_t *outputs = json_object_get(rec, "outputs");
+	jig_autoclose int files = openat(pfd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (files < 0)
+		return jig_err(e, JIG_E_INTEGRITY, "packet: files/: %s", strerror(errno));
+	/* Re-hash what is there with the same bounded walk the publisher used,
+	 * into a scratch list (copies go to a private temporary directory). */
+	char tmpl[] = "/tmp/jig-inspect-XXXXXX";
+	if (!mkdtemp(tmpl))
+		return jig_err(e, JIG_E_INTERNAL, "mkdtemp: %s", strerror(errno));
+	jig_autoclose int tfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	json_t *seen = json_array();
+	struct jig_tree_limits l = {.what = "packet file", .max_files = JIG_OUTPUT_MAX_FILES, .max_entries = JIG_OUTPUT_MAX_ENTRIES, .max_bytes = JIG_OUTPUT_MAX_BYTES,
+				    .reject_sparse = true};
+	struct jig_tree_stats st = {.list = seen};
+	int r = tfd < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: %s", tmpl, strerror(errno)) : jig_tree_copy(files, "", tfd, &l, &st, e);
+	jig_remove_tree(AT_FDCWD, tmpl);
+	if (r) {
+		json_decref(seen);
+		char msg[sizeof(e->msg)];
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		return jig_err(e, JIG_E_INTEGRITY, "packet: %s", msg);
+	}
+	if (json_array_size(seen) != json_array_size(outputs))
+		r = jig_err(e, JIG_E_INTEGRITY, "packet: files/ holds %zu files, the record lists %zu", json_array_size(seen),
+			    json_array_size(outputs));
+	for (size_t i = 0; !r && i < json_array_size(outputs); i++) {
+		json_t *o = json_array_get(outputs, i);
+		const char *path = json_string_value(json_object_get(o, "path"));
+		bool found = false;
+		for (size_t k = 0; path && k < json_array_size(seen); k++) {
+			json_t *s = json_array_get(seen, k);
+			if (strcmp(json_string_value(json_object_get(s, "path")), path) == 0) {
+				found = json_equal(json_object_get(s, "sha256"), json_object_get(o, "sha256")) &&
+					json_equal(json_object_get(s, "size"), json_object_get(o, "size"));
+				break;
+			}
+		}
+		if (!found)
+			r = jig_err(e, JIG_E_INTEGRITY, "packet: %s is missing or differs from the record", path ? path : "?");
+	}
+	json_decref(seen);
+	return r;
+}
+
+/* A string field of obj, shown inert: the record is the Flow's as much as
+ * jig's (a Flow's error text and logs, its file names), and a packet may
+ * have been edited by anyone since. */
+static void put_field(FILE *out, const char *before, json_t *obj, const char *key, const char *after)
+{
+	fputs(before, out);
+	jig_text_put(out, json_string_value(json_object_get(obj, key)));
+	fputs(after, out);
+}
+
+static long long int_field(json_t *obj, const char *key)
+{
+	return json_integer_value(json_object_get(obj, key));
+}
+
+void jig_record_print(FILE *out, const char *packet, json_t *rec)
+{
+	json_t *outputs = json_object_get(rec, "outputs");
+	json_t *t = json_object_get(rec, "termination");
+	fputs("packet ", out);
+	jig_text_put(out, packet);
+	put_field(out, ": flow ", rec, "flow", " ");
+	put_field(out, "", rec, "status", "");
+	if (json_string_length(json_object_get(rec, "error")))
+		put_field(out, ": ", rec, "error", "");
+	put_field(out, "\n  plan ", rec, "plan_sha256", "\n");
+	put_field(out, "  package ", rec, "package_sha256", "\n");
+	put_field(out, "  termination ", t, "outcome", "");
+	fprintf(out, ", exit %lld, signal %lld%s, wall %lld ms, peak memory %lld bytes, cleanup %s\n", int_field(t, "exit_status"),
+	       int_field(t, "signal"), json_is_true(json_object_get(t, "core_dumped")) ? " (core dumped)" : "",
+	       int_field(t, "wall_ms"), int_field(t, "memory_peak_bytes"),
+	       json_is_true(json_object_get(t, "cleanup_confirmed")) ? "confirmed" : "NOT confirmed");
+	size_t i;
+	json_t *o;
+	json_array_foreach(outputs, i, o) {
+		put_field(out, "  file ", o, "path", "");
+		fprintf(out, "  %lld bytes", int_field(o, "size"));
+		put_field(out, "  sha256 ", o, "sha256", "  verified\n");
+	}
+	json_array_foreach(json_object_get(rec, "effects"), i, o) {
+		put_field(out, "  http ", o, "route", " ");
+		put_field(out, "", o, "outcome", "");
+		if (json_is_integer(json_object_get(o, "status")))
+			fprintf(out, " status %lld", int_field(o, "status"));
+		if (json_string_length(json_object_get(o, "error")))
+			put_field(out, ": ", o, "error", "");
+		fputc('\n', out);
+	}
+	json_array_foreach(json_object_get(rec, "logs"), i, o) {
+		fputs("  log ", out);
+		jig_text_put(out, json_string_value(o));
+		fputc('\n', out);
+	}
+}
+

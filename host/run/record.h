@@ -1,0 +1,33 @@
+/* The packet's record (jig-run-record/1, docs/flow-format.md): what a Run
+ * writes next to its files, and what jig inspect checks and shows. */
+#ifndef JIG_RUN_RECORD_H
+#define JIG_RUN_RECORD_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jig/sandbox.h>
+
+#include "util/error.h"
+
+#define JIG_RECORD_FORMAT "jig-run-record/1"
+
+struct jig_record_facts {
+	const char *status, *why, *flow, *plan_sha256, *package_sha256;
+	uint64_t timeout_ms;
+	long long started_ms;
+	json_t *inputs, *outputs, *logs;
+};
+
+/* The record of a Run whose scope ended with res. */
+json_t *jig_record_new(const struct jig_record_facts *f, const struct jig_scope_result *res);
+/* Reads and checks record.json of the packet directory pfd. */
+int jig_record_load(int pfd, const char *packet, json_t **rec, struct jig_error *e);
+/* Every listed file of files/ is there with its size and SHA-256, nothing
+ * unlisted, no links or special files. */
+int jig_record_verify_files(int pfd, json_t *rec, struct jig_error *e);
+/* The record as text; everything from it is shown inert. */
+void jig_record_print(FILE *out, const char *packet, json_t *rec);
+
+#endif

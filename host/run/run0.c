@@ -1,0 +1,154 @@
+#include "run/run0.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "run/limits.h"
+
+void jig_poke(int fd)
+{
+	/* The pipe is ours and empty: the write cannot fail. */
+	if (write(fd, "x", 1) < 0) {
+	}
+}
+
+static void fail(struct jig_run0 *r, const char *why)
+{
+	if (!r->violation) {
+		r->violation = true;
+		snprintf(r->error, sizeof(r->error), "Run/0: %s", why);
+		jig_poke(r->abort_wr);
+	}
+}
+
+/* A reply to the Flow: one line. The Flow may be gone (never SIGPIPE). */
+static void reply(struct jig_run0 *r, json_t *msg)
+{
+	char *txt = json_dumps(msg, JSON_COMPACT);
+	size_t len = txt ? strlen(txt) : 0, off = 0;
+	if (txt)
+		txt[len++] = '\n'; /* replaces the NUL */
+	while (txt && off < len) {
+		ssize_t n = send(r->fd, txt + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	free(txt);
+}
+
+static void effect(struct jig_run0 *r, json_t *m)
+{
+	char why[64];
+	if (++r->http_requests > JIG_HTTP_MAX_REQUESTS) {
+		snprintf(why, sizeof(why), "more than %d HTTP requests", JIG_HTTP_MAX_REQUESTS);
+		return fail(r, why);
+	}
+	json_t *out = NULL, *ev = NULL;
+	int sig = 0;
+	r->http(r->http_ctx, m, &out, &ev, &sig);
+	json_array_append_new(r->effects, ev);
+	if (sig) {
+		r->interrupted_by = sig;
+		jig_poke(r->abort_wr);
+	}
+	reply(r, out);
+	json_decref(out);
+}
+
+static bool text_op(json_t *m)
+{
+	return json_object_size(m) == 2 && json_is_string(json_object_get(m, "text"));
+}
+
+/* {"op":"log","text"} | {"op":"done"} | {"op":"error","text"} | {"op":"http",...} */
+static void message(struct jig_run0 *r, const char *line, size_t len)
+{
+	char why[64];
+	if (++r->messages > JIG_RUN0_MAX_MESSAGES) {
+		snprintf(why, sizeof(why), "more than %d messages", JIG_RUN0_MAX_MESSAGES);
+		return fail(r, why);
+	}
+	json_error_t je;
+	json_t *m = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	const char *op = json_is_object(m) ? json_string_value(json_object_get(m, "op")) : NULL;
+	if (!op)
+		fail(r, "a message is not a JSON object with an \"op\"");
+	else if (strcmp(op, "log") == 0 && text_op(m)) {
+		if (json_array_size(r->logs) < JIG_RUN0_MAX_LOGS)
+			json_array_append(r->logs, json_object_get(m, "text"));
+	} else if (strcmp(op, "http") == 0 && r->http)
+		effect(r, m);
+	else if (strcmp(op, "done") == 0 && json_object_size(m) == 1)
+		r->done = true;
+	else if (strcmp(op, "error") == 0 && text_op(m)) {
+		if (!r->error[0])
+			snprintf(r->error, sizeof(r->error), "the Flow failed: %s", json_string_value(json_object_get(m, "text")));
+	} else
+		fail(r, "unknown or malformed operation");
+	json_decref(m);
+}
+
+static void *reader(void *arg)
+{
+	struct jig_run0 *r = arg;
+	char *buf = malloc(JIG_RUN0_MAX_LINE + 1), why[64];
+	size_t have = 0;
+	while (buf) {
+		ssize_t n = read(r->fd, buf + have, JIG_RUN0_MAX_LINE + 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		char *start = buf, *nl;
+		while (!r->violation && (nl = memchr(start, '\n', have - (size_t)(start - buf)))) {
+			message(r, start, (size_t)(nl - start));
+			start = nl + 1;
+		}
+		have -= (size_t)(start - buf);
+		memmove(buf, start, have);
+		if (have > JIG_RUN0_MAX_LINE) {
+			snprintf(why, sizeof(why), "a message is longer than %d KiB", JIG_RUN0_MAX_LINE / 1024);
+			fail(r, why);
+		}
+		if (r->violation)
+			break; /* the Run is ending; its bytes are not read */
+	}
+	free(buf);
+	return NULL;
+}
+
+int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, void *http_ctx)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->abort_wr = abort_wr;
+	r->http = http;
+	r->http_ctx = http_ctx;
+	r->logs = json_array();
+	r->effects = json_array();
+	if (!r->logs || !r->effects || pthread_create(&r->thread, NULL, reader, r) != 0) {
+		jig_run0_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+void jig_run0_join(struct jig_run0 *r)
+{
+	pthread_join(r->thread, NULL);
+}
+
+void jig_run0_free(struct jig_run0 *r)
+{
+	json_decref(r->logs);
+	json_decref(r->effects);
+	r->logs = r->effects = NULL;
+}

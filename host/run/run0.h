@@ -1,0 +1,44 @@
+/* Run/0: the Flow's one channel to its coordinator (docs/flow-format.md).
+ * Newline-delimited JSON on a socket, read by a thread of the coordinator:
+ * lines of at most JIG_RUN0_MAX_LINE bytes, at most JIG_RUN0_MAX_MESSAGES
+ * messages, known operations only. Any abuse ends the Run (abort_wr is
+ * written, the supervisor fences the scope) and is recorded. */
+#ifndef JIG_RUN_RUN0_H
+#define JIG_RUN_RUN0_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* An effect operation's handler: sets *reply (one line back to the Flow)
+ * and *evidence (for the record); *interrupted is a stop signal the
+ * effect's supervisor took (the Run then ends). */
+typedef void (*jig_run0_effect_fn)(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted);
+
+struct jig_run0 {
+	int fd;	      /* the coordinator's end of the socket */
+	int abort_wr; /* written to end the Run */
+	json_t *logs;	 /* the Flow's log lines, for the record */
+	json_t *effects; /* evidence of each effect */
+	bool done;	 /* the Flow said it finished */
+	bool violation;	 /* a protocol violation ended the Run */
+	char error[512]; /* the violation, or the Flow's own error text */
+	size_t messages, http_requests;
+	int interrupted_by;
+	/* The http operation; NULL: the Flow has no HTTP grant. */
+	jig_run0_effect_fn http;
+	void *http_ctx;
+	pthread_t thread;
+};
+
+/* Starts reading fd in a thread. */
+int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, void *http_ctx);
+/* Waits for the reader (the Flow's end must be closed). */
+void jig_run0_join(struct jig_run0 *r);
+void jig_run0_free(struct jig_run0 *r);
+
+/* Makes a pipe readable (ends a Run or cancels a request in flight). */
+void jig_poke(int fd);
+
+#endif

@@ -1,0 +1,71 @@
+#include "sandbox/door.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Is op within what the module's descriptor says its ops table holds? */
+#define HAS_OP(sb, op) \
+	((sb)->h.desc->ops_size >= offsetof(struct jig_sandbox_ops, op) + sizeof((sb)->ops->op) && (sb)->ops->op)
+
+int jig_sandbox_open(struct jig_sandbox *sb, const struct jig_snapshot *s, struct jig_error *e)
+{
+	memset(sb, 0, sizeof(*sb));
+	int r = jig_module_load(s, JIG_SANDBOX_MODULE, JIG_KIND_SANDBOX, &sb->h, e);
+	if (r)
+		return r;
+	sb->ops = sb->h.desc->ops;
+	if (!HAS_OP(sb, probe) || !HAS_OP(sb, launch) || !HAS_OP(sb, recover)) {
+		jig_module_unload(&sb->h);
+		sb->ops = NULL;
+		return jig_err(e, JIG_E_INTEGRITY, "module %s cannot probe, launch and recover scopes (built against an older SDK)",
+			       JIG_SANDBOX_MODULE);
+	}
+	return 0;
+}
+
+void jig_sandbox_close(struct jig_sandbox *sb)
+{
+	if (sb->ops)
+		jig_module_unload(&sb->h);
+	sb->ops = NULL;
+}
+
+int jig_sandbox_probe(struct jig_sandbox *sb, struct jig_probe_result *out, struct jig_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	out->struct_size = sizeof(*out);
+	if (sb->ops->probe(sb->h.state, out) != JIG_MOD_OK || out->count > JIG_PROBE_MAX_ITEMS)
+		return jig_err(e, JIG_E_INTERNAL, "module %s: probe failed", JIG_SANDBOX_MODULE);
+	return 0;
+}
+
+int jig_sandbox_launch(struct jig_sandbox *sb, const struct jig_scope *sc, struct jig_scope_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->struct_size = sizeof(*res);
+	res->held_fd = -1;
+	int r = sb->ops->launch(sb->h.state, sc, res);
+	res->error[sizeof(res->error) - 1] = res->cgroup[sizeof(res->cgroup) - 1] = '\0';
+	return r;
+}
+
+int jig_sandbox_recover(struct jig_sandbox *sb, pid_t pid, char *err, size_t cap)
+{
+	return sb->ops->recover(sb->h.state, pid, err, cap);
+}
+
+const char *jig_scope_outcome_name(uint32_t outcome)
+{
+	static const char *const names[] = {"exited", "signaled", "crashed", "timeout", "oom", "failed"};
+	return outcome < sizeof(names) / sizeof(names[0]) ? names[outcome] : "unknown";
+}
+
+void jig_scope_signal_text(char *buf, size_t cap, const char *who, int sig, int core, const char *also)
+{
+	const char *abbrev = sigabbrev_np(sig);
+	char name[32];
+	snprintf(name, sizeof(name), abbrev ? "SIG%s" : "an unnamed signal", abbrev);
+	snprintf(buf, cap, "%s was killed by %s (signal %d, %s)%s%s", who, name, sig,
+		 core ? "core dumped" : "no core dumped", also && also[0] ? "; " : "", also ? also : "");
+}

@@ -1,0 +1,45 @@
+/* The host's door to the sandbox kind: the platform's sandbox module,
+ * opened once from the installed snapshot, its ops checked once. No other
+ * file of the host names a backend. */
+#ifndef JIG_SANDBOX_DOOR_H
+#define JIG_SANDBOX_DOOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jig/sandbox.h>
+
+#include "snapshot/loader.h"
+#include "snapshot/snapshot.h"
+#include "util/error.h"
+
+/* The platform's sandbox module: its name and its file in a snapshot. */
+#if defined(__linux__)
+#define JIG_SANDBOX_MODULE "sandbox-linux"
+#else
+#define JIG_SANDBOX_MODULE "sandbox-darwin"
+#endif
+#define JIG_SANDBOX_MODULE_FILE "modules/" JIG_SANDBOX_MODULE ".so"
+
+struct jig_sandbox {
+	struct jig_module_handle h;
+	const struct jig_sandbox_ops *ops;
+};
+
+/* Loads and checks the module (probe, launch and recover present). */
+int jig_sandbox_open(struct jig_sandbox *sb, const struct jig_snapshot *s, struct jig_error *e);
+void jig_sandbox_close(struct jig_sandbox *sb);
+
+int jig_sandbox_probe(struct jig_sandbox *sb, struct jig_probe_result *out, struct jig_error *e);
+/* Starts the scope and returns when it is fenced (res is complete). */
+int jig_sandbox_launch(struct jig_sandbox *sb, const struct jig_scope *sc, struct jig_scope_result *res);
+/* Fences and removes what a lost coordinator (pid) left. */
+int jig_sandbox_recover(struct jig_sandbox *sb, pid_t pid, char *err, size_t cap);
+
+/* enum jig_scope_outcome as a word for records and messages. */
+const char *jig_scope_outcome_name(uint32_t outcome);
+/* "WHO was killed by SIGSEGV (signal 11, core dumped)[; ALSO]". */
+void jig_scope_signal_text(char *buf, size_t cap, const char *who, int sig, int core, const char *also);
+
+#endif
