@@ -1,0 +1,72 @@
+#include "run/scope_run.h"
+
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flow/plan.h"
+#include "sandbox/door.h"
+#include "snapshot/snapshot.h"
+#include "util/relay.h"
+
+_Static_assert(JIG_POLICY_MAX_FDS <= JIG_SCOPE_MAX_FDS, "a policy's descriptors fit a scope");
+
+int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct jig_scope_result *res,
+		  struct jig_error *e)
+{
+	memset(res, 0, sizeof(*res));
+	res->held_fd = -1;
+	if (geteuid() == 0)
+		return jig_err(e, JIG_E_HOST, "refusing to run a scope as root; jig is a rootless tool, run it as an unprivileged user");
+	int r = jig_scope_policy_check_host(p, e);
+	if (r)
+		return r;
+	char libdir[PATH_MAX];
+	struct jig_snapshot s;
+	if ((r = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) || (r = jig_snapshot_open_installed(&s, libdir, e)))
+		return r;
+	struct jig_sandbox sb;
+	if ((r = jig_sandbox_open(&sb, &s, e))) {
+		jig_snapshot_close(&s);
+		return r;
+	}
+	/* The launcher must be the snapshot's own, byte for byte; the
+	 * descriptor that was hashed is the one bwrap binds. Standard streams
+	 * reach the scope as pipes, never as the caller's terminal or files. */
+	int init_fd = jig_snapshot_open_listed(&s, JIG_SCOPE_INIT_FILE, true, e);
+	struct jig_scope_fd fds[JIG_SCOPE_MAX_FDS];
+	memcpy(fds, p->fds, p->n_fds * sizeof(*fds));
+	struct jig_relay *relay = NULL;
+	struct jig_scope sc;
+	struct jig_scope_launch l = {.init_fd = init_fd, .argv = (const char *const *)prog, .abort_fd = -1, .fds = fds};
+	r = init_fd < 0 ? init_fd : jig_relay_start(&relay, fds, p->n_fds, e);
+	if (!r)
+		r = jig_scope_describe(p, &l, &sc, e);
+	if (!r && jig_sandbox_launch(&sb, &sc, res) != JIG_MOD_OK)
+		r = jig_err(e, JIG_E_HOST, "scope %s refused: %s", p->name, res->error[0] ? res->error : "launch failed");
+	jig_relay_finish(relay);
+	if (init_fd >= 0)
+		close(init_fd);
+	jig_sandbox_close(&sb);
+	jig_snapshot_close(&s);
+	return r;
+}
+
+int jig_scope_exit_status(const struct jig_scope_result *res)
+{
+	if (!res->cleanup_confirmed)
+		return JIG_E_INTERNAL;
+	switch (res->outcome) {
+	case JIG_SCOPE_EXITED:
+		return res->exit_status;
+	case JIG_SCOPE_SIGNALED:
+	case JIG_SCOPE_CRASHED:
+		return 128 + res->signal;
+	case JIG_SCOPE_TIMEOUT:
+		return 124;
+	case JIG_SCOPE_OOM:
+		return 125;
+	default:
+		return JIG_E_INTERNAL;
+	}
+}

@@ -1,0 +1,149 @@
+/* Packet validation as a unit (issue 13): jig-run-record/1 read back,
+ * files checked against it, the record shown inert. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "run/record.h"
+
+static char dir[64];
+
+static void put(const char *rel, const char *text)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int fresh(void)
+{
+	char cmd[128];
+	if (dir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+	snprintf(dir, sizeof(dir), "/tmp/jig-record-test.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	char p[128];
+	snprintf(p, sizeof(p), "%s/files", dir);
+	mkdir(p, 0700);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* "hello\n": 6 bytes. */
+#define HELLO_SHA "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
+
+static int load(int fd, json_t **rec, struct jig_error *e)
+{
+	return jig_record_load(fd, "pkt", rec, e);
+}
+
+static void good_packet(void **state)
+{
+	(void)state;
+	int fd = fresh();
+	put("files/a.txt", "hello\n");
+	put("record.json", "{\"format\":\"jig-run-record/1\",\"status\":\"succeeded\",\"error\":\"\",\"flow\":\"f\","
+			   "\"outputs\":[{\"path\":\"a.txt\",\"size\":6,\"sha256\":\"" HELLO_SHA "\"}]}");
+	json_t *rec;
+	struct jig_error e = {0};
+	assert_int_equal(load(fd, &rec, &e), 0);
+	assert_int_equal(jig_record_verify_files(fd, rec, &e), 0);
+	/* A changed, an extra and a missing file are each refused. */
+	put("files/a.txt", "hellO\n");
+	assert_true(jig_record_verify_files(fd, rec, &e) < 0);
+	assert_non_null(strstr(e.msg, "a.txt is missing or differs"));
+	put("files/a.txt", "hello\n");
+	put("files/b.txt", "x");
+	assert_true(jig_record_verify_files(fd, rec, &e) < 0);
+	assert_non_null(strstr(e.msg, "holds 2 files, the record lists 1"));
+	json_decref(rec);
+	close(fd);
+}
+
+static void refused_records(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *needle;
+	} bad[] = {
+		{"{\"format\":\"jig-run-record/2\",\"outputs\":[]}", "not a jig packet"},
+		{"{\"outputs\":[]}", "not a jig packet"},
+		{"{\"format\":\"jig-run-record/1\"}", "no outputs list"},
+		{"{\"format\":\"jig-run-record/1\",\"outputs\":{}}", "no outputs list"},
+		{"{\"format\":\"jig-run-record/1\",\"format\":\"jig-run-record/1\",\"outputs\":[]}", "record.json"},
+		{"not json", "record.json"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int fd = fresh();
+		put("record.json", bad[i].text);
+		json_t *rec = NULL;
+		struct jig_error e = {0};
+		assert_true(load(fd, &rec, &e) < 0);
+		assert_null(rec);
+		if (!strstr(e.msg, bad[i].needle))
+			fail_msg("\"%s\" does not say \"%s\"", e.msg, bad[i].needle);
+		close(fd);
+	}
+	int fd = fresh(); /* no record at all */
+	json_t *rec;
+	struct jig_error e = {0};
+	assert_true(load(fd, &rec, &e) < 0);
+	close(fd);
+}
+
+static void printed_inert(void **state)
+{
+	(void)state;
+	json_error_t je;
+	json_t *rec = json_loads("{\"format\":\"jig-run-record/1\",\"status\":\"failed\",\"flow\":\"f\","
+				 "\"error\":\"x\\n\\u001b]52;c;AA==\\u0007jig: flow f succeeded\\u202e\","
+				 "\"termination\":{\"outcome\":\"crashed\",\"signal\":11,\"core_dumped\":true},"
+				 "\"outputs\":[],\"logs\":[\"\\u009b31m\\r\"],"
+				 "\"effects\":[{\"route\":\"r\",\"outcome\":\"refused\",\"error\":\"\\u001b[1A\"}]}",
+				 0, &je);
+	assert_non_null(rec);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	jig_record_print(f, "pkt\x1b[2J", rec);
+	fclose(f);
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)out[i] < 0x20 && out[i] != '\n')
+			fail_msg("raw control 0x%02x in: %s", out[i], out);
+	assert_non_null(strstr(out, "packet pkt\\x1b[2J: flow f failed: x\\n\\x1b]52;c;AA==\\x07jig: flow f succeeded\\u202e\n"));
+	assert_non_null(strstr(out, "signal 11 (core dumped)"));
+	assert_non_null(strstr(out, "  log \\u009b31m\\r\n"));
+	assert_non_null(strstr(out, "  http r refused: \\x1b[1A\n"));
+	free(out);
+	json_decref(rec);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {cmocka_unit_test(good_packet), cmocka_unit_test(refused_records),
+					   cmocka_unit_test(printed_inert)};
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}
