@@ -69,6 +69,7 @@ static int coordinator(void *arg, const char *run_dir)
 {
 	struct invocation *inv = arg;
 	inv->req.run_dir = run_dir;
+	inv->req.outer_pid = (int)getppid(); /* the outer command (PR_SET_PDEATHSIG ties us to it) */
 	struct jig_run_outcome out;
 	struct jig_error e = {0};
 	if (jig_run_flow(&inv->req, &out, &e) < 0) {

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <jig/http.h>
 #include <jig/module.h>
 
 #include "effects/bindings.h"
@@ -96,13 +97,17 @@ static int run_worker(const struct jig_http_effect_env *env, const struct jig_ht
 	struct jig_scope sc;
 	struct jig_error e = {0};
 	struct jig_scope_launch l = {.policy_sha256 = t->policy.sha256, .init_fd = env->init_fd,
-				     .argv = (const char *const *)t->argv, .hold_path = t->hold, .abort_fd = env->abort_fd};
+				     .argv = (const char *const *)t->argv, .hold_path = t->hold, .abort_fd = env->abort_fd,
+				     .interrupt_fd = -1, .companion_pid = env->companion_pid};
 	if (jig_scope_policy_resolve(&t->policy, &run, jig_caller_home(), &p, &e) < 0) {
 		snprintf(why, cap, "the worker's scope was refused: %.600s", e.msg);
 		return -1;
 	}
 	jig_scope_describe(&p, &l, &sc, &e);
+	sigset_t saved;
+	sc.interrupt_fd = jig_sandbox_interrupt_open(&saved);
 	int lr = jig_sandbox_launch(env->sandbox, &sc, res);
+	jig_sandbox_interrupt_close(sc.interrupt_fd, &saved);
 	jig_scope_policy_free(&p);
 	if (res->held_fd >= 0)
 		close(res->held_fd);
@@ -133,13 +138,43 @@ static int run_worker(const struct jig_http_effect_env *env, const struct jig_ht
 	json_error_t je;
 	*result = json_loadb(buf, (size_t)size, JSON_DISABLE_EOF_CHECK, &je);
 	free(buf);
-	if (!json_is_object(*result) || !json_is_string(json_object_get(*result, "outcome"))) {
+	const char *format = json_string_value(json_object_get(*result, "format"));
+	if (!json_is_object(*result) || !format || strcmp(format, JIG_HTTP_RESULT_FORMAT) != 0 ||
+	    !json_is_string(json_object_get(*result, "outcome"))) {
 		json_decref(*result);
 		*result = NULL;
 		snprintf(why, cap, "the worker's result is malformed");
 		return -1;
 	}
 	return 0;
+}
+
+/* The worker's result to the Flow (a response, or a refusal or failure)
+ * and to the evidence: what the worker measured; never the credential (the
+ * worker never echoes it; a response that contains it is withheld). */
+static void deliver(json_t *result, json_t *ev, json_t **reply)
+{
+	static const char *const counts[] = {"status", "request_bytes", "response_bytes", "header_bytes", "connect_ms",
+					     "total_ms", NULL};
+	for (size_t i = 0; counts[i]; i++)
+		if (json_is_integer(json_object_get(result, counts[i])))
+			json_object_set(ev, counts[i], json_object_get(result, counts[i]));
+	const char *outcome = json_string_value(json_object_get(result, "outcome"));
+	if (strcmp(outcome, "response") == 0) {
+		json_object_set_new(ev, "outcome", json_string(outcome));
+		if (json_is_true(json_object_get(result, "redirect_not_followed")))
+			json_object_set_new(ev, "redirect_not_followed", json_true());
+		*reply = json_pack("{s:s,s:b,s:O,s:O,s:O,s:O,s:O,s:b}", "op", "http", "ok", 1, "status",
+				   json_object_get(result, "status"), "headers", json_object_get(result, "headers"),
+				   "body_base64", json_object_get(result, "body_base64"), "connect_ms",
+				   json_object_get(result, "connect_ms"), "total_ms", json_object_get(result, "total_ms"),
+				   "redirect_not_followed", json_is_true(json_object_get(result, "redirect_not_followed")));
+	} else {
+		const char *err = json_string_value(json_object_get(result, "error"));
+		decline(reply, ev, outcome, err ? err : outcome);
+	}
+	if (!*reply)
+		*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", "the worker's result is malformed");
 }
 
 void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
@@ -204,7 +239,8 @@ void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flo
 			return refuse(reply, ev, "route %s: the operator's Schema/0: %s; not sent", g->route, se.msg);
 		}
 	}
-	json_t *in = json_pack("{s:{s:s,s:s,s:I,s:I,s:I,s:I},s:s,s:s}", "grant", "method", g->method, "url", g->url,
+	json_t *in = json_pack("{s:s,s:{s:s,s:s,s:I,s:I,s:I,s:I},s:s,s:s}", "format", JIG_HTTP_REQUEST_FORMAT, "grant",
+			       "method", g->method, "url", g->url,
 			       "max_request_bytes", (json_int_t)g->max_request_bytes, "max_response_bytes",
 			       (json_int_t)g->max_response_bytes, "timeout_ms", (json_int_t)g->timeout_ms,
 			       "connect_timeout_ms", (json_int_t)(g->timeout_ms < 10000 ? g->timeout_ms : 10000), "method",
@@ -240,28 +276,6 @@ void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flo
 	*interrupted = res.interrupted_by;
 	if (rr < 0)
 		return decline(reply, ev, "failed", why[0] ? why : "out of memory");
-	/* Evidence: what the worker measured; never the credential (the worker
-	 * never echoes it; a response that contains it is withheld). */
-	static const char *const counts[] = {"status", "request_bytes", "response_bytes", "header_bytes", "connect_ms",
-					     "total_ms", NULL};
-	for (size_t i = 0; counts[i]; i++)
-		if (json_is_integer(json_object_get(result, counts[i])))
-			json_object_set(ev, counts[i], json_object_get(result, counts[i]));
-	const char *outcome = json_string_value(json_object_get(result, "outcome"));
-	if (strcmp(outcome, "response") == 0) {
-		json_object_set_new(ev, "outcome", json_string(outcome));
-		if (json_is_true(json_object_get(result, "redirect_not_followed")))
-			json_object_set_new(ev, "redirect_not_followed", json_true());
-		*reply = json_pack("{s:s,s:b,s:O,s:O,s:O,s:O,s:O,s:b}", "op", "http", "ok", 1, "status",
-				   json_object_get(result, "status"), "headers", json_object_get(result, "headers"),
-				   "body_base64", json_object_get(result, "body_base64"), "connect_ms",
-				   json_object_get(result, "connect_ms"), "total_ms", json_object_get(result, "total_ms"),
-				   "redirect_not_followed", json_is_true(json_object_get(result, "redirect_not_followed")));
-	} else {
-		const char *err = json_string_value(json_object_get(result, "error"));
-		decline(reply, ev, outcome, err ? err : outcome);
-	}
-	if (!*reply)
-		*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", "the worker's result is malformed");
+	deliver(result, ev, reply);
 	json_decref(result);
 }

@@ -22,7 +22,8 @@ struct jig_http_effect_env {
 	const struct jig_plan *plan; /* its composed worker scopes */
 	int init_fd;		     /* the trusted launcher */
 	const char *flow;
-	int abort_fd; /* readable when the Run ends: the request is cancelled */
+	int abort_fd;	   /* readable when the Run ends: the request is cancelled */
+	int companion_pid; /* see struct jig_scope */
 };
 
 /* Runs the Run/0 message op ({"op":"http","route",...}) for Flow f. Always

@@ -755,6 +755,8 @@ int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_
 		.argv = l->argv,
 		.abort_fd = l->abort_fd,
 		.hold_path = l->hold_path,
+		.interrupt_fd = l->interrupt_fd,
+		.companion_pid = l->companion_pid,
 	};
 	return 0;
 }

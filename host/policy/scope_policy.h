@@ -26,11 +26,11 @@
 #define JIG_POLICY_MAX_SYMLINKS 32
 #define JIG_POLICY_MAX_ENV 64
 #define JIG_POLICY_MAX_FDS 16
-#define JIG_POLICY_MAX_TARGET_FD 63
+#define JIG_POLICY_MAX_TARGET_FD JIG_SCOPE_MAX_TARGET_FD
 #define JIG_POLICY_MAX_ENV_VALUE 4096
 
 /* Reserved inside every scope: where the trusted launcher is bound. */
-#define JIG_SCOPE_INIT_TARGET "/.jig/init"
+#define JIG_SCOPE_INIT_TARGET JIG_SCOPE_LAUNCHER
 
 struct jig_scope_policy {
 	json_t *doc;	 /* canonical document; strings below point into it */
@@ -97,6 +97,8 @@ struct jig_scope_launch {
 	const char *hold_path;
 	int abort_fd;
 	const struct jig_scope_fd *fds; /* replaces the policy's (relayed streams); NULL: the policy's */
+	int interrupt_fd;		/* see struct jig_scope; -1: none */
+	int32_t companion_pid;		/* see struct jig_scope; 0: none */
 };
 /* The one place a struct jig_scope is assembled. Points into p and l. */
 int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_launch *l, struct jig_scope *sc,

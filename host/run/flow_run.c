@@ -34,7 +34,7 @@ struct run {
 	const struct jig_flow *f;
 	const struct jig_scope_template *tmpl;
 	struct jig_scope_policy policy; /* the template resolved for this run */
-	int init_fd, rundir, devnull, sv[2], ab[2], cancel[2];
+	int init_fd, rundir, devnull, interrupt, sv[2], ab[2], cancel[2];
 	struct jig_publish pub;
 	json_t *inputs, *outputs;
 	struct jig_run0 r0;
@@ -190,20 +190,21 @@ static int launch(struct run *r, struct jig_error *e)
 	r->have_policy = true;
 	struct jig_scope sc;
 	struct jig_scope_launch l = {.policy_sha256 = r->tmpl->policy.sha256, .init_fd = r->init_fd,
-				     .argv = (const char *const *)r->tmpl->argv, .hold_path = r->tmpl->hold, .abort_fd = r->ab[0]};
+				     .argv = (const char *const *)r->tmpl->argv, .hold_path = r->tmpl->hold, .abort_fd = r->ab[0],
+				     .interrupt_fd = -1, .companion_pid = r->req->outer_pid};
 	if ((rc = jig_scope_describe(&r->policy, &l, &sc, e)))
 		return rc;
 	r->http = (struct jig_http_effect_env){.sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
-					       .flow = r->f->name, .abort_fd = r->cancel[0]};
+					       .flow = r->f->name, .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid};
 	/* From here a cancellation (SIGTERM from the outer command) is the
-	 * supervisor's to handle (it fences and reports it): no thread of ours
-	 * may take the signal's default action instead. */
-	sigset_t stop;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	 * supervisor's to handle (it fences and reports it): blocked in this
+	 * thread and in the Run/0 reader (which inherits the mask), relayed to
+	 * the supervisor through a signalfd. The mask stays: the coordinator
+	 * ends after the Run. */
+	sigset_t saved;
+	if ((r->interrupt = jig_sandbox_interrupt_open(&saved)) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "signalfd: %s", strerror(errno));
+	sc.interrupt_fd = r->interrupt;
 	if (jig_run0_start(&r->r0, r->sv[0], r->ab[1], r->f->n_http ? http_effect : NULL, r) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
 	r->have_run0 = true;
@@ -284,7 +285,7 @@ static void finish(struct run *r)
 	if (r->res.held_fd >= 0)
 		close(r->res.held_fd);
 	jig_publish_close(&r->pub);
-	int fds[] = {r->rundir, r->init_fd, r->devnull, r->sv[0], r->sv[1], r->ab[0], r->ab[1], r->cancel[0], r->cancel[1]};
+	int fds[] = {r->rundir, r->init_fd, r->devnull, r->interrupt, r->sv[0], r->sv[1], r->ab[0], r->ab[1], r->cancel[0], r->cancel[1]};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -308,7 +309,7 @@ static void finish(struct run *r)
 int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out, struct jig_error *e)
 {
 	memset(out, 0, sizeof(*out));
-	struct run r = {.req = req, .init_fd = -1, .rundir = -1, .devnull = -1, .sv = {-1, -1}, .ab = {-1, -1},
+	struct run r = {.req = req, .init_fd = -1, .rundir = -1, .devnull = -1, .interrupt = -1, .sv = {-1, -1}, .ab = {-1, -1},
 			.cancel = {-1, -1}, .pub = {.parentfd = -1, .stagefd = -1}, .inputs = json_array(),
 			.outputs = json_array(), .res = {.held_fd = -1}};
 	int rc = admit(&r, e);

@@ -34,6 +34,7 @@ struct jig_run_request {
 	struct jig_run_input inputs[JIG_MAX_INPUTS];
 	size_t n_inputs;
 	const char *run_dir; /* the outer command's private directory */
+	int outer_pid;	     /* the outer command: it may share our cgroup */
 	/* Without a delegated cgroup: ask for a transient scope, or say why
 	 * there is none. */
 	bool may_need_transient_scope;

@@ -38,13 +38,19 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	memcpy(fds, p->fds, p->n_fds * sizeof(*fds));
 	struct jig_relay *relay = NULL;
 	struct jig_scope sc;
-	struct jig_scope_launch l = {.init_fd = init_fd, .argv = (const char *const *)prog, .abort_fd = -1, .fds = fds};
-	r = init_fd < 0 ? init_fd : jig_relay_start(&relay, fds, p->n_fds, e);
+	/* ^C, hang-up or kill of jig scope run fences the scope: blocked here
+	 * (and in the relay thread) and relayed to the supervisor. */
+	sigset_t saved;
+	int interrupt = jig_sandbox_interrupt_open(&saved);
+	struct jig_scope_launch l = {.init_fd = init_fd, .argv = (const char *const *)prog, .abort_fd = -1, .fds = fds,
+				     .interrupt_fd = interrupt};
+	r = init_fd < 0 ? init_fd : interrupt < 0 ? jig_err(e, JIG_E_INTERNAL, "signalfd failed") : jig_relay_start(&relay, fds, p->n_fds, e);
 	if (!r)
 		r = jig_scope_describe(p, &l, &sc, e);
 	if (!r && jig_sandbox_launch(&sb, &sc, res) != JIG_MOD_OK)
 		r = jig_err(e, JIG_E_HOST, "scope %s refused: %s", p->name, res->error[0] ? res->error : "launch failed");
 	jig_relay_finish(relay);
+	jig_sandbox_interrupt_close(interrupt, &saved);
 	if (init_fd >= 0)
 		close(init_fd);
 	jig_sandbox_close(&sb);

@@ -1,8 +1,11 @@
 #include "sandbox/door.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 /* Is op within what the module's descriptor says its ops table holds? */
 #define HAS_OP(sb, op) \
@@ -68,4 +71,22 @@ void jig_scope_signal_text(char *buf, size_t cap, const char *who, int sig, int 
 	snprintf(name, sizeof(name), abbrev ? "SIG%s" : "an unnamed signal", abbrev);
 	snprintf(buf, cap, "%s was killed by %s (signal %d, %s)%s%s", who, name, sig,
 		 core ? "core dumped" : "no core dumped", also && also[0] ? "; " : "", also ? also : "");
+}
+
+int jig_sandbox_interrupt_open(sigset_t *saved)
+{
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, saved);
+	return signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+void jig_sandbox_interrupt_close(int fd, const sigset_t *saved)
+{
+	if (fd >= 0)
+		close(fd);
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
 }

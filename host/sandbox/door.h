@@ -4,6 +4,7 @@
 #ifndef JIG_SANDBOX_DOOR_H
 #define JIG_SANDBOX_DOOR_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -36,6 +37,12 @@ int jig_sandbox_probe(struct jig_sandbox *sb, struct jig_probe_result *out, stru
 int jig_sandbox_launch(struct jig_sandbox *sb, const struct jig_scope *sc, struct jig_scope_result *res);
 /* Fences and removes what a lost coordinator (pid) left. */
 int jig_sandbox_recover(struct jig_sandbox *sb, pid_t pid, char *err, size_t cap);
+
+/* The host's stop request for a launch (struct jig_scope.interrupt_fd):
+ * SIGINT, SIGTERM and SIGHUP blocked in the calling thread (the previous
+ * mask in *saved) and a signalfd for them; -1 on failure. */
+int jig_sandbox_interrupt_open(sigset_t *saved);
+void jig_sandbox_interrupt_close(int fd, const sigset_t *saved);
 
 /* enum jig_scope_outcome as a word for records and messages. */
 const char *jig_scope_outcome_name(uint32_t outcome);

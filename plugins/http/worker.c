@@ -6,15 +6,7 @@
  * JSON object on stdout. It never reads its environment, a file other than
  * the CA files it is told about, or any configuration of libcurl's:
  *
- *   in:  {"grant": {"method", "url", "max_request_bytes", "max_response_bytes",
- *                   "timeout_ms", "connect_timeout_ms"},
- *         "method", "url", "body"?: JSON text, "bearer"?: token,
- *         "ca_files"?: [paths, concatenated into the trust store],
- *         "ca_pem"?: PEM text (the operator's extra CA), appended to them}
- *   out: {"outcome": "response", "status", "headers": {fixed list},
- *         "body_base64", "request_bytes", "response_bytes", "header_bytes",
- *         "connect_ms", "total_ms", "redirect_not_followed"?}
- *      | {"outcome": "refused" | "failed", "error": one line, counts...}
+ * The protocol (formats, fields) is the SDK's: <jig/http.h>.
  *
  * "refused": the request was never sent (it differs from the grant, its body
  * is too large) or its response was withheld (over the cap, echoes the
@@ -30,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <jig/http.h>
 
 #include "url.h"
 
@@ -85,6 +79,7 @@ static json_t *out;
 
 static void emit(void)
 {
+	json_object_set_new(out, "format", json_string(JIG_HTTP_RESULT_FORMAT));
 	char *s = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS);
 	if (s) {
 		fputs(s, stdout);
@@ -202,7 +197,9 @@ int main(void)
 	json_int_t max_resp = json_integer_value(json_object_get(g, "max_response_bytes"));
 	json_int_t timeout = json_integer_value(json_object_get(g, "timeout_ms"));
 	json_int_t ctimeout = json_integer_value(json_object_get(g, "connect_timeout_ms"));
-	if (!json_is_object(req) || !gmethod || !gurl || !method || !url || max_req <= 0 || max_resp <= 0 ||
+	const char *format = json_string_value(json_object_get(req, "format"));
+	if (!json_is_object(req) || !format || strcmp(format, JIG_HTTP_REQUEST_FORMAT) != 0 || !gmethod || !gurl || !method ||
+	    !url || max_req <= 0 || max_resp <= 0 ||
 	    timeout <= 0 || ctimeout <= 0 || (jbody && !json_is_string(jbody)) || (jbearer && !json_is_string(jbearer))) {
 		finish("refused", "malformed worker input");
 		goto done;

@@ -117,22 +117,10 @@ static bool has_words(const char *list, const char *const *words)
 
 static const char *const controllers[] = {"memory", "pids", "cpu", NULL};
 
-/* The only processes in dir are us and, perhaps, our parent when it is jig
- * itself (the outer command of jig run): both may be moved, they are ours. */
-static bool parent_is_jig(void)
+/* The only processes in dir are us and, perhaps, the host's companion
+ * (jig run's outer command, named by the host): both may be moved. */
+static bool ours_alone_in(const char *dir, pid_t companion)
 {
-	char self[PATH_MAX], parent[PATH_MAX], link[64];
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)getppid());
-	ssize_t a = readlink("/proc/self/exe", self, sizeof(self) - 1), b = readlink(link, parent, sizeof(parent) - 1);
-	if (a <= 0 || b <= 0)
-		return false;
-	self[a] = parent[b] = '\0';
-	return strcmp(self, parent) == 0;
-}
-
-static bool ours_alone_in(const char *dir)
-{
-	bool jig_parent = parent_is_jig();
 	char buf[256];
 	ssize_t n = read_at(dir, "cgroup.procs", buf, sizeof(buf));
 	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
@@ -140,7 +128,7 @@ static bool ours_alone_in(const char *dir)
 	for (char *l = buf; *l;) {
 		char *end;
 		long pid = strtol(l, &end, 10);
-		if (end == l || *end != '\n' || (pid != getpid() && !(jig_parent && pid == getppid())))
+		if (end == l || *end != '\n' || (pid != getpid() && !(companion > 0 && pid == companion)))
 			return false;
 		l = end + 1;
 	}
@@ -176,7 +164,7 @@ static void cg_parent(const char *dir, char *out, size_t cap)
 		out[0] = '\0';
 }
 
-static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
+static int find_delegated(pid_t companion, char *out, size_t cap, char *err, size_t errlen)
 {
 	struct statfs sf;
 	if (statfs(CG_MOUNT, &sf) < 0 || (unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC) {
@@ -198,12 +186,12 @@ static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
 		snprintf(out, cap, "%s", p);
 		return 0;
 	}
-	if (owned(c) && ours_alone_in(c)) {
-		char sup[PATH_MAX + 32], parent[32];
+	if (owned(c) && ours_alone_in(c, companion)) {
+		char sup[PATH_MAX + 32], other[32];
 		snprintf(sup, sizeof(sup), "%s/jig-supervisor", c);
-		snprintf(parent, sizeof(parent), "%d", (int)getppid());
+		snprintf(other, sizeof(other), "%d", (int)companion);
 		if ((mkdir(sup, 0755) < 0 && errno != EEXIST) ||
-		    (parent_is_jig() && write_at(sup, "cgroup.procs", parent) < 0 && errno != ESRCH) ||
+		    (companion > 0 && write_at(sup, "cgroup.procs", other) < 0 && errno != ESRCH) ||
 		    write_at(sup, "cgroup.procs", "0") < 0 ||
 		    write_at(c, "cgroup.subtree_control", "+memory +pids +cpu") < 0) {
 			fail(err, errlen, "%s: cannot move jig into a child and enable memory, pids and cpu: %s", c, strerror(errno));
@@ -222,13 +210,13 @@ static int find_delegated(char *out, size_t cap, char *err, size_t errlen)
 	return -2;
 }
 
-int jig_cg_create(const char *scope, const struct jig_scope_limits *l, struct jig_cg *cg,
+int jig_cg_create(const char *scope, const struct jig_scope_limits *l, pid_t companion, struct jig_cg *cg,
 		  char *err, size_t errlen)
 {
 	memset(cg, 0, sizeof(*cg));
 	cg->leaf_fd = cg->events_fd = -1;
 	char d[PATH_MAX];
-	int fr = find_delegated(d, sizeof(d), err, errlen);
+	int fr = find_delegated(companion, d, sizeof(d), err, errlen);
 	if (fr < 0)
 		return fr;
 	static unsigned counter_; /* launches may run concurrently (effects) */

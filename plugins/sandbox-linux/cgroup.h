@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include <jig/sandbox.h>
 
@@ -22,7 +23,7 @@ int jig_cg_self(char *dir, size_t cap);
 /* Finds the delegated subtree, creates root and leaf and writes every limit
  * before returning. On failure nothing is left behind and err says why;
  * -2 means cgroup v2 is there but nothing is delegated to the caller. */
-int jig_cg_create(const char *scope, const struct jig_scope_limits *l, struct jig_cg *cg,
+int jig_cg_create(const char *scope, const struct jig_scope_limits *l, pid_t companion, struct jig_cg *cg,
 		  char *err, size_t errlen);
 /* 1 populated, 0 empty, -1 unreadable. */
 int jig_cg_populated(const struct jig_cg *cg);

@@ -225,7 +225,7 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 	free(m);
 	r |= push(a, "--ro-bind-fd");
 	r |= push(a, own(a, "%d", JIG_INIT_FD));
-	r |= push(a, "/.jig/init");
+	r |= push(a, JIG_SCOPE_LAUNCHER);
 	/* The root (bwrap's own tmpfs), /dev (bwrap's tmpfs with the device
 	 * nodes, its /dev/shm directory and the devpts instance) and /proc are
 	 * read-only: the scope writes only to the size-capped tmpfs mounts its
@@ -239,7 +239,7 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 		r |= push(a, read_only[i]);
 	}
 	r |= push(a, "--");
-	r |= push(a, "/.jig/init");
+	r |= push(a, JIG_SCOPE_LAUNCHER);
 	char keep[4 * 64 + 2] = "-";
 	size_t len = 0;
 	for (size_t i = 0; i < sc->n_fds; i++)
@@ -406,7 +406,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		return JIG_MOD_EINVAL;
 	}
 	for (size_t i = 0; i < sc->n_fds; i++)
-		if (sc->fds[i].target < 0 || sc->fds[i].target > 63 || fcntl(sc->fds[i].source, F_GETFD) < 0) {
+		if (sc->fds[i].target < 0 || sc->fds[i].target > JIG_SCOPE_MAX_TARGET_FD || fcntl(sc->fds[i].source, F_GETFD) < 0) {
 			set_error(out, "descriptor %d for target %d is not open or the target is out of range",
 				  sc->fds[i].source, sc->fds[i].target);
 			return JIG_MOD_EINVAL;
@@ -426,7 +426,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		return JIG_MOD_EFAIL;
 	}
 	struct jig_cg cg;
-	int cr = jig_cg_create(sc->name, &sc->limits, &cg, out->error, sizeof(out->error));
+	int cr = jig_cg_create(sc->name, &sc->limits, sc->companion_pid, &cg, out->error, sizeof(out->error));
 	if (cr < 0) {
 		out->needs_delegation = cr == -2;
 		close(seccomp_fd);
@@ -439,20 +439,10 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		goto early_fail;
 	}
 
-	/* An interrupt (^C, hang-up, kill) of the supervisor fences the scope
-	 * instead of leaving it behind. */
-	sigset_t stop, saved_mask;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
-	sigprocmask(SIG_BLOCK, &stop, &saved_mask);
-	int sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		sigprocmask(SIG_SETMASK, &saved_mask, NULL);
-		set_error(out, "signalfd: %s", strerror(errno));
-		goto early_fail;
-	}
+	/* An interrupt (^C, hang-up, kill) the host relays on its interrupt_fd
+	 * fences the scope instead of leaving it behind. The host's signal
+	 * state is the host's: nothing here changes it. */
+	int sfd = sc->interrupt_fd;
 	long long start = now_ms();
 	pid_t parent = getpid();
 	int pidfd = -1;
@@ -460,8 +450,6 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	if (pid < 0) {
 		set_error(out, "clone3(CLONE_INTO_CGROUP) into %s: %s; jig needs Linux 5.14 or later", cg.leaf,
 			  strerror(errno));
-		close(sfd);
-		sigprocmask(SIG_SETMASK, &saved_mask, NULL);
 		goto early_fail;
 	}
 	if (pid == 0) {
@@ -552,8 +540,6 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	close(rep[0]);
 	close(errp[0]);
 	close(pidfd);
-	close(sfd);
-	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
 
 	bwrap_err[bwrap_err_len] = '\0';
 	bwrap_err[strcspn(bwrap_err, "\n")] = '\0';

@@ -30,8 +30,10 @@ peer() {
 }
 port() { cat "$T/$1.port"; }
 # req JSON: runs the worker with JSON on stdin; its output in $T/out.
+# req JSON [ENV=V...]: the worker on JSON (a request object gets the
+# protocol's format, jig-http-request/1, as jig sends it).
 req() {
-	printf '%s' "$1" >"$T/in"
+	printf '%s' "$1" | jq -c '. + {format: "jig-http-request/1"}' >"$T/in" 2>/dev/null || printf '%s' "$1" >"$T/in"
 	shift
 	runuser -u "$USER_NAME" -- env "$@" "$JIG_WORKER" <"$T/in" >"$T/out" 2>"$T/err" || fail "worker exit $?: $(cat "$T/err")"
 	cat "$T/out"
@@ -170,6 +172,20 @@ case_https_only_no_http_downgrade() {
 	# http to anything but 127.0.0.1 is not a grant; https is.
 	req "{\"grant\":$(grant GET "http://10.0.0.1/x"),\"method\":\"GET\",\"url\":\"http://10.0.0.1/x\"}"
 	expect refused "only https"
+}
+# The protocol is versioned (<jig/http.h>): a request of another format, or
+# none, is refused before anything is sent; every result names its format.
+case_refuse_other_format() {
+	peer p
+	u="http://127.0.0.1:$(port p)/ok"
+	for f in '"jig-http-request/2",' '' '1,'; do
+		printf '%s' "{${f:+\"format\":$f}\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\"}" >"$T/in"
+		runuser -u "$USER_NAME" -- "$JIG_WORKER" <"$T/in" >"$T/out" 2>"$T/err" || fail "worker exit $?"
+		cat "$T/out"
+		expect refused "malformed"
+		[ "$(jq -r .format "$T/out")" = jig-http-result/1 ] || fail "the result names no format"
+	done
+	[ "$(hits p)" -eq 0 ] || fail "a request of another format was sent"
 }
 case_malformed_input() {
 	req '{"grant":{}}'

@@ -3,8 +3,22 @@
  * The module gives the host the grant-URL rule (used at review, so that the
  * host never parses URLs itself) and ships the worker, a program the host
  * runs in its own contained scope with the host's network and nothing else:
- * JIG_HTTP_WORKER_FILE in the snapshot. The worker's stdin/stdout protocol
- * is documented in plugins/http/worker.c and docs/http.md. */
+ * JIG_HTTP_WORKER_FILE in the snapshot.
+ *
+ * The worker's protocol (versioned; a worker refuses another format):
+ *
+ *   stdin, one JSON object, JIG_HTTP_REQUEST_FORMAT:
+ *     {"format", "grant": {"method", "url", "max_request_bytes",
+ *      "max_response_bytes", "timeout_ms", "connect_timeout_ms"},
+ *      "method", "url", "body"?: JSON text, "bearer"?: token,
+ *      "ca_files"?: [paths of the trust store], "ca_pem"?: PEM text}
+ *   stdout, one JSON object, JIG_HTTP_RESULT_FORMAT:
+ *     {"format", "outcome": "response", "status", "headers": {fixed list},
+ *      "body_base64", "request_bytes", "response_bytes", "header_bytes",
+ *      "connect_ms", "total_ms", "redirect_not_followed"?}
+ *   | {"format", "outcome": "refused" | "failed", "error": one line, counts...}
+ *
+ * docs/http.md describes what each outcome means. */
 #ifndef JIG_HTTP_H
 #define JIG_HTTP_H
 
@@ -16,6 +30,8 @@ extern "C" {
 #endif
 
 #define JIG_HTTP_WORKER_FILE "libexec/jig-http-worker"
+#define JIG_HTTP_REQUEST_FORMAT "jig-http-request/1"
+#define JIG_HTTP_RESULT_FORMAT "jig-http-result/1"
 
 struct jig_http_ops {
 	uint32_t struct_size;

@@ -70,6 +70,11 @@ struct jig_scope_limits {
 };
 
 #define JIG_SCOPE_MAX_FDS 16
+/* Descriptor numbers a scope may be given: 0..JIG_SCOPE_MAX_TARGET_FD. */
+#define JIG_SCOPE_MAX_TARGET_FD 63
+/* Where the trusted launcher (init_fd) is bound in every scope; nothing
+ * else may be bound there or at its parent. */
+#define JIG_SCOPE_LAUNCHER "/.jig/init"
 
 /* What every scope has besides its binds and tmpfs: a read-only root, a
  * private read-only /proc, and a read-only /dev holding only these device
@@ -105,6 +110,17 @@ struct jig_scope {
 	 * opens before the payload starts and hands back as result.held_fd, so
 	 * the host can read it after every writer is fenced. NULL: none. */
 	const char *hold_path;
+	/* The host's request to stop: a signalfd the host created for the
+	 * signals that should fence the scope (they are blocked in the
+	 * calling thread). When it is readable the supervisor reads one
+	 * struct signalfd_siginfo, fences, and reports its signal in
+	 * result.interrupted_by. -1: none. The module never changes the
+	 * host's signal dispositions or masks. */
+	int interrupt_fd;
+	/* A process of the host's own that shares the caller's cgroup and may
+	 * be moved with it into a delegated child (jig run's outer command).
+	 * 0: none. The module does not look for such processes itself. */
+	int32_t companion_pid;
 };
 
 enum jig_scope_outcome {
