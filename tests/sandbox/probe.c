@@ -162,7 +162,7 @@ static int cmd_as_http_worker(void)
 	for (int fd = 0; fd < 64; fd++)
 		if (fcntl(fd, F_GETFD) >= 0)
 			len += (size_t)snprintf(list + len, sizeof(list) - len, " %d", fd);
-	printf("{\"outcome\": \"failed\", \"error\": \"writable: %s\"}\n", list);
+	printf("{\"format\": \"jig-http-result/1\", \"outcome\": \"failed\", \"error\": \"writable: %s\"}\n", list);
 	return 0;
 }
 
