@@ -32,6 +32,9 @@ void jig_cli_verification_note(const struct jig_verifier *v);
 json_t *jig_cli_snapshot_json(const struct jig_snapshot *s);
 void jig_cli_print_json(json_t *doc);
 void jig_cli_fail(int json, const struct jig_error *e);
+/* A usage error as one line (jig-error/1 too when argv has --json);
+ * returns JIG_E_USAGE. */
+int jig_cli_usage(int argc, char **argv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* A transient Delegate=yes scope from the systemd user manager, when the
  * caller has no delegated cgroup (docs/scope-policy.md, "Delegation"). */

@@ -2,6 +2,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,6 +30,22 @@ void jig_cli_fail(int json, const struct jig_error *e)
 		json_decref(doc);
 	}
 	fprintf(stderr, "jig: %s\n", e->msg);
+}
+
+int jig_cli_usage(int argc, char **argv, const char *fmt, ...)
+{
+	struct jig_error e = {0};
+	char msg[sizeof(e.msg)];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	jig_err(&e, JIG_E_USAGE, "%s", msg);
+	int json = 0;
+	for (int i = 0; i < argc; i++)
+		json |= strcmp(argv[i], "--json") == 0;
+	jig_cli_fail(json, &e);
+	return JIG_E_USAGE;
 }
 
 int jig_cli_open_snapshot(struct jig_snapshot *s, int json)

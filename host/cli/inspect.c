@@ -26,13 +26,11 @@ int jig_cmd_inspect(int argc, char **argv)
 		else if (!packet && argv[i][0] != '-')
 			packet = argv[i];
 		else {
-			fprintf(stderr, "usage: jig inspect PACKET [--json] [--verification cached|strict|fast]\n");
-			return JIG_E_USAGE;
+			return jig_cli_usage(argc, argv, "unknown argument \"%s\"; usage: jig inspect PACKET [--json] [--verification cached|strict|fast]", argv[i]);
 		}
 	}
 	if (!packet) {
-		fprintf(stderr, "usage: jig inspect PACKET [--json] [--verification cached|strict|fast]\n");
-		return JIG_E_USAGE;
+		return jig_cli_usage(argc, argv, "usage: jig inspect PACKET [--json] [--verification cached|strict|fast]");
 	}
 	struct jig_error e = {0};
 	struct jig_verifier v;

@@ -44,7 +44,7 @@ static int want_json(int argc, char **argv, int from, const char *cmd)
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
 		else {
-			fprintf(stderr, "jig %s: unknown argument \"%s\"; see 'jig help'\n", cmd, argv[i]);
+			jig_cli_usage(argc, argv, "%s: unknown argument \"%s\"; see 'jig help'", cmd, argv[i]);
 			return -1;
 		}
 	}
@@ -86,8 +86,7 @@ int main(int argc, char **argv)
 				else if (strcmp(argv[i], "--verification") == 0 && i + 1 < argc)
 					verification = argv[++i];
 				else {
-					fprintf(stderr, "jig modules verify: unknown argument \"%s\"; see 'jig help'\n", argv[i]);
-					return 2;
+					return jig_cli_usage(argc, argv, "modules verify: unknown argument \"%s\"; see 'jig help'", argv[i]);
 				}
 			}
 			return jig_cmd_modules_verify(json, verification);

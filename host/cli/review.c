@@ -35,8 +35,7 @@ int jig_cmd_review(int argc, char **argv)
 		else if (argv[i][0] != '-' && strcmp(project, ".") == 0 && i == argc - 1)
 			project = argv[i];
 		else {
-			fprintf(stderr, "jig review: unknown argument \"%s\"\nusage: jig review [--yes] [--json] [--verification cached|strict|fast] [PROJECT]\n", argv[i]);
-			return JIG_E_USAGE;
+			return jig_cli_usage(argc, argv, "unknown argument \"%s\"; usage: jig review [--yes] [--json] [--verification cached|strict|fast] [PROJECT]", argv[i]);
 		}
 	}
 	struct jig_error e = {0};

@@ -38,12 +38,7 @@ static json_t *result_json(const struct jig_scope_policy *p, const struct jig_sc
 			 (json_int_t)r->wall_ms, "cgroup", r->cgroup, "error", r->error);
 }
 
-static int usage(void)
-{
-	fprintf(stderr, "usage: jig scope plan POLICY [--json]\n"
-			"       jig scope run POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]\n");
-	return JIG_E_USAGE;
-}
+#define USAGE "usage: jig scope plan POLICY [--json] | jig scope run POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]"
 
 static int write_record(const char *path, json_t *doc)
 {
@@ -99,12 +94,12 @@ static int scope_run(const struct jig_scope_policy *p, char **prog, const char *
 int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 {
 	if (argc < 2)
-		return usage();
+		return jig_cli_usage(argc, argv, USAGE);
 	const char *sub = argv[0], *policy_path = argv[1], *record = NULL;
 	int json = 0, dry = 0, i = 2;
 	bool run = strcmp(sub, "run") == 0;
 	if (!run && strcmp(sub, "plan") != 0)
-		return usage();
+		return jig_cli_usage(argc, argv, USAGE);
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
@@ -112,15 +107,12 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 			dry = 1;
 		else if (run && strcmp(argv[i], "--record") == 0 && i + 1 < argc)
 			record = argv[++i];
-		else {
-			fprintf(stderr, "jig scope %s: unknown argument \"%s\"\n", sub, argv[i]);
-			return usage();
-		}
+		else
+			return jig_cli_usage(argc, argv, "scope %s: unknown argument \"%s\"; %s", sub, argv[i], USAGE);
 	}
 	char **prog = i < argc ? argv + i + 1 : NULL;
 	if (run && (!prog || !prog[0])) {
-		fprintf(stderr, "jig scope run: missing -- PROGRAM\n");
-		return usage();
+		return jig_cli_usage(argc, argv, "scope run: missing -- PROGRAM; %s", USAGE);
 	}
 
 	struct jig_scope_policy p;

@@ -128,5 +128,24 @@ case_refuse_http_grant_fields() {
 	done
 }
 
+# Issue 13: with --json every failure prints jig-error/1 on stdout (and the
+# line on stderr), usage errors included, for every command.
+case_json_failures_are_jig_error() {
+	fresh
+	for args in "review --bogus --json" "run --json" "run f --output x --input bad --json" "inspect --json" \
+		"inspect --bogus --json" "scope plan --json" "scope run /nonexistent --json" "modules list --yaml --json" \
+		"host check --bogus --json" "run f --output $T/o --project $T/nope --json"; do
+		set +e
+		# shellcheck disable=SC2086
+		(cd "$T/p" && jig $args) >"$T/out" 2>"$T/err"
+		rc=$?
+		set -e
+		[ "$rc" -ne 0 ] || fail "jig $args succeeded"
+		jq -e --argjson rc "$rc" '.schema == "jig-error/1" and .exit == $rc and (.error | length) > 0' "$T/out" >/dev/null ||
+			fail "jig $args: not one jig-error/1: $(cat "$T/out")"
+		[ "$(wc -l <"$T/err")" -eq 1 ] || fail "jig $args: not one line on stderr"
+	done
+}
+
 "case_$1"
 echo "PASS: $1"
