@@ -11,6 +11,7 @@
 #include <jig/http.h>
 #include <jig/module.h>
 
+#include "effects/grant_url.h"
 #include "effects/http.h"
 #include "policy/catalog.h"
 #include "sandbox/door.h"
@@ -49,8 +50,8 @@ size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[JI
 	return n;
 }
 
-/* Every grant URL must satisfy plugins/http's rule (libcurl's normal form):
- * the host never parses URLs itself. */
+/* Every grant URL must be one the host allows (effects/grant_url.h), as
+ * plugins/http reads it: the host never parses URLs itself. */
 static int check_grant_urls(const struct jig_project *p, const struct jig_snapshot *s, struct jig_error *e)
 {
 	struct jig_module_handle h;
@@ -58,13 +59,15 @@ static int check_grant_urls(const struct jig_project *p, const struct jig_snapsh
 	if (r)
 		return r;
 	const struct jig_http_ops *ops = h.desc->ops;
-	if (h.desc->ops_size < offsetof(struct jig_http_ops, url_check) + sizeof(ops->url_check) || !ops->url_check)
-		r = jig_err(e, JIG_E_INTEGRITY, "module http has no URL rule");
+	if (h.desc->ops_size < offsetof(struct jig_http_ops, url_parse) + sizeof(ops->url_parse) || !ops->url_parse)
+		r = jig_err(e, JIG_E_INTEGRITY, "module http cannot read URLs (built against an older SDK)");
 	for (size_t i = 0; !r && i < p->n_flows; i++)
 		for (size_t k = 0; !r && k < p->flows[i].n_http; k++) {
 			const struct jig_http_grant *g = &p->flows[i].http[k];
 			char why[300] = "";
-			if (ops->url_check(h.state, g->url, why, sizeof(why)) != JIG_MOD_OK)
+			struct jig_http_url u = {.struct_size = sizeof(u)};
+			if (ops->url_parse(h.state, g->url, &u, why, sizeof(why)) != JIG_MOD_OK ||
+			    jig_grant_url_allowed(g->url, &u, why, sizeof(why)) < 0)
 				r = jig_err(e, JIG_E_USAGE, "%s/flow.json: http route \"%s\": URL %.200s %s", p->flows[i].dir,
 					    g->route, g->url, why);
 		}

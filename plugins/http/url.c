@@ -1,6 +1,7 @@
 #include "url.h"
 
 #include <curl/curl.h>
+#include <jig/http.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -74,4 +75,53 @@ out:
 int jig_http_url_same(const char *grant, const char *request)
 {
 	return strcmp(grant, request) == 0 ? 0 : -1;
+}
+
+int jig_http_url_parse(const char *url, struct jig_http_url *out, char *why, size_t cap)
+{
+	uint32_t size = out->struct_size;
+	memset(out, 0, sizeof(*out));
+	out->struct_size = size;
+	if (strlen(url) > 2048) {
+		snprintf(why, cap, "longer than 2048 bytes");
+		return -1;
+	}
+	for (const char *c = url; *c; c++)
+		if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f) {
+			snprintf(why, cap, "contains a space, control or non-ASCII byte; percent-encode it");
+			return -1;
+		}
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *user = NULL, *password = NULL, *fragment = NULL, *norm = NULL;
+	int r = -1;
+	CURLUcode uc = u ? curl_url_set(u, CURLUPART_URL, url, 0) : CURLUE_OUT_OF_MEMORY;
+	if (uc != CURLUE_OK) {
+		snprintf(why, cap, "not a URL libcurl accepts: %s", curl_url_strerror(uc));
+		goto out;
+	}
+	curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+	curl_url_get(u, CURLUPART_HOST, &host, 0);
+	curl_url_get(u, CURLUPART_USER, &user, 0);
+	curl_url_get(u, CURLUPART_PASSWORD, &password, 0);
+	curl_url_get(u, CURLUPART_FRAGMENT, &fragment, 0);
+	if (!scheme || !host || curl_url_get(u, CURLUPART_URL, &norm, CURLU_NO_DEFAULT_PORT) != CURLUE_OK || !norm ||
+	    strlen(scheme) >= sizeof(out->scheme) || strlen(host) >= sizeof(out->host) || strlen(norm) >= sizeof(out->normal)) {
+		snprintf(why, cap, "needs a scheme and a host and must fit");
+		goto out;
+	}
+	snprintf(out->scheme, sizeof(out->scheme), "%s", scheme);
+	snprintf(out->host, sizeof(out->host), "%s", host);
+	snprintf(out->normal, sizeof(out->normal), "%s", norm);
+	out->has_credentials = user || password;
+	out->has_fragment = fragment != NULL;
+	r = 0;
+out:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(user);
+	curl_free(password);
+	curl_free(fragment);
+	curl_free(norm);
+	curl_url_cleanup(u);
+	return r;
 }

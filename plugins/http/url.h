@@ -8,8 +8,15 @@
 
 #include <stddef.h>
 
-/* 0 if url is a valid grant URL; else -1 with why set (one line). */
+/* 0 if url is one the worker will send: the same rule the host applies to
+ * grants, checked again by the worker itself (it never sends plaintext off
+ * the loopback); else -1 with why set (one line). */
 int jig_http_url_check(const char *url, char *why, size_t cap);
+
+struct jig_http_url;
+/* Parses url into out (libcurl's reading and normal form): 0, or -1 with
+ * why set. The module's url_parse; the grant rule is the host's. */
+int jig_http_url_parse(const char *url, struct jig_http_url *out, char *why, size_t cap);
 
 /* 0 if request is byte for byte the granted URL (both already checked). */
 int jig_http_url_same(const char *grant, const char *request);

@@ -33,13 +33,25 @@ extern "C" {
 #define JIG_HTTP_REQUEST_FORMAT "jig-http-request/1"
 #define JIG_HTTP_RESULT_FORMAT "jig-http-result/1"
 
+/* A URL as libcurl reads it: the module canonicalises, the host decides
+ * which URLs may be granted (host policy, docs/http.md). */
+struct jig_http_url {
+	uint32_t struct_size; /* set by the host */
+	char scheme[16];      /* lower case */
+	char host[256];	      /* as libcurl normalises it */
+	uint32_t has_credentials; /* user or password present */
+	uint32_t has_fragment;
+	char normal[2100]; /* libcurl's normal form, without a default port */
+};
+
 struct jig_http_ops {
 	uint32_t struct_size;
-	/* JIG_MOD_OK if url is a valid grant URL (https, or http to the numeric
-	 * loopback 127.0.0.1; no credentials or fragment) written in libcurl's
-	 * normal form; else JIG_MOD_EINVAL with a one-line reason in why. */
-	int (*url_check)(void *state, const char *url, char *why, size_t cap);
-	void *reserved[8];
+	/* Retired (was the grant rule, now host policy): NULL. */
+	void *retired_url_check;
+	/* Parses url (at most 2048 bytes of printable ASCII) into *out:
+	 * JIG_MOD_OK, or JIG_MOD_EINVAL with a one-line reason in why. */
+	int (*url_parse)(void *state, const char *url, struct jig_http_url *out, char *why, size_t cap);
+	void *reserved[7];
 };
 
 #ifdef __cplusplus
