@@ -1,7 +1,7 @@
 #!/bin/sh
 # Verification modes (issue 7, item 4), as root on any host (no sandbox):
 #   sudo sh bench/verify.sh [build]
-# A generated installation: the installed snapshot plus 10,000 files of
+# (after `make bench_open` in the build). A generated installation: the installed snapshot plus 10,000 files of
 # 20 KiB (200 MiB), signed and installed into a private prefix. One paired
 # hyperfine run: `jig modules verify --verification strict` (hashes every
 # byte) against `openssl dgst -sha256` and `sha256sum` over the same files,
@@ -36,6 +36,9 @@ NEW=$P/lib/jig/$(readlink "$P/lib/jig/current")
 files=$(wc -l <"$T/files")
 bytes=$(cd "$NEW" && xargs cat <"$T/files" | wc -c)
 echo "installation: $files files, $bytes bytes"
+# Opening it, as every command does (signature, install record, manifest):
+# in-process, 50 opens (target: <= 5 ms).
+"$B/bench/bench_open" "$P/lib/jig" 50
 mkdir "$T/home" && chown jigtest "$T/home"
 as_user="runuser -u jigtest -- env HOME=$T/home XDG_CACHE_HOME="
 $as_user "$P/bin/jig" modules verify --verification cached >/dev/null

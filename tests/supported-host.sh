@@ -3,7 +3,12 @@
 # by default, or directly when JIG_SUPPORTED_HOST=native (a real supported
 # host: systemd, cgroup v2 delegated to the user). Never skips.
 # usage: tests/supported-host.sh [VM OPTIONS] -- COMMAND [ARGS...]
+#        tests/supported-host.sh --stop-lane
 set -eu
+if [ "${1:-}" = --stop-lane ]; then
+	[ "${JIG_SUPPORTED_HOST:-vm}" = native ] && exit 0
+	exec "$(dirname "$0")/vm/run" --stop-lane
+fi
 if [ "${JIG_SUPPORTED_HOST:-vm}" = native ]; then
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
 	[ $# -gt 0 ] || { echo "supported-host: missing -- COMMAND" >&2; exit 2; }

@@ -1,6 +1,7 @@
 /* jig host check: load the platform's sandbox module, ask it what this host
  * can enforce, and decide. The module reports facts; the decision (every
  * mechanism is required, and jig runs rootless) is made here. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,11 +39,37 @@ int jig_cmd_host_check(int json)
 		 geteuid() != 0 ? "running as an unprivileged user"
 				: "running as root; jig runs Flows as an unprivileged user, run it as one");
 
-	int supported = rootless.status == JIG_PROBE_AVAILABLE;
+	/* Host policy: without a delegated cgroup, jig asks the systemd user
+	 * manager for a transient scope with Delegate=yes (jig run, jig scope
+	 * run); where there is one, delegation is not a problem. */
+	char nosystemd[128] = "";
+	bool systemd = jig_cli_systemd_usable(nosystemd, sizeof(nosystemd));
+	bool via_systemd = false;
+	uint32_t np = 0;
+	for (uint32_t i = 0; i < res.problem_count; i++) {
+		struct jig_host_problem *p = &res.problems[i];
+		if (strcmp(p->id, "no-delegation") == 0 && systemd) {
+			via_systemd = true;
+			continue;
+		}
+		if (strcmp(p->id, "no-delegation") == 0) {
+			size_t n = strlen(p->what);
+			snprintf(p->what + n, sizeof(p->what) - n, ", and %s", nosystemd);
+		}
+		res.problems[np++] = *p;
+	}
+	res.problem_count = np;
+
+	int supported = rootless.status == JIG_PROBE_AVAILABLE && np == 0;
 	for (uint32_t i = 0; i < res.count; i++) {
 		struct jig_probe_item *it = &res.items[i];
 		it->name[sizeof(it->name) - 1] = it->path[sizeof(it->path) - 1] = '\0';
 		it->version[sizeof(it->version) - 1] = it->reason[sizeof(it->reason) - 1] = '\0';
+		if (via_systemd && strncmp(it->name, "cgroup2.", 8) == 0 && it->status != JIG_PROBE_AVAILABLE) {
+			it->status = JIG_PROBE_AVAILABLE;
+			snprintf(it->reason, sizeof(it->reason),
+				 "not delegated here; jig asks the systemd user manager for a transient scope with Delegate=yes");
+		}
 		supported &= it->status == JIG_PROBE_AVAILABLE;
 	}
 
@@ -57,10 +84,14 @@ int jig_cmd_host_check(int json)
 							      "path", it->path, "version", it->version,
 							      "reason", it->reason));
 		}
-		json_t *doc = json_pack("{s:s,s:b,s:s,s:{s:s,s:s},s:o,s:o}", "schema", "jig-host-check/1",
+		json_t *probs = json_array();
+		for (uint32_t i = 0; i < res.problem_count; i++)
+			json_array_append_new(probs, json_pack("{s:s,s:s,s:s}", "id", res.problems[i].id, "what",
+							       res.problems[i].what, "remedy", res.problems[i].remedy));
+		json_t *doc = json_pack("{s:s,s:b,s:s,s:{s:s,s:s},s:o,s:o,s:o}", "schema", "jig-host-check/1",
 					"supported", supported, "platform", jig_host_platform(),
 					"module", "name", JIG_SANDBOX_MODULE, "sha256", sha,
-					"snapshot", jig_cli_snapshot_json(&s), "mechanisms", mech);
+					"snapshot", jig_cli_snapshot_json(&s), "mechanisms", mech, "problems", probs);
 		jig_cli_print_json(doc);
 		json_decref(doc);
 	} else {
@@ -76,6 +107,17 @@ int jig_cmd_host_check(int json)
 				jig_text_put(stdout, it->version);
 				fputc(']', stdout);
 			}
+			fputc('\n', stdout);
+		}
+		for (uint32_t i = 0; i < res.problem_count; i++) {
+			const struct jig_host_problem *p = &res.problems[i];
+			printf("%s", i == 0 ? "problems:\n" : "");
+			fputs("  ", stdout);
+			jig_text_put(stdout, p->id);
+			fputs(": ", stdout);
+			jig_text_put(stdout, p->what);
+			fputs("\n    to fix: ", stdout);
+			jig_text_put(stdout, p->remedy);
 			fputc('\n', stdout);
 		}
 		printf(supported ? "this host can run Flows\n"

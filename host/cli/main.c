@@ -1,6 +1,8 @@
 /* jig: the outer command. Parses the command line and dispatches; each
  * command lives in its own file. */
 #include <stdio.h>
+
+#include <jig/trace.h>
 #include <string.h>
 
 #include <jig/module.h>
@@ -53,6 +55,7 @@ static int want_json(int argc, char **argv, int from, const char *cmd)
 
 int main(int argc, char **argv)
 {
+	JIG_TRACE_POINT("main");
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;

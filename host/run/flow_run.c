@@ -1,4 +1,6 @@
 /* One Flow run: the spine of flow_run.h, one function per step. */
+#include <jig/trace.h>
+
 #include "run/flow_run.h"
 
 #include <errno.h>
@@ -312,9 +314,12 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 	struct run r = {.req = req, .init_fd = -1, .rundir = -1, .devnull = -1, .interrupt = -1, .sv = {-1, -1}, .ab = {-1, -1},
 			.cancel = {-1, -1}, .pub = {.parentfd = -1, .stagefd = -1}, .inputs = json_array(),
 			.outputs = json_array(), .res = {.held_fd = -1}};
+	JIG_TRACE_POINT("flow: start");
 	int rc = admit(&r, e);
+	JIG_TRACE_POINT("flow: admitted");
 	if (!rc)
 		rc = prepare(&r, e);
+	JIG_TRACE_POINT("flow: prepared");
 	if (!rc && (rc = launch(&r, e)) && r.res.needs_delegation) {
 		if (req->may_need_transient_scope) {
 			out->needs_transient_scope = true; /* nothing ran; the outer starts over */
@@ -323,8 +328,10 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 			rc = jig_err(e, JIG_E_HOST, "flow %s refused: %s; no transient scope either: %s", r.f->name, r.res.error,
 				     req->no_transient_scope_why);
 	}
+	JIG_TRACE_POINT("flow: launch returned");
 	if (!rc && !out->needs_transient_scope)
 		rc = publish(&r, out, e);
 	finish(&r);
+	JIG_TRACE_POINT("flow: published");
 	return rc;
 }

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jig/trace.h>
+
 #include "flow/plan.h"
 #include "sandbox/door.h"
 #include "snapshot/snapshot.h"
@@ -18,6 +20,7 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	res->held_fd = -1;
 	if (geteuid() == 0)
 		return jig_err(e, JIG_E_HOST, "refusing to run a scope as root; jig is a rootless tool, run it as an unprivileged user");
+	JIG_TRACE_POINT("scope: policy parsed");
 	int r = jig_scope_policy_check_host(p, e);
 	if (r)
 		return r;
@@ -25,11 +28,13 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	struct jig_snapshot s;
 	if ((r = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) || (r = jig_snapshot_open_installed(&s, libdir, e)))
 		return r;
+	JIG_TRACE_POINT("scope: snapshot opened");
 	struct jig_sandbox sb;
 	if ((r = jig_sandbox_open(&sb, &s, e))) {
 		jig_snapshot_close(&s);
 		return r;
 	}
+	JIG_TRACE_POINT("scope: sandbox module loaded");
 	/* The launcher must be the snapshot's own, byte for byte; the
 	 * descriptor that was hashed is the one bwrap binds. Standard streams
 	 * reach the scope as pipes, never as the caller's terminal or files. */
@@ -45,10 +50,12 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	struct jig_scope_launch l = {.init_fd = init_fd, .argv = (const char *const *)prog, .abort_fd = -1, .fds = fds,
 				     .interrupt_fd = interrupt};
 	r = init_fd < 0 ? init_fd : interrupt < 0 ? jig_err(e, JIG_E_INTERNAL, "signalfd failed") : jig_relay_start(&relay, fds, p->n_fds, e);
+	JIG_TRACE_POINT("scope: launcher verified");
 	if (!r)
 		r = jig_scope_describe(p, &l, &sc, e);
 	if (!r && jig_sandbox_launch(&sb, &sc, res) != JIG_MOD_OK)
 		r = jig_err(e, JIG_E_HOST, "scope %s refused: %s", p->name, res->error[0] ? res->error : "launch failed");
+	JIG_TRACE_POINT("scope: launch returned");
 	jig_relay_finish(relay);
 	jig_sandbox_interrupt_close(interrupt, &saved);
 	if (init_fd >= 0)

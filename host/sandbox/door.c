@@ -38,8 +38,13 @@ int jig_sandbox_probe(struct jig_sandbox *sb, struct jig_probe_result *out, stru
 {
 	memset(out, 0, sizeof(*out));
 	out->struct_size = sizeof(*out);
-	if (sb->ops->probe(sb->h.state, out) != JIG_MOD_OK || out->count > JIG_PROBE_MAX_ITEMS)
+	if (sb->ops->probe(sb->h.state, out) != JIG_MOD_OK || out->count > JIG_PROBE_MAX_ITEMS ||
+	    out->problem_count > JIG_PROBE_MAX_PROBLEMS)
 		return jig_err(e, JIG_E_INTERNAL, "module %s: probe failed", JIG_SANDBOX_MODULE);
+	for (uint32_t i = 0; i < out->problem_count; i++) {
+		struct jig_host_problem *p = &out->problems[i];
+		p->id[sizeof(p->id) - 1] = p->what[sizeof(p->what) - 1] = p->remedy[sizeof(p->remedy) - 1] = '\0';
+	}
 	return 0;
 }
 

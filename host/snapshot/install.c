@@ -81,6 +81,38 @@ static int walk_files(int dirfd, const char *prefix, json_t *files, int depth, s
 	return r;
 }
 
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "path")),
+		      json_string_value(json_object_get(*(json_t *const *)b, "path")));
+}
+
+/* The manifest's file list: "<sha256> <size> <path>\n" per file, sorted by
+ * path in byte order. */
+static char *file_lines(json_t *files)
+{
+	size_t n = json_array_size(files), cap = 1;
+	json_t **v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = json_array_get(files, i);
+		cap += strlen(json_string_value(json_object_get(v[i], "path"))) + JIG_SHA256_HEX + 24;
+	}
+	qsort(v, n, sizeof(*v), by_path);
+	char *out = malloc(cap);
+	size_t len = 0;
+	for (size_t i = 0; out && i < n; i++)
+		len += (size_t)snprintf(out + len, cap - len, "%s %llu %s\n",
+					json_string_value(json_object_get(v[i], "sha256")),
+					(unsigned long long)json_integer_value(json_object_get(v[i], "size")),
+					json_string_value(json_object_get(v[i], "path")));
+	if (out)
+		out[len] = '\0';
+	free(v);
+	return out;
+}
+
 static int write_replace(int dirfd, const char *name, const char *data, size_t len, struct jig_error *e)
 {
 	char tmp[128];
@@ -112,14 +144,16 @@ int jig_snapshot_create(const char *dir, const char *id, uint64_t sequence, cons
 							 "abi_major", (int)mods[i].abi_major, "abi_minor",
 							 (int)mods[i].abi_minor, "platform", platform));
 	}
-	if (r < 0) {
-		json_decref(files);
+	char *lines = r < 0 ? NULL : file_lines(files);
+	json_decref(files);
+	if (r < 0 || !lines) {
 		json_decref(modules);
-		return r;
+		return r < 0 ? r : jig_err(e, JIG_E_INTERNAL, "out of memory");
 	}
-	json_t *doc = json_pack("{s:s,s:s,s:I,s:s,s:o,s:o}", "format", JIG_MANIFEST_FORMAT, "id", id,
-				"sequence", (json_int_t)sequence, "platform", platform, "files", files,
+	json_t *doc = json_pack("{s:s,s:s,s:I,s:s,s:s,s:o}", "format", JIG_MANIFEST_FORMAT, "id", id,
+				"sequence", (json_int_t)sequence, "platform", platform, "files", lines,
 				"modules", modules);
+	free(lines);
 	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(doc);
 	if (!text)

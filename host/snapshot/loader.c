@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,19 +18,42 @@
 #define MFD_EXEC 0x0010U
 #endif
 
-static int copy_into(int dst, int src, uint64_t size)
+/* One pass over the module's bytes: each block is read into a private
+ * buffer, hashed there and written from there into the memfd, so the bytes
+ * hashed are exactly the bytes the memfd holds, whatever happens to the
+ * source meanwhile. Fails on a short read; a source that has grown is read
+ * only up to size (the digest decides). */
+static int copy_hashing(int dst, int src, uint64_t size, unsigned char digest[JIG_SHA256_LEN])
 {
-	off_t off = 0;
-	while ((uint64_t)off < size) {
-		ssize_t n = sendfile(dst, src, &off, (size_t)(size - (uint64_t)off));
+	static _Thread_local unsigned char buf[64 * 1024];
+	struct jig_sha256_ctx *h = jig_sha256_begin();
+	if (!h)
+		return -1;
+	uint64_t done = 0;
+	int rc = 0;
+	while (done < size && rc == 0) {
+		size_t want = size - done < sizeof(buf) ? (size_t)(size - done) : sizeof(buf);
+		ssize_t n = read(src, buf, want);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return -1;
+		if (n <= 0) {
+			rc = -1;
+			break;
+		}
+		jig_sha256_update(h, buf, (size_t)n);
+		for (size_t w = 0; w < (size_t)n && rc == 0;) {
+			ssize_t k = write(dst, buf + w, (size_t)n - w);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				rc = -1;
+			else
+				w += (size_t)k;
+		}
+		done += (uint64_t)n;
 	}
-	/* The source may have grown since fstat: the copy stops at size, and the
-	 * hash below decides. */
-	return 0;
+	jig_sha256_end(h, digest);
+	return rc;
 }
 
 int jig_module_verified_fd(const struct jig_snapshot *s, const struct jig_manifest_module *mm,
@@ -59,25 +81,17 @@ int jig_module_verified_fd(const struct jig_snapshot *s, const struct jig_manife
 		mfd = memfd_create(label, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (mfd < 0)
 		return jig_err(e, JIG_E_HOST, "module %s: memfd_create: %s", mm->name, strerror(errno));
-	if (copy_into(mfd, fd, f->size) < 0)
+	unsigned char got[JIG_SHA256_LEN];
+	if (copy_hashing(mfd, fd, f->size, got) < 0)
 		return jig_err(e, JIG_E_INTEGRITY, "module %s: cannot read %llu bytes from %s/%s",
 			       mm->name, (unsigned long long)f->size, s->dirpath, f->path);
+	/* Sealed before anything runs from it; only this process has written it. */
 	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
 		return jig_err(e, JIG_E_HOST, "module %s: sealing the memfd: %s", mm->name, strerror(errno));
-	/* Hash the sealed bytes through a mapping: no second copy. */
-	unsigned char got[JIG_SHA256_LEN];
 	struct stat st;
 	if (fstat(mfd, &st) < 0 || (uint64_t)st.st_size != f->size)
 		return jig_err(e, JIG_E_INTEGRITY, "module %s: %s/%s changed size while being read",
 			       mm->name, s->dirpath, f->path);
-	void *map = f->size ? mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, mfd, 0) : NULL;
-	if (f->size && map == MAP_FAILED)
-		return jig_err(e, JIG_E_INTERNAL, "module %s: mmap: %s", mm->name, strerror(errno));
-	int hr = jig_sha256(map ? map : "", f->size, got);
-	if (map)
-		munmap(map, f->size);
-	if (hr < 0)
-		return jig_err(e, JIG_E_INTERNAL, "module %s: hashing failed", mm->name);
 	if (memcmp(got, f->sha256, JIG_SHA256_LEN) != 0) {
 		char want[JIG_SHA256_HEX], have[JIG_SHA256_HEX];
 		jig_hex(f->sha256, JIG_SHA256_LEN, want);

@@ -9,7 +9,7 @@
 #include "../util/crypto.h"
 #include "../util/error.h"
 
-#define JIG_MANIFEST_FORMAT "jig-snapshot-manifest/1"
+#define JIG_MANIFEST_FORMAT "jig-snapshot-manifest/2"
 #define JIG_MANIFEST_MAX_BYTES (16u << 20)
 #define JIG_MANIFEST_MAX_FILES 100000
 #define JIG_MANIFEST_MAX_MODULES 64
@@ -37,6 +37,7 @@ struct jig_manifest {
 	char *platform;
 	size_t nfiles;
 	struct jig_manifest_file *files; /* sorted by path, unique */
+	char *paths;			 /* the files' paths point into this */
 	size_t nmodules;
 	struct jig_manifest_module *modules;
 };

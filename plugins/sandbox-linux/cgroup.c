@@ -15,6 +15,7 @@
  * leaf gets memory.max, memory.swap.max=0, memory.oom.group=1, pids.max and
  * cpu.max before any process is in it. */
 #include "cgroup.h"
+#include "compat.h"
 
 /* Paths are bounded by PATH_MAX; a truncated message is acceptable. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -205,8 +206,10 @@ static int find_delegated(pid_t companion, char *out, size_t cap, char *err, siz
 		snprintf(out, cap, "%s", p);
 		return 0;
 	}
-	fail(err, errlen, "%s is not a delegated cgroup v2 subtree of uid %u with memory, pids and cpu; run jig in one (e.g. systemd-run --user --scope -p Delegate=yes jig ...); jig does not fall back to ulimits",
-	     c, (unsigned)geteuid());
+	/* jig does not fall back to ulimits. */
+	struct jig_host_problem pr;
+	jig_linux_no_delegation(&pr, c);
+	jig_linux_problem_text(&pr, err, errlen);
 	return -2;
 }
 

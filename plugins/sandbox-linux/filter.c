@@ -1,5 +1,7 @@
-/* The scope's seccomp filter, built with libseccomp and handed to bwrap as
- * a BPF program in a sealed memfd (--seccomp FD).
+/* The scope's seccomp filter, built with libseccomp at build time by
+ * jig-filter-gen (filter_gen.c) and embedded in the module; a launch hands
+ * the prebuilt BPF program to bwrap in a sealed memfd (--seccomp FD,
+ * filter_embedded.c).
  *
  * Default allow with an explicit deny list: at least what flatpak, firejail
  * @default and codex deny. Denials return an errno (EPERM, or ENOSYS where

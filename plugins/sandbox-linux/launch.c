@@ -33,7 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jig/trace.h>
+
 #include "cgroup.h"
+#include "compat.h"
 #include "filter.h"
 #include "report.h"
 
@@ -72,53 +75,15 @@ static bool core_signal(int sig)
 	}
 }
 
-/* Cheap fail-closed checks of what bwrap needs; the probe exercises them
- * fully (jig host check). */
+/* Cheap fail-closed checks of what bwrap and the cgroup need; a launch
+ * refuses with the first named problem, in jig host check's words. */
 static int check_host(struct jig_scope_result *out)
 {
-	struct stat st;
-	if (stat(JIG_BWRAP_PATH, &st) < 0) {
-		set_error(out, "%s: %s; jig needs Bubblewrap (Debian package bubblewrap) and does not launch without it",
-			  JIG_BWRAP_PATH, strerror(errno));
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH | S_ISUID | S_ISGID)) ||
-	    access(JIG_BWRAP_PATH, X_OK) < 0) {
-		set_error(out, "%s: not a root-owned, non-setuid executable only root can write; refusing to launch",
-			  JIG_BWRAP_PATH);
-		return -1;
-	}
-	static const struct {
-		const char *file;
-		const char *why;
-	} knobs[] = {
-		{"/proc/sys/user/max_user_namespaces", "user.max_user_namespaces is 0"},
-		{"/proc/sys/kernel/unprivileged_userns_clone", "kernel.unprivileged_userns_clone is 0"},
-	};
-	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
-		FILE *f = fopen(knobs[i].file, "re");
-		long v = 1;
-		if (f) {
-			if (fscanf(f, "%ld", &v) != 1)
-				v = 1;
-			fclose(f);
-		}
-		if (v == 0) {
-			set_error(out, "user namespaces are disabled (%s); jig does not launch without them", knobs[i].why);
-			return -1;
-		}
-	}
-	FILE *f = fopen("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "re");
-	if (f) {
-		long v = 0;
-		if (fscanf(f, "%ld", &v) == 1 && v) {
-			fclose(f);
-			set_error(out, "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1); jig does not launch");
-			return -1;
-		}
-		fclose(f);
-	}
-	return 0;
+	struct jig_host_problem p;
+	if (jig_linux_problems(&p, 1, 1) == 0)
+		return 0;
+	jig_linux_problem_text(&p, out->error, sizeof(out->error));
+	return -1;
 }
 
 struct argv_buf {
@@ -351,6 +316,7 @@ static void read_reports(int fd, struct jig_scope_result *out, bool *started, bo
 		switch (r.kind) {
 		case JIG_REPORT_STARTED:
 			*started = true;
+			JIG_TRACE_POINT("sandbox: payload started");
 			break;
 		case JIG_REPORT_EXEC_FAILED:
 			snprintf(why, whylen, "cannot start %s in the scope: %s", r.what, strerror(r.err));
@@ -411,8 +377,10 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 				  sc->fds[i].source, sc->fds[i].target);
 			return JIG_MOD_EINVAL;
 		}
+	JIG_TRACE_POINT("sandbox: launch called");
 	if (check_host(out) < 0)
 		return JIG_MOD_EFAIL;
+	JIG_TRACE_POINT("sandbox: host checked");
 
 	struct argv_buf a = {0};
 	if (build_argv(sc, &a) < 0) {
@@ -421,10 +389,11 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		return JIG_MOD_ENOMEM;
 	}
 	int seccomp_fd = -1;
-	if (jig_filter_build(sc->network == JIG_NET_HOST, &seccomp_fd, out->error, sizeof(out->error)) < 0) {
+	if (jig_filter_open(sc->network == JIG_NET_HOST, &seccomp_fd, out->error, sizeof(out->error)) < 0) {
 		argv_free(&a);
 		return JIG_MOD_EFAIL;
 	}
+	JIG_TRACE_POINT("sandbox: filter built");
 	struct jig_cg cg;
 	int cr = jig_cg_create(sc->name, &sc->limits, sc->companion_pid, &cg, out->error, sizeof(out->error));
 	if (cr < 0) {
@@ -442,6 +411,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	/* An interrupt (^C, hang-up, kill) the host relays on its interrupt_fd
 	 * fences the scope instead of leaving it behind. The host's signal
 	 * state is the host's: nothing here changes it. */
+	JIG_TRACE_POINT("sandbox: cgroup created");
 	int sfd = sc->interrupt_fd;
 	long long start = now_ms();
 	pid_t parent = getpid();
@@ -525,6 +495,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 				bwrap_done = true;
 		}
 	}
+	JIG_TRACE_POINT("sandbox: payload ended");
 	/* Fence: always, also after a clean exit (detached descendants). */
 	int populated = jig_cg_populated(&cg);
 	out->fenced = populated != 0;
@@ -537,6 +508,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	char rmerr[300] = "";
 	int removed = jig_cg_remove(&cg, rmerr, sizeof(rmerr));
 	out->cleanup_confirmed = fence == 0 && removed == 0 && bwrap_done;
+	JIG_TRACE_POINT("sandbox: fenced and removed");
 	close(rep[0]);
 	close(errp[0]);
 	close(pidfd);

@@ -7,6 +7,8 @@
 #include <limits.h>
 
 #include "cgroup.h"
+#include "compat.h"
+#include "filter.h"
 
 /* Report fields are fixed-size by ABI; truncating a long path in a reason
  * is intended. */
@@ -15,10 +17,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <seccomp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,49 +101,6 @@ static void probe_userns(struct jig_probe_result *r)
 	    st > 0 && st < 128 ? strerror(st) : "child failed", extra);
 }
 
-/* Runs argv with an empty environment; captures up to cap-1 bytes of stdout. */
-static int run_capture(char *const argv[], char *out, size_t cap)
-{
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	char *envp[] = {NULL};
-	pid_t pid;
-	int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	close(p[1]);
-	if (rc != 0) {
-		close(p[0]);
-		errno = rc;
-		return -1;
-	}
-	size_t got = 0;
-	for (;;) {
-		char sink[256];
-		char *dst = got + 1 < cap ? out + got : sink;
-		size_t room = got + 1 < cap ? cap - 1 - got : sizeof(sink);
-		ssize_t n = read(p[0], dst, room);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (dst != sink)
-			got += (size_t)n;
-	}
-	out[got] = '\0';
-	close(p[0]);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static void probe_bwrap(struct jig_probe_result *r)
 {
 	struct jig_probe_item *it = item(r, "bwrap");
@@ -162,7 +123,7 @@ static void probe_bwrap(struct jig_probe_result *r)
 	}
 	char out[128];
 	char *ver[] = {(char *)path, "--version", NULL};
-	if (run_capture(ver, out, sizeof(out)) != 0) {
+	if (jig_linux_run_capture(ver, out, sizeof(out)) != 0) {
 		set(it, JIG_PROBE_MISSING, "%s --version failed", path);
 		return;
 	}
@@ -170,10 +131,7 @@ static void probe_bwrap(struct jig_probe_result *r)
 	const char *v = strncmp(out, "bubblewrap ", 11) == 0 ? out + 11 : out;
 	if (it)
 		snprintf(it->version, sizeof(it->version), "%s", v);
-	char *run[] = {(char *)path, "--unshare-all", "--die-with-parent", "--new-session",
-		       "--cap-drop", "ALL", "--ro-bind", "/", "/", "--proc", "/proc",
-		       "--dev", "/dev", "--", "/bin/true", NULL};
-	int rc = run_capture(run, out, sizeof(out));
+	int rc = jig_linux_bwrap_noop();
 	if (rc != 0) {
 		set(it, JIG_PROBE_MISSING, "%s --unshare-all ... /bin/true exited %d; Bubblewrap cannot create namespaces here", path, rc);
 		return;
@@ -181,14 +139,19 @@ static void probe_bwrap(struct jig_probe_result *r)
 	set(it, JIG_PROBE_AVAILABLE, "ran a no-op in new user, pid, net, ipc, uts and cgroup namespaces");
 }
 
+/* A minimal raw filter (no libseccomp in the module): getppid fails with
+ * EXDEV, everything else is allowed. */
 static int try_seccomp(void *arg)
 {
 	(void)arg;
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	if (!ctx)
-		return 2;
-	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EXDEV), SCMP_SYS(getppid), 0) < 0 ||
-	    seccomp_load(ctx) < 0)
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EXDEV & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
 		return 3;
 	errno = 0;
 	long v = syscall(SYS_getppid);
@@ -198,9 +161,8 @@ static int try_seccomp(void *arg)
 static void probe_seccomp(struct jig_probe_result *r)
 {
 	struct jig_probe_item *it = item(r, "seccomp");
-	const struct scmp_version *v = seccomp_version();
-	if (it && v)
-		snprintf(it->version, sizeof(it->version), "libseccomp %u.%u.%u", v->major, v->minor, v->micro);
+	if (it)
+		snprintf(it->version, sizeof(it->version), "filters %s", jig_filter_origin);
 	int st = in_child(try_seccomp, NULL);
 	if (st == 0)
 		set(it, JIG_PROBE_AVAILABLE, "loaded a filter and saw it deny a system call");
@@ -208,25 +170,9 @@ static void probe_seccomp(struct jig_probe_result *r)
 		set(it, JIG_PROBE_MISSING, "could not load a seccomp filter (step %d); the kernel needs CONFIG_SECCOMP_FILTER", st);
 }
 
-/* Which v1 hierarchy a controller is bound to (0: none), from /proc/cgroups. */
-static int v1_hierarchy(const char *ctl)
-{
-	FILE *f = fopen("/proc/cgroups", "re");
-	if (!f)
-		return 0;
-	char name[64];
-	int hier = 0, n, en, found = 0;
-	char line[256];
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %d %d %d", name, &hier, &n, &en) == 4 && strcmp(name, ctl) == 0) {
-			found = hier;
-			break;
-		}
-	fclose(f);
-	return found;
-}
-
-static void probe_cgroup(struct jig_probe_result *r)
+/* Returns 1 when the caller's cgroup v2 is there but not delegated (its
+ * path in dir). */
+static int probe_cgroup(struct jig_probe_result *r, char *dir, size_t dircap)
 {
 	static const char *const ctls[] = {"memory", "pids", "cpu"};
 	struct jig_probe_item *v2 = item(r, "cgroup2");
@@ -238,28 +184,21 @@ static void probe_cgroup(struct jig_probe_result *r)
 		ci[i] = item(r, n);
 	}
 	struct statfs sf;
-	char why[320] = "";
+	struct jig_host_problem v1;
 	if (statfs("/sys/fs/cgroup", &sf) < 0 || (unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC) {
-		char bound[96] = "";
-		size_t len = 0;
-		for (int i = 0; i < 3; i++)
-			if (v1_hierarchy(ctls[i]) > 0)
-				len += (size_t)snprintf(bound + len, sizeof(bound) - len, "%s%s", len ? ", " : "", ctls[i]);
-		snprintf(why, sizeof(why), "/sys/fs/cgroup is not a cgroup2 filesystem%s%s%s; boot with cgroup v2 (systemd.unified_cgroup_hierarchy=1)",
-			 len ? " (controllers " : "", bound, len ? " are bound to cgroup v1)" : "");
-		set(v2, JIG_PROBE_MISSING, "%s", why);
+		jig_linux_cgroup_v1(&v1);
+		set(v2, JIG_PROBE_MISSING, "%s", v1.what);
 		set(del, JIG_PROBE_MISSING, "no cgroup v2 hierarchy");
 		for (int i = 0; i < 3; i++)
 			set(ci[i], JIG_PROBE_MISSING, "no cgroup v2 hierarchy");
-		return;
+		return 0;
 	}
-	char dir[PATH_MAX];
-	if (jig_cg_self(dir, sizeof(dir)) < 0) {
+	if (jig_cg_self(dir, dircap) < 0) {
 		set(v2, JIG_PROBE_MISSING, "/proc/self/cgroup has no cgroup v2 entry");
 		set(del, JIG_PROBE_MISSING, "no cgroup v2 entry");
 		for (int i = 0; i < 3; i++)
 			set(ci[i], JIG_PROBE_MISSING, "no cgroup v2 entry");
-		return;
+		return 0;
 	}
 	set(v2, JIG_PROBE_AVAILABLE, "cgroup2 mounted at /sys/fs/cgroup");
 	if (v2)
@@ -287,6 +226,7 @@ static void probe_cgroup(struct jig_probe_result *r)
 	}
 	if (fd >= 0)
 		close(fd);
+	int missing = 0;
 	for (int i = 0; i < 3; i++) {
 		if (!ci[i])
 			continue;
@@ -300,21 +240,45 @@ static void probe_cgroup(struct jig_probe_result *r)
 			    delegated ? "controller %s is available to the delegated subtree"
 				      : "controller %s exists but the cgroup is not delegated",
 			    ctls[i]);
-		else
+		else {
 			set(ci[i], JIG_PROBE_MISSING, "controller %s is not enabled for %s (cgroup.controllers: \"%s\"); enable it in the parent's cgroup.subtree_control",
 			    ctls[i], dir, ctl);
+			missing = 1;
+		}
 	}
+	return !delegated ? 1 : missing ? 2 : 0;
+}
+
+static void problem(struct jig_probe_result *out, const struct jig_host_problem *p)
+{
+	if (out->problem_count < JIG_PROBE_MAX_PROBLEMS)
+		out->problems[out->problem_count++] = *p;
 }
 
 int jig_sandbox_linux_probe(void *state, struct jig_probe_result *out)
 {
 	(void)state;
-	if (!out || out->struct_size < sizeof(*out))
+	if (!out || out->struct_size < offsetof(struct jig_probe_result, problem_count))
 		return JIG_MOD_EINVAL;
 	out->count = 0;
 	probe_userns(out);
 	probe_bwrap(out);
 	probe_seccomp(out);
-	probe_cgroup(out);
+	char dir[PATH_MAX];
+	int cg = probe_cgroup(out, dir, sizeof(dir));
+	if (out->struct_size < sizeof(*out))
+		return JIG_MOD_OK; /* a host of ABI 1.1 */
+	/* The named problems, in the words a launch refuses with. */
+	out->problem_count = jig_linux_problems(out->problems, JIG_PROBE_MAX_PROBLEMS, 1);
+	struct jig_host_problem p;
+	if (cg == 1) {
+		jig_linux_no_delegation(&p, dir);
+		problem(out, &p);
+	} else if (cg == 2) {
+		snprintf(p.id, sizeof(p.id), "cgroup-controllers");
+		snprintf(p.what, sizeof(p.what), "the delegated cgroup %s lacks some of memory, pids and cpu", dir);
+		snprintf(p.remedy, sizeof(p.remedy), "delegate all three: sudo systemctl edit user@.service, add [Service] Delegate=pids memory cpu, then log in again");
+		problem(out, &p);
+	}
 	return JIG_MOD_OK;
 }

@@ -75,7 +75,7 @@ install_snap() { "$TOOL" install --dir "$1" --prefix "$P" >/dev/null; }
 case_verify_ok() {
 	jig modules verify >"$T/out"
 	cat "$T/out"
-	grep -q "ok .*sandbox-linux .*sandbox .*abi 1.1" "$T/out" || fail "sandbox-linux not verified"
+	grep -q "ok .*sandbox-linux .*sandbox .*abi 1.2" "$T/out" || fail "sandbox-linux not verified"
 	grep -q "DEVELOPMENT" "$T/out" || fail "development key not marked"
 	jig modules verify --json >"$T/j"
 	[ "$(jq -r .verified "$T/j")" = true ] || fail "json: verified is not true"
@@ -88,7 +88,7 @@ case_list() {
 	jig modules list --json | jq -e '.schema == "jig-modules/1" and ([.modules[] | "\(.name):\(.kind)"] | sort) == ["http:http", "sandbox-linux:sandbox"]' >/dev/null || fail "list --json"
 }
 case_cli() {
-	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.1, trusts a DEVELOPMENT key" || fail "--version"
+	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.2, trusts a DEVELOPMENT key" || fail "--version"
 	jig help | grep -q "host check" || fail help
 	expect 2 "unknown command" -- jig frobnicate
 	expect 2 "unknown argument" -- jig modules list --yaml
@@ -169,32 +169,34 @@ case_unlisted_file() {
 }
 case_path_outside_modules() {
 	mkdir -p "$SNAP/lib" && cp "$SNAP/modules/sandbox-linux.so" "$SNAP/lib/x.so"
-	edit_manifest '.files += [.files[0] | .path = "lib/x.so"] | .modules[0].path = "lib/x.so"'
+	edit_manifest '.files |= (split("\n") | map(select(. != "")) | . + [.[0] | sub(" [^ ]*$"; " lib/x.so")]
+		| sort_by(split(" ")[2]) | join("\n") + "\n") | .modules[0].path = "lib/x.so"'
 	refused "path \"lib/x.so\" must be a plain file directly under modules/"
 }
 case_path_dotdot() {
-	edit_manifest '.files[0].path = "modules/../modules/sandbox-linux.so" | .modules[0].path = .files[0].path'
+	edit_manifest '.files |= sub("^(?<h>[0-9a-f]+ [0-9]+) [^\n]*"; "\(.h) modules/../modules/sandbox-linux.so")
+		| .modules[0].path = "modules/../modules/sandbox-linux.so"'
 	refused "is not a normalised relative path"
 }
 case_path_absolute() {
-	edit_manifest '.files[0].path = "/usr/lib/x.so"'
+	edit_manifest '.files |= sub("^(?<h>[0-9a-f]+ [0-9]+) [^\n]*"; "\(.h) /usr/lib/x.so")'
 	refused "is not a normalised relative path"
 }
 case_abi_major() {
 	mksnap "$T/s" abi2 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-abi2.so":2.0
 	install_snap "$T/s"
-	refused "module testmod: built for module ABI 2.0, this jig speaks 1.1"
+	refused "module testmod: built for module ABI 2.0, this jig speaks 1.2"
 }
 case_abi_major_lie() {
 	# The manifest claims 1.0, the descriptor says 2.0: caught after dlopen.
 	mksnap "$T/s" abi2 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-abi2.so"
 	install_snap "$T/s"
-	refused "module testmod: descriptor says module ABI 2.1, this jig speaks 1.1"
+	refused "module testmod: descriptor says module ABI 2.2, this jig speaks 1.2"
 }
 case_abi_minor_newer() {
 	mksnap "$T/s" minor9 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-minor9.so":1.9
 	install_snap "$T/s"
-	refused "module testmod: built for module ABI 1.9, this jig speaks 1.1"
+	refused "module testmod: built for module ABI 1.9, this jig speaks 1.2"
 }
 case_kind_mismatch() {
 	mksnap "$T/s" kind $((SEQ + 1)) testmod:http:"$MODS/testmod.so"
@@ -254,7 +256,7 @@ case_missing_state() {
 case_host_check_refuses() {
 	# R-T02, R-C02: this development machine binds cgroup controllers to v1.
 	expect 3 "" -- jig host check
-	grep -q "MISSING   cgroup2 .*not a cgroup2 filesystem" "$T/out" || fail "cgroup2 reason"
+	grep -q "MISSING   cgroup2 .*not a cgroup v2 file system" "$T/out" || fail "cgroup2 reason"
 	grep -q "jig refuses to run Flows here" "$T/out" || fail "verdict"
 	set +e; jig host check --json >"$T/j"; rc=$?; set -e
 	[ $rc -eq 3 ] || fail "--json exit $rc"

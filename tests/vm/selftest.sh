@@ -1,8 +1,10 @@
 #!/bin/sh
 # tests/vm/selftest.sh - check that tests/vm/run gives what the containment
 # tests rely on: a delegated cgroup v2 subtree, exit status, separate
-# stdout/stderr, unprivileged user namespaces, and a hard timeout.
-# Exits non-zero and names every check that failed.  Takes about a minute.
+# stdout/stderr, unprivileged user namespaces, a hard timeout, and lanes
+# (one VM for many commands, fresh state for each, a hung command failing
+# alone). Exits non-zero and names every check that failed.  Takes about
+# two minutes.
 
 here=$(cd "$(dirname "$0")" && pwd -P)
 run=$here/run
@@ -75,6 +77,44 @@ if [ "$rc" = 124 ] && grep -q '^vm: timeout after 20 s: killed the VM' "$tmp/err
 else
 	bad "$name (got $rc)"
 fi
+
+# (6) a lane: one VM serves consecutive commands, and each starts from a
+# fresh guest state (no file, process, cgroup or home left by the last)
+lane=$tmp/lane
+name="6 lane: one boot, fresh state per command"
+if JIG_VM_LANE=$lane "$run" -- sh -c '
+	cat /proc/sys/kernel/random/boot_id
+	touch /tmp/left /var/tmp/left /dev/shm/left "$HOME/left"
+	mkdir "$JIG_TEST_CGROUP/left"
+	setsid sleep 1000 </dev/null >/dev/null 2>&1 &
+	exit 3' >"$tmp/out" 2>"$tmp/err"; [ $? = 3 ] &&
+	boot1=$(cat "$tmp/out") &&
+	JIG_VM_LANE=$lane "$run" -- sh -c '
+	cat /proc/sys/kernel/random/boot_id
+	ls -A /tmp /var/tmp /dev/shm "$HOME"
+	ls -d "$JIG_TEST_CGROUP"/*/
+	pgrep -x sleep || echo no-sleep' >"$tmp/out" 2>"$tmp/err" &&
+	[ "$(head -n 1 "$tmp/out")" = "$boot1" ] && ! grep -q left "$tmp/out" &&
+	grep -qx no-sleep "$tmp/out" && [ "$(grep -c '/$' "$tmp/out")" = 1 ]; then
+	pass "$name"
+else
+	bad "$name"
+fi
+
+# (7) a command that hangs in a lane fails alone, with a clear message; the
+# next command runs on a fresh guest
+name="7 lane: a hung command fails alone, the next gets a fresh VM"
+JIG_VM_LANE=$lane "$run" -- cat /proc/sys/kernel/random/boot_id >"$tmp/boot1" 2>/dev/null
+JIG_VM_LANE=$lane "$run" --timeout 20 -- sleep 1000 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 124 ] && grep -q '^vm: timeout after 20 s: killed the VM' "$tmp/err" &&
+	JIG_VM_LANE=$lane "$run" -- cat /proc/sys/kernel/random/boot_id >"$tmp/out" 2>>"$tmp/err" &&
+	[ -s "$tmp/out" ] && [ "$(cat "$tmp/out")" != "$(cat "$tmp/boot1")" ]; then
+	pass "$name"
+else
+	bad "$name (got $rc)"
+fi
+JIG_VM_LANE=$lane "$run" --stop-lane
 
 if [ -n "$failed" ]; then
 	echo "selftest: FAILED:$failed" >&2

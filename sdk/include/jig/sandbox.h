@@ -28,10 +28,25 @@ struct jig_probe_item {
 	char reason[320];  /* why it is missing / how it was shown to work */
 };
 
+#define JIG_PROBE_MAX_PROBLEMS 8
+
+/* A named reason this host cannot run scopes, with the operator's remedy
+ * (ABI 1.2). The same id, what and remedy make the module's launch refusal
+ * ("<id>: <what>; to fix: <remedy>"), so jig host check and a refused
+ * launch explain it alike. */
+struct jig_host_problem {
+	char id[32];      /* stable, e.g. "userns-disabled", "cgroup-v1" */
+	char what[224];   /* what was observed */
+	char remedy[256]; /* what the operator can do about it */
+};
+
 struct jig_probe_result {
 	uint32_t struct_size; /* set by the host before calling probe */
 	uint32_t count;
 	struct jig_probe_item items[JIG_PROBE_MAX_ITEMS];
+	/* ABI 1.2: filled only when struct_size covers them. */
+	uint32_t problem_count;
+	struct jig_host_problem problems[JIG_PROBE_MAX_PROBLEMS];
 };
 
 /* A scope: one contained program. The host has validated every field

@@ -10,12 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "snapshot/identity.h"
 #include "snapshot/install.h"
 #include "snapshot/loader.h"
+#include "util/crypto.h"
 #include "util/fileio.h"
 
 static char dir[256];
@@ -106,6 +109,68 @@ static void test_swap_after_verify(void **state)
 	copy(JIG_TESTMODS "/testmod.so", p);
 }
 
+/* The source keeps changing while it is loaded (another process flips
+ * bytes in place, over and over): every load either refuses or yields a
+ * sealed memfd whose bytes are exactly the manifest's, and runs as A. */
+static void test_concurrent_change(void **state)
+{
+	(void)state;
+	struct jig_snapshot s;
+	struct jig_error e = {0};
+	char p[512];
+	assert_int_equal(jig_snapshot_open_dir(&s, dir, &e), 0);
+	const struct jig_manifest_module *mm = jig_manifest_find_module(&s.m, "testmod");
+	assert_non_null(mm);
+	snprintf(p, sizeof(p), "%s/modules/testmod.so", dir);
+	off_t size = (off_t)mm->file->size;
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		int fd = open(p, O_RDWR);
+		for (unsigned i = 0; fd >= 0; i++) {
+			off_t at = (off_t)((i * 2654435761u) % (unsigned)size);
+			unsigned char c;
+			if (pread(fd, &c, 1, at) != 1)
+				_exit(1);
+			c ^= 0x5a;
+			if (pwrite(fd, &c, 1, at) != 1)
+				_exit(1);
+			c ^= 0x5a;
+			if (pwrite(fd, &c, 1, at) != 1)
+				_exit(1);
+		}
+		_exit(1);
+	}
+	int ok = 0, refused = 0;
+	for (int i = 0; i < 300; i++) {
+		int fd = jig_module_verified_fd(&s, mm, &e);
+		if (fd < 0) {
+			assert_non_null(strstr(e.msg, "expected"));
+			refused++;
+			continue;
+		}
+		unsigned char got[JIG_SHA256_LEN];
+		uint64_t n = 0;
+		assert_int_equal(jig_sha256_fd(fd, &n, got), 0);
+		assert_int_equal(n, mm->file->size);
+		assert_memory_equal(got, mm->file->sha256, JIG_SHA256_LEN);
+		assert_int_equal(write(fd, "x", 1), -1); /* sealed */
+		if (ok++ < 20) {
+			struct jig_module_handle h;
+			assert_int_equal(jig_module_load_fd(&s, mm, fd, &h, &e), 0);
+			assert_string_equal(h.desc->version, "A");
+			jig_module_unload(&h);
+		} else {
+			close(fd);
+		}
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	print_message("concurrent change: %d loads verified, %d refused\n", ok, refused);
+	jig_snapshot_close(&s);
+	copy(JIG_TESTMODS "/testmod.so", p);
+}
+
 static void test_launch_identity(void **state)
 {
 	(void)state;
@@ -138,14 +203,37 @@ static void test_manifest_rejects(void **state)
 	static const char *const bad[] = {
 		"",
 		"[]",
-		"{\"format\":\"jig-snapshot-manifest/1\"}",
-		"{\"format\":\"jig-snapshot-manifest/1\",\"format\":\"jig-snapshot-manifest/1\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":[],\"modules\":[]}",
-		"{\"format\":\"jig-snapshot-manifest/1\",\"id\":\"a\",\"sequence\":1.5,\"platform\":\"p\",\"files\":[],\"modules\":[]}",
-		"{\"format\":\"jig-snapshot-manifest/1\",\"id\":\"a\",\"sequence\":0,\"platform\":\"p\",\"files\":[],\"modules\":[]}",
-		"{\"format\":\"jig-snapshot-manifest/1\",\"id\":\"../a\",\"sequence\":1,\"platform\":\"p\",\"files\":[],\"modules\":[]}",
-		"{\"format\":\"jig-snapshot-manifest/1\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":[{\"path\":\"a//b\",\"size\":1,\"sha256\":\"00\"}],\"modules\":[]}",
-		"{\"format\":\"jig-snapshot-manifest/1\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":[],\"modules\":[]} x",
+		"{\"format\":\"jig-snapshot-manifest/2\"}",
+		"{\"format\":\"jig-snapshot-manifest/2\",\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":\"\",\"modules\":[]}",
+		"{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":1.5,\"platform\":\"p\",\"files\":\"\",\"modules\":[]}",
+		"{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":0,\"platform\":\"p\",\"files\":\"\",\"modules\":[]}",
+		"{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"../a\",\"sequence\":1,\"platform\":\"p\",\"files\":\"\",\"modules\":[]}",
+		"{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":\"00 1 a//b\\n\",\"modules\":[]}",
+		"{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":\"\",\"modules\":[]} x",
+#define M2(files) "{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":\"" files "\",\"modules\":[]}"
+		M2("0000000000000000000000000000000000000000000000000000000000000000 1 a"),				/* no final newline */
+		M2("0000000000000000000000000000000000000000000000000000000000000000 01 a\\n"),			/* leading zero */
+		M2("0000000000000000000000000000000000000000000000000000000000000000 1  a\\n"),			/* two spaces */
+		M2("0000000000000000000000000000000000000000000000000000000000000000 1 b\\n0000000000000000000000000000000000000000000000000000000000000000 1 a\\n"),		/* out of order */
+		M2("0000000000000000000000000000000000000000000000000000000000000000 1 a\\n0000000000000000000000000000000000000000000000000000000000000000 1 a\\n"),		/* twice */
+		M2("0000000000000000000000000000000000000000000000000000000000000000 1 a\\n0000000000000000000000000000000000000000000000000000000000000000 1 a/b\\n"),		/* a file and a directory */
+		M2("0000000000000000000000000000000000000000000000000000000000000000 1 ../a\\n"),
+		M2("0000000000000000000000000000000000000000000000000000000000000000 1 manifest.json\\n"),
+		M2("0000000000000000000000000000000000000000000000000000000000000000 99999999999999999999 a\\n"),	/* size overflow */
+		M2("0A00000000000000000000000000000000000000000000000000000000000000 1 a\\n"),
+		M2("00 1 a\\n"),			/* short digest */
+		M2("0000000000000000000000000000000000000000000000000000000000000000 1 a\\u0001b\\n"),		/* control character */
 	};
+	/* The file list, accepted: sorted lines, found by path. */
+	static const char good[] = M2("1111111111111111111111111111111111111111111111111111111111111111 0 a\\n1111111111111111111111111111111111111111111111111111111111111111 7 a.b\\n1111111111111111111111111111111111111111111111111111111111111111 12 b/c\\n");
+	struct jig_manifest ok;
+	struct jig_error oe = {0};
+	assert_int_equal(jig_manifest_parse(&ok, good, strlen(good), &oe), 0);
+	assert_int_equal(ok.nfiles, 3);
+	assert_int_equal(jig_manifest_find_file(&ok, "b/c")->size, 12);
+	assert_int_equal(jig_manifest_find_file(&ok, "a.b")->sha256[0], 0x11);
+	assert_null(jig_manifest_find_file(&ok, "b"));
+	jig_manifest_free(&ok);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct jig_manifest m;
 		struct jig_error e = {0};
@@ -160,6 +248,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_load_ok),
 		cmocka_unit_test(test_swap_after_verify),
+		cmocka_unit_test(test_concurrent_change),
 		cmocka_unit_test(test_launch_identity),
 		cmocka_unit_test(test_manifest_rejects),
 	};
