@@ -2,7 +2,10 @@
 # Flows end to end (issue 5): review, admission, jig run on Bun in a scope,
 # published packets, jig inspect, and every refusal. Each case_* is one ctest
 # (flow.<case>) in the supported-host lane, run as the unprivileged user;
-# root_<case> prepares the guest as root where needed.
+# root_<case> prepares the guest as root where needed (on a guest of its
+# own); scratch_<case> does too, changing only what the lane VM resets
+# between cases (/tmp, /var/tmp, the delegated cgroup), so it runs in the
+# lane.
 # The hostile Flow (tests/flow/hostile) attempts what its "mode" input says.
 # Requirements: R-C03, R-C04, R-L01, R-L06, R-L08, R-P10, R-P12 (see
 # docs/requirements.md).
@@ -104,7 +107,7 @@ case_refuse_changed_byte() {
 	grep -q "changed since review.*review again" "$T/err" || fail "no review-again message"
 	nothing_published
 }
-root_refuse_other_snapshot() {
+scratch_refuse_other_snapshot() {
 	cp -a "$JIG_TEST_PREFIX" /var/tmp/prefix && chown -R jigtest /var/tmp/prefix
 	cp "$JIG_DEV_KEY" /var/tmp/devkey && chown jigtest /var/tmp/devkey
 }
@@ -192,7 +195,7 @@ case_attach_65_files() {
 	run hostile --input mode="$T/many"; att_refused "more than 64 files"
 }
 case_attach_over_8mib() { project "$HOSTILE"; head -c 8388609 /dev/zero | tr '\0' a >"$T/big"; run hostile --input mode="$T/big"; att_refused "more than 8388608 bytes"; }
-root_attach_unsupported_fs() {
+scratch_attach_unsupported_fs() {
 	mkdir -p /var/tmp/ramfs && mount -t ramfs ramfs /var/tmp/ramfs && echo ok >/var/tmp/ramfs/mode &&
 		chmod 755 /var/tmp/ramfs && chmod 644 /var/tmp/ramfs/mode
 }
@@ -607,7 +610,7 @@ case_hostile_sees_no_host_paths() {
 
 # The HTTP worker's scope writes only where its Plan says: a test snapshot
 # whose worker is the probe (answering with its scope's writable mounts).
-root_http_worker_writable_mounts_are_the_plan() { root_refuse_other_snapshot; }
+scratch_http_worker_writable_mounts_are_the_plan() { scratch_refuse_other_snapshot; }
 case_http_worker_writable_mounts_are_the_plan() {
 	JIG=/var/tmp/prefix/bin/jig
 	cur=/var/tmp/prefix/lib/jig/$(readlink /var/tmp/prefix/lib/jig/current)
@@ -670,6 +673,7 @@ case_scope_is_the_plan() {
 
 if [ "${ROOT_MODE:-}" = 1 ]; then
 	if type "root_$1" >/dev/null 2>&1; then "root_$1"; fi
+	if type "scratch_$1" >/dev/null 2>&1; then "scratch_$1"; fi
 	exit 0
 fi
 "case_$1"

@@ -4,7 +4,8 @@
 # root_<case>) to have it; jig host check names it and prints the remedy
 # (text and --json), and jig run refuses a reviewed Flow with the same
 # explanation (exit 3). Each case_* is one ctest (compat.<case>) in the
-# supported-host lane, on a guest of its own.
+# supported-host lane, on a guest of its own (root_<case>) or in the lane
+# (scratch_<case>: it changes only what the lane resets).
 # Requirements: R-C02, R-T02 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
@@ -80,7 +81,7 @@ root_bwrap_setuid() {
 case_bwrap_setuid() { diagnosed bwrap-setuid; }
 
 # No delegated cgroup and no systemd user manager to ask for one.
-root_no_delegation() { chown -R root:root /sys/fs/cgroup/jig-test; }
+scratch_no_delegation() { chown -R root:root /sys/fs/cgroup/jig-test; }
 case_no_delegation() { diagnosed no-delegation; }
 
 # The controllers bound to cgroup v1 hierarchies (this development
@@ -102,6 +103,7 @@ case_cgroup_v1() { diagnosed cgroup-v1; }
 
 if [ "${ROOT_MODE:-}" = 1 ]; then
 	if type "root_$1" >/dev/null 2>&1; then "root_$1"; fi
+	if type "scratch_$1" >/dev/null 2>&1; then "scratch_$1"; fi
 	exit 0
 fi
 "case_$1"

@@ -2,7 +2,10 @@
 # Containment tests of sandbox-linux scopes (issue 4). Each case_* is one
 # ctest (sandbox.<case>), run in the supported-host lane (the cgroup v2 VM)
 # as the unprivileged user; root_<case>, where defined, is that case's
-# root-only preparation of the guest (tests/vm/run --root-setup).
+# root-only preparation of the guest (tests/vm/run --root-setup, a guest of
+# its own); scratch_<case> is one that changes only what the lane VM resets
+# between cases (/tmp, /var/tmp, the delegated cgroup), run in the lane
+# (--lane-root-setup).
 # Every attempt runs /probe (tests/sandbox/probe.c, static) in a scope built
 # from the base policy below, and checks both the attempt's own report and
 # the supervisor's record.
@@ -320,7 +323,7 @@ refused() {
 	grep -q "$1" "$T/err" || fail "reason does not say /$1/"
 	[ ! -s "$T/out" ] || fail "the payload ran"
 }
-root_no_delegation() { chown -R root:root /sys/fs/cgroup/jig-test; }
+scratch_no_delegation() { chown -R root:root /sys/fs/cgroup/jig-test; }
 case_no_delegation() { policy; scope exit 0; refused "not a delegated cgroup"; }
 root_userns_disabled() { echo 0 >/proc/sys/user/max_user_namespaces; }
 case_userns_disabled() { policy; scope exit 0; refused "user namespaces are disabled"; }
@@ -374,7 +377,7 @@ case_systemd_transient_scope() {
 case_no_delegation_no_systemd() {
 	policy; scope exit 0; refused "no transient scope either: no systemd user manager"
 }
-root_no_delegation_no_systemd() { chown -R root:root /sys/fs/cgroup/jig-test; }
+scratch_no_delegation_no_systemd() { chown -R root:root /sys/fs/cgroup/jig-test; }
 
 # --- 10. privileges ---------------------------------------------------------------------
 case_no_privileges() {
@@ -387,7 +390,7 @@ case_no_privileges() {
 	n=$(sed -n 's/^pids //p' "$T/out")
 	[ "$n" -le 2 ] || fail "$n processes visible"
 }
-root_setuid_copy() { mkdir -p /var/tmp/suid && cp "$JIG_PROBE" /var/tmp/suid/probe && chmod 4755 /var/tmp/suid/probe; }
+scratch_setuid_copy() { mkdir -p /var/tmp/suid && cp "$JIG_PROBE" /var/tmp/suid/probe && chmod 4755 /var/tmp/suid/probe; }
 case_setuid_copy() {
 	ls -l /var/tmp/suid/probe
 	policy '.binds += [{source: "/var/tmp/suid/probe", target: "/suid-probe"}]'
@@ -456,6 +459,7 @@ if [ "${1:-}" = systemd_transient_scope_root ]; then
 fi
 if [ "${ROOT_MODE:-}" = 1 ]; then
 	if type "root_$1" >/dev/null 2>&1; then "root_$1"; fi
+	if type "scratch_$1" >/dev/null 2>&1; then "scratch_$1"; fi
 	exit 0
 fi
 "case_$1"
