@@ -283,7 +283,7 @@ case_parent_killed_supervisor_finishes() {
 	sh -c "exec 3>>'$T/ticks'; '$JIG' scope run '$T/policy.json' --record '$T/rec.json' -- /probe detach-wait; echo done >'$T/sup-done'" >"$T/out" 2>&1 </dev/null &
 	parent=$!
 	i=0; until [ -s "$T/ticks" ]; do i=$((i+1)); [ $i -lt 200 ] || fail "writer did not start"; sleep 0.05; done
-	sup=$(pgrep -P "$parent" -x jig)
+	i=0; until sup=$(pgrep -P "$parent" -x jig); do i=$((i+1)); [ $i -lt 100 ] || fail "no jig process under the parent shell"; sleep 0.05; done
 	kill -KILL "$parent"
 	# The orphaned supervisor still fences at its deadline and cleans up.
 	i=0; while kill -0 "$sup" 2>/dev/null; do i=$((i+1)); [ $i -lt 200 ] || fail "supervisor hangs"; sleep 0.05; done
