@@ -3,9 +3,9 @@
 # published packets, jig inspect, and every refusal. Each case_* is one ctest
 # (flow.<case>) in the supported-host lane, run as the unprivileged user;
 # root_<case> prepares the guest as root where needed (on a guest of its
-# own); scratch_<case> does too, changing only what the lane VM resets
-# between cases (/tmp, /var/tmp, the delegated cgroup), so it runs in the
-# lane.
+# own); scratch_<case> does too, changing only what the lane VM undoes
+# between cases (files in /tmp, /var/tmp and /run, mounts, processes, the
+# user-namespace limit, the delegated cgroup), so it runs in the lane.
 # The hostile Flow (tests/flow/hostile) attempts what its "mode" input says.
 # Requirements: R-C03, R-C04, R-L01, R-L06, R-L08, R-P10, R-P12 (see
 # docs/requirements.md).
@@ -473,7 +473,7 @@ case_http_bearer_canary() {
 		! grep -rqa -- "$canary" "$f" || fail "the bearer is in $f"
 	done
 }
-root_http_tls() {
+scratch_http_tls() {
 	# A name for the host's resolver: /etc/hosts with jig-test.example.
 	cp /etc/hosts /tmp/jig-hosts && echo "127.0.0.1 jig-test.example" >>/tmp/jig-hosts &&
 		chmod 644 /tmp/jig-hosts && mount --bind /tmp/jig-hosts /etc/hosts

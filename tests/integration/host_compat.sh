@@ -5,7 +5,7 @@
 # (text and --json), and jig run refuses a reviewed Flow with the same
 # explanation (exit 3). Each case_* is one ctest (compat.<case>) in the
 # supported-host lane, on a guest of its own (root_<case>) or in the lane
-# (scratch_<case>: it changes only what the lane resets).
+# (scratch_<case>: it changes only what the lane undoes).
 # Requirements: R-C02, R-T02 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
@@ -55,7 +55,7 @@ diagnosed() {
 # kernel has no such knob, so the guest is given one (a tmpfs over
 # /proc/sys/kernel) and a Bubblewrap that behaves as AppArmor leaves it
 # (it reports its version, and is refused the uid map of its namespace).
-root_apparmor_userns() {
+scratch_apparmor_userns() {
 	mount -t tmpfs -o mode=755 tmpfs /proc/sys/kernel
 	echo 1 >/proc/sys/kernel/apparmor_restrict_unprivileged_userns
 	cat >/run/bwrap <<'EOF'
@@ -69,12 +69,12 @@ EOF
 }
 case_apparmor_userns() { diagnosed apparmor-userns; }
 
-root_userns_disabled() { echo 0 >/proc/sys/user/max_user_namespaces; }
+scratch_userns_disabled() { echo 0 >/proc/sys/user/max_user_namespaces; }
 case_userns_disabled() { diagnosed userns-disabled; }
 
 # A setuid-root Bubblewrap (what distributions without unprivileged user
 # namespaces ship).
-root_bwrap_setuid() {
+scratch_bwrap_setuid() {
 	cp /usr/bin/bwrap /run/bwrap-suid && chmod 4755 /run/bwrap-suid
 	mount --bind /run/bwrap-suid /usr/bin/bwrap
 }

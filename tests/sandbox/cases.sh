@@ -3,8 +3,9 @@
 # ctest (sandbox.<case>), run in the supported-host lane (the cgroup v2 VM)
 # as the unprivileged user; root_<case>, where defined, is that case's
 # root-only preparation of the guest (tests/vm/run --root-setup, a guest of
-# its own); scratch_<case> is one that changes only what the lane VM resets
-# between cases (/tmp, /var/tmp, the delegated cgroup), run in the lane
+# its own); scratch_<case> is one that changes only what the lane VM undoes
+# between cases (files in /tmp, /var/tmp and /run, mounts, processes, the
+# user-namespace limit, the delegated cgroup), run in the lane
 # (--lane-root-setup).
 # Every attempt runs /probe (tests/sandbox/probe.c, static) in a scope built
 # from the base policy below, and checks both the attempt's own report and
@@ -325,9 +326,9 @@ refused() {
 }
 scratch_no_delegation() { chown -R root:root /sys/fs/cgroup/jig-test; }
 case_no_delegation() { policy; scope exit 0; refused "not a delegated cgroup"; }
-root_userns_disabled() { echo 0 >/proc/sys/user/max_user_namespaces; }
+scratch_userns_disabled() { echo 0 >/proc/sys/user/max_user_namespaces; }
 case_userns_disabled() { policy; scope exit 0; refused "user namespaces are disabled"; }
-root_bwrap_missing() {
+scratch_bwrap_missing() {
 	mkdir -p /run/orig-bin && mount --bind /usr/bin /run/orig-bin &&
 	mount -t tmpfs tmpfs /usr/bin &&
 	for f in /run/orig-bin/*; do [ "${f##*/}" = bwrap ] || ln -s "$f" "/usr/bin/${f##*/}"; done

@@ -101,6 +101,24 @@ else
 	bad "$name"
 fi
 
+# (8) a lane-safe root set-up is undone after its command: its mount, its
+# process, its file in /run and the user-namespace limit are gone for the
+# next command, in the same VM
+name="8 lane: a --lane-root-setup is undone"
+if JIG_VM_LANE=$lane "$run" --lane-root-setup 'mount -t tmpfs tmpfs /mnt && echo 0 >/proc/sys/user/max_user_namespaces &&
+	: >/run/left && (setsid sleep 1000 </dev/null >/dev/null 2>&1 &)' -- sh -c '
+	cat /proc/sys/kernel/random/boot_id; cat /proc/sys/user/max_user_namespaces' >"$tmp/out" 2>"$tmp/err" &&
+	[ "$(sed -n 2p "$tmp/out")" = 0 ] && boot1=$(head -n 1 "$tmp/out") &&
+	JIG_VM_LANE=$lane "$run" -- sh -c '
+	cat /proc/sys/kernel/random/boot_id; cat /proc/sys/user/max_user_namespaces
+	grep -c " /mnt " /proc/self/mountinfo; ls -A /run; pgrep -x sleep || echo no-sleep' >"$tmp/out" 2>"$tmp/err" &&
+	[ "$(head -n 1 "$tmp/out")" = "$boot1" ] && [ "$(sed -n 2p "$tmp/out")" != 0 ] &&
+	[ "$(sed -n 3p "$tmp/out")" = 0 ] && ! grep -qx left "$tmp/out" && grep -qx no-sleep "$tmp/out"; then
+	pass "$name"
+else
+	bad "$name"
+fi
+
 # (7) a command that hangs in a lane fails alone, with a clear message; the
 # next command runs on a fresh guest
 name="7 lane: a hung command fails alone, the next gets a fresh VM"
