@@ -93,11 +93,6 @@ void jig_manifest_free(struct jig_manifest *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* The file list: one line per file, "<sha256> <size> <path>\n", sorted by
  * path in byte order (so each path is listed once), 64 lowercase hex
  * digits, a decimal size without leading zeros. One string, read in one
@@ -124,17 +119,18 @@ static int parse_files(struct jig_manifest *m, const char *txt, size_t len, stru
 		struct jig_manifest_file *mf = &m->files[k];
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		*nl = '\0';
-		const char *line = p;
+		char *line = p;
 		p = nl + 1;
-		for (int i = 0; i < JIG_SHA256_LEN; i++) {
-			int hi = hexval(line[2 * i]), lo = hi < 0 ? -1 : hexval(line[2 * i + 1]);
-			if (hi < 0 || lo < 0)
-				return jig_err(e, JIG_E_INTEGRITY,
-					       "manifest files line %zu: does not start with 64 lowercase hex digits", k + 1);
-			mf->sha256[i] = (unsigned char)(hi << 4 | lo);
-		}
-		const char *q = line + 2 * JIG_SHA256_LEN;
-		if (*q++ != ' ' || *q < '0' || *q > '9' || (*q == '0' && q[1] != ' '))
+		/* The digest, ended where its separator is (a line that is
+		 * shorter has no separator there). */
+		if (strnlen(line, 2 * JIG_SHA256_LEN + 1) <= 2 * JIG_SHA256_LEN || line[2 * JIG_SHA256_LEN] != ' ')
+			return jig_err(e, JIG_E_INTEGRITY, "manifest files line %zu: expected \"<sha256> <size> <path>\"", k + 1);
+		line[2 * JIG_SHA256_LEN] = '\0';
+		if (jig_unhex(line, mf->sha256, JIG_SHA256_LEN) < 0)
+			return jig_err(e, JIG_E_INTEGRITY,
+				       "manifest files line %zu: does not start with 64 lowercase hex digits", k + 1);
+		const char *q = line + 2 * JIG_SHA256_LEN + 1;
+		if (*q < '0' || *q > '9' || (*q == '0' && q[1] != ' '))
 			return jig_err(e, JIG_E_INTEGRITY, "manifest files line %zu: expected \"<sha256> <size> <path>\"", k + 1);
 		uint64_t size = 0;
 		for (; *q >= '0' && *q <= '9'; q++) {

@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,8 +17,6 @@
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include "cgroup.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -161,21 +158,29 @@ static void check_userns(struct found *f, int bwrap_ok)
 		    JIG_BWRAP_PATH);
 }
 
-/* Which v1 hierarchy a controller is bound to (0: none), from /proc/cgroups. */
-static int v1_hierarchy(const char *ctl)
+/* The controllers jig needs that /proc/cgroups shows bound to a v1
+ * hierarchy (hierarchy id > 0), as "memory, pids": one read of the file. */
+static size_t v1_bound(char *out, size_t cap)
 {
+	static const char *const ctls[] = {"memory", "pids", "cpu"};
+	int bound[3] = {0};
 	FILE *f = fopen("/proc/cgroups", "re");
-	if (!f)
-		return 0;
-	char name[64], line[256];
-	int hier = 0, n, en, found = 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %d %d %d", name, &hier, &n, &en) == 4 && strcmp(name, ctl) == 0) {
-			found = hier;
-			break;
-		}
-	fclose(f);
-	return found;
+	if (f) {
+		char name[64], line[256];
+		int hier, n, en;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%63s %d %d %d", name, &hier, &n, &en) == 4)
+				for (int i = 0; i < 3; i++)
+					if (strcmp(name, ctls[i]) == 0)
+						bound[i] = hier > 0;
+		fclose(f);
+	}
+	size_t len = 0;
+	out[0] = '\0';
+	for (int i = 0; i < 3; i++)
+		if (bound[i])
+			len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? ", " : "", ctls[i]);
+	return len;
 }
 
 #define CGROUP_V1_REMEDY                                                                                  \
@@ -185,12 +190,8 @@ static int v1_hierarchy(const char *ctl)
 
 int jig_linux_cgroup_v1(struct jig_host_problem *p)
 {
-	static const char *const ctls[] = {"memory", "pids", "cpu"};
-	char bound[64] = "";
-	size_t len = 0;
-	for (int i = 0; i < 3; i++)
-		if (v1_hierarchy(ctls[i]) > 0)
-			len += (size_t)snprintf(bound + len, sizeof(bound) - len, "%s%s", len ? ", " : "", ctls[i]);
+	char bound[64];
+	size_t len = v1_bound(bound, sizeof(bound));
 	struct statfs sf;
 	struct found f = {p, 0, 1};
 	if (statfs("/sys/fs/cgroup", &sf) < 0 || (unsigned long)sf.f_type != CGROUP2_SUPER_MAGIC)
@@ -209,6 +210,14 @@ void jig_linux_no_delegation(struct jig_host_problem *p, const char *cgroup)
 	    "start jig from a login session with a systemd user manager (jig then asks it for a scope with Delegate=yes; "
 	    "for services: loginctl enable-linger USER), or run it under systemd-run --user --scope -p Delegate=yes jig ...",
 	    "%s is not a delegated cgroup v2 subtree of uid %u with memory, pids and cpu", cgroup, (unsigned)geteuid());
+}
+
+void jig_linux_cgroup_controllers(struct jig_host_problem *p, const char *cgroup)
+{
+	struct found f = {p, 0, 1};
+	add(&f, "cgroup-controllers",
+	    "delegate all three: sudo systemctl edit user@.service, add [Service] Delegate=pids memory cpu, then log in again",
+	    "the delegated cgroup %s lacks some of memory, pids and cpu", cgroup);
 }
 
 uint32_t jig_linux_problems(struct jig_host_problem *p, uint32_t max, int with_cgroup)

@@ -13,6 +13,8 @@ uint32_t jig_linux_problems(struct jig_host_problem *p, uint32_t max, int with_c
 int jig_linux_cgroup_v1(struct jig_host_problem *p);
 /* The no-delegation problem for the caller's cgroup. */
 void jig_linux_no_delegation(struct jig_host_problem *p, const char *cgroup);
+/* The caller's delegated cgroup lacks memory, pids or cpu. */
+void jig_linux_cgroup_controllers(struct jig_host_problem *p, const char *cgroup);
 /* "<id>: <what>; to fix: <remedy>", the launch refusal. */
 void jig_linux_problem_text(const struct jig_host_problem *p, char *out, size_t cap);
 

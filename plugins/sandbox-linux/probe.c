@@ -275,9 +275,7 @@ int jig_sandbox_linux_probe(void *state, struct jig_probe_result *out)
 		jig_linux_no_delegation(&p, dir);
 		problem(out, &p);
 	} else if (cg == 2) {
-		snprintf(p.id, sizeof(p.id), "cgroup-controllers");
-		snprintf(p.what, sizeof(p.what), "the delegated cgroup %s lacks some of memory, pids and cpu", dir);
-		snprintf(p.remedy, sizeof(p.remedy), "delegate all three: sudo systemctl edit user@.service, add [Service] Delegate=pids memory cpu, then log in again");
+		jig_linux_cgroup_controllers(&p, dir);
 		problem(out, &p);
 	}
 	return JIG_MOD_OK;
