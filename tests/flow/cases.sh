@@ -671,10 +671,4 @@ case_scope_is_the_plan() {
 	[ "$(rec scope.policy.limits.memory_bytes)" = "$(jq -r .permission_plan.limits.memory_bytes "$T/scope.json")" ] || fail "limits"
 }
 
-if [ "${ROOT_MODE:-}" = 1 ]; then
-	if type "root_$1" >/dev/null 2>&1; then "root_$1"; fi
-	if type "scratch_$1" >/dev/null 2>&1; then "scratch_$1"; fi
-	exit 0
-fi
-"case_$1"
-echo "PASS: $1"
+. "$JIG_SOURCE/tests/vm/case-main.sh"

@@ -458,10 +458,4 @@ if [ "${1:-}" = systemd_transient_scope_root ]; then
 	root_systemd_transient_scope
 	exit 0
 fi
-if [ "${ROOT_MODE:-}" = 1 ]; then
-	if type "root_$1" >/dev/null 2>&1; then "root_$1"; fi
-	if type "scratch_$1" >/dev/null 2>&1; then "scratch_$1"; fi
-	exit 0
-fi
-"case_$1"
-echo "PASS: $1"
+. "$JIG_SOURCE/tests/vm/case-main.sh"
