@@ -79,6 +79,29 @@ const jig = Object.freeze({
       json() { return JSON.parse(bytes.toString("utf8")); },
     });
   },
+  /**
+   * One Agent turn: a route of flow.json "agents" (a reviewed provider and
+   * model). instructions (text), skills (texts) and input (text or JSON)
+   * are the whole prompt: explicit data, no authority. Resolves to
+   * { text, stopReason, usage: {prompt_bytes, answer_bytes}, timing };
+   * rejects when jig refuses or the turn fails (deadline, caps, a crash).
+   */
+  async agent(route, { instructions, skills, input } = {}) {
+    const msg = { op: "agent", route };
+    if (instructions !== undefined) msg.instructions = instructions;
+    if (skills !== undefined) msg.skills = skills;
+    if (input !== undefined) msg.input = input;
+    send(msg);
+    const r = receive();
+    if (r.op !== "agent") throw new Error("jig: unexpected Run/0 reply");
+    if (!r.ok) throw new Error(`jig.agent ${route}: ${r.error}`);
+    return Object.freeze({
+      text: r.text,
+      stopReason: r.stop_reason,
+      usage: Object.freeze({ ...r.usage }),
+      timing: Object.freeze({ ...r.timing }),
+    });
+  },
   /** A log line for the Run record. */
   log(...parts) { send({ op: "log", text: parts.map(String).join(" ").slice(0, 4096) }); },
 });

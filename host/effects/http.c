@@ -17,6 +17,7 @@
 
 #include "effects/bindings.h"
 #include "effects/schema0.h"
+#include "effects/worker.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 
@@ -44,26 +45,6 @@ static void refuse(json_t **reply, json_t *ev, const char *fmt, ...)
 	decline(reply, ev, "refused", msg);
 }
 
-static int memfd_with(const char *name, const char *data, size_t len)
-{
-	int fd = memfd_create(name, MFD_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t off = 0;
-	while (off < len) {
-		ssize_t n = write(fd, data + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			return -1;
-		}
-		off += (size_t)n;
-	}
-	lseek(fd, 0, SEEK_SET);
-	return fd;
-}
-
 /* The operator's CA file: a regular file of at most 256 KiB of text. */
 static int read_ca(const char *path, char **out, struct jig_error *e)
 {
@@ -75,78 +56,6 @@ static int read_ca(const char *path, char **out, struct jig_error *e)
 	if (!r && strlen(*out) != len)
 		r = jig_err(e, JIG_E_USAGE, "the operator's ca_file %s: not PEM text", path);
 	return r;
-}
-
-/* The worker's scope: the Plan's composed template for this route (the
- * catalog's http-worker kind), its slots filled with this request's
- * memfds. */
-static int run_worker(const struct jig_http_effect_env *env, const struct jig_http_grant *g, const char *input,
-		      json_t **result, struct jig_scope_result *res, char *why, size_t cap)
-{
-	const struct jig_scope_template *t = jig_plan_scope(env->plan, env->flow, g->route);
-	jig_autoclose int in = memfd_with("jig-http-request", input, strlen(input));
-	jig_autoclose int out = memfd_create("jig-http-result", MFD_CLOEXEC);
-	jig_autoclose int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (!t || in < 0 || out < 0 || devnull < 0) {
-		snprintf(why, cap, "cannot prepare the worker: %s", t ? strerror(errno) : "no composed scope");
-		return -1;
-	}
-	const struct jig_scope_slot slots[] = {{"request", in}, {"result", out}, {"null", devnull}};
-	struct jig_scope_run run = {.slots = slots, .n_slots = 3};
-	struct jig_scope_policy p;
-	struct jig_scope sc;
-	struct jig_error e = {0};
-	struct jig_scope_launch l = {.policy_sha256 = t->policy.sha256, .init_fd = env->init_fd,
-				     .argv = (const char *const *)t->argv, .hold_path = t->hold, .abort_fd = env->abort_fd,
-				     .interrupt_fd = -1, .companion_pid = env->companion_pid};
-	if (jig_scope_policy_resolve(&t->policy, &run, jig_caller_home(), &p, &e) < 0) {
-		snprintf(why, cap, "the worker's scope was refused: %.600s", e.msg);
-		return -1;
-	}
-	jig_scope_describe(&p, &l, &sc, &e);
-	sigset_t saved;
-	sc.interrupt_fd = jig_sandbox_interrupt_open(&saved);
-	int lr = jig_sandbox_launch(env->sandbox, &sc, res);
-	jig_sandbox_interrupt_close(sc.interrupt_fd, &saved);
-	jig_scope_policy_free(&p);
-	if (res->held_fd >= 0)
-		close(res->held_fd);
-	if (lr != JIG_MOD_OK) {
-		snprintf(why, cap, "the worker's scope was refused: %s", res->error[0] ? res->error : "launch failed");
-		return -1;
-	}
-	if (res->aborted || res->interrupted_by) {
-		snprintf(why, cap, "cancelled: the Run ended while the request was in flight");
-		return -1;
-	}
-	if (res->outcome != JIG_SCOPE_EXITED || res->exit_status != 0 || !res->cleanup_confirmed) {
-		snprintf(why, cap, "the worker did not complete (%s)",
-			 res->outcome == JIG_SCOPE_TIMEOUT ? "its scope's deadline passed" : res->error[0] ? res->error : "it failed");
-		return -1;
-	}
-	off_t size = lseek(out, 0, SEEK_END);
-	if (size <= 0 || size > WORKER_OUTPUT_MAX) {
-		snprintf(why, cap, "the worker gave no usable result");
-		return -1;
-	}
-	char *buf = malloc((size_t)size);
-	if (!buf || pread(out, buf, (size_t)size, 0) != size) {
-		free(buf);
-		snprintf(why, cap, "the worker's result cannot be read");
-		return -1;
-	}
-	json_error_t je;
-	*result = json_loadb(buf, (size_t)size, JSON_DISABLE_EOF_CHECK, &je);
-	free(buf);
-	const char *format = json_string_value(json_object_get(*result, "format"));
-	if (!json_is_object(*result) || !format || strcmp(format, JIG_HTTP_RESULT_FORMAT) != 0 ||
-	    !json_is_string(json_object_get(*result, "outcome"))) {
-		json_decref(*result);
-		*result = NULL;
-		snprintf(why, cap, "the worker's result is malformed");
-		return -1;
-	}
-	return 0;
 }
 
 /* The worker's result to the Flow (a response, or a refusal or failure)
@@ -267,7 +176,10 @@ void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flo
 	json_t *result = NULL;
 	struct jig_scope_result res = {0};
 	char why[700] = "";
-	int rr = input ? run_worker(env, g, input, &result, &res, why, sizeof(why)) : -1;
+	struct jig_worker_call call = {.sandbox = env->sandbox, .t = jig_plan_scope(env->plan, env->flow, g->route),
+				       .init_fd = env->init_fd, .abort_fd = env->abort_fd, .companion_pid = env->companion_pid,
+				       .input = input, .result_format = JIG_HTTP_RESULT_FORMAT, .result_max = WORKER_OUTPUT_MAX};
+	int rr = input ? jig_worker_run(&call, &result, &res, why, sizeof(why)) : -1;
 	if (input) {
 		explicit_bzero(input, strlen(input)); /* it held the bearer */
 		free(input);

@@ -8,9 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jig/acp.h>
 #include <jig/http.h>
 #include <jig/module.h>
 
+#include "effects/agents.h"
 #include "effects/grant_url.h"
 #include "effects/http.h"
 #include "policy/catalog.h"
@@ -42,7 +44,8 @@ static json_t *strv(char **v, size_t n)
 size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[JIG_PLAN_MAX_INSTALLED])
 {
 	static const char *const all[] = {JIG_SANDBOX_MODULE_FILE, JIG_SCOPE_INIT_FILE, JIG_RUNTIME_BUN,
-					  JIG_RUNTIME_BOOT, JIG_CATALOG_FILE, JIG_HTTP_MODULE_FILE, JIG_HTTP_WORKER_FILE};
+					  JIG_RUNTIME_BOOT, JIG_CATALOG_FILE, JIG_HTTP_MODULE_FILE, JIG_HTTP_WORKER_FILE,
+					  JIG_ACP_MODULE_FILE, JIG_ACP_WORKER_FILE};
 	size_t n = 0;
 	for (size_t i = 0; i < JIG_PLAN_MAX_INSTALLED; i++)
 		if (i < 5 || snapshot_file(s, all[i]))
@@ -71,6 +74,20 @@ static int check_grant_urls(const struct jig_project *p, const struct jig_snapsh
 				r = jig_err(e, JIG_E_USAGE, "%s/flow.json: http route \"%s\": URL %.200s %s", p->flows[i].dir,
 					    g->route, g->url, why);
 		}
+	jig_module_unload(&h);
+	return r;
+}
+
+/* The acp module speaks the protocol version jig's worker contract names. */
+static int check_acp_module(const struct jig_snapshot *s, struct jig_error *e)
+{
+	struct jig_module_handle h;
+	int r = jig_module_load(s, "acp", JIG_KIND_ACP, &h, e);
+	if (r)
+		return r;
+	const struct jig_acp_ops *ops = h.desc->ops;
+	if (h.desc->ops_size < sizeof(uint32_t) * 2 || ops->protocol_version != JIG_ACP_PROTOCOL_VERSION)
+		r = jig_err(e, JIG_E_INTEGRITY, "module acp speaks another ACP version than %d; reinstall jig", JIG_ACP_PROTOCOL_VERSION);
 	jig_module_unload(&h);
 	return r;
 }
@@ -113,6 +130,22 @@ int jig_plan_compose_http(const struct jig_catalog *c, const struct jig_snapshot
 	return jig_catalog_compose(c, &facts, t, e);
 }
 
+int jig_plan_compose_agent(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_agent_grant *g,
+			   const struct jig_agent_provider *p, struct jig_scope_template *t, struct jig_error *e)
+{
+	char name[40];
+	scope_name(name, sizeof(name), "agent-", g->route);
+	const char *trees[JIG_AGENT_MAX_TREES];
+	size_t n = 0;
+	json_t *v;
+	json_array_foreach(p->trees, n, v)
+		trees[n] = json_string_value(v);
+	struct jig_scope_facts facts = {.kind = "agent-provider", .name = name, .snapshot_dir = s->dirpath,
+					.wall_ms = g->timeout_ms + JIG_AGENT_WORKER_GRACE_MS, .home = jig_caller_home(),
+					.client_trees = trees, .n_client_trees = json_array_size(p->trees)};
+	return jig_catalog_compose(c, &facts, t, e);
+}
+
 static json_t *scope_json(const struct jig_scope_template *t)
 {
 	json_t *argv = json_array();
@@ -120,6 +153,47 @@ static json_t *scope_json(const struct jig_scope_template *t)
 		json_array_append_new(argv, json_string(t->argv[i]));
 	return json_pack("{s:s,s:o,s:o}", "policy_sha256", t->policy.sha256, "permission_plan",
 			 jig_scope_plan_json(&t->policy), "argv", argv);
+}
+
+/* One Agent route: the operator's provider (it must be configured: an
+ * unknown id is refused at review), its identity (the client files hashed
+ * now) and its scope, into the Plan. */
+static int compose_agent(const struct jig_catalog *cat, const struct jig_snapshot *s, const struct jig_flow *f,
+			 const struct jig_agent_grant *g, struct jig_plan *pl, json_t *agents, struct jig_error *e)
+{
+	struct jig_agent_provider p;
+	json_t *id = NULL;
+	int r = jig_agent_provider_get(g->provider, false, &p, e);
+	if (r)
+		return r;
+	struct jig_plan_scope *ps = &pl->scopes[pl->n_scopes];
+	ps->flow = f->name;
+	ps->route = g->route;
+	if (!(r = jig_agent_identity(&p, g->model, &id, e)) && !(r = jig_plan_compose_agent(cat, s, g, &p, &ps->t, e))) {
+		pl->n_scopes++;
+		json_array_append_new(agents,
+				      json_pack("{s:s,s:o,s:I,s:I,s:I,s:s,s:o}", "route", g->route, "identity", id,
+						"max_prompt_bytes", (json_int_t)g->max_prompt_bytes, "max_answer_bytes",
+						(json_int_t)g->max_answer_bytes, "timeout_ms", (json_int_t)g->timeout_ms,
+						"credential", p.credential_env ? "projected into the client's environment from your agents.json (never in the Plan)" : "none",
+						"provider_scope", scope_json(&ps->t)));
+		id = NULL;
+	}
+	json_decref(id);
+	jig_agent_provider_free(&p);
+	return r;
+}
+
+json_t *jig_plan_agent(const struct jig_plan *pl, const char *flow, const char *route)
+{
+	size_t i, k;
+	json_t *f, *a;
+	json_array_foreach(json_object_get(pl->doc, "flows"), i, f)
+		if (strcmp(json_string_value(json_object_get(f, "name")), flow) == 0)
+			json_array_foreach(json_object_get(f, "agents"), k, a)
+				if (strcmp(json_string_value(json_object_get(a, "route")), route) == 0)
+					return a;
+	return NULL;
 }
 
 /* Composes every scope of the project (each Flow's, each HTTP route's
@@ -131,7 +205,7 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 	int r = jig_catalog_load(s, &cat, e);
 	size_t n = 0;
 	for (size_t i = 0; i < p->n_flows; i++)
-		n += 1 + p->flows[i].n_http;
+		n += 1 + p->flows[i].n_http + p->flows[i].n_agents;
 	if (!r && !(pl->scopes = calloc(n ? n : 1, sizeof(*pl->scopes))))
 		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
 	for (size_t i = 0; !r && i < p->n_flows; i++) {
@@ -153,11 +227,19 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 				json_array_append_new(http, g);
 			}
 		}
-		json_array_append_new(
-			flows, json_pack("{s:s,s:{s:s,s:I,s:I},s:s,s:o,s:o,s:o,s:o}", "name", f->name, "package", "sha256",
-					 f->package_sha256, "files", (json_int_t)f->package_files, "bytes",
-					 (json_int_t)f->package_bytes, "entry", f->entry, "inputs", strv(f->inputs, f->n_inputs),
-					 "outputs", strv(f->outputs, f->n_outputs), "scope", scope_json(&fs->t), "http", http));
+		json_t *agents = json_array();
+		for (size_t k = 0; !r && k < f->n_agents; k++)
+			r = compose_agent(&cat, s, f, &f->agents[k], pl, agents, e);
+		json_t *fj = json_pack("{s:s,s:{s:s,s:I,s:I},s:s,s:o,s:o,s:o,s:o}", "name", f->name, "package", "sha256",
+				       f->package_sha256, "files", (json_int_t)f->package_files, "bytes",
+				       (json_int_t)f->package_bytes, "entry", f->entry, "inputs", strv(f->inputs, f->n_inputs),
+				       "outputs", strv(f->outputs, f->n_outputs), "scope", scope_json(&fs->t), "http", http);
+		/* "agents" only when there are routes: Plans of Flows without
+		 * them keep their identity. */
+		if (json_array_size(agents))
+			json_object_set(fj, "agents", agents);
+		json_decref(agents);
+		json_array_append_new(flows, fj);
 	}
 	jig_catalog_free(&cat);
 	return r;
@@ -169,19 +251,24 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 	memset(out, 0, sizeof(*out));
 	/* The launch identity: everything of the snapshot a Run uses, the
 	 * capability catalog included (a changed fragment is a new review). */
-	static const char *const used_all[] = {JIG_SANDBOX_MODULE_FILE, JIG_SCOPE_INIT_FILE, JIG_RUNTIME_BUN,
-					       JIG_RUNTIME_BOOT, JIG_CATALOG_FILE, JIG_HTTP_MODULE_FILE,
-					       JIG_HTTP_WORKER_FILE};
+	/* The effects' modules and workers are part of it when a Flow has
+	 * such routes (Plans without them keep their identity). */
+	const char *used[JIG_PLAN_MAX_INSTALLED] = {JIG_SANDBOX_MODULE_FILE, JIG_SCOPE_INIT_FILE, JIG_RUNTIME_BUN,
+						    JIG_RUNTIME_BOOT, JIG_CATALOG_FILE};
 	size_t n_used = 5;
+	bool http = false, agents = false;
 	for (size_t i = 0; i < p->n_flows; i++)
-		if (p->flows[i].n_http)
-			n_used = 7; /* the HTTP effect is part of the launch identity */
+		http |= p->flows[i].n_http > 0, agents |= p->flows[i].n_agents > 0;
+	if (http)
+		used[n_used++] = JIG_HTTP_MODULE_FILE, used[n_used++] = JIG_HTTP_WORKER_FILE;
+	if (agents)
+		used[n_used++] = JIG_ACP_MODULE_FILE, used[n_used++] = JIG_ACP_WORKER_FILE;
 	for (size_t i = 0; i < n_used; i++)
-		if (!snapshot_file(s, used_all[i]))
-			return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; it cannot run these Flows (reinstall jig)", s->m.id, used_all[i]);
+		if (!snapshot_file(s, used[i]))
+			return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; it cannot run these Flows (reinstall jig)", s->m.id, used[i]);
 	char ident[JIG_SHA256_HEX];
-	int r = jig_launch_identity(s, used_all, n_used, ident, e);
-	if (r || (n_used == 7 && (r = check_grant_urls(p, s, e))))
+	int r = jig_launch_identity(s, used, n_used, ident, e);
+	if (r || (http && (r = check_grant_urls(p, s, e))) || (agents && (r = check_acp_module(s, e))))
 		return r;
 	char bun[JIG_SHA256_HEX];
 	jig_hex(snapshot_file(s, JIG_RUNTIME_BUN)->sha256, JIG_SHA256_LEN, bun);
@@ -238,6 +325,46 @@ static void print_strings(FILE *out, json_t *list)
 		fprintf(out, " (none)");
 }
 
+/* An Agent route: the provider identity the turn must match, its caps,
+ * and the provider scope the client runs in. */
+static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, json_t *a)
+{
+	const char *route = json_string_value(json_object_get(a, "route"));
+	json_t *id = json_object_get(a, "identity");
+	fprintf(out, "    agent %s: provider %s (client %s, version %s), model %s\n      command:", route,
+		json_string_value(json_object_get(id, "provider")), json_string_value(json_object_get(id, "client")),
+		json_string_value(json_object_get(id, "version")), json_string_value(json_object_get(id, "model")));
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(id, "command"), i, v) {
+		fputc(' ', out);
+		jig_text_put(out, json_string_value(v));
+	}
+	fputc('\n', out);
+	json_array_foreach(json_object_get(id, "files"), i, v) {
+		fprintf(out, "      file sha256 %s ", json_string_value(json_object_get(v, "sha256")));
+		jig_text_put(out, json_string_value(json_object_get(v, "path")));
+		fputc('\n', out);
+	}
+	const char *k;
+	json_object_foreach(json_object_get(id, "env"), k, v) {
+		fprintf(out, "      client environment %s=", k);
+		jig_text_put(out, json_string_value(v));
+		fputc('\n', out);
+	}
+	if (json_object_get(id, "model_env"))
+		fprintf(out, "      client environment %s=<the model>\n", json_string_value(json_object_get(id, "model_env")));
+	if (json_object_get(id, "credential_env"))
+		fprintf(out, "      client environment %s=<your credential, read from agents.json per turn; never shown or recorded>\n",
+			json_string_value(json_object_get(id, "credential_env")));
+	fprintf(out, "      prompt <= %lld bytes, answer <= %lld bytes, deadline %lld ms; no filesystem, terminal or MCP offered,\n"
+		     "      every permission request refused; the client runs in this scope of its own (its policy sha256 %s):\n",
+		json_integer_value(json_object_get(a, "max_prompt_bytes")), json_integer_value(json_object_get(a, "max_answer_bytes")),
+		json_integer_value(json_object_get(a, "timeout_ms")),
+		json_string_value(json_object_get(json_object_get(a, "provider_scope"), "policy_sha256")));
+	jig_scope_plan_print(&jig_plan_scope(pl, flow, route)->policy, "      ", out);
+}
+
 void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 {
 	fprintf(out, "Plan %s\n  project ", pl->sha256);
@@ -281,6 +408,8 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 				     "      sent by a worker in this scope of its own:\n");
 			jig_scope_plan_print(&jig_plan_scope(pl, name, route)->policy, "      ", out);
 		}
+		json_array_foreach(json_object_get(f, "agents"), k, v)
+			print_agent(out, pl, name, v);
 	}
 }
 

@@ -22,6 +22,7 @@
 #define JIG_RUNTIME_BOOT "libexec/runtime/boot.js"
 #define JIG_SCOPE_INIT_FILE "libexec/jig-scope-init"
 #define JIG_HTTP_MODULE_FILE "modules/http.so" /* with JIG_HTTP_WORKER_FILE, if a Flow has grants */
+#define JIG_ACP_MODULE_FILE "modules/acp.so"   /* with JIG_ACP_WORKER_FILE, if a Flow has Agent routes */
 
 
 /* One composed scope of the Plan: a Flow's (route NULL) or the worker of
@@ -44,7 +45,7 @@ struct jig_plan {
 /* The snapshot files Flows use (the sandbox module, the launcher, Bun, the
  * runtime support, the capability catalog, and the http module and worker
  * where installed): what every review, Run and inspection verifies. */
-#define JIG_PLAN_MAX_INSTALLED 7
+#define JIG_PLAN_MAX_INSTALLED 9
 size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[JIG_PLAN_MAX_INSTALLED]);
 /* Verifies those files by v's mode, each once; with launcher_fd, the
  * launcher is also opened (verified) and returned there. */
@@ -63,6 +64,13 @@ int jig_plan_compose_flow(const struct jig_catalog *c, const struct jig_snapshot
 			  struct jig_scope_template *t, struct jig_error *e);
 int jig_plan_compose_http(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_http_grant *g,
 			  struct jig_scope_template *t, struct jig_error *e);
+struct jig_agent_grant;
+struct jig_agent_provider;
+int jig_plan_compose_agent(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_agent_grant *g,
+			   const struct jig_agent_provider *p, struct jig_scope_template *t, struct jig_error *e);
+/* The Plan's entry for Flow flow's Agent route (route, identity, caps,
+ * provider_scope), or NULL. */
+json_t *jig_plan_agent(const struct jig_plan *pl, const char *flow, const char *route);
 void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out);
 
 /* Admission: <project>/.jig/admitted/<sha>.json plus .jig/admission.json

@@ -131,6 +131,67 @@ static int parse_http(json_t *obj, const char *what, struct jig_flow *f, struct 
 	return 0;
 }
 
+#define MODEL_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:/@-"
+
+/* "agents": {ROUTE: {"provider", "model", "max_prompt_bytes"?,
+ * "max_answer_bytes"?, "timeout_ms"?}}. A route name is a Flow's, shared
+ * with its HTTP routes (one scope per route in the Plan). The provider
+ * must exist in the operator's configuration; that is checked when the
+ * Plan is built. */
+static int parse_agents(json_t *obj, const char *what, struct jig_flow *f, struct jig_error *e)
+{
+	if (!obj)
+		return 0;
+	if (!json_is_object(obj) || json_object_size(obj) > JIG_AGENT_MAX_ROUTES)
+		return jig_err(e, JIG_E_USAGE, "%s: agents: must be an object of at most %d routes", what, JIG_AGENT_MAX_ROUTES);
+	if (!(f->agents = calloc(json_object_size(obj) + 1, sizeof(*f->agents))))
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	static const char *const keys[] = {"provider", "model", "max_prompt_bytes", "max_answer_bytes", "timeout_ms", NULL};
+	const char *route;
+	json_t *g;
+	json_object_foreach(obj, route, g) {
+		struct jig_agent_grant *a = &f->agents[f->n_agents++];
+		char w[300];
+		snprintf(w, sizeof(w), "%s: agent route \"%.64s\"", what, route);
+		const char *provider, *model;
+		int r;
+		if (!jig_valid_name(route))
+			return jig_err(e, JIG_E_USAGE, "%s: agents: route name \"%.64s\" must be of [a-z0-9_-]", what, route);
+		if (jig_flow_http_grant(f, route))
+			return jig_err(e, JIG_E_USAGE, "%s: is also an http route; a route name means one grant", w);
+		if (!json_is_object(g))
+			return jig_err(e, JIG_E_USAGE, "%s: must be an object", w);
+		if ((r = jig_json_only_keys(g, keys, w, e)) || (r = jig_json_get_string(g, "provider", w, &provider, e)) ||
+		    (r = jig_json_get_string(g, "model", w, &model, e)))
+			return usage(r, e);
+		if (!jig_valid_name(provider))
+			return jig_err(e, JIG_E_USAGE, "%s: provider \"%.64s\" must be a name of [a-z0-9_-]", w, provider);
+		if (!model[0] || strlen(model) > 128 || strspn(model, MODEL_CHARS) != strlen(model))
+			return jig_err(e, JIG_E_USAGE, "%s: model must be 1-128 characters of [A-Za-z0-9._:/@-] (jig supplies no default)", w);
+		a->max_prompt_bytes = 16 << 10;
+		a->max_answer_bytes = 64 << 10;
+		a->timeout_ms = 120000;
+		if ((json_object_get(g, "max_prompt_bytes") &&
+		     (r = jig_json_get_uint(g, "max_prompt_bytes", w, 1, JIG_AGENT_PROMPT_MAX, &a->max_prompt_bytes, e))) ||
+		    (json_object_get(g, "max_answer_bytes") &&
+		     (r = jig_json_get_uint(g, "max_answer_bytes", w, 1, JIG_AGENT_ANSWER_MAX, &a->max_answer_bytes, e))) ||
+		    (json_object_get(g, "timeout_ms") &&
+		     (r = jig_json_get_uint(g, "timeout_ms", w, 1000, JIG_AGENT_TIMEOUT_MAX, &a->timeout_ms, e))))
+			return usage(r, e);
+		if (!(a->route = strdup(route)) || !(a->provider = strdup(provider)) || !(a->model = strdup(model)))
+			return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	}
+	return 0;
+}
+
+const struct jig_agent_grant *jig_flow_agent_grant(const struct jig_flow *f, const char *route)
+{
+	for (size_t i = 0; i < f->n_agents; i++)
+		if (strcmp(f->agents[i].route, route) == 0)
+			return &f->agents[i];
+	return NULL;
+}
+
 const struct jig_http_grant *jig_flow_http_grant(const struct jig_flow *f, const char *route)
 {
 	for (size_t i = 0; i < f->n_http; i++)
@@ -156,7 +217,7 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	json_t *doc = NULL;
 	if ((r = usage(jig_json_parse_object(buf, len, what, &doc, e), e)))
 		return r;
-	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", "http", NULL};
+	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", "http", "agents", NULL};
 	const char *format, *fname, *entry;
 	if ((r = jig_json_only_keys(doc, keys, what, e)) || (r = jig_json_get_string(doc, "format", what, &format, e)) ||
 	    (r = jig_json_get_string(doc, "name", what, &fname, e)) ||
@@ -181,7 +242,8 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	snprintf(w2, sizeof(w2), "%s: outputs", what);
 	if ((r = strings(json_object_get(doc, "outputs"), w2, true, &f->outputs, &f->n_outputs, e)))
 		goto out;
-	if ((r = parse_http(json_object_get(doc, "http"), what, f, e)))
+	if ((r = parse_http(json_object_get(doc, "http"), what, f, e)) ||
+	    (r = parse_agents(json_object_get(doc, "agents"), what, f, e)))
 		goto out;
 	f->name = strdup(name);
 	f->dir = strdup(dir);
@@ -302,6 +364,12 @@ void jig_project_close(struct jig_project *p)
 			json_decref(f->http[k].body_schema);
 		}
 		free(f->http);
+		for (size_t k = 0; k < f->n_agents; k++) {
+			free(f->agents[k].route);
+			free(f->agents[k].provider);
+			free(f->agents[k].model);
+		}
+		free(f->agents);
 	}
 	free(p->flows);
 	free(p->root);

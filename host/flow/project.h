@@ -34,6 +34,20 @@ struct jig_http_grant {
 	uint64_t max_request_bytes, max_response_bytes, timeout_ms;
 };
 
+/* One reviewed Agent route (flow.json "agents"): an operator-configured
+ * provider and the model, both pinned in the Plan with the provider's
+ * identity (docs/agents.md). jig supplies no default model. */
+#define JIG_AGENT_MAX_ROUTES 8
+#define JIG_AGENT_PROMPT_MAX 49152	  /* ceiling of max_prompt_bytes (a Run/0 line is 64 KiB) */
+#define JIG_AGENT_ANSWER_MAX (1u << 20)	  /* ceiling of max_answer_bytes */
+#define JIG_AGENT_TIMEOUT_MAX 600000	  /* ceiling of timeout_ms */
+struct jig_agent_grant {
+	char *route;
+	char *provider; /* an id of the operator's agents.json */
+	char *model;
+	uint64_t max_prompt_bytes, max_answer_bytes, timeout_ms;
+};
+
 struct jig_flow {
 	char *name;
 	char *dir;   /* package directory, relative to the project root */
@@ -44,6 +58,8 @@ struct jig_flow {
 	size_t n_outputs;
 	struct jig_http_grant *http;
 	size_t n_http;
+	struct jig_agent_grant *agents;
+	size_t n_agents;
 	char package_sha256[JIG_SHA256_HEX]; /* set by capture */
 	uint64_t package_bytes;
 	size_t package_files;
@@ -76,6 +92,9 @@ int jig_store_materialise(const struct jig_project *p, const char *package_sha25
 
 /* The Flow's grant for route, or NULL. */
 const struct jig_http_grant *jig_flow_http_grant(const struct jig_flow *f, const char *route);
+
+/* The Flow's Agent route, or NULL. */
+const struct jig_agent_grant *jig_flow_agent_grant(const struct jig_flow *f, const char *route);
 
 /* Names: [a-z0-9][a-z0-9_-]{0,63}. */
 int jig_valid_name(const char *s);

@@ -44,8 +44,14 @@ static int check_binds(const char *name, json_t *binds, struct jig_error *e)
 		    (opt && !json_is_boolean(opt)))
 			return jig_err(e, JIG_E_INTEGRITY, "catalog fragment \"%s\": binds[%zu]: %s", name, i,
 				       inner.msg[0] ? inner.msg : "resolve and optional are booleans");
+		if (strcmp(src, "@client") == 0) {
+			const char *target = json_string_value(json_object_get(b, "target"));
+			if (!target || strcmp(target, "@client") != 0 || res || opt)
+				return jig_err(e, JIG_E_INTEGRITY, "catalog fragment \"%s\": binds[%zu]: \"@client\" is bound at \"@client\", nothing else", name, i);
+			continue;
+		}
 		if (src[0] == '@' && !snapshot_ref(src, &rel) && strncmp(src, "@run/", 5) != 0)
-			return jig_err(e, JIG_E_INTEGRITY, "catalog fragment \"%s\": binds[%zu].source \"%s\": a host path, \"@snapshot/PATH\" or \"@run/NAME\"", name, i, src);
+			return jig_err(e, JIG_E_INTEGRITY, "catalog fragment \"%s\": binds[%zu].source \"%s\": a host path, \"@snapshot/PATH\", \"@run/NAME\" or \"@client\"", name, i, src);
 	}
 	return 0;
 }
@@ -78,6 +84,8 @@ static int check_fragment(const char *name, json_t *fr, struct jig_error *e)
 	json_array_foreach(json_object_get(fr, "binds"), i, b) {
 		const char *src = json_string_value(json_object_get(b, "source")), *rel;
 		char path[PATH_MAX];
+		if (strcmp(src, "@client") == 0)
+			continue; /* the reviewed client trees: checked when composed */
 		if (snapshot_ref(src, &rel))
 			snprintf(path, sizeof(path), "/opt/jig-snapshot/%s", rel), src = path;
 		json_array_append_new(binds, json_pack("{s:s,s:O}", "source", src, "target", json_object_get(b, "target")));
@@ -208,6 +216,27 @@ static int claim(struct compose *c, const char *frag, const char *what, struct j
 	return 0;
 }
 
+/* "@client": the operator's client trees (reviewed provider identity),
+ * each read-only at its own path. The composed policy is parsed again, so
+ * every policy rule (no broad directory, never the caller's home) holds. */
+static int add_client_trees(struct compose *c, const struct jig_scope_facts *f, const char *frag, struct jig_error *e)
+{
+	char what[PATH_MAX + 16];
+	for (size_t i = 0; i < f->n_client_trees; i++) {
+		const char *tree = f->client_trees[i];
+		struct stat st;
+		if (tree[0] != '/' || stat(tree, &st) < 0)
+			return jig_err(e, JIG_E_USAGE, "scope %s: client tree %s: %s", f->name, tree,
+				       tree[0] != '/' ? "not an absolute path" : strerror(errno));
+		snprintf(what, sizeof(what), "target %s", tree);
+		int r = claim(c, frag, what, e);
+		if (r)
+			return r;
+		json_array_append_new(json_object_get(c->doc, "binds"), json_pack("{s:s,s:s}", "source", tree, "target", tree));
+	}
+	return 0;
+}
+
 static int add_binds(struct compose *c, const struct jig_scope_facts *f, const char *frag, json_t *binds,
 		     struct jig_error *e)
 {
@@ -218,6 +247,12 @@ static int add_binds(struct compose *c, const struct jig_scope_facts *f, const c
 		const char *target = json_string_value(json_object_get(b, "target"));
 		bool optional = json_is_true(json_object_get(b, "optional"));
 		char path[PATH_MAX], real[PATH_MAX], what[300];
+		if (strcmp(src, "@client") == 0) {
+			int r = add_client_trees(c, f, frag, e);
+			if (r)
+				return r;
+			continue;
+		}
 		if (snapshot_ref(src, &rel)) {
 			snprintf(path, sizeof(path), "%s/%s", f->snapshot_dir, rel);
 			src = path;

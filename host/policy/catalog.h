@@ -40,6 +40,10 @@ struct jig_scope_facts {
 	const char *entry;	  /* "@entry" in the kind's argv; NULL: none */
 	uint64_t wall_ms;	  /* a reviewed deadline below the kind's ceiling; 0: the ceiling */
 	const char *home;	  /* the caller's home (never granted) */
+	/* "@client": the operator's client trees of an agent provider, bound
+	 * read-only at their own paths (reviewed provider identity). */
+	const char *const *client_trees;
+	size_t n_client_trees;
 };
 
 /* A composed scope: the policy template (its digest is what the Plan

@@ -129,7 +129,7 @@ static bool valid_env_name(const char *n)
 	return true;
 }
 
-static bool is_credential_name(const char *n)
+bool jig_env_name_is_credential(const char *n)
 {
 	for (const char *const *c = credential_names; *c; c++)
 		if (strcmp(n, *c) == 0)
@@ -282,7 +282,7 @@ static int parse_env(json_t *root, json_t **out, struct jig_error *e)
 	json_object_foreach(env, k, v) {
 		if (!valid_env_name(k))
 			return jig_err(e, JIG_E_USAGE, "scope policy: env name \"%s\": must match [A-Za-z_][A-Za-z0-9_]*", k);
-		if (is_credential_name(k))
+		if (jig_env_name_is_credential(k))
 			return jig_err(e, JIG_E_USAGE, "scope policy: env \"%s\": credentials never enter a scope's environment; jig brokers them outside the scope", k);
 		if (!json_is_string(v))
 			return jig_err(e, JIG_E_USAGE, "scope policy: env \"%s\": value must be a string", k);

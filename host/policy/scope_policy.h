@@ -104,7 +104,10 @@ struct jig_scope_launch {
 int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_launch *l, struct jig_scope *sc,
 		       struct jig_error *e);
 
-/* The permission plan: what the scope is granted, for people and tools. */
+/* Names that look like credentials (GITHUB_TOKEN, *_API_KEY, ...): never
+ * in a scope's environment or a Plan. */
+bool jig_env_name_is_credential(const char *name);
+
 /* The permission plan, each line prefixed by indent. */
 void jig_scope_plan_print(const struct jig_scope_policy *p, const char *indent, FILE *out);
 /* The device nodes every scope has (JIG_SCOPE_DEVICES), as a JSON array. */

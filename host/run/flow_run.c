@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "effects/agents.h"
 #include "effects/http.h"
 #include "flow/plan.h"
 #include "flow/tree.h"
@@ -24,6 +25,7 @@
 #include "snapshot/verify.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/json.h"
 
 struct run {
 	const struct jig_run_request *req;
@@ -41,6 +43,7 @@ struct run {
 	json_t *inputs, *outputs;
 	struct jig_run0 r0;
 	struct jig_http_effect_env http;
+	struct jig_agent_effect_env agent;
 	struct jig_scope_result res;
 	long long started_ms;
 };
@@ -73,6 +76,39 @@ static int check_inputs(const struct jig_run_request *req, const struct jig_flow
 	return 0;
 }
 
+/* When an Agent route's provider identity is what changed since review
+ * (the operator's client, its version, the model), say so by name. */
+static int agent_changed(struct run *r, const char *admitted, struct jig_error *e)
+{
+	char rel[128], why[300];
+	snprintf(rel, sizeof(rel), "admitted/%s.json", admitted);
+	jig_autofree char *buf = NULL;
+	size_t len;
+	struct stat st;
+	struct jig_error ignored;
+	json_t *old = NULL, *f;
+	if (jig_read_file_at(r->p.statefd, rel, 8u << 20, "admitted Plan", &buf, &len, &st, &ignored) < 0 ||
+	    jig_json_parse_object(buf, len, "admitted Plan", &old, &ignored) < 0)
+		return 0;
+	struct jig_plan then = {.doc = old};
+	int rc = 0;
+	size_t i;
+	json_array_foreach(json_object_get(r->pl.doc, "flows"), i, f) {
+		size_t k;
+		json_t *a;
+		json_array_foreach(json_object_get(f, "agents"), k, a) {
+			const char *flow = json_string_value(json_object_get(f, "name")), *route = json_string_value(json_object_get(a, "route"));
+			json_t *was = jig_plan_agent(&then, flow, route);
+			const char *d = was ? jig_agent_identity_diff(json_object_get(was, "identity"), json_object_get(a, "identity"), why, sizeof(why)) : NULL;
+			if (d && !rc)
+				rc = jig_err(e, JIG_E_INTEGRITY, "flow %s agent route %s: provider %s changed since review: %s; nothing was run: review again with 'jig review'",
+					     flow, route, json_string_value(json_object_get(json_object_get(a, "identity"), "provider")), d);
+		}
+	}
+	json_decref(old);
+	return rc;
+}
+
 /* admit: the Plan of the project as it is now, against the snapshot
  * installed now, must be the admitted one; the installed tools are the
  * reviewed bytes (by the operator's verification mode). */
@@ -97,6 +133,8 @@ static int admit(struct run *r, struct jig_error *e)
 	r->have_snapshot = true;
 	if ((rc = jig_plan_verify_installation(&r->s, &r->v, &r->init_fd, e)) || (rc = jig_plan_build(&r->p, &r->s, &r->pl, e)) ||
 	    (rc = jig_plan_admitted(&r->p, admitted, e)))
+		return rc;
+	if (strcmp(admitted, r->pl.sha256) != 0 && (rc = agent_changed(r, admitted, e)))
 		return rc;
 	if (strcmp(admitted, r->pl.sha256) != 0)
 		return jig_err(e, JIG_E_INTEGRITY,
@@ -177,6 +215,12 @@ static void http_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence
 	jig_http_effect(&r->http, r->f, op, reply, evidence, interrupted);
 }
 
+static void agent_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+{
+	struct run *r = ctx;
+	jig_agent_effect(&r->agent, r->f, op, reply, evidence, interrupted);
+}
+
 /* launch: the Plan's scope for this Flow with this run's slot values, and
  * Run/0 read alongside. Returns when the scope is fenced. */
 static int launch(struct run *r, struct jig_error *e)
@@ -198,6 +242,8 @@ static int launch(struct run *r, struct jig_error *e)
 		return rc;
 	r->http = (struct jig_http_effect_env){.sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
 					       .flow = r->f->name, .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid};
+	r->agent = (struct jig_agent_effect_env){.sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
+						 .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid};
 	/* From here a cancellation (SIGTERM from the outer command) is the
 	 * supervisor's to handle (it fences and reports it): blocked in this
 	 * thread and in the Run/0 reader (which inherits the mask), relayed to
@@ -207,7 +253,8 @@ static int launch(struct run *r, struct jig_error *e)
 	if ((r->interrupt = jig_sandbox_interrupt_open(&saved)) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "signalfd: %s", strerror(errno));
 	sc.interrupt_fd = r->interrupt;
-	if (jig_run0_start(&r->r0, r->sv[0], r->ab[1], r->f->n_http ? http_effect : NULL, r) < 0)
+	if (jig_run0_start(&r->r0, r->sv[0], r->ab[1], r->f->n_http ? http_effect : NULL,
+			   r->f->n_agents ? agent_effect : NULL, r) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
 	r->have_run0 = true;
 	r->started_ms = now_ms();
@@ -261,7 +308,7 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 					 .package_sha256 = r->f->package_sha256, .timeout_ms = r->req->timeout_ms,
 					 .started_ms = r->started_ms, .inputs = r->inputs, .outputs = r->outputs, .logs = r->r0.logs};
 	json_t *rec = jig_record_new(&facts, &r->res);
-	if (rec && r->f->n_http)
+	if (rec && (r->f->n_http || r->f->n_agents))
 		json_object_set(rec, "effects", r->r0.effects);
 	/* The scope that ran: the Plan's digest and its canonical policy (this
 	 * run's slot values are not part of it). */

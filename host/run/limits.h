@@ -23,6 +23,9 @@
 /* HTTP Request effect: requests per Run. */
 #define JIG_HTTP_MAX_REQUESTS 64
 
+/* Agent effect: turns per Run. */
+#define JIG_AGENT_MAX_TURNS 16
+
 /* A packet's record.json is read up to this size. */
 #define JIG_RECORD_MAX_BYTES (4u << 20)
 

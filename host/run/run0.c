@@ -43,16 +43,18 @@ static void reply(struct jig_run0 *r, json_t *msg)
 	free(txt);
 }
 
-static void effect(struct jig_run0 *r, json_t *m)
+/* One effect, one at a time (the reader waits for it): its evidence in
+ * the record, its reply to the Flow. */
+static void effect(struct jig_run0 *r, json_t *m, jig_run0_effect_fn fn, size_t *count, size_t max, const char *what)
 {
 	char why[64];
-	if (++r->http_requests > JIG_HTTP_MAX_REQUESTS) {
-		snprintf(why, sizeof(why), "more than %d HTTP requests", JIG_HTTP_MAX_REQUESTS);
+	if (++*count > max) {
+		snprintf(why, sizeof(why), "more than %zu %s", max, what);
 		return fail(r, why);
 	}
 	json_t *out = NULL, *ev = NULL;
 	int sig = 0;
-	r->http(r->http_ctx, m, &out, &ev, &sig);
+	fn(r->ctx, m, &out, &ev, &sig);
 	json_array_append_new(r->effects, ev);
 	if (sig) {
 		r->interrupted_by = sig;
@@ -67,7 +69,7 @@ static bool text_op(json_t *m)
 	return json_object_size(m) == 2 && json_is_string(json_object_get(m, "text"));
 }
 
-/* {"op":"log","text"} | {"op":"done"} | {"op":"error","text"} | {"op":"http",...} */
+/* {"op":"log","text"} | {"op":"done"} | {"op":"error","text"} | {"op":"http",...} | {"op":"agent",...} */
 static void message(struct jig_run0 *r, const char *line, size_t len)
 {
 	char why[64];
@@ -84,7 +86,9 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 		if (json_array_size(r->logs) < JIG_RUN0_MAX_LOGS)
 			json_array_append(r->logs, json_object_get(m, "text"));
 	} else if (strcmp(op, "http") == 0 && r->http)
-		effect(r, m);
+		effect(r, m, r->http, &r->http_requests, JIG_HTTP_MAX_REQUESTS, "HTTP requests");
+	else if (strcmp(op, "agent") == 0 && r->agent)
+		effect(r, m, r->agent, &r->agent_turns, JIG_AGENT_MAX_TURNS, "Agent turns");
 	else if (strcmp(op, "done") == 0 && json_object_size(m) == 1)
 		r->done = true;
 	else if (strcmp(op, "error") == 0 && text_op(m)) {
@@ -125,13 +129,15 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, void *http_ctx)
+int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
+		   void *ctx)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
 	r->abort_wr = abort_wr;
 	r->http = http;
-	r->http_ctx = http_ctx;
+	r->agent = agent;
+	r->ctx = ctx;
 	r->logs = json_array();
 	r->effects = json_array();
 	if (!r->logs || !r->effects || pthread_create(&r->thread, NULL, reader, r) != 0) {

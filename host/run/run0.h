@@ -24,16 +24,17 @@ struct jig_run0 {
 	bool done;	 /* the Flow said it finished */
 	bool violation;	 /* a protocol violation ended the Run */
 	char error[512]; /* the violation, or the Flow's own error text */
-	size_t messages, http_requests;
+	size_t messages, http_requests, agent_turns;
 	int interrupted_by;
-	/* The http operation; NULL: the Flow has no HTTP grant. */
-	jig_run0_effect_fn http;
-	void *http_ctx;
+	/* The http and agent operations; NULL: the Flow has no such route. */
+	jig_run0_effect_fn http, agent;
+	void *ctx;
 	pthread_t thread;
 };
 
 /* Starts reading fd in a thread. */
-int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, void *http_ctx);
+int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
+		   void *ctx);
 /* Waits for the reader (the Flow's end must be closed). */
 void jig_run0_join(struct jig_run0 *r);
 void jig_run0_free(struct jig_run0 *r);

@@ -128,6 +128,82 @@ case_refuse_http_grant_fields() {
 	done
 }
 
+# Issue 15: Agent routes at review. The provider is the operator's
+# (agents.json); /usr/bin/true stands in for a client (its digest is pinned).
+agent_project() {
+	rm -rf "$T/p"; cp -r "$JIG_SOURCE/tests/flow/agent" "$T/p"
+	[ -z "${1:-}" ] || { jq "$1" "$JIG_SOURCE/tests/flow/agent/caller/flow.json" >"$T/p/caller/flow.json"; }
+	chown -R "$USER_NAME" "$T/p"
+}
+# agents_json [JQ]: the operator's agents.json (0600, jigtest's) with
+# provider "fake", edited by JQ.
+agents_json() {
+	export XDG_CONFIG_HOME="$T/config"
+	mkdir -p "$XDG_CONFIG_HOME/jig"
+	jq -n '{format: "jig-agents/1", providers: {fake: {client: "acp", command: ["/usr/bin/true", "--flag"], trees: ["/usr/bin/true"],
+		version: "1.0.0", model_env: "FAKE_MODEL", env: {FAKE_BASE_URL: "http://127.0.0.1:9/"},
+		credential: {env: "FAKE_KEY", value: "inline-credential-canary"}}}}' | jq "${1:-.}" >"$XDG_CONFIG_HOME/jig/agents.json"
+	chown -R "$USER_NAME" "$T/config"
+	chmod 600 "$XDG_CONFIG_HOME/jig/agents.json"
+}
+case_agent_route_in_plan() {
+	# R-A02, R-A09: the Plan pins the route, the provider identity (client,
+	# command, the executable's digest, version, environment, model, the
+	# credential's variable name) and the provider scope; never the credential.
+	agent_project; agents_json
+	review --yes >"$T/out"
+	cat "$T/out"
+	sum=$(sha256sum /usr/bin/true | cut -d' ' -f1)
+	grep -q "agent ask: provider fake (client acp, version 1.0.0), model fake-model-1" "$T/out" &&
+		grep -q "file sha256 $sum /usr/bin/true" "$T/out" && grep -q "client environment FAKE_BASE_URL=http://127.0.0.1:9/" "$T/out" &&
+		grep -q "client environment FAKE_MODEL=<the model>" "$T/out" || fail "plan text"
+	review --json | jq -e '.plan.flows[0].agents[0] | .route == "ask" and .identity.version == "1.0.0" and .identity.credential_env == "FAKE_KEY"
+		and .max_prompt_bytes == 4096 and .timeout_ms == 20000 and .provider_scope.permission_plan.network == "host"
+		and (.provider_scope.policy_sha256 | test("^[0-9a-f]{64}$"))' >/dev/null || fail "plan json"
+	! grep -rq "inline-credential-canary" "$T/p/.jig" "$T/out" || fail "the credential is in the Plan"
+	a=$(review --json | jq -r .plan_sha256)
+	agents_json '.providers.fake.version = "1.0.1"'
+	[ "$(review --json | jq -r .plan_sha256)" != "$a" ] || fail "another client version kept the Plan identity"
+	agents_json '.providers.fake.credential.value = "another"'
+	[ "$(review --json | jq -r .plan_sha256)" = "$a" ] || fail "the credential is part of the Plan identity"
+}
+case_refuse_agent_unknown_provider() {
+	# R-A02: a provider that is not configured is refused at review.
+	agent_project; export XDG_CONFIG_HOME="$T/none"
+	bad 'agent provider "fake": operator configuration'
+	agents_json '.providers = {other: .providers.fake}'
+	bad 'agent provider "fake" is not configured in'
+}
+case_refuse_agent_config_unsafe() {
+	# R-A02, R-A03: agents.json must be the operator's, 0600, not a link.
+	agent_project; agents_json
+	chmod 644 "$T/config/jig/agents.json"; bad "must be yours and mode 0600"
+	# Another owner's file: unreadable here (0600), refused either way.
+	agents_json; chown root "$T/config/jig/agents.json"; bad "agents.json"
+	agents_json; chown root "$T/config/jig/agents.json"; chmod 644 "$T/config/jig/agents.json"; bad "must be yours and mode 0600"
+	agents_json; mv "$T/config/jig/agents.json" "$T/config/jig/real.json"; ln -s real.json "$T/config/jig/agents.json"
+	bad "agents.json"
+}
+case_refuse_agent_config_fields() {
+	agent_project
+	for change in '.providers.fake.client = "claude-code"' '.providers.fake.env = {OPENAI_API_KEY: "x"}' \
+		'.providers.fake.trees = ["/usr/lib"]' '.providers.fake.command = ["true"]' '.providers.fake.env = {HOME: "/"}' \
+		'.providers.fake.credential = {env: "FAKE_KEY"}' '.providers.fake.extra = 1' '.format = "jig-agents/2"' \
+		'.providers.fake.trees = ["/"]' '.providers.fake.trees = ["/usr/bin/true", "/etc"]' '.providers.fake.version = ""'; do
+		agents_json "$change"
+		bad 'agents.json\|provider\|scope agent-ask'
+	done
+}
+case_refuse_agent_grant_fields() {
+	agents_json
+	for change in '.agents.ask.model = "a b"' '.agents.ask.model = ""' '.agents.ask.timeout_ms = 600001' '.agents.ask.extra = 1' \
+		'.agents.ask.max_prompt_bytes = 49153' '.agents["Bad"] = .agents.ask' 'del(.agents.ask.model)' \
+		'.http = {ask: {method: "GET", url: "http://127.0.0.1:9/"}}'; do
+		agent_project "$change"
+		bad 'agent\|http'
+	done
+}
+
 # Issue 13: with --json every failure prints jig-error/1 on stdout (and the
 # line on stderr), usage errors included, for every command.
 case_json_failures_are_jig_error() {

@@ -85,7 +85,7 @@ case_verify_ok() {
 }
 case_list() {
 	jig modules list | grep -q "sandbox-linux" || fail "list"
-	jig modules list --json | jq -e '.schema == "jig-modules/1" and ([.modules[] | "\(.name):\(.kind)"] | sort) == ["http:http", "sandbox-linux:sandbox"]' >/dev/null || fail "list --json"
+	jig modules list --json | jq -e '.schema == "jig-modules/1" and ([.modules[] | "\(.name):\(.kind)"] | sort) == ["acp:acp", "http:http", "sandbox-linux:sandbox"]' >/dev/null || fail "list --json"
 }
 case_cli() {
 	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.2, trusts a DEVELOPMENT key" || fail "--version"

@@ -1,0 +1,328 @@
+/* The operator's Agent providers (agents.json) and their reviewed
+ * identity. See effects/agents.h. */
+#include "effects/agents.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy/scope_policy.h"
+#include "util/cleanup.h"
+#include "util/crypto.h"
+#include "util/fileio.h"
+#include "util/json.h"
+
+#define CONFIG_MAX (64 * 1024)
+#define CREDENTIAL_MAX (16 * 1024)
+#define VALUE_MAX 1024
+
+static bool env_name_ok(const char *n)
+{
+	size_t len = strlen(n);
+	if (!len || len > 64 || (n[0] >= '0' && n[0] <= '9'))
+		return false;
+	return strspn(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == len;
+}
+
+/* Printable ASCII, bounded: values shown in a Plan must be one inert line. */
+static bool value_ok(const char *v, size_t max)
+{
+	size_t len = strlen(v);
+	for (size_t i = 0; i < len; i++)
+		if (v[i] < 0x20 || v[i] > 0x7e)
+			return false;
+	return len <= max;
+}
+
+/* The variables the provider scope itself sets (the catalog's): the
+ * operator's environment cannot replace them. */
+static bool scope_var(const char *n)
+{
+	static const char *const fixed[] = {"HOME", "TMPDIR", "PATH", "LANG", "NO_COLOR", NULL};
+	for (const char *const *f = fixed; *f; f++)
+		if (strcmp(n, *f) == 0)
+			return true;
+	return false;
+}
+
+/* A credential file: the operator's, mode 0600 or stricter, a regular
+ * file and not a link, at most 16 KiB; one trailing newline is dropped. */
+static int read_credential_file(const char *path, const char *w, char **out, struct jig_error *e)
+{
+	jig_autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return jig_err(e, JIG_E_USAGE, "%s: credential file %s: %s", w, path,
+			       errno == ELOOP ? "is a symbolic link; refused" : strerror(errno));
+	struct stat st;
+	size_t len;
+	int r = jig_read_fd(fd, CREDENTIAL_MAX, "credential file", out, &len, &st, e);
+	if (r)
+		return r;
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+		r = jig_err(e, JIG_E_USAGE, "%s: credential file %s must be your regular file with mode 0600; refused", w, path);
+	else {
+		if (len && (*out)[len - 1] == '\n')
+			(*out)[--len] = '\0';
+		if (!len || strlen(*out) != len)
+			r = jig_err(e, JIG_E_USAGE, "%s: credential file %s is empty or not text; refused", w, path);
+	}
+	if (r) {
+		explicit_bzero(*out, len);
+		free(*out);
+		*out = NULL;
+	}
+	return r;
+}
+
+static int check_command(json_t *cmd, json_t *trees, const char *w, struct jig_error *e)
+{
+	if (!json_is_array(cmd) || !json_array_size(cmd) || json_array_size(cmd) > JIG_AGENT_MAX_ARGS)
+		return jig_err(e, JIG_E_USAGE, "%s: command must be an array of 1-%d strings", w, JIG_AGENT_MAX_ARGS);
+	size_t i;
+	json_t *v;
+	json_array_foreach(cmd, i, v)
+		if (!json_is_string(v) || !value_ok(json_string_value(v), VALUE_MAX))
+			return jig_err(e, JIG_E_USAGE, "%s: command[%zu] must be printable text", w, i);
+	const char *exe = json_string_value(json_array_get(cmd, 0));
+	if (exe[0] != '/')
+		return jig_err(e, JIG_E_USAGE, "%s: command[0] must be an absolute path", w);
+	if (!json_is_array(trees) || !json_array_size(trees) || json_array_size(trees) > JIG_AGENT_MAX_TREES)
+		return jig_err(e, JIG_E_USAGE, "%s: trees must list 1-%d absolute paths the client needs (bound read-only)", w,
+			       JIG_AGENT_MAX_TREES);
+	bool inside = false;
+	json_array_foreach(trees, i, v) {
+		const char *t = json_string_value(v);
+		if (!t || t[0] != '/' || !jig_path_is_normal_relative(t + 1) || !value_ok(t, PATH_MAX / 4))
+			return jig_err(e, JIG_E_USAGE, "%s: trees[%zu] must be a normalised absolute path", w, i);
+		size_t tl = strlen(t);
+		inside |= strncmp(exe, t, tl) == 0 && (exe[tl] == '/' || exe[tl] == '\0');
+	}
+	if (!inside)
+		return jig_err(e, JIG_E_USAGE, "%s: command[0] %s is in none of its trees; the client could not start", w, exe);
+	return 0;
+}
+
+static int check_env(json_t *env, const char *w, struct jig_error *e)
+{
+	if (env && (!json_is_object(env) || json_object_size(env) > 32))
+		return jig_err(e, JIG_E_USAGE, "%s: env must be an object of at most 32 variables", w);
+	const char *k;
+	json_t *v;
+	json_object_foreach(env, k, v) {
+		if (!env_name_ok(k) || scope_var(k) || jig_env_name_is_credential(k))
+			return jig_err(e, JIG_E_USAGE,
+				       "%s: env \"%.64s\": %s", w, k,
+				       jig_env_name_is_credential(k) ? "looks like a credential; give it as \"credential\" (never in a Plan)"
+				       : scope_var(k) ? "is set by the provider scope" : "must be of [A-Z0-9_]");
+		if (!json_is_string(v) || !value_ok(json_string_value(v), VALUE_MAX))
+			return jig_err(e, JIG_E_USAGE, "%s: env \"%s\": the value must be printable text of at most %d bytes", w, k, VALUE_MAX);
+	}
+	return 0;
+}
+
+static int opt_name(json_t *o, const char *key, const char *w, char **out, struct jig_error *e)
+{
+	json_t *v = json_object_get(o, key);
+	if (!v)
+		return 0;
+	if (!json_is_string(v) || !env_name_ok(json_string_value(v)) || scope_var(json_string_value(v)))
+		return jig_err(e, JIG_E_USAGE, "%s: %s must be a variable name of [A-Z0-9_] the scope does not set", w, key);
+	return (*out = strdup(json_string_value(v))) ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
+}
+
+/* {"env": NAME, "value": TEXT | "file": PATH}: only the name is identity. */
+static int parse_credential(json_t *c, bool secret, const char *w, struct jig_agent_provider *p, struct jig_error *e)
+{
+	static const char *const keys[] = {"env", "value", "file", NULL};
+	char cw[PATH_MAX + 128];
+	snprintf(cw, sizeof(cw), "%s: credential", w);
+	int r;
+	if (!json_is_object(c) || (r = jig_json_only_keys(c, keys, cw, e)) < 0 || (r = opt_name(c, "env", cw, &p->credential_env, e)))
+		return json_is_object(c) ? r : jig_err(e, JIG_E_USAGE, "%s: must be an object", cw);
+	json_t *val = json_object_get(c, "value"), *file = json_object_get(c, "file");
+	if (!p->credential_env || !val == !file || (val && (!json_is_string(val) || !json_string_length(val))) ||
+	    (file && (!json_is_string(file) || json_string_value(file)[0] != '/')))
+		return jig_err(e, JIG_E_USAGE, "%s: needs \"env\" and exactly one of \"value\" (text) or \"file\" (an absolute path)", cw);
+	if (!secret)
+		return 0;
+	if (file)
+		return read_credential_file(json_string_value(file), cw, &p->credential, e);
+	if (strlen(json_string_value(val)) != json_string_length(val))
+		return jig_err(e, JIG_E_USAGE, "%s: the value is not text", cw);
+	return (p->credential = strdup(json_string_value(val))) ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
+}
+
+static int parse_provider(json_t *o, const char *id, bool secret, const char *what, struct jig_agent_provider *p,
+			  struct jig_error *e)
+{
+	static const char *const keys[] = {"client", "command", "trees", "env", "version", "model_env", "credential", NULL};
+	char w[PATH_MAX + 100];
+	snprintf(w, sizeof(w), "%s: provider \"%s\"", what, id);
+	const char *client, *version;
+	int r;
+	if (!json_is_object(o))
+		return jig_err(e, JIG_E_USAGE, "%s: must be an object", w);
+	if ((r = jig_json_only_keys(o, keys, w, e)) || (r = jig_json_get_string(o, "client", w, &client, e)) ||
+	    (r = jig_json_get_string(o, "version", w, &version, e)))
+		return r;
+	if (strcmp(client, "acp") != 0)
+		return jig_err(e, JIG_E_USAGE,
+			       "%s: client \"%.32s\": jig has no qualified profile for it yet; \"acp\" runs any ACP client as configured (docs/agents.md)",
+			       w, client);
+	if (!version[0] || !value_ok(version, 64))
+		return jig_err(e, JIG_E_USAGE, "%s: version must be 1-64 printable characters (the version the client reports)", w);
+	json_t *cmd = json_object_get(o, "command"), *trees = json_object_get(o, "trees"), *env = json_object_get(o, "env");
+	if ((r = check_command(cmd, trees, w, e)) || (r = check_env(env, w, e)) ||
+	    (r = opt_name(o, "model_env", w, &p->model_env, e)))
+		return r;
+	json_t *cred = json_object_get(o, "credential");
+	if (cred && (r = parse_credential(cred, secret, w, p, e)))
+		return r;
+	if (p->model_env && p->credential_env && strcmp(p->model_env, p->credential_env) == 0)
+		return jig_err(e, JIG_E_USAGE, "%s: model_env and the credential's env are the same variable", w);
+	if ((p->model_env && json_object_get(env, p->model_env)) || (p->credential_env && json_object_get(env, p->credential_env)))
+		return jig_err(e, JIG_E_USAGE, "%s: env sets a variable jig sets (model_env or the credential's)", w);
+	p->command = json_deep_copy(cmd);
+	p->trees = json_deep_copy(trees);
+	p->env = env ? json_deep_copy(env) : json_object();
+	p->id = strdup(id);
+	p->client = strdup(client);
+	p->version = strdup(version);
+	return p->command && p->trees && p->env && p->id && p->client && p->version ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
+}
+
+int jig_agent_provider_get(const char *id, bool secret, struct jig_agent_provider *p, struct jig_error *e)
+{
+	memset(p, 0, sizeof(*p));
+	char dir[PATH_MAX], what[PATH_MAX + 16];
+	if (jig_user_dir("XDG_CONFIG_HOME", ".config", dir, sizeof(dir)) < 0)
+		return jig_err(e, JIG_E_USAGE, "no operator configuration directory (HOME is not set); agent providers are configured in agents.json");
+	snprintf(what, sizeof(what), "%s/agents.json", dir);
+	jig_autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	jig_autofree char *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+	int r = dfd < 0 ? jig_err(e, JIG_E_USAGE, "%s: %s", dir, strerror(errno))
+			: jig_read_file_at(dfd, "agents.json", CONFIG_MAX, what, &buf, &len, &st, e);
+	if (r) {
+		char m[sizeof(e->msg)];
+		memcpy(m, e->msg, sizeof(m));
+		return jig_err(e, JIG_E_USAGE, "agent provider \"%s\": operator configuration %s", id, m);
+	}
+	json_t *doc = NULL, *providers;
+	const char *format;
+	static const char *const keys[] = {"format", "providers", NULL};
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		r = jig_err(e, JIG_E_USAGE, "operator configuration %s must be yours and mode 0600 (it names credentials); refused", what);
+	else if (!(r = jig_json_parse_object(buf, len, what, &doc, e)) && !(r = jig_json_only_keys(doc, keys, what, e)) &&
+		 !(r = jig_json_get_string(doc, "format", what, &format, e))) {
+		providers = json_object_get(doc, "providers");
+		if (strcmp(format, JIG_AGENTS_CONFIG_FORMAT) != 0)
+			r = jig_err(e, JIG_E_USAGE, "%s: format \"%.40s\" is not " JIG_AGENTS_CONFIG_FORMAT, what, format);
+		else if (!json_is_object(providers))
+			r = jig_err(e, JIG_E_USAGE, "%s: needs \"providers\": {ID: {...}}", what);
+		else if (!json_object_get(providers, id))
+			r = jig_err(e, JIG_E_USAGE, "agent provider \"%s\" is not configured in %s; refused", id, what);
+		else
+			r = parse_provider(json_object_get(providers, id), id, secret, what, p, e);
+	}
+	explicit_bzero(buf, len);
+	json_decref(doc); /* jansson's copy of an inline credential is freed, not wiped */
+	if (r)
+		jig_agent_provider_free(p);
+	if (r && e->code == JIG_E_INTEGRITY) { /* the JSON readers' code: here it is the operator's input */
+		e->code = JIG_E_USAGE;
+		r = -JIG_E_USAGE;
+	}
+	return r;
+}
+
+void jig_agent_provider_free(struct jig_agent_provider *p)
+{
+	if (p->credential) {
+		explicit_bzero(p->credential, strlen(p->credential));
+		free(p->credential);
+	}
+	free(p->id);
+	free(p->client);
+	free(p->version);
+	free(p->model_env);
+	free(p->credential_env);
+	json_decref(p->command);
+	json_decref(p->trees);
+	json_decref(p->env);
+	memset(p, 0, sizeof(*p));
+}
+
+/* The digest of every absolute path of the command that is a regular file
+ * (the executable, and a script it is given): the exact client bytes. */
+static int command_files(json_t *cmd, json_t *out, struct jig_error *e)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(cmd, i, v) {
+		const char *path = json_string_value(v);
+		if (path[0] != '/')
+			continue;
+		jig_autoclose int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			if (i > 0 && errno == ENOENT)
+				continue; /* an argument that is not a file */
+			return jig_err(e, JIG_E_USAGE, "agent client %s: %s", path, strerror(errno));
+		}
+		if (!S_ISREG(st.st_mode)) {
+			if (i == 0)
+				return jig_err(e, JIG_E_USAGE, "agent client %s: not a regular file", path);
+			continue;
+		}
+		unsigned char d[JIG_SHA256_LEN];
+		char hex[JIG_SHA256_HEX];
+		if (jig_sha256_fd(fd, NULL, d) < 0)
+			return jig_err(e, JIG_E_USAGE, "agent client %s: cannot be read", path);
+		jig_hex(d, JIG_SHA256_LEN, hex);
+		json_array_append_new(out, json_pack("{s:s,s:s}", "path", path, "sha256", hex));
+	}
+	return 0;
+}
+
+int jig_agent_identity(const struct jig_agent_provider *p, const char *model, json_t **out, struct jig_error *e)
+{
+	json_t *files = json_array();
+	int r = files ? command_files(p->command, files, e) : jig_err(e, JIG_E_INTERNAL, "out of memory");
+	if (r) {
+		json_decref(files);
+		return r;
+	}
+	*out = json_pack("{s:s,s:s,s:O,s:o,s:O,s:O,s:s,s:s,s:s?,s:s?}", "provider", p->id, "client", p->client, "command",
+			 p->command, "files", files, "trees", p->trees, "env", p->env, "version", p->version, "model", model,
+			 "model_env", p->model_env, "credential_env", p->credential_env);
+	return *out ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
+}
+
+const char *jig_agent_identity_diff(json_t *reviewed, json_t *now, char *buf, size_t cap)
+{
+	if (json_equal(reviewed, now))
+		return NULL;
+	static const char *const keys[] = {"provider", "client", "model", "version", "command", "files", "trees", "env",
+					   "model_env", "credential_env", NULL};
+	for (const char *const *k = keys; *k; k++)
+		if (!json_equal(json_object_get(reviewed, *k), json_object_get(now, *k))) {
+			if (strcmp(*k, "files") == 0)
+				snprintf(buf, cap, "the client's files (executable digest) differ from the reviewed ones");
+			else if (strcmp(*k, "version") == 0 || strcmp(*k, "model") == 0)
+				snprintf(buf, cap, "its %s is \"%.64s\", reviewed \"%.64s\"", *k,
+					 json_string_value(json_object_get(now, *k)) ?: "",
+					 json_string_value(json_object_get(reviewed, *k)) ?: "");
+			else
+				snprintf(buf, cap, "its %s differs from the reviewed one", *k);
+			return buf;
+		}
+	snprintf(buf, cap, "it differs from the reviewed one");
+	return buf;
+}

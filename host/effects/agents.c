@@ -1,0 +1,246 @@
+/* The Agent effect: a Flow's turn checked against its reviewed route and
+ * provider identity, run by plugins/acp's worker in the provider scope. */
+#include "effects/agents.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jig/acp.h>
+
+#include "effects/worker.h"
+#include "flow/plan.h"
+#include "util/cleanup.h"
+
+#define WORKER_OUTPUT_MAX (4u << 20)
+#define MAX_SKILLS 8
+/* The worker's bounds on what the client sends, besides the answer cap. */
+#define CLIENT_LINE_MAX (1u << 20)
+#define CLIENT_MESSAGES_MAX 20000
+#define CANCEL_GRACE_MS 2000
+#define EXIT_GRACE_MS 1000
+
+static void decline(json_t **reply, json_t *ev, const char *outcome, const char *msg)
+{
+	json_object_set_new(ev, "outcome", json_string(outcome));
+	json_object_set_new(ev, "error", json_string(msg));
+	*reply = json_pack("{s:s,s:b,s:s}", "op", "agent", "ok", 0, "error", msg);
+}
+
+static void refuse(json_t **reply, json_t *ev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void refuse(json_t **reply, json_t *ev, const char *fmt, ...)
+{
+	char msg[700];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	decline(reply, ev, "refused", msg);
+}
+
+static json_t *text_block(const char *label, const char *text)
+{
+	size_t n = strlen(label) + strlen(text) + 2;
+	char *s = malloc(n);
+	if (!s)
+		return NULL;
+	snprintf(s, n, "%s\n%s", label, text);
+	json_t *b = json_pack("{s:s,s:s}", "type", "text", "text", s);
+	free(s);
+	return b;
+}
+
+/* The prompt: the caller's instructions, selected Skill texts and input,
+ * each one text block, in that order. Explicit caller data, nothing more.
+ * Returns NULL with why set when the op is malformed or over the cap. */
+static json_t *prompt_of(json_t *op, const struct jig_agent_grant *g, size_t *bytes, char *why, size_t cap)
+{
+	json_t *ins = json_object_get(op, "instructions"), *skills = json_object_get(op, "skills"), *in = json_object_get(op, "input");
+	if ((ins && !json_is_string(ins)) || (skills && (!json_is_array(skills) || json_array_size(skills) > MAX_SKILLS))) {
+		snprintf(why, cap, "jig.agent: instructions must be text and skills an array of at most %d texts", MAX_SKILLS);
+		return NULL;
+	}
+	json_t *prompt = json_array();
+	*bytes = 0;
+	if (ins) {
+		json_array_append_new(prompt, text_block("Instructions:", json_string_value(ins)));
+		*bytes += json_string_length(ins);
+	}
+	size_t i;
+	json_t *v;
+	json_array_foreach(skills, i, v) {
+		if (!json_is_string(v)) {
+			snprintf(why, cap, "jig.agent: skills[%zu] must be text", i);
+			json_decref(prompt);
+			return NULL;
+		}
+		json_array_append_new(prompt, text_block("Skill:", json_string_value(v)));
+		*bytes += json_string_length(v);
+	}
+	if (in) {
+		char *txt = json_is_string(in) ? strdup(json_string_value(in)) : json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (txt) {
+			json_array_append_new(prompt, text_block("Input:", txt));
+			*bytes += strlen(txt);
+			free(txt);
+		}
+	}
+	if (!json_array_size(prompt) || *bytes > g->max_prompt_bytes) {
+		snprintf(why, cap, json_array_size(prompt) ? "route %s: the prompt is %zu bytes, over its %llu; not sent"
+							   : "route %s: an empty prompt; give instructions or input",
+			 g->route, *bytes, (unsigned long long)g->max_prompt_bytes);
+		json_decref(prompt);
+		return NULL;
+	}
+	return prompt;
+}
+
+/* The client's whole environment: the provider scope's (the Plan prints
+ * it), the operator's reviewed variables, the model and the credential. */
+static json_t *client_env(const struct jig_scope_template *t, const struct jig_agent_provider *p, const char *model)
+{
+	json_t *env = json_deep_copy(json_object_get(t->policy.doc, "env"));
+	if (!env)
+		return NULL;
+	json_object_update(env, p->env);
+	if (p->model_env)
+		json_object_set_new(env, p->model_env, json_string(model));
+	if (p->credential_env && p->credential)
+		json_object_set_new(env, p->credential_env, json_string(p->credential));
+	return env;
+}
+
+static char *request_text(const struct jig_scope_template *t, const struct jig_agent_provider *p,
+			  const struct jig_agent_grant *g, json_t *prompt)
+{
+	json_t *env = client_env(t, p, g->model);
+	const char *cwd = json_string_value(json_object_get(t->policy.doc, "cwd"));
+	json_t *in = json_pack("{s:s,s:O,s:o,s:[],s:s,s:{s:s},s:O,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "format",
+			       JIG_ACP_REQUEST_FORMAT, "argv", p->command, "env", env, "secrets", "cwd", cwd ? cwd : "/",
+			       "expect", "version", p->version, "prompt", prompt, "limits", "deadline_ms",
+			       (json_int_t)g->timeout_ms, "cancel_grace_ms", (json_int_t)CANCEL_GRACE_MS, "exit_grace_ms",
+			       (json_int_t)EXIT_GRACE_MS, "max_line_bytes", (json_int_t)CLIENT_LINE_MAX, "max_messages",
+			       (json_int_t)CLIENT_MESSAGES_MAX, "max_transcript_bytes", (json_int_t)g->max_answer_bytes);
+	if (!in)
+		return NULL;
+	if (p->credential)
+		json_array_append_new(json_object_get(in, "secrets"), json_string(p->credential));
+	char *txt = json_dumps(in, JSON_COMPACT);
+	json_decref(in); /* jansson's copies of the credential are freed, not wiped */
+	return txt;
+}
+
+/* The worker's result: the answer to the Flow, the measurements to the
+ * evidence (never the text: the record keeps counts, not the transcript). */
+static void deliver(json_t *result, json_t *ev, json_t **reply, size_t prompt_bytes)
+{
+	static const char *const copied[] = {"stop_reason", "agent", "counts", "timing", "exit", NULL};
+	for (size_t i = 0; copied[i]; i++)
+		if (json_object_get(result, copied[i]))
+			json_object_set(ev, copied[i], json_object_get(result, copied[i]));
+	const char *outcome = json_string_value(json_object_get(result, "outcome"));
+	json_t *text = json_object_get(result, "text");
+	if (strcmp(outcome, "answer") == 0 && json_is_string(text)) {
+		json_object_set_new(ev, "outcome", json_string("answer"));
+		json_object_set_new(ev, "answer_bytes", json_integer((json_int_t)json_string_length(text)));
+		*reply = json_pack("{s:s,s:b,s:O,s:O?,s:{s:I,s:I},s:O?}", "op", "agent", "ok", 1, "text", text, "stop_reason",
+				   json_object_get(result, "stop_reason"), "usage", "prompt_bytes", (json_int_t)prompt_bytes,
+				   "answer_bytes", (json_int_t)json_string_length(text), "timing", json_object_get(result, "timing"));
+	} else {
+		const char *err = json_string_value(json_object_get(result, "error"));
+		decline(reply, ev, strcmp(outcome, "answer") == 0 ? "failed" : outcome, err ? err : outcome);
+	}
+	if (!*reply)
+		*reply = json_pack("{s:s,s:b,s:s}", "op", "agent", "ok", 0, "error", "the worker's result is malformed");
+}
+
+static bool known_keys(json_t *op, const char **bad)
+{
+	static const char *const keys[] = {"op", "route", "instructions", "skills", "input", NULL};
+	const char *k;
+	json_t *v;
+	json_object_foreach(op, k, v) {
+		bool known = false;
+		for (size_t i = 0; keys[i]; i++)
+			known |= strcmp(k, keys[i]) == 0;
+		if (!known) {
+			*bad = k;
+			return false;
+		}
+	}
+	return true;
+}
+
+void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
+		      json_t **evidence, int *interrupted)
+{
+	*interrupted = 0;
+	json_t *ev = *evidence = json_pack("{s:s}", "effect", "agent");
+	const char *route = json_string_value(json_object_get(op, "route")), *bad;
+	json_object_set_new(ev, "route", json_string(route ? route : ""));
+	if (!known_keys(op, &bad))
+		return refuse(reply, ev, "jig.agent: unknown field \"%.40s\"", bad);
+	const struct jig_agent_grant *g = route ? jig_flow_agent_grant(f, route) : NULL;
+	json_t *planned = g ? jig_plan_agent(env->plan, f->name, g->route) : NULL;
+	const struct jig_scope_template *t = g ? jig_plan_scope(env->plan, f->name, g->route) : NULL;
+	if (!g || !planned || !t)
+		return refuse(reply, ev, "flow %s has no reviewed agent route \"%.64s\"", f->name, route ? route : "");
+	json_t *reviewed = json_object_get(planned, "identity");
+	static const char *const shown[] = {"provider", "client", "version", "model", NULL};
+	for (size_t i = 0; shown[i]; i++)
+		json_object_set(ev, shown[i], json_object_get(reviewed, shown[i]));
+	json_object_set_new(ev, "scope_policy_sha256", json_string(t->policy.sha256));
+	char why[700];
+	size_t prompt_bytes;
+	json_t *prompt = prompt_of(op, g, &prompt_bytes, why, sizeof(why));
+	if (!prompt)
+		return refuse(reply, ev, "%s", why);
+	json_object_set_new(ev, "prompt_bytes", json_integer((json_int_t)prompt_bytes));
+	struct jig_agent_provider p;
+	struct jig_error pe = {0};
+	json_t *now = NULL;
+	if (jig_agent_provider_get(g->provider, true, &p, &pe) < 0 || jig_agent_identity(&p, g->model, &now, &pe) < 0) {
+		json_decref(prompt);
+		jig_agent_provider_free(&p);
+		return refuse(reply, ev, "%s", pe.msg);
+	}
+	/* The provider must be the reviewed one, byte for byte. */
+	const char *diff = jig_agent_identity_diff(reviewed, now, why, sizeof(why));
+	json_decref(now);
+	if (diff) {
+		char msg[700];
+		snprintf(msg, sizeof(msg), "route %s: provider %s changed since review: %s; not started; review again",
+			 g->route, g->provider, diff);
+		json_decref(prompt);
+		jig_agent_provider_free(&p);
+		return refuse(reply, ev, "%s", msg);
+	}
+	char *input = request_text(t, &p, g, prompt);
+	json_decref(prompt);
+	json_t *result = NULL;
+	struct jig_scope_result res = {0};
+	struct jig_worker_call call = {.sandbox = env->sandbox, .t = t, .init_fd = env->init_fd, .abort_fd = env->abort_fd,
+				       .companion_pid = env->companion_pid, .input = input,
+				       .result_format = JIG_ACP_RESULT_FORMAT, .result_max = WORKER_OUTPUT_MAX};
+	why[0] = '\0';
+	int rr = input ? jig_worker_run(&call, &result, &res, why, sizeof(why)) : -1;
+	if (input) {
+		explicit_bzero(input, strlen(input)); /* it held the credential */
+		free(input);
+	}
+	*interrupted = res.interrupted_by;
+	/* The worker withholds an answer holding the credential; checked
+	 * again here, where the credential is known for certain. */
+	const char *text = json_string_value(json_object_get(result, "text"));
+	if (!rr && text && p.credential && strstr(text, p.credential)) {
+		json_object_del(result, "text");
+		json_object_set_new(result, "outcome", json_string("withheld"));
+		json_object_set_new(result, "error", json_string("the answer contains the provider's credential; withheld"));
+	}
+	jig_agent_provider_free(&p);
+	if (rr < 0)
+		return decline(reply, ev, "failed", why[0] ? why : "out of memory");
+	deliver(result, ev, reply, prompt_bytes);
+	json_decref(result);
+}

@@ -1,0 +1,109 @@
+/* Effect workers: see worker.h. */
+#include "effects/worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "policy/scope_policy.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+static int memfd_with(const char *name, const char *data, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+static int read_result(int out, const struct jig_worker_call *c, json_t **result, char *why, size_t cap)
+{
+	off_t size = lseek(out, 0, SEEK_END);
+	if (size <= 0 || (size_t)size > c->result_max) {
+		snprintf(why, cap, "the worker gave no usable result");
+		return -1;
+	}
+	char *buf = malloc((size_t)size);
+	if (!buf || pread(out, buf, (size_t)size, 0) != size) {
+		free(buf);
+		snprintf(why, cap, "the worker's result cannot be read");
+		return -1;
+	}
+	json_error_t je;
+	*result = json_loadb(buf, (size_t)size, JSON_DISABLE_EOF_CHECK, &je);
+	free(buf);
+	const char *format = json_string_value(json_object_get(*result, "format"));
+	if (!json_is_object(*result) || !format || strcmp(format, c->result_format) != 0 ||
+	    !json_is_string(json_object_get(*result, "outcome"))) {
+		json_decref(*result);
+		*result = NULL;
+		snprintf(why, cap, "the worker's result is malformed");
+		return -1;
+	}
+	return 0;
+}
+
+int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_scope_result *res, char *why, size_t cap)
+{
+	*result = NULL;
+	const struct jig_scope_template *t = c->t;
+	jig_autoclose int in = memfd_with("jig-worker-request", c->input, strlen(c->input));
+	jig_autoclose int out = memfd_create("jig-worker-result", MFD_CLOEXEC);
+	jig_autoclose int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (!t || in < 0 || out < 0 || devnull < 0) {
+		snprintf(why, cap, "cannot prepare the worker: %s", t ? strerror(errno) : "no composed scope");
+		return -1;
+	}
+	const struct jig_scope_slot slots[] = {{"request", in}, {"result", out}, {"null", devnull}};
+	struct jig_scope_run run = {.slots = slots, .n_slots = 3};
+	struct jig_scope_policy p;
+	struct jig_scope sc;
+	struct jig_error e = {0};
+	struct jig_scope_launch l = {.policy_sha256 = t->policy.sha256, .init_fd = c->init_fd,
+				     .argv = (const char *const *)t->argv, .hold_path = t->hold, .abort_fd = c->abort_fd,
+				     .interrupt_fd = -1, .companion_pid = c->companion_pid};
+	if (jig_scope_policy_resolve(&t->policy, &run, jig_caller_home(), &p, &e) < 0) {
+		snprintf(why, cap, "the worker's scope was refused: %.600s", e.msg);
+		return -1;
+	}
+	jig_scope_describe(&p, &l, &sc, &e);
+	sigset_t saved;
+	sc.interrupt_fd = jig_sandbox_interrupt_open(&saved);
+	int lr = jig_sandbox_launch(c->sandbox, &sc, res);
+	jig_sandbox_interrupt_close(sc.interrupt_fd, &saved);
+	jig_scope_policy_free(&p);
+	if (res->held_fd >= 0)
+		close(res->held_fd);
+	if (lr != JIG_MOD_OK) {
+		snprintf(why, cap, "the worker's scope was refused: %s", res->error[0] ? res->error : "launch failed");
+		return -1;
+	}
+	if (res->aborted || res->interrupted_by) {
+		snprintf(why, cap, "cancelled: the Run ended while the effect was in flight");
+		return -1;
+	}
+	if (res->outcome != JIG_SCOPE_EXITED || res->exit_status != 0 || !res->cleanup_confirmed) {
+		snprintf(why, cap, "the worker did not complete (%s)",
+			 res->outcome == JIG_SCOPE_TIMEOUT ? "its scope's deadline passed" : res->error[0] ? res->error : "it failed");
+		return -1;
+	}
+	return read_result(out, c, result, why, cap);
+}

@@ -1,0 +1,28 @@
+/* An effect's worker (plugins/http's, plugins/acp's): run in the Plan's
+ * composed scope for its route, the request on a private stdin memfd, the
+ * result read from a private stdout memfd. The one place effects launch. */
+#ifndef JIG_EFFECTS_WORKER_H
+#define JIG_EFFECTS_WORKER_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "policy/catalog.h"
+#include "sandbox/door.h"
+
+struct jig_worker_call {
+	struct jig_sandbox *sandbox;
+	const struct jig_scope_template *t; /* the Plan's scope for the route */
+	int init_fd;			    /* the trusted launcher */
+	int abort_fd;			    /* readable when the Run ends */
+	int companion_pid;
+	const char *input;	   /* the request (wiped by the caller if secret) */
+	const char *result_format; /* the result's "format" */
+	size_t result_max;	   /* bytes */
+};
+
+/* 0 with *result (a JSON object of result_format with a string "outcome"),
+ * or -1 with a one-line reason in why. res says how the scope ended. */
+int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_scope_result *res, char *why, size_t cap);
+
+#endif

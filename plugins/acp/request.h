@@ -1,0 +1,44 @@
+/* The worker's request (<jig/acp.h>, jig-acp-request/1): read from a
+ * descriptor, size-capped, and checked strictly before anything starts. */
+#ifndef JIG_ACP_REQUEST_H
+#define JIG_ACP_REQUEST_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The largest request the worker reads (the prompt is most of it). */
+#define JIG_ACP_REQUEST_MAX (4u << 20)
+
+struct jig_acp_limits {
+	int64_t deadline_ms;
+	int64_t cancel_grace_ms;
+	int64_t exit_grace_ms;
+	int64_t max_line_bytes;
+	int64_t max_messages;
+	int64_t max_transcript_bytes;
+};
+
+struct jig_acp_request {
+	json_t *doc;                /* owns the strings below but envp's */
+	char **argv;                /* NULL-terminated; argv[0] absolute */
+	char **envp;                /* "NAME=value", NULL-terminated, owned */
+	const char **secrets;       /* the non-empty ones */
+	size_t nsecrets;
+	const char *cwd;
+	const char *expect_name;    /* NULL: not checked */
+	const char *expect_version; /* NULL: not checked */
+	json_t *prompt;             /* borrowed from doc */
+	struct jig_acp_limits limits;
+};
+
+/* Reads and checks the request from fd. 0, or -1 with a one-line reason in
+ * why (the request's own bytes never appear in it). Free with
+ * jig_acp_request_free either way. */
+int jig_acp_request_read(struct jig_acp_request *out, int fd, char *why, size_t cap);
+
+/* Wipes the credential bytes it held (env values, secrets) and frees. Safe
+ * on a zeroed request. */
+void jig_acp_request_free(struct jig_acp_request *r);
+
+#endif

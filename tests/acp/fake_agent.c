@@ -1,0 +1,423 @@
+/* jig-fake-agent MODE [ARG]: a scripted ACP v1 agent on stdin/stdout, the
+ * client tests/acp/worker.sh runs under jig-acp-worker. Each mode is one
+ * behaviour, honest or hostile (usage below). It checks what the worker
+ * sends (capabilities off, the empty cwd, no MCP servers) and answers a
+ * request it did not expect with an error, so a wrong worker fails the
+ * test. FAKE_AGENT_PIDFILE: each process it starts appends "ROLE PID". */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#define TMPFS_MAGIC_ 0x01021994
+#define SESSION "sess-fake-1"
+
+extern char **environ;
+
+static const char *mode, *arg;
+static json_t *pending_prompt; /* hang_cancel: the id of the prompt it holds */
+
+static const char usage[] =
+	"usage: jig-fake-agent MODE [ARG]\n"
+	"modes: answer report fs terminal mcp permission longline flood bigtext crash segv hang\n"
+	"       hang_cancel late echo badversion noise fork error wrongname\n";
+
+static bool is(const char *m)
+{
+	return strcmp(mode, m) == 0;
+}
+
+static long arg_or(long dflt)
+{
+	return arg ? strtol(arg, NULL, 10) : dflt;
+}
+
+static void note_pid(const char *role, pid_t pid)
+{
+	const char *f = getenv("FAKE_AGENT_PIDFILE");
+	FILE *p = f ? fopen(f, "ae") : NULL;
+	if (p) {
+		fprintf(p, "%s %d\n", role, (int)pid);
+		fclose(p);
+	}
+}
+
+static void put(json_t *m)
+{
+	char *s = json_dumps(m, JSON_COMPACT);
+	json_decref(m);
+	if (!s)
+		exit(70);
+	fputs(s, stdout);
+	fputc('\n', stdout);
+	fflush(stdout);
+	free(s);
+}
+
+static void respond(json_t *id, json_t *result)
+{
+	if (is("noise"))
+		for (int i = 1; i <= 3; i++)
+			printf("noise line %d: this is not JSON {\n", i);
+	put(json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, "result", result));
+}
+
+static void respond_error(json_t *id, int code, const char *message)
+{
+	put(json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id, "error", "code", code, "message", message));
+}
+
+static void send_update(json_t *update)
+{
+	put(json_pack("{s:s,s:s,s:{s:s,s:o}}", "jsonrpc", "2.0", "method", "session/update", "params", "sessionId",
+		      SESSION, "update", update));
+}
+
+static void chunk(const char *kind, const char *text, size_t n)
+{
+	send_update(json_pack("{s:s,s:{s:s,s:s%}}", "sessionUpdate", kind, "content", "type", "text", "text", text, n));
+}
+
+/* One message from the worker; NULL at EOF. Lines that are not JSON exit. */
+static json_t *next(void)
+{
+	static char *line;
+	static size_t cap;
+	ssize_t n = getline(&line, &cap, stdin);
+	if (n < 0) {
+		free(line);
+		line = NULL;
+		return NULL;
+	}
+	json_t *m = json_loadb(line, (size_t)n, 0, NULL);
+	if (!json_is_object(m)) {
+		fprintf(stderr, "fake-agent: the worker sent a line that is not a JSON object\n");
+		exit(65);
+	}
+	return m;
+}
+
+/* Sends a request of its own and returns the worker's response to it. */
+static json_t *ask(const char *method, json_t *params)
+{
+	put(json_pack("{s:s,s:i,s:s,s:o}", "jsonrpc", "2.0", "id", 100, "method", method, "params", params));
+	for (json_t *m; (m = next());) {
+		if (json_integer_value(json_object_get(m, "id")) == 100 && !json_object_get(m, "method"))
+			return m;
+		json_decref(m);
+	}
+	exit(66);
+}
+
+static json_t *sorted_strings(json_t *a)
+{
+	size_t n = json_array_size(a);
+	const char **v = calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_string_value(json_array_get(a, i));
+	for (size_t i = 1; i < n; i++) /* insertion sort: small lists */
+		for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+			const char *x = v[j];
+			v[j] = v[j - 1], v[j - 1] = x;
+		}
+	json_t *out = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(out, json_string(v[i]));
+	free(v);
+	json_decref(a);
+	return out;
+}
+
+/* Whether value is in /proc/PID/FILE: 1 yes, 0 no, -1 unreadable. */
+static int proc_has(const char *pid, const char *file, const char *value)
+{
+	char path[64], buf[1 << 16];
+	snprintf(path, sizeof(path), "/proc/%s/%s", pid, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? 0 : -1;
+	size_t len = 0;
+	ssize_t n;
+	while (len < sizeof(buf) && (n = read(fd, buf + len, sizeof(buf) - len)) > 0)
+		len += (size_t)n;
+	int err = n < 0 ? errno : 0;
+	close(fd);
+	if (err && err != ESRCH)
+		return -1;
+	return memmem(buf, len, value, strlen(value)) ? 1 : 0;
+}
+
+/* Where the credential's value shows in another process it can read. */
+static json_t *credential_report(void)
+{
+	const char *value = arg ? getenv(arg) : NULL;
+	if (!value || !*value)
+		return json_null();
+	json_t *found = json_array(), *unreadable = json_array();
+	DIR *d = opendir("/proc");
+	char self[32];
+	snprintf(self, sizeof(self), "%d", (int)getpid());
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || strcmp(e->d_name, self) == 0)
+			continue;
+		for (const char *const *f = (const char *const[]){"cmdline", "environ", NULL}; *f; f++) {
+			int r = proc_has(e->d_name, *f, value);
+			if (r)
+				json_array_append_new(r > 0 ? found : unreadable,
+						      json_pack("{s:i,s:s}", "pid", atoi(e->d_name), "file", *f));
+		}
+	}
+	if (d)
+		closedir(d);
+	return json_pack("{s:s,s:o,s:o}", "name", arg, "found_in", found, "unreadable", unreadable);
+}
+
+/* Its open descriptors, and where stderr goes. */
+static json_t *fds_report(void)
+{
+	json_t *fds = json_array();
+	char target[256] = "";
+	DIR *d = opendir("/proc/self/fd");
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && atoi(e->d_name) != dirfd(d))
+			json_array_append_new(fds, json_integer(atoi(e->d_name)));
+	if (d)
+		closedir(d);
+	ssize_t n = readlink("/proc/self/fd/2", target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	return json_pack("{s:o,s:s}", "open", fds, "stderr", target);
+}
+
+static json_t *report(void)
+{
+	char cwd[4096];
+	json_t *entries = json_array(), *env = json_array(), *probe = json_object();
+	if (!getcwd(cwd, sizeof(cwd)))
+		strcpy(cwd, "?");
+	DIR *d = opendir(".");
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			json_array_append_new(entries, json_string(e->d_name));
+	if (d)
+		closedir(d);
+	for (char **e = environ; e && *e; e++)
+		json_array_append_new(env, json_stringn(*e, strcspn(*e, "=")));
+	const char *home = getenv("HOME");
+	struct statfs sf;
+	json_t *tmpfs = home && statfs(home, &sf) == 0 ? json_boolean(sf.f_type == TMPFS_MAGIC_) : json_null();
+	char *paths = getenv("FAKE_AGENT_PROBE") ? strdup(getenv("FAKE_AGENT_PROBE")) : NULL, *save = NULL;
+	struct stat st;
+	for (char *p = paths ? strtok_r(paths, ":", &save) : NULL; p; p = strtok_r(NULL, ":", &save))
+		json_object_set_new(probe, p, json_boolean(lstat(p, &st) == 0));
+	free(paths);
+	return json_pack("{s:s,s:o,s:s?,s:o,s:o,s:o,s:o,s:o,s:i,s:i,s:i,s:i,s:i}", "cwd", cwd, "entries",
+			 sorted_strings(entries), "home", home, "home_tmpfs", tmpfs, "env", sorted_strings(env),
+			 "fds", fds_report(),
+			 "credential", credential_report(), "probe", probe, "uid", (int)getuid(), "pid", (int)getpid(),
+			 "ppid", (int)getppid(), "pgid", (int)getpgrp(), "sid", (int)getsid(0));
+}
+
+static void answer_text(json_t *text)
+{
+	char *s = json_dumps(text, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	json_decref(text);
+	chunk("agent_message_chunk", s, strlen(s));
+	free(s);
+}
+
+static void spam(void)
+{
+	if (is("longline")) {
+		long n = arg_or(2L << 20);
+		char *b = malloc((size_t)n + 1);
+		memset(b, 'a', (size_t)n);
+		memcpy(b, "{\"garbage\":\"", n >= 12 ? 12 : (size_t)n); /* JSON-ish, never closed */
+		b[n] = '\n';
+		fwrite(b, 1, (size_t)n + 1, stdout);
+		fflush(stdout);
+		free(b);
+	} else if (is("flood")) {
+		for (long i = arg_or(100000); i > 0; i--)
+			chunk("agent_thought_chunk", "thinking", 8);
+	} else if (is("bigtext")) {
+		static char b[65536];
+		memset(b, 'x', sizeof(b));
+		for (long left = arg_or(4L << 20); left > 0; left -= (long)sizeof(b))
+			chunk("agent_message_chunk", b, left < (long)sizeof(b) ? (size_t)left : sizeof(b));
+	}
+}
+
+static void fork_off(void)
+{
+	fflush(stdout);
+	pid_t a = fork();
+	if (a == 0) {
+		sleep(1000);
+		_exit(0);
+	}
+	pid_t b = fork();
+	if (b == 0) {
+		setsid(); /* out of the client's group: only a scope's cgroup holds it */
+		sleep(1000);
+		_exit(0);
+	}
+	note_pid("group_child", a);
+	note_pid("escaped", b);
+}
+
+/* The prompt: what the mode does with it. */
+static void prompt(json_t *id, json_t *params)
+{
+	static const char *const asks[][2] = {
+		{"fs", "fs/read_text_file"}, {"terminal", "terminal/create"}, {"mcp", "mcp/connect"}};
+	if (is("crash"))
+		exit(3);
+	if (is("segv")) {
+		struct rlimit none = {0, 0};
+		setrlimit(RLIMIT_CORE, &none);
+		signal(SIGSEGV, SIG_DFL);
+		raise(SIGSEGV);
+	}
+	if (is("hang"))
+		return;
+	if (is("hang_cancel")) {
+		pending_prompt = json_incref(id);
+		return;
+	}
+	if (is("error")) {
+		respond_error(id, -32000, "model unavailable");
+		return;
+	}
+	if (is("fork"))
+		fork_off();
+	spam();
+	for (size_t i = 0; i < 3; i++)
+		if (is(asks[i][0]))
+			answer_text(ask(asks[i][1], i == 0 ? json_pack("{s:s,s:s}", "sessionId", SESSION, "path", "/etc/passwd")
+						: i == 1 ? json_pack("{s:s,s:s}", "sessionId", SESSION, "command", "/bin/sh")
+							 : json_pack("{s:s}", "sessionId", SESSION)));
+	if (is("permission"))
+		answer_text(ask("session/request_permission",
+				json_pack("{s:s,s:{s:s,s:s},s:[{s:s,s:s,s:s},{s:s,s:s,s:s}]}", "sessionId", SESSION, "toolCall",
+					  "toolCallId", "call-1", "title", "rm -rf /", "options", "optionId", "a", "name",
+					  "Allow", "kind", "allow_once", "optionId", "r", "name", "Reject", "kind",
+					  "reject_once")));
+	if (is("report"))
+		answer_text(report());
+	if (is("echo")) {
+		const char *v = arg ? getenv(arg) : NULL;
+		chunk("agent_message_chunk", "ANSWER:the credential is ", 25);
+		chunk("agent_message_chunk", v ? v : "(unset)", strlen(v ? v : "(unset)"));
+	}
+	if (is("answer") || is("noise") || is("late") || is("fork") || is("wrongname") || is("longline") ||
+	    is("flood")) {
+		static char text[65536];
+		size_t i;
+		json_t *b;
+		json_array_foreach(json_object_get(params, "prompt"), i, b) {
+			const char *t = json_string_value(json_object_get(b, "text"));
+			if (t && strlen(text) + strlen(t) < sizeof(text))
+				strcat(text, t);
+		}
+		chunk("agent_message_chunk", "ANSWER:", 7);
+		chunk("agent_message_chunk", text, strlen(text));
+	}
+	respond(id, json_pack("{s:s}", "stopReason", "end_turn"));
+	if (is("late"))
+		for (int i = 0; i < 5; i++)
+			chunk("agent_message_chunk", "late", 4);
+}
+
+static bool initialize_ok(json_t *p)
+{
+	json_t *caps = json_object_get(p, "clientCapabilities"), *fs = json_object_get(caps, "fs");
+	return json_integer_value(json_object_get(p, "protocolVersion")) == 1 &&
+	       json_is_false(json_object_get(fs, "readTextFile")) && json_is_false(json_object_get(fs, "writeTextFile")) &&
+	       json_is_false(json_object_get(caps, "terminal"));
+}
+
+static bool session_ok(json_t *p)
+{
+	char cwd[4096];
+	const char *want = json_string_value(json_object_get(p, "cwd"));
+	json_t *mcp = json_object_get(p, "mcpServers");
+	return getcwd(cwd, sizeof(cwd)) && want && strcmp(want, cwd) == 0 && json_is_array(mcp) &&
+	       json_array_size(mcp) == 0;
+}
+
+static void initialize(json_t *id, json_t *params)
+{
+	const char *version = getenv("FAKE_AGENT_VERSION");
+	if (!initialize_ok(params)) {
+		respond_error(id, -32602, "fake-agent: the initialize params are not a capability-less ACP v1 client's");
+		return;
+	}
+	respond(id, json_pack("{s:i,s:{s:b},s:[],s:{s:s,s:s}}", "protocolVersion", is("badversion") ? 2 : 1,
+			      "agentCapabilities", "loadSession", 0, "authMethods", "agentInfo", "name",
+			      is("wrongname") ? "someone-else" : "fake-agent", "version", version ? version : "1.0.0"));
+}
+
+static void dispatch(json_t *m)
+{
+	const char *method = json_string_value(json_object_get(m, "method"));
+	json_t *id = json_object_get(m, "id"), *params = json_object_get(m, "params");
+	if (!method)
+		return;
+	if (strcmp(method, "initialize") == 0) {
+		initialize(id, params);
+	} else if (strcmp(method, "session/new") == 0) {
+		if (session_ok(params))
+			respond(id, json_pack("{s:s}", "sessionId", SESSION));
+		else
+			respond_error(id, -32602, "fake-agent: session/new has another cwd or MCP servers");
+	} else if (strcmp(method, "session/prompt") == 0) {
+		prompt(id, params);
+	} else if (strcmp(method, "session/cancel") == 0) {
+		if (pending_prompt)
+			respond(pending_prompt, json_pack("{s:s}", "stopReason", "cancelled"));
+		json_decref(pending_prompt);
+		pending_prompt = NULL;
+	} else if (id) {
+		respond_error(id, -32601, "Method not found");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || argc > 3) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	mode = argv[1];
+	arg = argc > 2 ? argv[2] : NULL;
+	static const char *const modes[] = {"answer", "report", "fs", "terminal", "mcp", "permission", "longline",
+					    "flood", "bigtext", "crash", "segv", "hang", "hang_cancel", "late",
+					    "echo", "badversion", "noise", "fork", "error", "wrongname", NULL};
+	size_t k = 0;
+	while (modes[k] && !is(modes[k]))
+		k++;
+	if (!modes[k]) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	note_pid("agent", getpid());
+	if (is("hang"))
+		signal(SIGTERM, SIG_IGN);
+	for (json_t *m; (m = next());) {
+		dispatch(m);
+		json_decref(m);
+	}
+	if (is("hang"))
+		for (;;)
+			pause();
+	return 0;
+}

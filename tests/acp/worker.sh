@@ -1,0 +1,337 @@
+#!/bin/sh
+# The ACP worker (plugins/acp, jig-acp-worker) against a scripted ACP agent
+# (tests/acp/fake_agent.c, jig-fake-agent), run directly as the unprivileged
+# user: the turn, what it refuses, what it withholds, and that no process of
+# the agent outlives it. Plain lane; the worker inside its scope is the VM
+# lane's. Each case_* is one ctest (acp.<case>).
+set -eu
+: "${JIG_ACP_WORKER:?}" "${JIG_FAKE_AGENT:?}" "${JIG_SOURCE:?}"
+USER_NAME=jigtest
+T=$(mktemp -d /var/tmp/jig-acp.XXXXXX)
+chmod 755 "$T"; chown "$USER_NAME" "$T"
+mkdir "$T/work" "$T/home"; chown "$USER_NAME" "$T/work" "$T/home"
+# A credential of this run only: parallel cases never see each other's.
+CRED="cred-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+# An agent that escaped its group (fork mode) is this script's to stop.
+trap 'for p in $(awk '\''$1 == "escaped" {print $2}'\'' "$T/pids" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# request MODE [ARG]: $T/in, the request for the fake agent in MODE, as the
+# host would write it. Knobs: PROMPT, XENV (merged into env), EXPECT, and
+# the limits DEADLINE CANCEL_GRACE EXIT_GRACE MAX_LINE MAX_MSG MAX_TEXT.
+request() {
+	: >"$T/pids"; chown "$USER_NAME" "$T/pids"
+	prompt=${PROMPT:-'[{"type":"text","text":"hello"}]'}
+	xenv=${XENV:-'{}'}
+	exp=${EXPECT:-'{"name":"fake-agent","version":"1.0.0"}'}
+	# The credential goes through the environment, never a command line.
+	CRED=$CRED jq -n --arg agent "$JIG_FAKE_AGENT" --arg mode "$1" --arg arg "${2:-}" --arg t "$T" \
+		--argjson prompt "$prompt" --argjson xenv "$xenv" --argjson expect "$exp" \
+		--argjson limits "{\"deadline_ms\":${DEADLINE:-5000},\"cancel_grace_ms\":${CANCEL_GRACE:-300},\
+\"exit_grace_ms\":${EXIT_GRACE:-300},\"max_line_bytes\":${MAX_LINE:-1048576},\"max_messages\":${MAX_MSG:-1000},\
+\"max_transcript_bytes\":${MAX_TEXT:-1048576}}" '{
+		format: "jig-acp-request/1",
+		argv: ([$agent, $mode] + (if $arg == "" then [] else [$arg] end)),
+		env: ({PATH: "/usr/bin:/bin", HOME: ($t + "/home"), JIG_TEST_CRED: env.CRED,
+		       FAKE_AGENT_PIDFILE: ($t + "/pids")} + $xenv),
+		secrets: [env.CRED],
+		cwd: ($t + "/work"),
+		expect: $expect,
+		prompt: $prompt,
+		limits: $limits}' >"$T/in"
+}
+# run [NAME=VALUE...]: the worker as the user on $T/in (with the
+# assignments in its own environment); result in $T/out, wall time in $MS.
+run() {
+	start=$(date +%s%N)
+	runuser -u "$USER_NAME" -- env "$@" "$JIG_ACP_WORKER" <"$T/in" >"$T/out" 2>"$T/err" ||
+		fail "worker exit $?: $(cat "$T/err")"
+	MS=$((($(date +%s%N) - start) / 1000000))
+	[ "$(wc -l <"$T/out")" -eq 1 ] || fail "not one result line: $(cat "$T/out")"
+}
+turn() { request "$@"; run; }
+outcome() { jq -r .outcome "$T/out"; }
+expect() { # expect OUTCOME [PATTERN]
+	[ "$(outcome)" = "$1" ] || fail "outcome $(outcome), expected $1: $(cat "$T/out")"
+	[ -z "${2:-}" ] || jq -r .error "$T/out" | grep -q -- "$2" || fail "error does not match /$2/: $(jq -r .error "$T/out")"
+	jq -e '.format == "jig-acp-result/1" and (.counts | type) == "object" and (.timing | type) == "object"' \
+		"$T/out" >/dev/null || fail "not a result: $(cat "$T/out")"
+}
+check() { jq -e "$1" "$T/out" >/dev/null || fail "not $1: $(cat "$T/out")"; }
+text() { jq -r .text "$T/out"; }
+pid_of() { awk -v r="$1" '$1 == r {print $2}' "$T/pids"; }
+# running PID: the process exists and is not a zombie (this lane's pid 1
+# may reap the orphans of a killed group late).
+running() { [ -e "/proc/$1" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
+# no_agent_left: neither the agent nor anything of its process group runs.
+no_agent_left() {
+	a=$(pid_of agent)
+	[ -n "$a" ] || fail "the agent did not start"
+	! running "$a" || fail "the agent ($a) still runs"
+	left=$(ps -e -o pgid=,stat=,pid= | awk -v g="$a" '$1 == g && $2 !~ /^Z/ {print $3}')
+	[ -z "$left" ] || fail "its group still has $left"
+}
+no_agent_started() { [ ! -s "$T/pids" ] || fail "an agent was started for a refused request"; }
+
+case_answer() {
+	PROMPT='[{"type":"text","text":"hello"},{"type":"text","text":" world"}]'
+	turn answer
+	expect answer
+	check '.text == "ANSWER:hello world" and .stop_reason == "end_turn" and has("error") == false'
+	check '.agent == {"name": "fake-agent", "version": "1.0.0"}'
+	check '.counts | .lines == 5 and .messages == 5 and .skipped_lines == 0 and .updates == 2 and .late_updates == 0
+		and .requests_refused == 0 and .permissions_refused == 0 and .transcript_bytes == 18
+		and .bytes_in > 0 and .bytes_out > 0'
+	check '.exit == {"how": "exited", "status": 0, "forced": "none"}'
+	check '.timing | .initialize_ms >= 0 and .prompt_ms >= 0 and .total_ms >= .prompt_ms'
+	no_agent_left
+}
+case_env_is_exactly_the_request() {
+	# The agent's environment is the request's, nothing of the worker's
+	# own; its credential shows in no other process it can read; of the
+	# worker's descriptors (7 here) it has none but its stdin and stdout.
+	XENV='{"LANG":"C.UTF-8","FAKE_AGENT_PROBE":"/etc/passwd:/nonexistent"}'
+	request report JIG_TEST_CRED
+	run WORKER_ONLY=leak SHELL=/bin/sh 7</etc/hostname
+	expect answer
+	text | jq -e --arg cwd "$T/work" --arg home "$T/home" --argjson uid "$(id -u "$USER_NAME")" '
+		.env == ["FAKE_AGENT_PIDFILE", "FAKE_AGENT_PROBE", "HOME", "JIG_TEST_CRED", "LANG", "PATH"]
+		and .cwd == $cwd and .entries == [] and .home == $home and .uid == $uid
+		and .credential.found_in == [] and .probe == {"/etc/passwd": true, "/nonexistent": false}
+		and .sid == .pid and .pgid == .pid and .fds == {"open": [0, 1, 2], "stderr": "/dev/null"}' \
+		>/dev/null || fail "the agent sees $(text)"
+}
+refused_method() { # refused_method MODE: the agent's request is answered -32601
+	turn "$1"
+	expect answer
+	text | jq -e '.error == {"code": -32601, "message": "Method not found"} and (has("result") | not)' >/dev/null ||
+		fail "the agent got $(text)"
+	check '.counts.requests_refused == 1 and .counts.permissions_refused == 0'
+}
+case_fs() { refused_method fs; }
+case_terminal() { refused_method terminal; }
+case_mcp() { refused_method mcp; }
+case_permission() {
+	turn permission
+	expect answer
+	text | jq -e '.result == {"outcome": {"outcome": "selected", "optionId": "r"}}' >/dev/null || fail "the agent got $(text)"
+	check '.counts.permissions_refused == 1 and .counts.requests_refused == 0'
+}
+case_longline() {
+	turn longline 2097152
+	expect failed "the client sent a line over 1048576 bytes"
+	check 'has("text") == false'
+	no_agent_left
+}
+case_flood() {
+	MAX_MSG=1000
+	turn flood 100000
+	expect failed "the client sent more than 1000 messages"
+	no_agent_left
+}
+case_bigtext() {
+	turn bigtext 4194304
+	expect failed "the agent's text is over 1048576 bytes"
+	check 'has("text") == false and .counts.transcript_bytes <= 1048576'
+	no_agent_left
+}
+case_transcript_at_cap() {
+	MAX_TEXT=200000
+	turn bigtext 200000
+	expect answer
+	check '.counts.transcript_bytes == 200000 and (.text | length) == 200000'
+	MAX_TEXT=199999
+	turn bigtext 200000
+	expect failed "the agent's text is over 199999 bytes"
+}
+case_line_at_cap() {
+	# A line of exactly max_line_bytes (without its newline) is read (and,
+	# not being JSON, skipped); one byte more ends the turn.
+	MAX_LINE=4096
+	turn longline 4096
+	expect answer
+	check '.counts.skipped_lines == 1 and .text == "ANSWER:hello"'
+	turn longline 4097
+	expect failed "the client sent a line over 4096 bytes"
+}
+case_messages_at_cap() {
+	# The turn is 5 messages (3 responses, 2 chunks) plus the flood.
+	MAX_MSG=25
+	turn flood 20
+	expect answer
+	check '.counts.messages == 25 and .counts.updates == 22'
+	MAX_MSG=24
+	turn flood 20
+	expect failed "the client sent more than 24 messages"
+}
+case_crash() {
+	turn crash
+	expect failed "the client exited with status 3 before answering session/prompt"
+	check '.exit == {"how": "exited", "status": 3, "forced": "none"}'
+	no_agent_left
+}
+case_segv() {
+	turn segv
+	expect failed "the client was killed by signal 11 (SIGSEGV) before answering session/prompt"
+	check '.exit.how == "signaled" and .exit.signal == 11 and .exit.forced == "none"'
+	no_agent_left
+}
+case_hang() {
+	# It ignores session/cancel, stdin's end and SIGTERM: killed, on time.
+	DEADLINE=1000 CANCEL_GRACE=300 EXIT_GRACE=300
+	turn hang
+	expect timeout "the deadline of 1000 ms passed; the client did not answer session/cancel within 300 ms"
+	check '.exit == {"how": "signaled", "signal": 9, "forced": "kill"} and has("text") == false'
+	[ "$MS" -ge 1000 ] && [ "$MS" -lt 3500 ] || fail "took $MS ms (deadline 1000 + graces 300, 300, 300)"
+	no_agent_left
+}
+case_hang_cancel() {
+	DEADLINE=1000 CANCEL_GRACE=1000 EXIT_GRACE=300
+	turn hang_cancel
+	expect timeout "honoured session/cancel"
+	check '.stop_reason == "cancelled" and has("text") == false and (.exit.forced == "none" or .exit.forced == "term")'
+	[ "$MS" -lt 3000 ] || fail "took $MS ms"
+	no_agent_left
+}
+case_late() {
+	turn late
+	expect answer
+	check '.text == "ANSWER:hello" and .counts.late_updates == 5 and .counts.updates == 2'
+}
+case_echo() {
+	# An answer that contains the credential is withheld, whole.
+	turn echo JIG_TEST_CRED
+	expect withheld "contains a credential"
+	check 'has("text") == false'
+	! grep -qF -e "$CRED" "$T/out" "$T/err" || fail "the credential is in the worker's output"
+}
+case_badversion() {
+	turn badversion
+	expect refused "the client speaks ACP protocol version 2; the worker speaks version 1"
+	check '.counts.messages == 1 and has("text") == false and .agent.name == "fake-agent"'
+	no_agent_left
+}
+case_wrongname() {
+	turn wrongname
+	expect refused "the client reports name someone-else, reviewed fake-agent; review again"
+	check '.agent.name == "someone-else" and .counts.messages == 1'
+}
+case_wrong_version() {
+	XENV='{"FAKE_AGENT_VERSION":"1.0.1"}'
+	turn answer
+	expect refused "the client reports version 1.0.1, reviewed 1.0.0; review again"
+	# Only what the request names is checked.
+	EXPECT='{"name":"fake-agent"}'
+	turn answer
+	expect answer
+	check '.agent.version == "1.0.1"'
+}
+case_noise() {
+	turn noise
+	expect answer
+	check '.text == "ANSWER:hello" and .counts.skipped_lines == 9 and .counts.lines == 14 and .counts.messages == 5'
+}
+case_fork() {
+	# The group's other process is stopped with it; the one that left the
+	# group with setsid() is the scope cgroup's to fence (VM lane), here
+	# this script's.
+	turn fork
+	expect answer
+	check '.text == "ANSWER:hello" and .exit.status == 0'
+	c=$(pid_of group_child)
+	[ -n "$c" ] && [ -n "$(pid_of escaped)" ] || fail "the agent did not fork: $(cat "$T/pids")"
+	! running "$c" || fail "the agent's group child ($c) still runs"
+	running "$(pid_of escaped)" || fail "the escaped child is gone (the test proves less than it says)"
+	no_agent_left
+}
+case_error() {
+	turn error
+	expect failed "the client answered session/prompt with error -32000: model unavailable"
+	no_agent_left
+}
+case_start_failure() {
+	request answer
+	jq -c '.argv = ["/nonexistent/agent"]' "$T/in" >"$T/in2" && mv "$T/in2" "$T/in"
+	run
+	expect failed "cannot start the client /nonexistent/agent: exec: No such file or directory"
+	check '.exit == {"how": "exited", "status": 127, "forced": "none"}'
+	request answer
+	jq -c '.cwd = "/nonexistent"' "$T/in" >"$T/in2" && mv "$T/in2" "$T/in"
+	run
+	expect failed "cannot start the client .*: working directory: No such file or directory"
+	no_agent_started
+}
+case_silent_client() {
+	# A client that never answers initialize: no session to cancel; at the
+	# deadline the exit sequence stops it.
+	DEADLINE=500 EXIT_GRACE=300
+	request answer
+	jq -c '.argv = ["/bin/sleep", "100"]' "$T/in" >"$T/in2" && mv "$T/in2" "$T/in"
+	run
+	expect timeout "the deadline of 500 ms passed while the client had not answered initialize"
+	check '.exit == {"how": "signaled", "signal": 15, "forced": "term"} and has("agent") == false'
+	[ "$MS" -lt 2500 ] || fail "took $MS ms"
+}
+case_refuse_other_format() {
+	for f in '"jig-acp-request/2"' 'null' '1'; do
+		request answer
+		jq -c ".format = $f" "$T/in" >"$T/in2" && mv "$T/in2" "$T/in"
+		run
+		expect refused "malformed request: format is not \"jig-acp-request/1\""
+		no_agent_started
+	done
+	request answer
+	jq -c 'del(.format)' "$T/in" >"$T/in2" && mv "$T/in2" "$T/in"
+	run
+	expect refused "format is not"
+	check 'has("exit") == false'
+}
+case_refuse_unknown_key() {
+	for edit in '.extra = 1:unknown key "extra"' '.limits.extra = 1:unknown key "extra" in limits' \
+		'.expect.title = "x":unknown key "title" in expect' 'del(.secrets):"secrets" is missing' \
+		'.argv[0] = "jig-fake-agent":argv\[0\] is not an absolute path' '.limits.deadline_ms = 0:limits.deadline_ms must be'; do
+		request answer
+		jq -c "${edit%%:*}" "$T/in" >"$T/in2" && mv "$T/in2" "$T/in"
+		run
+		expect refused "malformed request: ${edit#*:}"
+		no_agent_started
+	done
+}
+case_malformed_input() {
+	printf 'not json' >"$T/in"
+	run
+	expect refused "malformed request: not one JSON object"
+	head -c 5000000 /dev/zero | tr '\0' ' ' >"$T/in"
+	run
+	expect refused "over 4194304 bytes"
+	printf '[1]' >"$T/in"
+	run
+	expect refused "not a JSON object"
+}
+case_secret_not_in_worker_environ() {
+	# While the agent runs, the credential is in its environment (so the
+	# check can see it) and not in its parent's, the worker's.
+	DEADLINE=3000 CANCEL_GRACE=300
+	request hang_cancel
+	runuser -u "$USER_NAME" -- sh -c 'echo $$ >"$1"; exec "$2"' sh "$T/worker.pid" "$JIG_ACP_WORKER" \
+		<"$T/in" >"$T/out" 2>"$T/err" &
+	bg=$!
+	i=0
+	while [ -z "$(pid_of agent)" ]; do
+		i=$((i + 1)); [ $i -lt 100 ] || fail "the agent did not start"; sleep 0.05
+	done
+	w=$(cat "$T/worker.pid") a=$(pid_of agent)
+	[ "$(ps -o ppid= -p "$a" | tr -d ' ')" = "$w" ] || fail "the worker ($w) is not the agent's parent"
+	tr '\0' '\n' <"/proc/$a/environ" | grep -qxF -e "JIG_TEST_CRED=$CRED" || fail "the agent has no credential"
+	# (/proc/PID/environ is the environment a process started with.)
+	tr '\0' '\n' <"/proc/$w/environ" >"$T/worker.env" && grep -q '^PATH=' "$T/worker.env" ||
+		fail "cannot read the worker's environment"
+	! grep -qF -e "$CRED" "$T/worker.env" || fail "the credential is in the worker's environment"
+	cat "/proc/$w/cmdline" "/proc/$a/cmdline" >"$T/cmdlines" && [ -s "$T/cmdlines" ] || fail "cannot read command lines"
+	! grep -qF -e "$CRED" "$T/cmdlines" || fail "the credential is on a command line"
+	wait "$bg" || fail "worker exit"
+	expect timeout
+}
+
+"case_$1"
+echo "PASS: $1"

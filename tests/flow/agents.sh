@@ -1,0 +1,299 @@
+#!/bin/sh
+# The Agent effect end to end (issue 15): a Flow's jig.agent turn, run by
+# plugins/acp's worker in the provider scope, against the scripted fake ACP
+# agent (tests/acp/fake_agent.c) configured as the operator's provider.
+# Each case_* is one ctest (agent.<case>) in the supported-host lane, run as
+# the unprivileged user. The worker's protocol behaviour alone is tested in
+# the plain lane (tests/acp/worker.sh).
+# Requirements: R-A02, R-A03, R-A04, R-A05, R-A07, R-A09, R-C12 (see
+# docs/requirements.md).
+set -eu
+: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}" "${JIG_FAKE_AGENT:?}"
+JIG="$JIG_TEST_PREFIX/bin/jig"
+CALLER="$JIG_SOURCE/tests/flow/agent"
+
+T=$(mktemp -d /tmp/jig-agent.XXXXXX)
+trap 'pkill -KILL -f "$T/client/" 2>/dev/null || true; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+export XDG_CONFIG_HOME="$T/config"
+mkdir -p "$XDG_CONFIG_HOME/jig" "$T/client"
+chmod 700 "$XDG_CONFIG_HOME/jig"
+cp "$JIG_FAKE_AGENT" "$T/client/fake-agent"
+CANARY=CANARY-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+printf '%s\n' "$CANARY" >"$XDG_CONFIG_HOME/jig/fake.key"
+chmod 600 "$XDG_CONFIG_HOME/jig/fake.key"
+
+# agents MODE [ARG] [EXTRA_JQ]: the operator's agents.json, provider "fake"
+# running the fake agent in MODE; EXTRA_JQ edits the provider.
+agents() {
+	args=$(jq -cn --arg m "$1" --arg a "${2:-}" '[$m] + (if $a == "" then [] else [$a] end)')
+	jq -n --arg exe "$T/client/fake-agent" --arg tree "$T/client" --arg key "$XDG_CONFIG_HOME/jig/fake.key" --argjson args "$args" \
+		'{format: "jig-agents/1", providers: {fake: {client: "acp", command: ([$exe] + $args), trees: [$tree],
+		  version: "1.0.0", model_env: "FAKE_MODEL", credential: {env: "FAKE_KEY", file: $key}}}}' |
+		jq "${3:-.}" >"$XDG_CONFIG_HOME/jig/agents.json"
+	chmod 600 "$XDG_CONFIG_HOME/jig/agents.json"
+}
+# project [FLOW_JQ]: a private copy of the test project, its flow.json
+# edited by FLOW_JQ, reviewed.
+project() {
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p"
+	cp -r "$CALLER" "$T/p"
+	jq "${1:-.}" "$CALLER/caller/flow.json" >"$T/p/caller/flow.json"
+	(cd "$T/p" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }
+}
+# steps JSON: jig run of the caller with those steps; $rc, $T/out, $T/err.
+steps() {
+	printf '%s\n' "$1" >"$T/steps"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true
+	rm -rf "$T/pkt"
+	set +e
+	start=$(date +%s)
+	(cd "$T/p" && "$JIG" run caller --output "$T/pkt" --input steps="$T/steps") >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	took=$(($(date +%s) - start))
+	set -e
+	echo "--- jig run caller (exit $rc, ${took} s)"
+	cat "$T/out" "$T/err"
+	[ ! -f "$T/pkt/files/result.json" ] || jq -c '[.[] | {ok, error, stopReason}]' "$T/pkt/files/result.json"
+	[ ! -f "$T/pkt/record.json" ] || jq -c '.effects' "$T/pkt/record.json"
+	return 0
+}
+ask='{"do":"agent","route":"ask","instructions":"Say hello","input":"the document"}'
+rec() { jq -r ".$1" "$T/pkt/record.json"; }
+res() { jq -r ".[$1]$2" "$T/pkt/files/result.json"; }
+ev() { jq -r ".effects[$1]$2" "$T/pkt/record.json"; }
+succeeded() { [ "$rc" -eq 0 ] && [ "$(rec status)" = succeeded ] || fail "the Run did not succeed"; }
+expect_ok() { [ "$(res "$1" .ok)" = true ] || fail "step $1 failed: $(res "$1" .error)"; }
+expect_refused() { # expect_refused STEP PATTERN
+	[ "$(res "$1" .ok)" = false ] || fail "step $1 was not refused: $(res "$1" '')"
+	res "$1" .error | grep -q -- "$2" || fail "step $1: error does not match /$2/: $(res "$1" .error)"
+}
+# Nothing of the client is left once the Run is over: the scope fenced it.
+no_client_left() {
+	! pgrep -f "$T/client/" >/dev/null || fail "a client process outlived the Run: $(pgrep -af "$T/client/")"
+}
+no_canary() {
+	for f in "$T/pkt" "$T/p" "$T/out" "$T/err" "$T/review.out"; do
+		! grep -rqa -- "$CANARY" "$f" || fail "the credential is in $f"
+	done
+}
+# The fake agent's answer text (JSON in some modes) of step N.
+answer() { res "$1" .text; }
+
+case_answer() {
+	# R-A02, R-A04, R-A09: a Flow asks a reviewed route and gets the answer; the
+	# Plan shows the route, the provider identity and the provider scope's
+	# digest; the record holds the turn's evidence, not the transcript.
+	agents answer
+	project
+	sum=$(sha256sum "$T/client/fake-agent" | cut -d' ' -f1)
+	grep -q "agent ask: provider fake (client acp, version 1.0.0), model fake-model-1" "$T/review.out" || fail "the Plan does not show the route: $(cat "$T/review.out")"
+	grep -q "file sha256 $sum $T/client/fake-agent" "$T/review.out" || fail "the Plan does not pin the client's digest"
+	grep -q "FAKE_KEY=<your credential" "$T/review.out" || fail "the Plan does not name the credential's variable"
+	(cd "$T/p" && "$JIG" review --json) >"$T/plan.json"
+	pol=$(jq -r '.plan.flows[0].agents[0].provider_scope.policy_sha256' "$T/plan.json")
+	grep -q "policy sha256 $pol" "$T/review.out" || fail "the Plan text does not show the provider scope's digest"
+	jq -e '.plan.flows[0].agents[0] | .identity.files[0].sha256 == "'"$sum"'" and .identity.model == "fake-model-1"
+		and .provider_scope.permission_plan.network == "host"' "$T/plan.json" >/dev/null || fail "plan json: $(jq -c '.plan.flows[0].agents' "$T/plan.json")"
+	jq -e '.plan.flows[0].scope.permission_plan.network == "none"' "$T/plan.json" >/dev/null || fail "the Flow's scope has a network"
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	answer 0 | grep -q "^ANSWER:" && answer 0 | grep -q "Say hello" && answer 0 | grep -q "the document" || fail "answer: $(answer 0)"
+	[ "$(res 0 .stopReason)" = end_turn ] || fail "stop reason"
+	jq -e '.effects[0] | .effect == "agent" and .route == "ask" and .provider == "fake" and .model == "fake-model-1"
+		and .outcome == "answer" and .scope_policy_sha256 == "'"$pol"'" and .answer_bytes > 0 and .prompt_bytes > 0
+		and .agent.name == "fake-agent" and (.timing.total_ms | type) == "number" and (has("text") | not)' "$T/pkt/record.json" >/dev/null ||
+		fail "evidence: $(jq -c .effects "$T/pkt/record.json")"
+	no_client_left
+	no_canary
+}
+
+case_sees_nothing() {
+	# R-A03, R-A05, R-A07, R-C12: from inside the provider scope: an empty work directory,
+	# a private tmpfs HOME, no project, input, output or operator file, the
+	# credential only in the client's own environment; the Flow itself has
+	# still no network and no credential.
+	probe="$T/p:$T/steps:$XDG_CONFIG_HOME/jig/agents.json:$XDG_CONFIG_HOME/jig/fake.key:/flow:/input:/output:$HOME:/run/user"
+	agents report FAKE_KEY ".providers.fake.env = {FAKE_AGENT_PROBE: \"$probe\"}"
+	project
+	steps "[$ask, {\"do\":\"fetch\",\"url\":\"http://127.0.0.1:9/\"}, {\"do\":\"dump\"}]"
+	succeeded
+	expect_ok 0
+	answer 0 >"$T/report.json"
+	cat "$T/report.json"
+	jq -e '.cwd == "/work" and (.entries | length) == 0' "$T/report.json" >/dev/null || fail "the work directory is not empty"
+	jq -e '.home == "/home/agent" and .home_tmpfs == true' "$T/report.json" >/dev/null || fail "HOME is not a private tmpfs"
+	jq -e '[.probe[]] | all(. == false)' "$T/report.json" >/dev/null || fail "the client sees host paths: $(jq -c .probe "$T/report.json")"
+	jq -e '.credential.name == "FAKE_KEY" and (.credential.found_in | length) == 0' "$T/report.json" >/dev/null ||
+		fail "the credential is missing or in another process: $(jq -c .credential "$T/report.json")"
+	jq -e '.fds.open == [0,1,2]' "$T/report.json" >/dev/null || fail "the client has other descriptors: $(jq -c .fds "$T/report.json")"
+	jq -e '(.env | sort) == (["FAKE_AGENT_PROBE","FAKE_KEY","FAKE_MODEL","HOME","LANG","NO_COLOR","PATH","TMPDIR"])' "$T/report.json" >/dev/null ||
+		fail "the client's environment is not the Plan's: $(jq -c .env "$T/report.json")"
+	expect_refused 1 ""
+	grep -q '^env ' "$T/pkt/files/dump.txt" || fail "no dump"
+	no_canary
+	no_client_left
+}
+
+# A client request jig does not serve: -32601, counted.
+unserved() {
+	agents "$1"
+	project
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	answer 0 | jq -e '.error.code == -32601' >/dev/null || fail "the client got: $(answer 0)"
+	[ "$(ev 0 .counts.requests_refused)" = 1 ] || fail "not counted"
+	no_client_left
+}
+case_fs_request_refused() { unserved fs; }		 # R-A05
+case_terminal_request_refused() { unserved terminal; } # R-A05
+case_mcp_request_refused() { unserved mcp; }		 # R-A05
+case_permission_refused() {
+	# R-A05: a permission request is answered with a reject option.
+	agents permission
+	project
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	answer 0 | jq -e '.result.outcome.outcome == "selected" and .result.outcome.optionId == "r"' >/dev/null || fail "the client got: $(answer 0)"
+	[ "$(ev 0 .counts.permissions_refused)" = 1 ] || fail "not counted"
+}
+
+# A misbehaving client ends the turn with a clear outcome and nothing left.
+misbehaves() { # misbehaves MODE ARG PATTERN [FLOW_JQ]
+	agents "$1" "$2"
+	project "${4:-.}"
+	steps "[$ask]"
+	succeeded
+	expect_refused 0 "$3"
+	[ "$(ev 0 .outcome)" != answer ] || fail "recorded as an answer"
+	no_client_left
+}
+case_line_over_cap() { misbehaves longline 2000000 "line over"; }	  # issue 15 bounds
+case_update_flood() { misbehaves flood 100000 "more than"; }	  # issue 15 bounds
+case_answer_over_cap() { misbehaves bigtext 65537 "over"; }	  # issue 15 bounds
+case_answer_at_cap() {
+	# Issue 15 bounds: exactly max_answer_bytes is an answer.
+	agents bigtext 65536
+	project
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	[ "$(answer 0 | tr -d '\n' | wc -c)" -ge 65000 ] || fail "short answer"
+}
+case_crash_fenced() { misbehaves crash "" "exit"; }		  # issue 15 bounds
+case_hang_fenced() {
+	# Issue 15 bounds: a client that ignores session/cancel and SIGTERM is killed at
+	# the route's deadline plus the graces; nothing is left.
+	misbehaves hang "" "deadline\|timeout" '.agents.ask.timeout_ms = 3000'
+	[ "$took" -lt 30 ] || fail "the hang took $took s"
+	[ "$(ev 0 .outcome)" = timeout ] || fail "outcome $(ev 0 .outcome)"
+}
+case_fork_fenced() {
+	# Issue 15 bounds: processes the client starts (in its group or a new session) end
+	# with the turn: the provider scope is fenced.
+	agents fork
+	project
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	no_client_left
+}
+case_echo_withheld() {
+	# R-A03: an answer that carries the credential is withheld.
+	agents echo FAKE_KEY
+	project
+	steps "[$ask]"
+	succeeded
+	expect_refused 0 "withheld"
+	[ "$(ev 0 .outcome)" = withheld ] || fail "outcome"
+	no_canary
+}
+
+case_digest_pinned() {
+	# R-A09: a client executable that changed since review is refused.
+	agents answer
+	project
+	printf 'x' >>"$T/client/fake-agent"
+	steps "[$ask]"
+	[ "$rc" -ne 0 ] || fail "ran a changed client"
+	grep -q "provider fake changed since review: the client's files" "$T/err" && grep -q "review again" "$T/err" || fail "message"
+	[ ! -e "$T/pkt" ] || fail "a packet was published"
+}
+case_version_pinned() {
+	# R-A09: another configured version than reviewed is refused; so is a
+	# client reporting another version than the configured one.
+	agents answer
+	project
+	agents answer "" '.providers.fake.version = "2.0.0"'
+	steps "[$ask]"
+	[ "$rc" -ne 0 ] && grep -q 'its version is "2.0.0", reviewed "1.0.0"' "$T/err" && grep -q "review again" "$T/err" || fail "version change not refused"
+	agents answer "" '.providers.fake.env = {FAKE_AGENT_VERSION: "9.9.9"}'
+	project
+	steps "[$ask]"
+	succeeded
+	expect_refused 0 "9.9.9"
+	res 0 .error | grep -q "review again" || fail "message"
+}
+case_model_pinned() {
+	# R-A09: the model is part of the reviewed identity.
+	agents answer
+	project
+	jq '.agents.ask.model = "other-model"' "$T/p/caller/flow.json" >"$T/f" && cp "$T/f" "$T/p/caller/flow.json"
+	steps "[$ask]"
+	[ "$rc" -ne 0 ] && grep -q 'its model is "other-model", reviewed "fake-model-1"' "$T/err" || fail "model change not refused"
+}
+case_credential_file_unsafe() {
+	# R-A02, R-A03: an unsafe credential file refuses the turn before any launch.
+	agents answer
+	project
+	chmod 644 "$XDG_CONFIG_HOME/jig/fake.key"
+	steps "[$ask]"
+	succeeded
+	expect_refused 0 "must be your regular file with mode 0600"
+	chmod 600 "$XDG_CONFIG_HOME/jig/fake.key"
+	[ "$(ev 0 .outcome)" = refused ] || fail "outcome"
+	[ "$(ev 0 .counts)" = null ] || fail "a worker ran"
+}
+case_prompt_cap() {
+	# Issue 15 bounds: max_prompt_bytes at and over the cap.
+	agents answer
+	project
+	at=$(head -c 4096 /dev/zero | tr '\0' a)
+	steps "[{\"do\":\"agent\",\"route\":\"ask\",\"instructions\":\"$at\"}, {\"do\":\"agent\",\"route\":\"ask\",\"instructions\":\"${at}b\"},
+		{\"do\":\"agent\",\"route\":\"nope\",\"input\":\"x\"}, {\"do\":\"agent\",\"route\":\"ask\"}]"
+	succeeded
+	expect_ok 0
+	expect_refused 1 "over its 4096"
+	expect_refused 2 "no reviewed agent route"
+	expect_refused 3 "empty prompt"
+}
+case_turns_cap() {
+	# Issue 15 bounds: at most 16 turns per Run; the 17th ends the Run.
+	agents answer
+	project
+	s="[$ask"; i=1; while [ $i -lt 16 ]; do s="$s, $ask"; i=$((i + 1)); done
+	steps "$s]"
+	succeeded
+	[ "$(jq '[.[] | select(.ok)] | length' "$T/pkt/files/result.json")" = 16 ] || fail "16 turns did not all answer"
+	steps "$s, $ask]"
+	[ "$rc" -ne 0 ] && grep -q "more than 16 Agent turns" "$T/err" || fail "the 17th turn did not end the Run"
+	no_client_left
+}
+case_example_classify() {
+	# The example Flow: classify an attached document with the operator's
+	# provider (here the fake agent), publishing its declared output.
+	agents answer
+	jq '.providers["local-agent"] = .providers.fake | del(.providers.fake)' "$XDG_CONFIG_HOME/jig/agents.json" >"$T/a"
+	cp "$T/a" "$XDG_CONFIG_HOME/jig/agents.json"
+	rm -rf "$T/ex"; cp -r "$JIG_SOURCE/examples/agents" "$T/ex"
+	(cd "$T/ex" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review"; }
+	(cd "$T/ex" && "$JIG" run classify --output "$T/pkt" --input document="$T/ex/classify/sample.txt") || fail "run"
+	cat "$T/pkt/files/classification.md"
+	grep -q "category: ANSWER:" "$T/pkt/files/classification.md" || fail "classification"
+}
+
+. "$JIG_SOURCE/tests/vm/case-main.sh"
