@@ -184,19 +184,24 @@ void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_f
 	const struct jig_agent_grant *g = route ? jig_flow_agent_grant(f, route) : NULL;
 	json_t *planned = g ? jig_plan_agent(env->plan, f->name, g->route) : NULL;
 	const struct jig_scope_template *t = g ? jig_plan_scope(env->plan, f->name, g->route) : NULL;
-	if (!g || !planned || !t)
+	if (!g || !planned || (!t && !g->api))
 		return refuse(reply, ev, "flow %s has no reviewed agent route \"%.64s\"", f->name, route ? route : "");
-	json_t *reviewed = json_object_get(planned, "identity");
-	static const char *const shown[] = {"provider", "client", "version", "model", NULL};
-	for (size_t i = 0; shown[i]; i++)
-		json_object_set(ev, shown[i], json_object_get(reviewed, shown[i]));
-	json_object_set_new(ev, "scope_policy_sha256", json_string(t->policy.sha256));
 	char why[700];
 	size_t prompt_bytes;
 	json_t *prompt = prompt_of(op, g, &prompt_bytes, why, sizeof(why));
 	if (!prompt)
 		return refuse(reply, ev, "%s", why);
 	json_object_set_new(ev, "prompt_bytes", json_integer((json_int_t)prompt_bytes));
+	json_object_set_new(ev, "model", json_string(g->model));
+	if (g->api) {
+		json_decref(prompt);
+		return jig_agent_api_turn(env, f, g, op, prompt_bytes, ev, reply, interrupted);
+	}
+	json_t *reviewed = json_object_get(planned, "identity");
+	static const char *const shown[] = {"provider", "client", "version", "model", NULL};
+	for (size_t i = 0; shown[i]; i++)
+		json_object_set(ev, shown[i], json_object_get(reviewed, shown[i]));
+	json_object_set_new(ev, "scope_policy_sha256", json_string(t->policy.sha256));
 	struct jig_agent_provider p;
 	struct jig_error pe = {0};
 	json_t *now = NULL;

@@ -26,7 +26,7 @@
 #define JIG_AGENT_MAX_TREES 8
 #define JIG_AGENT_MAX_ARGS 16
 /* The worker's deadline: the route's, plus time to start and stop. */
-#define JIG_AGENT_WORKER_GRACE_MS 5000
+#define JIG_AGENT_WORKER_GRACE_MS 10000
 
 struct jig_agent_provider {
 	char *id;
@@ -56,7 +56,9 @@ int jig_agent_identity(const struct jig_agent_provider *p, const char *model, js
 const char *jig_agent_identity_diff(json_t *reviewed, json_t *now, char *buf, size_t cap);
 
 struct jig_plan;
+struct jig_http_effect_env;
 struct jig_agent_effect_env {
+	const struct jig_http_effect_env *http; /* API-backed routes send through it */
 	struct jig_sandbox *sandbox;
 	const struct jig_plan *plan; /* the routes' identities and composed scopes */
 	int init_fd;		     /* the trusted launcher */
@@ -69,5 +71,10 @@ struct jig_agent_effect_env {
  * credential). *interrupted is a stop signal the worker's supervisor took. */
 void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 		      json_t **evidence, int *interrupted);
+
+/* An API-backed route's turn (effects/agent_api.c): the request as data,
+ * through the route's http grant. */
+void jig_agent_api_turn(const struct jig_agent_effect_env *env, const struct jig_flow *f, const struct jig_agent_grant *g,
+			json_t *op, size_t prompt_bytes, json_t *ev, json_t **reply, int *interrupted);
 
 #endif

@@ -161,6 +161,14 @@ static json_t *scope_json(const struct jig_scope_template *t)
 static int compose_agent(const struct jig_catalog *cat, const struct jig_snapshot *s, const struct jig_flow *f,
 			 const struct jig_agent_grant *g, struct jig_plan *pl, json_t *agents, struct jig_error *e)
 {
+	if (g->api) { /* API-backed: the request goes through the Flow's own http route */
+		json_array_append_new(agents, json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s}", "route", g->route, "api", g->api,
+							"http", g->http, "model", g->model, "max_prompt_bytes",
+							(json_int_t)g->max_prompt_bytes, "max_answer_bytes",
+							(json_int_t)g->max_answer_bytes, "timeout_ms", (json_int_t)g->timeout_ms,
+							"credential", "the http route's bearer, only if you bind one in http.json (never in the Plan)"));
+		return 0;
+	}
 	struct jig_agent_provider p;
 	json_t *id = NULL;
 	int r = jig_agent_provider_get(g->provider, false, &p, e);
@@ -257,8 +265,11 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 						    JIG_RUNTIME_BOOT, JIG_CATALOG_FILE};
 	size_t n_used = 5;
 	bool http = false, agents = false;
-	for (size_t i = 0; i < p->n_flows; i++)
-		http |= p->flows[i].n_http > 0, agents |= p->flows[i].n_agents > 0;
+	for (size_t i = 0; i < p->n_flows; i++) {
+		http |= p->flows[i].n_http > 0;
+		for (size_t k = 0; k < p->flows[i].n_agents; k++)
+			agents |= p->flows[i].agents[k].provider != NULL; /* a native client: plugins/acp */
+	}
 	if (http)
 		used[n_used++] = JIG_HTTP_MODULE_FILE, used[n_used++] = JIG_HTTP_WORKER_FILE;
 	if (agents)
@@ -331,6 +342,14 @@ static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, 
 {
 	const char *route = json_string_value(json_object_get(a, "route"));
 	json_t *id = json_object_get(a, "identity");
+	if (json_object_get(a, "api")) {
+		fprintf(out, "    agent %s: API-backed (%s), model %s, prompt <= %lld bytes, answer <= %lld bytes;\n"
+			     "      the request is prepared as data and sent through http route %s above, by its worker\n",
+			route, json_string_value(json_object_get(a, "api")), json_string_value(json_object_get(a, "model")),
+			json_integer_value(json_object_get(a, "max_prompt_bytes")),
+			json_integer_value(json_object_get(a, "max_answer_bytes")), json_string_value(json_object_get(a, "http")));
+		return;
+	}
 	fprintf(out, "    agent %s: provider %s (client %s, version %s), model %s\n      command:", route,
 		json_string_value(json_object_get(id, "provider")), json_string_value(json_object_get(id, "client")),
 		json_string_value(json_object_get(id, "version")), json_string_value(json_object_get(id, "model")));

@@ -131,6 +131,31 @@ static int parse_http(json_t *obj, const char *what, struct jig_flow *f, struct 
 	return 0;
 }
 
+/* A route's backend: a native client ("provider", the operator's), or an
+ * API ("api" and "http": a POST http route of the same Flow that the
+ * request, prepared as data, is sent through; its deadline applies). */
+static int agent_backend(json_t *g, const char *w, const struct jig_flow *f, struct jig_agent_grant *a, struct jig_error *e)
+{
+	json_t *prov = json_object_get(g, "provider"), *api = json_object_get(g, "api"), *http = json_object_get(g, "http");
+	if (prov) {
+		if (api || http || !json_is_string(prov) || !jig_valid_name(json_string_value(prov)))
+			return jig_err(e, JIG_E_USAGE, "%s: \"provider\" (a name of [a-z0-9_-]) names a native client; \"api\" and \"http\" an API-backed one, not both", w);
+		return (a->provider = strdup(json_string_value(prov))) ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
+	}
+	const char *kind = json_string_value(api), *route = json_string_value(http);
+	if (!kind || !route)
+		return jig_err(e, JIG_E_USAGE, "%s: needs \"provider\" (a native client) or \"api\" and \"http\" (an API-backed Agent)", w);
+	if (strcmp(kind, "openai-chat") != 0 && strcmp(kind, "anthropic-messages") != 0)
+		return jig_err(e, JIG_E_USAGE, "%s: api \"%.32s\" is not openai-chat or anthropic-messages", w, kind);
+	const struct jig_http_grant *h = jig_flow_http_grant(f, route);
+	if (!h || strcmp(h->method, "POST") != 0)
+		return jig_err(e, JIG_E_USAGE, "%s: http \"%.64s\" must be a POST route of this Flow's \"http\"", w, route);
+	if (json_object_get(g, "timeout_ms"))
+		return jig_err(e, JIG_E_USAGE, "%s: an API-backed route has its http route's deadline, not timeout_ms", w);
+	a->timeout_ms = h->timeout_ms;
+	return (a->api = strdup(kind)) && (a->http = strdup(route)) ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
+}
+
 #define MODEL_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:/@-"
 
 /* "agents": {ROUTE: {"provider", "model", "max_prompt_bytes"?,
@@ -146,14 +171,15 @@ static int parse_agents(json_t *obj, const char *what, struct jig_flow *f, struc
 		return jig_err(e, JIG_E_USAGE, "%s: agents: must be an object of at most %d routes", what, JIG_AGENT_MAX_ROUTES);
 	if (!(f->agents = calloc(json_object_size(obj) + 1, sizeof(*f->agents))))
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	static const char *const keys[] = {"provider", "model", "max_prompt_bytes", "max_answer_bytes", "timeout_ms", NULL};
+	static const char *const keys[] = {"provider", "api", "http", "model", "max_prompt_bytes", "max_answer_bytes",
+					   "timeout_ms", NULL};
 	const char *route;
 	json_t *g;
 	json_object_foreach(obj, route, g) {
 		struct jig_agent_grant *a = &f->agents[f->n_agents++];
 		char w[300];
 		snprintf(w, sizeof(w), "%s: agent route \"%.64s\"", what, route);
-		const char *provider, *model;
+		const char *model;
 		int r;
 		if (!jig_valid_name(route))
 			return jig_err(e, JIG_E_USAGE, "%s: agents: route name \"%.64s\" must be of [a-z0-9_-]", what, route);
@@ -161,16 +187,15 @@ static int parse_agents(json_t *obj, const char *what, struct jig_flow *f, struc
 			return jig_err(e, JIG_E_USAGE, "%s: is also an http route; a route name means one grant", w);
 		if (!json_is_object(g))
 			return jig_err(e, JIG_E_USAGE, "%s: must be an object", w);
-		if ((r = jig_json_only_keys(g, keys, w, e)) || (r = jig_json_get_string(g, "provider", w, &provider, e)) ||
-		    (r = jig_json_get_string(g, "model", w, &model, e)))
-			return usage(r, e);
-		if (!jig_valid_name(provider))
-			return jig_err(e, JIG_E_USAGE, "%s: provider \"%.64s\" must be a name of [a-z0-9_-]", w, provider);
-		if (!model[0] || strlen(model) > 128 || strspn(model, MODEL_CHARS) != strlen(model))
-			return jig_err(e, JIG_E_USAGE, "%s: model must be 1-128 characters of [A-Za-z0-9._:/@-] (jig supplies no default)", w);
 		a->max_prompt_bytes = 16 << 10;
 		a->max_answer_bytes = 64 << 10;
 		a->timeout_ms = 120000;
+		if ((r = jig_json_only_keys(g, keys, w, e)) || (r = jig_json_get_string(g, "model", w, &model, e)))
+			return usage(r, e);
+		if ((r = agent_backend(g, w, f, a, e)))
+			return usage(r, e);
+		if (!model[0] || strlen(model) > 128 || strspn(model, MODEL_CHARS) != strlen(model))
+			return jig_err(e, JIG_E_USAGE, "%s: model must be 1-128 characters of [A-Za-z0-9._:/@-] (jig supplies no default)", w);
 		if ((json_object_get(g, "max_prompt_bytes") &&
 		     (r = jig_json_get_uint(g, "max_prompt_bytes", w, 1, JIG_AGENT_PROMPT_MAX, &a->max_prompt_bytes, e))) ||
 		    (json_object_get(g, "max_answer_bytes") &&
@@ -178,7 +203,7 @@ static int parse_agents(json_t *obj, const char *what, struct jig_flow *f, struc
 		    (json_object_get(g, "timeout_ms") &&
 		     (r = jig_json_get_uint(g, "timeout_ms", w, 1000, JIG_AGENT_TIMEOUT_MAX, &a->timeout_ms, e))))
 			return usage(r, e);
-		if (!(a->route = strdup(route)) || !(a->provider = strdup(provider)) || !(a->model = strdup(model)))
+		if (!(a->route = strdup(route)) || !(a->model = strdup(model)))
 			return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	}
 	return 0;
@@ -367,6 +392,8 @@ void jig_project_close(struct jig_project *p)
 		for (size_t k = 0; k < f->n_agents; k++) {
 			free(f->agents[k].route);
 			free(f->agents[k].provider);
+			free(f->agents[k].api);
+			free(f->agents[k].http);
 			free(f->agents[k].model);
 		}
 		free(f->agents);

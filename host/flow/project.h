@@ -43,7 +43,9 @@ struct jig_http_grant {
 #define JIG_AGENT_TIMEOUT_MAX 600000	  /* ceiling of timeout_ms */
 struct jig_agent_grant {
 	char *route;
-	char *provider; /* an id of the operator's agents.json */
+	char *provider; /* an id of the operator's agents.json; NULL for an API-backed route */
+	char *api;	/* API-backed: "openai-chat" or "anthropic-messages"; NULL for a native client */
+	char *http;	/* API-backed: the Flow's POST http route the request is sent through */
 	char *model;
 	uint64_t max_prompt_bytes, max_answer_bytes, timeout_ms;
 };

@@ -13,7 +13,8 @@ JIG="$JIG_TEST_PREFIX/bin/jig"
 CALLER="$JIG_SOURCE/tests/flow/agent"
 
 T=$(mktemp -d /tmp/jig-agent.XXXXXX)
-trap 'pkill -KILL -f "$T/client/" 2>/dev/null || true; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+PEERS=""
+trap 'for p in $PEERS; do kill "$p" 2>/dev/null || true; done; pkill -KILL -f "$T/client/" 2>/dev/null || true; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 export XDG_CONFIG_HOME="$T/config"
 mkdir -p "$XDG_CONFIG_HOME/jig" "$T/client"
@@ -77,6 +78,19 @@ no_canary() {
 	for f in "$T/pkt" "$T/p" "$T/out" "$T/err" "$T/review.out"; do
 		! grep -rqa -- "$CANARY" "$f" || fail "the credential is in $f"
 	done
+}
+# peer: the stub model service (tests/http/peer.py) on 127.0.0.1:18090.
+peer() {
+	/usr/bin/python3 "$JIG_SOURCE/tests/http/peer.py" --port 18090 --portfile "$T/peer.port" --log "$T/peer.log" &
+	PEERS="$PEERS $!"
+	i=0
+	while [ ! -s "$T/peer.port" ]; do i=$((i + 1)); [ $i -lt 200 ] || fail "the peer did not start"; sleep 0.05; done
+	touch "$T/peer.log"
+}
+# http_config JSON: the operator's http.json (bearers), 0600.
+http_config() {
+	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/jig/http.json"
+	chmod 600 "$XDG_CONFIG_HOME/jig/http.json"
 }
 # The fake agent's answer text (JSON in some modes) of step N.
 answer() { res "$1" .text; }
@@ -294,6 +308,54 @@ case_example_classify() {
 	(cd "$T/ex" && "$JIG" run classify --output "$T/pkt" --input document="$T/ex/classify/sample.txt") || fail "run"
 	cat "$T/pkt/files/classification.md"
 	grep -q "category: ANSWER:" "$T/pkt/files/classification.md" || fail "classification"
+}
+
+case_api_backed() {
+	# R-A01: an API-backed Agent's request is prepared as data and sent
+	# through the Flow's reviewed http route by the HTTP worker, which holds
+	# the operator's bearer; the Flow never sees it (canary); the Plan shows
+	# the Agent route and its HTTP grant.
+	peer
+	agents answer
+	project
+	grep -q "agent chat: API-backed (openai-chat), model stub-chat-1" "$T/review.out" &&
+		grep -q "sent through http route llm above" "$T/review.out" && grep -q "http llm: POST http://127.0.0.1:18090/v1/chat/completions" "$T/review.out" ||
+		fail "the Plan does not show the API-backed route and its grant"
+	http_config "{\"format\":\"jig-http-config/1\",\"bindings\":[
+		{\"flow\":\"caller\",\"route\":\"llm\",\"url\":\"http://127.0.0.1:18090/v1/chat/completions\",\"bearer\":\"$CANARY\"},
+		{\"flow\":\"caller\",\"route\":\"msgs\",\"url\":\"http://127.0.0.1:18090/v1/messages\",\"bearer\":\"$CANARY\"}]}"
+	steps '[{"do":"agent","route":"chat","instructions":"Be brief.","skills":["Skill A"],"input":{"doc":"d1"}},
+		{"do":"agent","route":"claude","instructions":"Be brief.","input":"plain input"},
+		{"do":"agent","route":"notchat","input":"x"}, {"do":"dump"}]'
+	succeeded
+	expect_ok 0
+	answer 0 | jq -e '.stub and .model == "stub-chat-1" and .auth == "bearer" and .system == "Be brief.\n\nSkill A" and .user == "{\"doc\":\"d1\"}"' >/dev/null ||
+		fail "chat answer: $(answer 0)"
+	[ "$(res 0 .stopReason)" = stop ] || fail "chat stop reason"
+	expect_ok 1
+	answer 1 | jq -e '.model == "stub-messages-1" and .auth == "bearer" and .system == "Be brief." and .user == "plain input" and .max_tokens == 16384' >/dev/null ||
+		fail "messages answer: $(answer 1)"
+	[ "$(res 1 .stopReason)" = end_turn ] || fail "messages stop reason"
+	expect_refused 2 "not a openai-chat response with text"
+	jq -e '.effects[0] | .effect == "agent" and .api == "openai-chat" and .http_route == "llm" and .outcome == "answer"
+		and .http.outcome == "response" and .http.status == 200' "$T/pkt/record.json" >/dev/null || fail "evidence: $(jq -c .effects "$T/pkt/record.json")"
+	[ "$(grep -c ' /v1/' "$T/peer.log")" = 2 ] || fail "peer log: $(cat "$T/peer.log")"
+	no_canary
+	! grep -qa -- "$CANARY" "$T/pkt/files/dump.txt" || fail "the Flow saw the bearer"
+}
+case_api_backed_refusals() {
+	# R-A01: a revoked binding stops the request before it is sent; an
+	# answer over the route's cap is not delivered.
+	peer
+	agents answer
+	project '.agents.chat.max_answer_bytes = 20'
+	http_config '{"format":"jig-http-config/1","bindings":[{"flow":"caller","route":"msgs","url":"http://127.0.0.1:18090/v1/messages","bearer":"b","revoked":true}]}'
+	steps '[{"do":"agent","route":"claude","input":"x"}, {"do":"agent","route":"chat","input":"x"}]'
+	succeeded
+	expect_refused 0 "revoked"
+	[ "$(ev 0 .outcome)" = refused ] || fail "outcome $(ev 0 .outcome)"
+	expect_refused 1 "over its 20"
+	[ "$(grep -c ' /v1/' "$T/peer.log")" = 1 ] || fail "peer log: $(cat "$T/peer.log")"
 }
 
 . "$JIG_SOURCE/tests/vm/case-main.sh"

@@ -15,6 +15,9 @@ never logged). Paths:
   /big/N        200, N bytes, chunked (no Content-Length)
   /trickle      200, then one byte every 200 ms for 20 s
   /slow/MS      200 after MS milliseconds
+  /v1/chat/completions  a stub OpenAI-compatible chat completion whose text
+                describes the request (model, auth, system, user)
+  /v1/messages  the same as a stub Anthropic Messages response
 """
 import argparse
 import http.server
@@ -98,11 +101,34 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     time.sleep(0.2)
             except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
                 pass
+        elif p in ("/v1/chat/completions", "/v1/messages"):
+            self._stub_model(p, body)
         elif p.startswith("/slow/"):
             time.sleep(int(p.split("/")[2]) / 1000)
             self._send(200, b"slow", "text/plain")
         else:
             self._send(404, b"no such path", "text/plain")
+
+    def _stub_model(self, p, body):
+        try:
+            req = json.loads(body)
+        except ValueError:
+            return self._send(400, b'{"error": "not json"}')
+        msgs = req.get("messages") or []
+        system = req.get("system") or "".join(m["content"] for m in msgs if m.get("role") == "system")
+        user = "".join(m["content"] for m in msgs if m.get("role") == "user")
+        auth = "bearer" if self.headers.get("Authorization", "").startswith("Bearer ") else "none"
+        text = json.dumps({"stub": True, "model": req.get("model"), "auth": auth, "system": system, "user": user,
+                           "max_tokens": req.get("max_tokens")}, sort_keys=True)
+        if p == "/v1/chat/completions":
+            out = {"id": "stub-1", "object": "chat.completion", "model": req.get("model"),
+                   "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                   "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}}
+        else:
+            out = {"id": "msg-1", "type": "message", "role": "assistant", "model": req.get("model"),
+                   "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                   "usage": {"input_tokens": 7, "output_tokens": 5}}
+        self._send(200, json.dumps(out).encode())
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
 

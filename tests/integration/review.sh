@@ -198,7 +198,8 @@ case_refuse_agent_grant_fields() {
 	agents_json
 	for change in '.agents.ask.model = "a b"' '.agents.ask.model = ""' '.agents.ask.timeout_ms = 600001' '.agents.ask.extra = 1' \
 		'.agents.ask.max_prompt_bytes = 49153' '.agents["Bad"] = .agents.ask' 'del(.agents.ask.model)' \
-		'.http = {ask: {method: "GET", url: "http://127.0.0.1:9/"}}'; do
+		'.http.ask = {method: "GET", url: "http://127.0.0.1:9/"}' '.agents.chat.http = "nope"' '.agents.chat.timeout_ms = 1000' \
+		'.agents.chat.api = "other"' '.agents.chat.provider = "fake"' '.http.llm.method = "GET"' 'del(.agents.chat.http)'; do
 		agent_project "$change"
 		bad 'agent\|http'
 	done
