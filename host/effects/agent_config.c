@@ -21,6 +21,49 @@
 #define CREDENTIAL_MAX (16 * 1024)
 #define VALUE_MAX 1024
 
+/* jig's client profiles (host policy): what a named client is told so that
+ * its own tools, settings and extensions stay off, pinned in the Plan as
+ * part of the provider identity. "acp" is a generic client: no profile.
+ * Claude Code (@zed-industries/claude-code-acp, qualified with 0.16.2): its
+ * built-in tools off (disableBuiltInTools and the rest disallowed by name),
+ * no setting sources (no user, project or local settings, hooks or
+ * plugins), no MCP configuration, the model selected over ACP, telemetry,
+ * error reports and auto-update off. Codex and Pi: not qualified yet. */
+struct profile {
+	const char *client;
+	const char *env;	  /* JSON object */
+	const char *session_meta; /* JSON object: session/new's _meta */
+	bool select_model;	  /* session/set_model with the route's model */
+};
+static const struct profile profiles[] = {
+	{"acp", "{}", NULL, false},
+	{"claude-code",
+	 "{\"DISABLE_AUTOUPDATER\": \"1\", \"DISABLE_TELEMETRY\": \"1\", \"DISABLE_ERROR_REPORTING\": \"1\","
+	 " \"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\": \"1\"}",
+	 "{\"disableBuiltInTools\": true, \"claudeCode\": {\"options\": {\"settingSources\": [], \"strictMcpConfig\": true,"
+	 " \"disallowedTools\": [\"TaskOutput\", \"TaskStop\", \"EnterPlanMode\", \"Task\", \"Skill\", \"SlashCommand\","
+	 " \"WebSearch\", \"WebFetch\", \"NotebookEdit\", \"TodoWrite\"]}}}",
+	 true},
+};
+
+static const struct profile *profile_of(const char *client)
+{
+	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+		if (strcmp(profiles[i].client, client) == 0)
+			return &profiles[i];
+	return NULL;
+}
+
+/* The profile as the Plan shows it (NULL for a generic client). */
+static json_t *profile_json(const struct profile *pr)
+{
+	if (!pr->session_meta)
+		return NULL;
+	json_error_t je;
+	return json_pack("{s:o,s:o,s:b}", "env", json_loads(pr->env, 0, &je), "session_meta",
+			 json_loads(pr->session_meta, 0, &je), "select_model", pr->select_model);
+}
+
 static bool env_name_ok(const char *n)
 {
 	size_t len = strlen(n);
@@ -170,9 +213,10 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 	if ((r = jig_json_only_keys(o, keys, w, e)) || (r = jig_json_get_string(o, "client", w, &client, e)) ||
 	    (r = jig_json_get_string(o, "version", w, &version, e)))
 		return r;
-	if (strcmp(client, "acp") != 0)
+	const struct profile *pr = profile_of(client);
+	if (!pr)
 		return jig_err(e, JIG_E_USAGE,
-			       "%s: client \"%.32s\": jig has no qualified profile for it yet; \"acp\" runs any ACP client as configured (docs/agents.md)",
+			       "%s: client \"%.32s\": jig has no qualified profile for it (claude-code, or acp for any ACP client as configured; docs/agents.md)",
 			       w, client);
 	if (!version[0] || !value_ok(version, 64))
 		return jig_err(e, JIG_E_USAGE, "%s: version must be 1-64 printable characters (the version the client reports)", w);
@@ -187,6 +231,16 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 		return jig_err(e, JIG_E_USAGE, "%s: model_env and the credential's env are the same variable", w);
 	if ((p->model_env && json_object_get(env, p->model_env)) || (p->credential_env && json_object_get(env, p->credential_env)))
 		return jig_err(e, JIG_E_USAGE, "%s: env sets a variable jig sets (model_env or the credential's)", w);
+	json_t *prof_env = json_loads(pr->env, 0, NULL);
+	const char *k;
+	json_t *v;
+	json_object_foreach(env, k, v)
+		if (json_object_get(prof_env, k)) {
+			json_decref(prof_env);
+			return jig_err(e, JIG_E_USAGE, "%s: env \"%s\" is set by the %s profile", w, k, client);
+		}
+	json_decref(prof_env);
+	p->profile = profile_json(pr);
 	p->command = json_deep_copy(cmd);
 	p->trees = json_deep_copy(trees);
 	p->env = env ? json_deep_copy(env) : json_object();
@@ -256,6 +310,7 @@ void jig_agent_provider_free(struct jig_agent_provider *p)
 	json_decref(p->command);
 	json_decref(p->trees);
 	json_decref(p->env);
+	json_decref(p->profile);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -299,9 +354,9 @@ int jig_agent_identity(const struct jig_agent_provider *p, const char *model, js
 		json_decref(files);
 		return r;
 	}
-	*out = json_pack("{s:s,s:s,s:O,s:o,s:O,s:O,s:s,s:s,s:s?,s:s?}", "provider", p->id, "client", p->client, "command",
+	*out = json_pack("{s:s,s:s,s:O,s:o,s:O,s:O,s:s,s:s,s:s?,s:s?,s:O?}", "provider", p->id, "client", p->client, "command",
 			 p->command, "files", files, "trees", p->trees, "env", p->env, "version", p->version, "model", model,
-			 "model_env", p->model_env, "credential_env", p->credential_env);
+			 "model_env", p->model_env, "credential_env", p->credential_env, "profile", p->profile);
 	return *out ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
 }
 
@@ -310,7 +365,7 @@ const char *jig_agent_identity_diff(json_t *reviewed, json_t *now, char *buf, si
 	if (json_equal(reviewed, now))
 		return NULL;
 	static const char *const keys[] = {"provider", "client", "model", "version", "command", "files", "trees", "env",
-					   "model_env", "credential_env", NULL};
+					   "model_env", "credential_env", "profile", NULL};
 	for (const char *const *k = keys; *k; k++)
 		if (!json_equal(json_object_get(reviewed, *k), json_object_get(now, *k))) {
 			if (strcmp(*k, "files") == 0)

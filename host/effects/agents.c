@@ -103,6 +103,7 @@ static json_t *client_env(const struct jig_scope_template *t, const struct jig_a
 	json_t *env = json_deep_copy(json_object_get(t->policy.doc, "env"));
 	if (!env)
 		return NULL;
+	json_object_update(env, json_object_get(p->profile, "env"));
 	json_object_update(env, p->env);
 	if (p->model_env)
 		json_object_set_new(env, p->model_env, json_string(model));
@@ -126,6 +127,10 @@ static char *request_text(const struct jig_scope_template *t, const struct jig_a
 		return NULL;
 	if (p->credential)
 		json_array_append_new(json_object_get(in, "secrets"), json_string(p->credential));
+	if (json_object_get(p->profile, "session_meta"))
+		json_object_set(in, "session_meta", json_object_get(p->profile, "session_meta"));
+	if (json_is_true(json_object_get(p->profile, "select_model")))
+		json_object_set_new(in, "model", json_string(g->model));
 	char *txt = json_dumps(in, JSON_COMPACT);
 	json_decref(in); /* jansson's copies of the credential are freed, not wiped */
 	return txt;

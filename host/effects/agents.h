@@ -30,7 +30,7 @@
 
 struct jig_agent_provider {
 	char *id;
-	char *client;  /* "acp": a generic ACP client */
+	char *client;  /* "acp": a generic ACP client; "claude-code": with jig's profile */
 	json_t *command; /* [absolute path, args...] */
 	json_t *trees;	 /* absolute host paths, bound read-only at their own paths */
 	json_t *env;	 /* non-secret client environment {NAME: value} */
@@ -38,6 +38,7 @@ struct jig_agent_provider {
 	char *model_env; /* the variable that carries the route's model, or NULL */
 	char *credential_env;	/* the variable the credential is projected into, or NULL */
 	char *credential;	/* only with the secret (jig_agent_provider_get(..., true, ...)) */
+	json_t *profile; /* jig's profile for the client {env, session_meta, select_model}, or NULL */
 };
 
 /* Reads the operator's provider id. An unsafe (owner, mode, link) or

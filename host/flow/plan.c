@@ -371,6 +371,16 @@ static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, 
 		jig_text_put(out, json_string_value(v));
 		fputc('\n', out);
 	}
+	json_t *prof = json_object_get(id, "profile");
+	if (prof) {
+		fprintf(out, "      jig's %s profile: session/new _meta ", json_string_value(json_object_get(id, "client")));
+		char *m = json_dumps(json_object_get(prof, "session_meta"), JSON_COMPACT | JSON_SORT_KEYS);
+		jig_text_put(out, m);
+		free(m);
+		fprintf(out, "%s\n", json_is_true(json_object_get(prof, "select_model")) ? "; the model selected with session/set_model" : "");
+		json_object_foreach(json_object_get(prof, "env"), k, v)
+			fprintf(out, "      client environment %s=%s (the profile's)\n", k, json_string_value(v));
+	}
 	if (json_object_get(id, "model_env"))
 		fprintf(out, "      client environment %s=<the model>\n", json_string_value(json_object_get(id, "model_env")));
 	if (json_object_get(id, "credential_env"))

@@ -217,7 +217,8 @@ static int take_limits(struct jig_acp_request *r, json_t *o, char *why, size_t c
 
 static int check(struct jig_acp_request *r, char *why, size_t cap)
 {
-	static const char *const keys[] = {"format", "argv", "env", "secrets", "cwd", "expect", "prompt", "limits", NULL};
+	static const char *const keys[] = {"format", "argv", "env", "secrets", "cwd", "expect", "session_meta", "model", "prompt",
+					   "limits", NULL};
 	json_t *d = r->doc;
 	const char *format = json_string_value(json_object_get(d, "format"));
 	if (!format || strcmp(format, JIG_ACP_REQUEST_FORMAT) != 0)
@@ -227,6 +228,13 @@ static int check(struct jig_acp_request *r, char *why, size_t cap)
 	r->cwd = json_string_value(json_object_get(d, "cwd"));
 	if (!r->cwd || r->cwd[0] != '/')
 		return bad(why, cap, "cwd is not an absolute path");
+	json_t *model = json_object_get(d, "model");
+	if (model && (!json_is_string(model) || !json_string_length(model)))
+		return bad(why, cap, "model must be a non-empty string");
+	r->model = json_string_value(model);
+	r->session_meta = json_object_get(d, "session_meta");
+	if (r->session_meta && !json_is_object(r->session_meta))
+		return bad(why, cap, "session_meta must be an object");
 	if (take_argv(r, json_object_get(d, "argv"), why, cap) < 0 || take_env(r, json_object_get(d, "env"), why, cap) < 0 ||
 	    take_secrets(r, json_object_get(d, "secrets"), why, cap) < 0 ||
 	    take_expect(r, json_object_get(d, "expect"), why, cap) < 0 ||

@@ -65,8 +65,8 @@ enum outcome { OUT_NONE, OUT_ANSWER, OUT_REFUSED, OUT_FAILED, OUT_TIMEOUT, OUT_W
 static const char *const outcome_names[] = {"", "answer", "refused", "failed", "timeout", "withheld"};
 
 /* The worker's requests; each step's JSON-RPC id is its number. */
-enum step { STEP_INITIALIZE, STEP_SESSION, STEP_PROMPT, STEP_DONE };
-static const char *const step_methods[] = {"initialize", "session/new", "session/prompt", "nothing"};
+enum step { STEP_INITIALIZE, STEP_SESSION, STEP_MODEL, STEP_PROMPT, STEP_DONE };
+static const char *const step_methods[] = {"initialize", "session/new", "session/set_model", "session/prompt", "nothing"};
 
 struct counts {
 	json_int_t lines, skipped_lines, messages, updates, late_updates, requests_refused, permissions_refused,
@@ -316,7 +316,10 @@ static void initialized(struct turn *t, json_t *res)
 	}
 	if (identity(t, info) < 0)
 		return;
-	request(t, STEP_SESSION, json_pack("{s:s,s:[]}", "cwd", t->rq->cwd, "mcpServers"));
+	json_t *params = json_pack("{s:s,s:[]}", "cwd", t->rq->cwd, "mcpServers");
+	if (params && t->rq->session_meta)
+		json_object_set(params, "_meta", t->rq->session_meta);
+	request(t, STEP_SESSION, params);
 }
 
 static void session_created(struct turn *t, json_t *res)
@@ -331,7 +334,10 @@ static void session_created(struct turn *t, json_t *res)
 		end(t, OUT_FAILED, "out of memory");
 		return;
 	}
-	request(t, STEP_PROMPT, json_pack("{s:s,s:O}", "sessionId", t->session, "prompt", t->rq->prompt));
+	if (t->rq->model) /* the reviewed model, where the host's profile selects it over ACP */
+		request(t, STEP_MODEL, json_pack("{s:s,s:s}", "sessionId", t->session, "modelId", t->rq->model));
+	else
+		request(t, STEP_PROMPT, json_pack("{s:s,s:O}", "sessionId", t->session, "prompt", t->rq->prompt));
 }
 
 static void prompted(struct turn *t, json_t *res)
@@ -372,6 +378,8 @@ static void response(struct turn *t, json_t *id, json_t *m)
 		initialized(t, res);
 	} else if (step == STEP_SESSION) {
 		session_created(t, res);
+	} else if (step == STEP_MODEL) {
+		request(t, STEP_PROMPT, json_pack("{s:s,s:O}", "sessionId", t->session, "prompt", t->rq->prompt));
 	} else {
 		prompted(t, res);
 	}

@@ -8,7 +8,7 @@
 # Requirements: R-A02, R-A03, R-A04, R-A05, R-A07, R-A09, R-C12 (see
 # docs/requirements.md).
 set -eu
-: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}" "${JIG_FAKE_AGENT:?}"
+: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}" "${JIG_FAKE_AGENT:?}" "${JIG_ACP_CLIENTS:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 CALLER="$JIG_SOURCE/tests/flow/agent"
 
@@ -50,7 +50,7 @@ steps() {
 	rm -rf "$T/pkt"
 	set +e
 	start=$(date +%s)
-	(cd "$T/p" && "$JIG" run caller --output "$T/pkt" --input steps="$T/steps") >"$T/out" 2>"$T/err" </dev/null
+	(cd "$T/p" && "$JIG" run caller --output "$T/pkt" --input steps="$T/steps" --timeout "${RUN_TIMEOUT:-30s}") >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
 	took=$(($(date +%s) - start))
 	set -e
@@ -310,6 +310,34 @@ case_example_classify() {
 	grep -q "category: ANSWER:" "$T/pkt/files/classification.md" || fail "classification"
 }
 
+case_claude_code() {
+	# R-A02, R-A05, R-A06 (the Claude Code part), R-A09: the real Claude Code
+	# ACP adapter (@zed-industries/claude-code-acp from npm, pinned by
+	# tests/acp/clients) in the provider scope, against a stub Messages API
+	# on loopback: jig's claude-code profile turns its built-in tools off
+	# (the model request carries no tool), selects the reviewed model, reads
+	# no settings; the API key reaches the service, not the Flow.
+	peer
+	cc="$JIG_ACP_CLIENTS/node_modules/@zed-industries/claude-code-acp/dist/index.js"
+	jq -n --arg cc "$cc" --arg nm "$JIG_ACP_CLIENTS/node_modules" --arg key "$XDG_CONFIG_HOME/jig/fake.key" \
+		'{format: "jig-agents/1", providers: {fake: {client: "claude-code", command: ["/usr/bin/node", $cc],
+		  trees: ["/usr/bin/node", $nm], version: "0.16.2", env: {ANTHROPIC_BASE_URL: "http://127.0.0.1:18090"},
+		  credential: {env: "ANTHROPIC_API_KEY", file: $key}}}}' >"$XDG_CONFIG_HOME/jig/agents.json"
+	chmod 600 "$XDG_CONFIG_HOME/jig/agents.json"
+	project '.agents.ask.timeout_ms = 300000'
+	RUN_TIMEOUT=6m
+	grep -q "jig's claude-code profile: session/new _meta .*\"disableBuiltInTools\":true" "$T/review.out" &&
+		grep -q "the model selected with session/set_model" "$T/review.out" || fail "the Plan does not show the profile: $(cat "$T/review.out")"
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	answer 0 | jq -e '.stub and .model == "fake-model-1" and .tools == 0 and .auth == "api-key" and (.user | contains("Say hello"))' >/dev/null ||
+		fail "the model service saw: $(answer 0)"
+	[ "$(ev 0 .agent.name)" = "@zed-industries/claude-code-acp" ] && [ "$(ev 0 .agent.version)" = 0.16.2 ] || fail "agent info"
+	grep -q "^POST /v1/messages" "$T/peer.log" || fail "no request reached the stub"
+	no_canary
+	! pgrep -f claude-code-acp >/dev/null || fail "a client process outlived the Run"
+}
 case_api_backed() {
 	# R-A01: an API-backed Agent's request is prepared as data and sent
 	# through the Flow's reviewed http route by the HTTP worker, which holds

@@ -101,8 +101,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     time.sleep(0.2)
             except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
                 pass
-        elif p in ("/v1/chat/completions", "/v1/messages"):
-            self._stub_model(p, body)
+        elif p.split("?")[0] in ("/v1/chat/completions", "/v1/messages"):
+            self._stub_model(p.split("?")[0], body)
+        elif p.split("?")[0] == "/v1/messages/count_tokens":
+            self._send(200, b'{"input_tokens": 7}')
         elif p.startswith("/slow/"):
             time.sleep(int(p.split("/")[2]) / 1000)
             self._send(200, b"slow", "text/plain")
@@ -116,10 +118,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self._send(400, b'{"error": "not json"}')
         msgs = req.get("messages") or []
         system = req.get("system") or "".join(m["content"] for m in msgs if m.get("role") == "system")
-        user = "".join(m["content"] for m in msgs if m.get("role") == "user")
-        auth = "bearer" if self.headers.get("Authorization", "").startswith("Bearer ") else "none"
+        user = [m["content"] for m in msgs if m.get("role") == "user"]
+        user = "".join(u if isinstance(u, str) else "".join(b.get("text", "") for b in u if isinstance(b, dict)) for u in user)
+        auth = "bearer" if self.headers.get("Authorization", "").startswith("Bearer ") else \
+            "api-key" if self.headers.get("x-api-key") else "none"
         text = json.dumps({"stub": True, "model": req.get("model"), "auth": auth, "system": system, "user": user,
                            "max_tokens": req.get("max_tokens")}, sort_keys=True)
+        if isinstance(system, list):  # the Messages API's blocks
+            system = "".join(b.get("text", "") for b in system if isinstance(b, dict))
+        if isinstance(user, list):
+            user = "".join(b.get("text", "") for b in user if isinstance(b, dict))
+        text = json.dumps({"stub": True, "model": req.get("model"), "auth": auth, "system": system[:200], "user": user,
+                           "max_tokens": req.get("max_tokens"), "tools": len(req.get("tools") or [])}, sort_keys=True)
+        if p == "/v1/messages" and req.get("stream"):
+            return self._stream_messages(req, text)
         if p == "/v1/chat/completions":
             out = {"id": "stub-1", "object": "chat.completion", "model": req.get("model"),
                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
@@ -129,6 +141,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
                    "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
                    "usage": {"input_tokens": 7, "output_tokens": 5}}
         self._send(200, json.dumps(out).encode())
+
+    def _stream_messages(self, req, text):
+        """The Messages API's server-sent events, as a streaming client reads them."""
+        ev = [("message_start", {"type": "message_start", "message": {
+                  "id": "msg-1", "type": "message", "role": "assistant", "model": req.get("model"), "content": [],
+                  "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 7, "output_tokens": 1}}}),
+              ("content_block_start", {"type": "content_block_start", "index": 0,
+                                       "content_block": {"type": "text", "text": ""}}),
+              ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                       "delta": {"type": "text_delta", "text": text}}),
+              ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+              ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                 "usage": {"output_tokens": 5}}),
+              ("message_stop", {"type": "message_stop"})]
+        body = "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in ev).encode()
+        self._send(200, body, "text/event-stream")
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
 

@@ -21,6 +21,10 @@
  *      "cwd": absolute path,               the empty work directory
  *      "expect": {"name"?, "version"?},    the reviewed identity; the
  *                                          client's agentInfo must match
+ *      "session_meta"?: {...},             session/new's "_meta": the
+ *                                          host's client profile
+ *      "model"?: text,                     selected with session/set_model
+ *                                          before the prompt (a profile's)
  *      "prompt": [ACP content block, ...], the turn's prompt
  *      "limits": {"deadline_ms",           the whole turn
  *                 "cancel_grace_ms",       after session/cancel
