@@ -40,15 +40,19 @@ static const char *shown_key(const char *k)
 	return k;
 }
 
-static int only_keys(json_t *o, const char *where, const char *const *keys, char *why, size_t cap)
+/* keys are all required; optional (NULL-terminated, may be NULL) may be there. */
+static int only_keys(json_t *o, const char *where, const char *const *keys, const char *const *optional, char *why,
+		     size_t cap)
 {
 	const char *k;
 	json_t *v;
 	json_object_foreach(o, k, v) {
-		size_t i = 0;
+		size_t i = 0, j = 0;
 		while (keys[i] && strcmp(keys[i], k) != 0)
 			i++;
-		if (!keys[i])
+		while (optional && optional[j] && strcmp(optional[j], k) != 0)
+			j++;
+		if (!keys[i] && !(optional && optional[j]))
 			return bad(why, cap, "unknown key \"%s\"%s%s", shown_key(k), where[0] ? " in " : "", where);
 	}
 	for (size_t i = 0; keys[i]; i++)
@@ -202,7 +206,7 @@ static int take_limits(struct jig_acp_request *r, json_t *o, char *why, size_t c
 					   "max_messages", "max_transcript_bytes", NULL};
 	if (!json_is_object(o))
 		return bad(why, cap, "limits must be an object");
-	if (only_keys(o, "limits", keys, why, cap) < 0)
+	if (only_keys(o, "limits", keys, NULL, why, cap) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
 		json_t *v = json_object_get(o, lim[i].key);
@@ -217,13 +221,13 @@ static int take_limits(struct jig_acp_request *r, json_t *o, char *why, size_t c
 
 static int check(struct jig_acp_request *r, char *why, size_t cap)
 {
-	static const char *const keys[] = {"format", "argv", "env", "secrets", "cwd", "expect", "session_meta", "model", "prompt",
-					   "limits", NULL};
+	static const char *const keys[] = {"format", "argv", "env", "secrets", "cwd", "expect", "prompt", "limits", NULL};
+	static const char *const optional[] = {"session_meta", "model", NULL};
 	json_t *d = r->doc;
 	const char *format = json_string_value(json_object_get(d, "format"));
 	if (!format || strcmp(format, JIG_ACP_REQUEST_FORMAT) != 0)
 		return bad(why, cap, "format is not \"%s\"", JIG_ACP_REQUEST_FORMAT);
-	if (only_keys(d, "", keys, why, cap) < 0)
+	if (only_keys(d, "", keys, optional, why, cap) < 0)
 		return -1;
 	r->cwd = json_string_value(json_object_get(d, "cwd"));
 	if (!r->cwd || r->cwd[0] != '/')

@@ -24,12 +24,14 @@
 extern char **environ;
 
 static const char *mode, *arg;
+/* What the client told it (the "profile" mode reports them). */
+static json_t *session_meta, *selected_model;
 static json_t *pending_prompt; /* hang_cancel: the id of the prompt it holds */
 
 static const char usage[] =
 	"usage: jig-fake-agent MODE [ARG]\n"
 	"modes: answer report fs terminal mcp permission longline flood bigtext crash segv hang\n"
-	"       hang_cancel late echo badversion noise fork error wrongname\n";
+	"       hang_cancel late echo badversion noise fork error wrongname profile\n";
 
 static bool is(const char *m)
 {
@@ -313,6 +315,8 @@ static void prompt(json_t *id, json_t *params)
 					  "reject_once")));
 	if (is("report"))
 		answer_text(report());
+	if (is("profile"))
+		answer_text(json_pack("{s:O?,s:O?}", "meta", session_meta, "model", selected_model));
 	if (is("echo")) {
 		const char *v = arg ? getenv(arg) : NULL;
 		chunk("agent_message_chunk", "ANSWER:the credential is ", 25);
@@ -375,10 +379,15 @@ static void dispatch(json_t *m)
 	if (strcmp(method, "initialize") == 0) {
 		initialize(id, params);
 	} else if (strcmp(method, "session/new") == 0) {
-		if (session_ok(params))
+		if (session_ok(params)) {
+			session_meta = json_incref(json_object_get(params, "_meta"));
 			respond(id, json_pack("{s:s}", "sessionId", SESSION));
+		}
 		else
 			respond_error(id, -32602, "fake-agent: session/new has another cwd or MCP servers");
+	} else if (strcmp(method, "session/set_model") == 0 && id) {
+		selected_model = json_incref(json_object_get(params, "modelId"));
+		respond(id, json_object());
 	} else if (strcmp(method, "session/prompt") == 0) {
 		prompt(id, params);
 	} else if (strcmp(method, "session/cancel") == 0) {
@@ -399,7 +408,7 @@ int main(int argc, char **argv)
 	}
 	mode = argv[1];
 	arg = argc > 2 ? argv[2] : NULL;
-	static const char *const modes[] = {"answer", "report", "fs", "terminal", "mcp", "permission", "longline",
+	static const char *const modes[] = {"answer", "report", "profile", "fs", "terminal", "mcp", "permission", "longline",
 					    "flood", "bigtext", "crash", "segv", "hang", "hang_cancel", "late",
 					    "echo", "badversion", "noise", "fork", "error", "wrongname", NULL};
 	size_t k = 0;

@@ -86,6 +86,24 @@ case_answer() {
 	check '.timing | .initialize_ms >= 0 and .prompt_ms >= 0 and .total_ms >= .prompt_ms'
 	no_agent_left
 }
+case_profile_meta_and_model() {
+	# A host profile: session/new carries the profile's _meta, and the
+	# model is selected with session/set_model before the prompt.
+	request profile
+	jq '.session_meta = {"disableBuiltInTools": true, "claudeCode": {"options": {"settingSources": []}}} | .model = "m-1"' \
+		"$T/in" >"$T/in2" && mv "$T/in2" "$T/in"
+	run
+	expect answer
+	text | jq -e '.meta == {"disableBuiltInTools": true, "claudeCode": {"options": {"settingSources": []}}} and .model == "m-1"' >/dev/null ||
+		fail "the agent was told: $(text)"
+	# Without them: no _meta and no session/set_model.
+	turn profile
+	expect answer
+	text | jq -e '.meta == null and .model == null' >/dev/null || fail "the agent was told: $(text)"
+	jq '.session_meta = [1]' "$T/in" >"$T/in2" && mv "$T/in2" "$T/in"
+	run
+	expect refused "session_meta must be an object"
+}
 case_env_is_exactly_the_request() {
 	# The agent's environment is the request's, nothing of the worker's
 	# own; its credential shows in no other process it can read; of the
