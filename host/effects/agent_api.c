@@ -12,6 +12,7 @@
 #include <nettle/base64.h>
 
 #include "effects/http.h"
+#include "effects/worker.h"
 
 /* max_tokens for the Messages API (required there): about four bytes a
  * token of the route's answer cap. */
@@ -26,21 +27,29 @@ static json_int_t max_tokens(const struct jig_agent_grant *g)
 static json_t *request_body(const struct jig_agent_grant *g, json_t *op)
 {
 	json_t *ins = json_object_get(op, "instructions"), *in = json_object_get(op, "input");
-	size_t cap = 1, i;
+	size_t cap = 1, i, at = 0;
 	json_t *v;
 	json_array_foreach(json_object_get(op, "skills"), i, v)
 		cap += json_string_length(v) + 2;
-	cap += ins ? json_string_length(ins) + 2 : 0;
+	cap += json_string_length(ins) + 2;
 	char *system = calloc(1, cap), *user = NULL;
 	if (!system)
 		return NULL;
-	if (ins)
-		strcat(system, json_string_value(ins));
-	json_array_foreach(json_object_get(op, "skills"), i, v) {
-		if (system[0])
-			strcat(system, "\n\n");
-		strcat(system, json_string_value(v));
+	/* The parts in order, joined by a blank line (strings only: checked
+	 * by the caller, and again here). */
+	json_t *parts = json_array();
+	if (json_is_string(ins))
+		json_array_append(parts, ins);
+	json_array_foreach(json_object_get(op, "skills"), i, v)
+		if (json_is_string(v))
+			json_array_append(parts, v);
+	json_array_foreach(parts, i, v) {
+		if (at)
+			memcpy(system + at, "\n\n", 2), at += 2;
+		memcpy(system + at, json_string_value(v), json_string_length(v));
+		at += json_string_length(v);
 	}
+	json_decref(parts);
 	if (in)
 		user = json_is_string(in) ? strdup(json_string_value(in)) : json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY);
 	else
@@ -90,13 +99,22 @@ static char *answer_text(const char *api, json_t *doc, const char **stop)
 	}
 	*stop = json_string_value(json_object_get(doc, "stop_reason"));
 	json_t *content = json_object_get(doc, "content"), *b;
-	size_t i, cap = 1;
+	size_t i, cap = 1, at = 0;
 	json_array_foreach(content, i, b)
 		cap += json_string_length(json_object_get(b, "text"));
 	char *t = json_is_array(content) ? calloc(1, cap) : NULL;
-	json_array_foreach(content, i, b)
-		if (t && json_is_string(json_object_get(b, "type")) && strcmp(json_string_value(json_object_get(b, "type")), "text") == 0)
-			strcat(t, json_string_value(json_object_get(b, "text")) ?: "");
+	json_array_foreach(content, i, b) {
+		const char *type = json_string_value(json_object_get(b, "type"));
+		json_t *text = json_object_get(b, "text");
+		if (t && type && strcmp(type, "text") == 0 && json_is_string(text)) {
+			memcpy(t + at, json_string_value(text), json_string_length(text));
+			at += json_string_length(text);
+		}
+	}
+	if (t && memchr(t, '\0', at)) { /* text with a NUL is not text */
+		free(t);
+		return NULL;
+	}
 	return t;
 }
 
@@ -114,7 +132,7 @@ void jig_agent_api_turn(const struct jig_agent_effect_env *env, const struct jig
 		return;
 	}
 	json_t *hreply = NULL, *hev = NULL;
-	jig_http_effect(env->http, f, hop, &hreply, &hev, interrupted);
+	jig_http_effect_for_agent(env->http, f, hop, &hreply, &hev, interrupted);
 	json_decref(hop);
 	json_object_set_new(ev, "http", hev);
 	const char *outcome = "failed", *stop = NULL;
@@ -133,16 +151,14 @@ void jig_agent_api_turn(const struct jig_agent_effect_env *env, const struct jig
 		snprintf(why, sizeof(why), "the answer is %zu bytes, over its %llu", strlen(text), (unsigned long long)g->max_answer_bytes);
 	else
 		outcome = "answer";
-	json_object_set_new(ev, "outcome", json_string(outcome));
 	if (strcmp(outcome, "answer") == 0) {
+		json_object_set_new(ev, "outcome", json_string(outcome));
 		json_object_set_new(ev, "answer_bytes", json_integer((json_int_t)strlen(text)));
 		*reply = json_pack("{s:s,s:b,s:s,s:s?,s:{s:I,s:I,s:O?},s:{s:O?}}", "op", "agent", "ok", 1, "text", text, "stop_reason",
 				   stop, "usage", "prompt_bytes", (json_int_t)prompt_bytes, "answer_bytes", (json_int_t)strlen(text),
 				   "tokens", json_object_get(doc, "usage"), "timing", "total_ms", json_object_get(hreply, "total_ms"));
-	} else {
-		json_object_set_new(ev, "error", json_string(why));
-		*reply = json_pack("{s:s,s:b,s:s}", "op", "agent", "ok", 0, "error", why);
-	}
+	} else
+		jig_effect_decline(reply, ev, "agent", outcome, why);
 	free(text);
 	json_decref(doc);
 	json_decref(hreply);

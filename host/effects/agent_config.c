@@ -122,6 +122,15 @@ static int read_credential_file(const char *path, const char *w, char **out, str
 	return r;
 }
 
+/* path is dir or below it, or dir is below path: binding path shows dir. */
+static bool within(const char *path, const char *dir)
+{
+	size_t pl = strlen(path), dl = strlen(dir);
+	if (pl <= dl)
+		return strncmp(dir, path, pl) == 0 && (dir[pl] == '/' || dir[pl] == '\0' || pl == 1);
+	return strncmp(path, dir, dl) == 0 && path[dl] == '/';
+}
+
 static int check_command(json_t *cmd, json_t *trees, const char *w, struct jig_error *e)
 {
 	if (!json_is_array(cmd) || !json_array_size(cmd) || json_array_size(cmd) > JIG_AGENT_MAX_ARGS)
@@ -132,8 +141,8 @@ static int check_command(json_t *cmd, json_t *trees, const char *w, struct jig_e
 		if (!json_is_string(v) || !value_ok(json_string_value(v), VALUE_MAX))
 			return jig_err(e, JIG_E_USAGE, "%s: command[%zu] must be printable text", w, i);
 	const char *exe = json_string_value(json_array_get(cmd, 0));
-	if (exe[0] != '/')
-		return jig_err(e, JIG_E_USAGE, "%s: command[0] must be an absolute path", w);
+	if (exe[0] != '/' || !jig_path_is_normal_relative(exe + 1))
+		return jig_err(e, JIG_E_USAGE, "%s: command[0] must be a normalised absolute path", w);
 	if (!json_is_array(trees) || !json_array_size(trees) || json_array_size(trees) > JIG_AGENT_MAX_TREES)
 		return jig_err(e, JIG_E_USAGE, "%s: trees must list 1-%d absolute paths the client needs (bound read-only)", w,
 			       JIG_AGENT_MAX_TREES);
@@ -144,6 +153,11 @@ static int check_command(json_t *cmd, json_t *trees, const char *w, struct jig_e
 			return jig_err(e, JIG_E_USAGE, "%s: trees[%zu] must be a normalised absolute path", w, i);
 		size_t tl = strlen(t);
 		inside |= strncmp(exe, t, tl) == 0 && (exe[tl] == '/' || exe[tl] == '\0');
+		/* The operator's jig configuration (agents.json, http.json, key
+		 * files next to them) never enters a client's scope. */
+		char cfg[PATH_MAX];
+		if (jig_user_dir("XDG_CONFIG_HOME", ".config", cfg, sizeof(cfg)) == 0 && within(t, cfg))
+			return jig_err(e, JIG_E_USAGE, "%s: trees[%zu] %s holds your jig configuration %s; grant the client's own directory", w, i, t, cfg);
 	}
 	if (!inside)
 		return jig_err(e, JIG_E_USAGE, "%s: command[0] %s is in none of its trees; the client could not start", w, exe);
@@ -227,6 +241,12 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 	json_t *cred = json_object_get(o, "credential");
 	if (cred && (r = parse_credential(cred, secret, w, p, e)))
 		return r;
+	const char *cfile = json_string_value(json_object_get(cred, "file"));
+	size_t i;
+	json_t *tv;
+	json_array_foreach(trees, i, tv)
+		if (cfile && within(json_string_value(tv), cfile))
+			return jig_err(e, JIG_E_USAGE, "%s: trees[%zu] holds the credential file; it never enters the client's scope", w, i);
 	if (p->model_env && p->credential_env && strcmp(p->model_env, p->credential_env) == 0)
 		return jig_err(e, JIG_E_USAGE, "%s: model_env and the credential's env are the same variable", w);
 	if ((p->model_env && json_object_get(env, p->model_env)) || (p->credential_env && json_object_get(env, p->credential_env)))
@@ -241,6 +261,8 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 		}
 	json_decref(prof_env);
 	p->profile = profile_json(pr);
+	if (pr->session_meta && !p->profile) /* never a client without its profile */
+		return jig_err(e, JIG_E_INTERNAL, "%s: jig's %s profile cannot be built", w, client);
 	p->command = json_deep_copy(cmd);
 	p->trees = json_deep_copy(trees);
 	p->env = env ? json_deep_copy(env) : json_object();
@@ -273,7 +295,7 @@ int jig_agent_provider_get(const char *id, bool secret, struct jig_agent_provide
 	static const char *const keys[] = {"format", "providers", NULL};
 	if (st.st_uid != geteuid() || (st.st_mode & 077))
 		r = jig_err(e, JIG_E_USAGE, "operator configuration %s must be yours and mode 0600 (it names credentials); refused", what);
-	else if (!(r = jig_json_parse_object(buf, len, what, &doc, e)) && !(r = jig_json_only_keys(doc, keys, what, e)) &&
+	else if (!(r = jig_json_parse_secret_object(buf, len, what, &doc, e)) && !(r = jig_json_only_keys(doc, keys, what, e)) &&
 		 !(r = jig_json_get_string(doc, "format", what, &format, e))) {
 		providers = json_object_get(doc, "providers");
 		if (strcmp(format, JIG_AGENTS_CONFIG_FORMAT) != 0)
@@ -366,8 +388,9 @@ const char *jig_agent_identity_diff(json_t *reviewed, json_t *now, char *buf, si
 		return NULL;
 	static const char *const keys[] = {"provider", "client", "model", "version", "command", "files", "trees", "env",
 					   "model_env", "credential_env", "profile", NULL};
-	for (const char *const *k = keys; *k; k++)
-		if (!json_equal(json_object_get(reviewed, *k), json_object_get(now, *k))) {
+	for (const char *const *k = keys; *k; k++) {
+		json_t *a = json_object_get(reviewed, *k), *b = json_object_get(now, *k);
+		if ((a || b) && !json_equal(a, b)) {
 			if (strcmp(*k, "files") == 0)
 				snprintf(buf, cap, "the client's files (executable digest) differ from the reviewed ones");
 			else if (strcmp(*k, "version") == 0 || strcmp(*k, "model") == 0)
@@ -378,6 +401,7 @@ const char *jig_agent_identity_diff(json_t *reviewed, json_t *now, char *buf, si
 				snprintf(buf, cap, "its %s differs from the reviewed one", *k);
 			return buf;
 		}
+	}
 	snprintf(buf, cap, "it differs from the reviewed one");
 	return buf;
 }

@@ -13,7 +13,8 @@
 #include "flow/plan.h"
 #include "util/cleanup.h"
 
-#define WORKER_OUTPUT_MAX (4u << 20)
+/* Every answer byte may be a control byte jansson writes as \u00XX. */
+#define WORKER_OUTPUT_MAX (6u * JIG_AGENT_ANSWER_MAX + (64u << 10))
 #define MAX_SKILLS 8
 /* The worker's bounds on what the client sends, besides the answer cap. */
 #define CLIENT_LINE_MAX (1u << 20)
@@ -23,21 +24,10 @@
 
 static void decline(json_t **reply, json_t *ev, const char *outcome, const char *msg)
 {
-	json_object_set_new(ev, "outcome", json_string(outcome));
-	json_object_set_new(ev, "error", json_string(msg));
-	*reply = json_pack("{s:s,s:b,s:s}", "op", "agent", "ok", 0, "error", msg);
+	jig_effect_decline(reply, ev, "agent", outcome, msg);
 }
 
-static void refuse(json_t **reply, json_t *ev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void refuse(json_t **reply, json_t *ev, const char *fmt, ...)
-{
-	char msg[700];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	decline(reply, ev, "refused", msg);
-}
+#define refuse(reply, ev, ...) jig_effect_refuse(reply, ev, "agent", __VA_ARGS__)
 
 static json_t *text_block(const char *label, const char *text)
 {

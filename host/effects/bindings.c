@@ -44,7 +44,7 @@ int jig_http_binding_get(const char *flow, const char *route, const char *url, s
 	const char *format;
 	static const char *const keys[] = {"format", "ca_file", "bindings", NULL};
 	static const char *const bkeys[] = {"flow", "route", "url", "bearer", "revoked", "body_schema", NULL};
-	if ((r = jig_json_parse_object(buf, len, what, &doc, e)) || (r = jig_json_only_keys(doc, keys, what, e)) ||
+	if ((r = jig_json_parse_secret_object(buf, len, what, &doc, e)) || (r = jig_json_only_keys(doc, keys, what, e)) ||
 	    (r = jig_json_get_string(doc, "format", what, &format, e)))
 		goto out;
 	if (strcmp(format, JIG_HTTP_CONFIG_FORMAT) != 0) {

@@ -29,21 +29,10 @@
  * reason in the reply. */
 static void decline(json_t **reply, json_t *ev, const char *outcome, const char *msg)
 {
-	json_object_set_new(ev, "outcome", json_string(outcome));
-	json_object_set_new(ev, "error", json_string(msg));
-	*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", msg);
+	jig_effect_decline(reply, ev, "http", outcome, msg);
 }
 
-static void refuse(json_t **reply, json_t *ev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void refuse(json_t **reply, json_t *ev, const char *fmt, ...)
-{
-	char msg[700];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	decline(reply, ev, "refused", msg);
-}
+#define refuse(reply, ev, ...) jig_effect_refuse(reply, ev, "http", __VA_ARGS__)
 
 /* The operator's CA file: a regular file of at most 256 KiB of text. */
 static int read_ca(const char *path, char **out, struct jig_error *e)
@@ -86,8 +75,32 @@ static void deliver(json_t *result, json_t *ev, json_t **reply)
 		*reply = json_pack("{s:s,s:b,s:s}", "op", "http", "ok", 0, "error", "the worker's result is malformed");
 }
 
+/* The route an API-backed Agent route sends through, or NULL. */
+static const struct jig_agent_grant *served_agent(const struct jig_flow *f, const char *route)
+{
+	for (size_t i = 0; i < f->n_agents; i++)
+		if (f->agents[i].http && strcmp(f->agents[i].http, route) == 0)
+			return &f->agents[i];
+	return NULL;
+}
+
+static void http_effect(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
+			json_t **evidence, int *interrupted, bool for_agent);
+
 void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 		     json_t **evidence, int *interrupted)
+{
+	http_effect(env, f, op, reply, evidence, interrupted, false);
+}
+
+void jig_http_effect_for_agent(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op,
+			       json_t **reply, json_t **evidence, int *interrupted)
+{
+	http_effect(env, f, op, reply, evidence, interrupted, true);
+}
+
+static void http_effect(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
+			json_t **evidence, int *interrupted, bool for_agent)
 {
 	*interrupted = 0;
 	json_t *ev = *evidence = json_object();
@@ -107,6 +120,11 @@ void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flo
 	const struct jig_http_grant *g = route ? jig_flow_http_grant(f, route) : NULL;
 	if (!g)
 		return refuse(reply, ev, "flow %s has no reviewed http route \"%.64s\"", f->name, route ? route : "");
+	/* A route that serves an API-backed Agent carries only that Agent's
+	 * reviewed requests (its model, prompt cap and turn count). */
+	const struct jig_agent_grant *ag = served_agent(f, g->route);
+	if (ag && !for_agent)
+		return refuse(reply, ev, "http route %s serves agent route %s; use jig.agent(\"%s\")", g->route, ag->route, ag->route);
 	json_object_set_new(ev, "method", json_string(g->method));
 	const struct jig_scope_template *t = jig_plan_scope(env->plan, f->name, g->route);
 	if (t)

@@ -33,4 +33,9 @@ struct jig_http_effect_env {
 void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 		     json_t **evidence, int *interrupted);
 
+/* The same for an API-backed Agent's turn (effects/agent_api.c): the only
+ * way to use an http route that an Agent route names. */
+void jig_http_effect_for_agent(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op,
+			       json_t **reply, json_t **evidence, int *interrupted);
+
 #endif

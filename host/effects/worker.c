@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "policy/scope_policy.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
+#include "util/text.h"
 
 static int memfd_with(const char *name, const char *data, size_t len)
 {
@@ -106,4 +108,23 @@ int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_
 		return -1;
 	}
 	return read_result(out, c, result, why, cap);
+}
+
+void jig_effect_decline(json_t **reply, json_t *ev, const char *op, const char *outcome, const char *msg)
+{
+	char clean[1024];
+	jig_text_inert(clean, sizeof(clean), msg, strlen(msg));
+	json_object_set_new(ev, "outcome", json_string(outcome));
+	json_object_set_new(ev, "error", json_string(clean));
+	*reply = json_pack("{s:s,s:b,s:s}", "op", op, "ok", 0, "error", clean);
+}
+
+void jig_effect_refuse(json_t **reply, json_t *ev, const char *op, const char *fmt, ...)
+{
+	char msg[700];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	jig_effect_decline(reply, ev, op, "refused", msg);
 }

@@ -25,4 +25,11 @@ struct jig_worker_call {
  * or -1 with a one-line reason in why. res says how the scope ended. */
 int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_scope_result *res, char *why, size_t cap);
 
+/* An effect that gives the Flow no result: the outcome and the reason in
+ * the evidence, the reason in the reply ({"op", "ok": false, "error"}).
+ * The reason is made inert first (it may hold a Flow's or a worker's bytes,
+ * cut anywhere), so the reply is always valid JSON. */
+void jig_effect_decline(json_t **reply, json_t *ev, const char *op, const char *outcome, const char *msg);
+void jig_effect_refuse(json_t **reply, json_t *ev, const char *op, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 #endif

@@ -55,7 +55,11 @@ static void effect(struct jig_run0 *r, json_t *m, jig_run0_effect_fn fn, size_t 
 	json_t *out = NULL, *ev = NULL;
 	int sig = 0;
 	fn(r->ctx, m, &out, &ev, &sig);
-	json_array_append_new(r->effects, ev);
+	/* The Flow always gets its one reply line, the record its entry. */
+	if (!out)
+		out = json_pack("{s:s,s:b,s:s}", "op", json_string_value(json_object_get(m, "op")), "ok", 0, "error",
+				"jig could not encode the reply");
+	json_array_append_new(r->effects, ev ? ev : json_pack("{s:s}", "outcome", "failed"));
 	if (sig) {
 		r->interrupted_by = sig;
 		jig_poke(r->abort_wr);

@@ -19,6 +19,20 @@ int jig_json_parse_object(const char *buf, size_t len, const char *what, json_t 
 	return 0;
 }
 
+int jig_json_parse_secret_object(const char *buf, size_t len, const char *what, json_t **out, struct jig_error *e)
+{
+	json_error_t je;
+	json_t *v = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	if (!v) /* jansson's text quotes the bytes near the fault: never shown here */
+		return jig_err(e, JIG_E_INTEGRITY, "%s: not valid JSON (line %d, column %d)", what, je.line, je.column);
+	if (!json_is_object(v)) {
+		json_decref(v);
+		return jig_err(e, JIG_E_INTEGRITY, "%s: expected a JSON object", what);
+	}
+	*out = v;
+	return 0;
+}
+
 int jig_json_only_keys(json_t *obj, const char *const *allowed, const char *what,
 		       struct jig_error *e)
 {

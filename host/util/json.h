@@ -12,6 +12,9 @@
 /* Parses exactly one JSON object from buf (no trailing bytes). */
 int jig_json_parse_object(const char *buf, size_t len, const char *what, json_t **out,
 			  struct jig_error *e);
+/* The same for a file that holds secrets: a syntax error names the line
+ * and column only, never the bytes there. */
+int jig_json_parse_secret_object(const char *buf, size_t len, const char *what, json_t **out, struct jig_error *e);
 /* Every key of obj must be in allowed (NULL-terminated). */
 int jig_json_only_keys(json_t *obj, const char *const *allowed, const char *what,
 		       struct jig_error *e);

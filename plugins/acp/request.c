@@ -67,9 +67,13 @@ static int read_fd(int fd, char **out, size_t *len, char *why, size_t cap)
 	char *b = malloc(sz);
 	for (;;) {
 		if (b && n == sz) {
-			char *q = realloc(b, sz * 2);
-			if (!q)
-				explicit_bzero(b, n), free(b);
+			/* Not realloc: the old block held credential bytes and is
+			 * wiped before it is freed. */
+			char *q = malloc(sz * 2);
+			if (q)
+				memcpy(q, b, n);
+			explicit_bzero(b, n);
+			free(b);
 			b = q;
 			sz *= 2;
 		}

@@ -155,6 +155,8 @@ static void flush(struct turn *t)
 			return;
 		if (n < 0) { /* EPIPE: it closed its input; nothing reaches it any more */
 			jig_acp_client_close_input(&t->c);
+			if (!t->outcome)
+				end(t, OUT_FAILED, "the client closed its input before %s", step_methods[t->step]);
 			break;
 		}
 		t->out_off += (size_t)n;
@@ -173,6 +175,8 @@ static void queue(struct turn *t, json_t *msg)
 		end(t, OUT_FAILED, "out of memory");
 		return;
 	}
+	if (t->c.in < 0 && !t->outcome) /* it closed its input: nothing more reaches it */
+		end(t, OUT_FAILED, "the client closed its input before %s", step_methods[t->step]);
 	if (t->c.in >= 0) {
 		if (t->out_off) {
 			memmove(t->out.p, t->out.p + t->out_off, t->out.len - t->out_off);
@@ -360,6 +364,17 @@ static void prompted(struct turn *t, json_t *res)
 /* A response: only the one the turn waits for counts. */
 static void response(struct turn *t, json_t *id, json_t *m)
 {
+	json_t *e = json_object_get(m, "error");
+	if (t->step != STEP_DONE && json_is_null(id) && json_is_object(e)) {
+		/* JSON-RPC: an error with a null id answers a request the other
+		 * side could not read (ours: the current step's). */
+		char x[SHOWN_MAX + 8];
+		json_t *msg = json_object_get(e, "message");
+		shown(t, x, json_string_value(msg), json_string_length(msg));
+		end(t, OUT_FAILED, "the client could not read %s: error %lld: %s", step_methods[t->step],
+		    (long long)json_integer_value(json_object_get(e, "code")), x);
+		return;
+	}
 	if (t->step == STEP_DONE || !json_is_integer(id) || json_integer_value(id) != (json_int_t)t->step)
 		return;
 	enum step step = t->step;
@@ -467,6 +482,10 @@ static void drain(struct turn *t)
 		}
 		if (n <= 0) {
 			t->eof = t->drained = true;
+			/* A last line without its newline is still a line. */
+			if (t->line.len && !t->discarding)
+				line(t, t->line.p, t->line.len);
+			t->line.len = 0;
 			return;
 		}
 		t->drained = false;
@@ -485,8 +504,10 @@ static void pump(struct turn *t, int64_t until)
 	int rd = -1, wr = -1, ex = -1;
 	if (!t->eof)
 		rd = (int)n, p[n++] = (struct pollfd){.fd = t->c.out, .events = POLLIN};
-	if (t->c.in >= 0 && t->out_off < t->out.len)
-		wr = (int)n, p[n++] = (struct pollfd){.fd = t->c.in, .events = POLLOUT};
+	/* Its input always: POLLERR says it closed its end, even when nothing
+	 * waits to be written. */
+	if (t->c.in >= 0)
+		wr = (int)n, p[n++] = (struct pollfd){.fd = t->c.in, .events = t->out_off < t->out.len ? POLLOUT : 0};
 	if (t->c.pidfd >= 0 && !t->c.exited)
 		ex = (int)n, p[n++] = (struct pollfd){.fd = t->c.pidfd, .events = POLLIN};
 	int64_t wait = until - now_ms();
@@ -495,7 +516,11 @@ static void pump(struct turn *t, int64_t until)
 		wait = 50; /* no pidfd: look for its exit now and then */
 	if (poll(p, n, (int)wait) <= 0)
 		return;
-	if (wr >= 0 && p[wr].revents)
+	if (wr >= 0 && (p[wr].revents & (POLLERR | POLLHUP)) && !(p[wr].revents & POLLOUT)) {
+		jig_acp_client_close_input(&t->c);
+		if (!t->outcome)
+			end(t, OUT_FAILED, "the client closed its input before %s", step_methods[t->step]);
+	} else if (wr >= 0 && p[wr].revents)
 		flush(t);
 	if (rd >= 0 && p[rd].revents)
 		drain(t);
@@ -531,8 +556,14 @@ static void converse(struct turn *t)
 		if (t->outcome)
 			break;
 		pump(t, t->cancelled ? t->cancel_at : t->deadline);
-		/* Gone: its output closed, or it exited and what it wrote is read. */
-		if (t->outcome || !(t->eof || (t->drained && jig_acp_client_exited(&t->c))))
+		/* Gone: its output closed, or it exited and what it wrote is read
+		 * (read it all now: it may have answered just before it exited). */
+		if (t->outcome || !(t->eof || jig_acp_client_exited(&t->c)))
+			continue;
+		do
+			drain(t);
+		while (!t->outcome && !t->eof && !t->drained);
+		if (t->outcome)
 			continue;
 		if (t->cancelled)
 			end(t, OUT_TIMEOUT, "the deadline of %lld ms passed; the client ended without answering session/cancel",

@@ -31,7 +31,8 @@ static json_t *pending_prompt; /* hang_cancel: the id of the prompt it holds */
 static const char usage[] =
 	"usage: jig-fake-agent MODE [ARG]\n"
 	"modes: answer report fs terminal mcp permission longline flood bigtext crash segv hang\n"
-	"       hang_cancel late echo badversion noise fork error wrongname profile\n";
+	"       hang_cancel late echo badversion noise fork error wrongname profile\n"
+	"       nonewline nullid closein\n";
 
 static bool is(const char *m)
 {
@@ -335,6 +336,13 @@ static void prompt(json_t *id, json_t *params)
 		chunk("agent_message_chunk", "ANSWER:", 7);
 		chunk("agent_message_chunk", text, strlen(text));
 	}
+	if (is("nonewline")) { /* the response as the last bytes, no newline, then gone */
+		char *r = json_dumps(json_pack("{s:s,s:O,s:{s:s}}", "jsonrpc", "2.0", "id", id, "result", "stopReason", "end_turn"),
+				     JSON_COMPACT);
+		fputs(r ? r : "", stdout);
+		fflush(stdout);
+		exit(0);
+	}
 	respond(id, json_pack("{s:s}", "stopReason", "end_turn"));
 	if (is("late"))
 		for (int i = 0; i < 5; i++)
@@ -378,6 +386,11 @@ static void dispatch(json_t *m)
 		return;
 	if (strcmp(method, "initialize") == 0) {
 		initialize(id, params);
+	} else if (strcmp(method, "session/new") == 0 && is("nullid")) {
+		respond_error(json_null(), -32700, "Parse error");
+	} else if (strcmp(method, "session/new") == 0 && is("closein")) {
+		fclose(stdin); /* and waits: the worker must not */
+		pause();
 	} else if (strcmp(method, "session/new") == 0) {
 		if (session_ok(params)) {
 			session_meta = json_incref(json_object_get(params, "_meta"));
@@ -410,7 +423,8 @@ int main(int argc, char **argv)
 	arg = argc > 2 ? argv[2] : NULL;
 	static const char *const modes[] = {"answer", "report", "profile", "fs", "terminal", "mcp", "permission", "longline",
 					    "flood", "bigtext", "crash", "segv", "hang", "hang_cancel", "late",
-					    "echo", "badversion", "noise", "fork", "error", "wrongname", NULL};
+					    "echo", "badversion", "noise", "fork", "error", "wrongname", "nonewline", "nullid",
+					    "closein", NULL};
 	size_t k = 0;
 	while (modes[k] && !is(modes[k]))
 		k++;

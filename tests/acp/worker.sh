@@ -104,6 +104,28 @@ case_profile_meta_and_model() {
 	run
 	expect refused "session_meta must be an object"
 }
+case_last_line_without_newline() {
+	# A response written as the client's last bytes, with no newline, and
+	# the client gone at once: still the answer.
+	turn nonewline
+	expect answer
+	check '.stop_reason == "end_turn"'
+}
+case_null_id_error() {
+	# JSON-RPC: an error with a null id (the client could not read our
+	# request) fails the step at once, not at the deadline.
+	DEADLINE=20000 turn nullid
+	expect failed "could not read session/new: error -32700: Parse error"
+	[ "$MS" -lt 10000 ] || fail "took $MS ms"
+}
+case_client_closes_input() {
+	# A client that closes its input: the next message fails the turn at
+	# once, naming the step.
+	DEADLINE=20000 turn closein
+	expect failed "closed its input before"
+	[ "$MS" -lt 10000 ] || fail "took $MS ms"
+	no_agent_left
+}
 case_env_is_exactly_the_request() {
 	# The agent's environment is the request's, nothing of the worker's
 	# own; its credential shows in no other process it can read; of the

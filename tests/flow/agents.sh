@@ -378,11 +378,14 @@ case_api_backed_refusals() {
 	agents answer
 	project '.agents.chat.max_answer_bytes = 20'
 	http_config '{"format":"jig-http-config/1","bindings":[{"flow":"caller","route":"msgs","url":"http://127.0.0.1:18090/v1/messages","bearer":"b","revoked":true}]}'
-	steps '[{"do":"agent","route":"claude","input":"x"}, {"do":"agent","route":"chat","input":"x"}]'
+	steps '[{"do":"agent","route":"claude","input":"x"}, {"do":"agent","route":"chat","input":"x"},
+		{"do":"http","route":"llm","body":{"model":"any-model","messages":[]}}]'
 	succeeded
 	expect_refused 0 "revoked"
 	[ "$(ev 0 .outcome)" = refused ] || fail "outcome $(ev 0 .outcome)"
 	expect_refused 1 "over its 20"
+	# The Agent's http route carries only the Agent's reviewed requests.
+	expect_refused 2 "http route llm serves agent route chat"
 	[ "$(grep -c ' /v1/' "$T/peer.log")" = 1 ] || fail "peer log: $(cat "$T/peer.log")"
 }
 

@@ -189,7 +189,9 @@ case_refuse_agent_config_fields() {
 	for change in '.providers.fake.client = "codex"' '.providers.fake.env = {OPENAI_API_KEY: "x"}' \
 		'.providers.fake.trees = ["/usr/lib"]' '.providers.fake.command = ["true"]' '.providers.fake.env = {HOME: "/"}' \
 		'.providers.fake.credential = {env: "FAKE_KEY"}' '.providers.fake.extra = 1' '.format = "jig-agents/2"' \
-		'.providers.fake.trees = ["/"]' '.providers.fake.trees = ["/usr/bin/true", "/etc"]' '.providers.fake.version = ""'; do
+		'.providers.fake.trees = ["/"]' '.providers.fake.trees = ["/usr/bin/true", "/etc"]' '.providers.fake.version = ""' \
+		'.providers.fake.trees += [$ENV.XDG_CONFIG_HOME]' '.providers.fake.trees += [($ENV.XDG_CONFIG_HOME | sub("/config$"; ""))]' \
+		'.providers.fake.credential = {env: "FAKE_KEY", file: "/usr/bin/true"}' '.providers.fake.command = ["/usr/bin/../bin/true"]'; do
 		agents_json "$change"
 		bad 'agents.json\|provider\|scope agent-ask'
 	done

@@ -1,6 +1,7 @@
 // Test Flow for the Agent effect: runs the steps of its "steps" input (JSON)
 // and reports each outcome in result.json. Steps:
 //   {"do": "agent", "route", "instructions"?, "skills"?, "input"?, "raw"?}  jig.agent
+//   {"do": "http", "route", "body"}  jig.http
 //   {"do": "fetch", "url"}          its own socket (must fail: offline scope)
 //   {"do": "dump"}                  environment, argv, /proc/self into dump.txt
 import { readFileSync } from "node:fs";
@@ -15,6 +16,9 @@ export default async function (jig) {
         for (const k of ["instructions", "skills", "input"]) if (k in s) opts[k] = s[k];
         const r = await jig.agent(s.route, opts);
         results.push({ ok: true, text: r.text, stopReason: r.stopReason, usage: r.usage, timing: r.timing });
+      } else if (s.do === "http") {
+        const r = await jig.http(s.route, { body: s.body });
+        results.push({ ok: true, status: r.status, text: r.text() });
       } else if (s.do === "fetch") {
         const r = await fetch(s.url);
         results.push({ ok: true, status: r.status });
