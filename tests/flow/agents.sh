@@ -278,12 +278,15 @@ case_prompt_cap() {
 	project
 	at=$(head -c 4096 /dev/zero | tr '\0' a)
 	steps "[{\"do\":\"agent\",\"route\":\"ask\",\"instructions\":\"$at\"}, {\"do\":\"agent\",\"route\":\"ask\",\"instructions\":\"${at}b\"},
-		{\"do\":\"agent\",\"route\":\"nope\",\"input\":\"x\"}, {\"do\":\"agent\",\"route\":\"ask\"}]"
+		{\"do\":\"agent\",\"route\":\"nope\",\"input\":\"x\"}, {\"do\":\"agent\",\"route\":\"ask\"},
+		{\"do\":\"agent\",\"route\":\"$(head -c 63 /dev/zero | tr '\0' a)é\",\"input\":\"x\"}]"
 	succeeded
 	expect_ok 0
 	expect_refused 1 "over its 4096"
 	expect_refused 2 "no reviewed agent route"
 	expect_refused 3 "empty prompt"
+	# A route name cut inside a UTF-8 character still gets its reply.
+	expect_refused 4 "no reviewed agent route"
 }
 case_turns_cap() {
 	# Issue 15 bounds: at most 16 turns per Run; the 17th ends the Run.

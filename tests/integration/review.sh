@@ -196,6 +196,15 @@ case_refuse_agent_config_fields() {
 		bad 'agents.json\|provider\|scope agent-ask'
 	done
 }
+case_agent_config_error_hides_credential() {
+	# A syntax error in agents.json names the line and column, never the
+	# bytes there (a credential may be among them).
+	agent_project; agents_json
+	sed -i 's/"inline-credential-canary"/"inline-credential-canary\\q"/' "$T/config/jig/agents.json"
+	grep -q 'canary\\q' "$T/config/jig/agents.json" || fail "no broken escape"
+	bad "not valid JSON (line [0-9]*, column [0-9]*)"
+	! grep -q "canary" "$T/err" || fail "the error quotes the credential: $(cat "$T/err")"
+}
 case_refuse_agent_grant_fields() {
 	agents_json
 	for change in '.agents.ask.model = "a b"' '.agents.ask.model = ""' '.agents.ask.timeout_ms = 600001' '.agents.ask.extra = 1' \
