@@ -150,22 +150,6 @@ static void deliver(json_t *result, json_t *ev, json_t **reply, size_t prompt_by
 		*reply = json_pack("{s:s,s:b,s:s}", "op", "agent", "ok", 0, "error", "the worker's result is malformed");
 }
 
-static bool known_keys(json_t *op, const char **bad)
-{
-	static const char *const keys[] = {"op", "route", "instructions", "skills", "input", NULL};
-	const char *k;
-	json_t *v;
-	json_object_foreach(op, k, v) {
-		bool known = false;
-		for (size_t i = 0; keys[i]; i++)
-			known |= strcmp(k, keys[i]) == 0;
-		if (!known) {
-			*bad = k;
-			return false;
-		}
-	}
-	return true;
-}
 
 void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 		      json_t **evidence, int *interrupted)
@@ -174,7 +158,8 @@ void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_f
 	json_t *ev = *evidence = json_pack("{s:s}", "effect", "agent");
 	const char *route = json_string_value(json_object_get(op, "route")), *bad;
 	json_object_set_new(ev, "route", json_string(route ? route : ""));
-	if (!known_keys(op, &bad))
+	static const char *const keys[] = {"op", "route", "instructions", "skills", "input", NULL};
+	if ((bad = jig_effect_unknown_key(op, keys)))
 		return refuse(reply, ev, "jig.agent: unknown field \"%.40s\"", bad);
 	const struct jig_agent_grant *g = route ? jig_flow_agent_grant(f, route) : NULL;
 	json_t *planned = g ? jig_plan_agent(env->plan, f->name, g->route) : NULL;

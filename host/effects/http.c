@@ -108,15 +108,9 @@ static void http_effect(const struct jig_http_effect_env *env, const struct jig_
 	json_t *jm = json_object_get(op, "method"), *ju = json_object_get(op, "url"), *body = json_object_get(op, "body");
 	json_object_set_new(ev, "route", json_string(route ? route : ""));
 	static const char *const keys[] = {"op", "route", "method", "url", "body", NULL};
-	const char *k;
-	json_t *v;
-	json_object_foreach(op, k, v) {
-		bool known = false;
-		for (size_t i = 0; keys[i]; i++)
-			known |= strcmp(k, keys[i]) == 0;
-		if (!known)
-			return refuse(reply, ev, "jig.http: unknown field \"%.40s\"", k);
-	}
+	const char *bad = jig_effect_unknown_key(op, keys);
+	if (bad)
+		return refuse(reply, ev, "jig.http: unknown field \"%.40s\"", bad);
 	const struct jig_http_grant *g = route ? jig_flow_http_grant(f, route) : NULL;
 	if (!g)
 		return refuse(reply, ev, "flow %s has no reviewed http route \"%.64s\"", f->name, route ? route : "");

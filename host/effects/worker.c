@@ -128,3 +128,17 @@ void jig_effect_refuse(json_t **reply, json_t *ev, const char *op, const char *f
 	va_end(ap);
 	jig_effect_decline(reply, ev, op, "refused", msg);
 }
+
+const char *jig_effect_unknown_key(json_t *op, const char *const *keys)
+{
+	const char *k;
+	json_t *v;
+	json_object_foreach(op, k, v) {
+		size_t i = 0;
+		while (keys[i] && strcmp(k, keys[i]) != 0)
+			i++;
+		if (!keys[i])
+			return k;
+	}
+	return NULL;
+}

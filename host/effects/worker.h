@@ -25,6 +25,10 @@ struct jig_worker_call {
  * or -1 with a one-line reason in why. res says how the scope ended. */
 int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_scope_result *res, char *why, size_t cap);
 
+/* The first key of a Run/0 operation that is not in keys (NULL-terminated),
+ * or NULL. */
+const char *jig_effect_unknown_key(json_t *op, const char *const *keys);
+
 /* An effect that gives the Flow no result: the outcome and the reason in
  * the evidence, the reason in the reply ({"op", "ok": false, "error"}).
  * The reason is made inert first (it may hold a Flow's or a worker's bytes,
