@@ -14,6 +14,6 @@ fi
 rm -rf "$dest"
 mkdir -p "$dest"
 cp "$src/tests/acp/clients/package.json" "$lock" "$dest/"
-(cd "$dest" && npm ci --ignore-scripts --omit=optional --no-audit --no-fund --loglevel=error >/dev/null)
+(cd "$dest" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 chmod -R go-w "$dest"
 echo "$stamp" >"$dest/.lock-sha256"

@@ -32,18 +32,28 @@
 struct profile {
 	const char *client;
 	const char *env;	  /* JSON object */
-	const char *session_meta; /* JSON object: session/new's _meta */
+	const char *session_meta; /* JSON object: session/new's _meta, or NULL */
+	const char *args;	  /* JSON array appended to the command; "@model": the route's model */
+	const char *auth_method;  /* ACP authenticate method id, or NULL */
 	bool select_model;	  /* session/set_model with the route's model */
 };
 static const struct profile profiles[] = {
-	{"acp", "{}", NULL, false},
+	{"acp", NULL, NULL, NULL, NULL, false},
 	{"claude-code",
 	 "{\"DISABLE_AUTOUPDATER\": \"1\", \"DISABLE_TELEMETRY\": \"1\", \"DISABLE_ERROR_REPORTING\": \"1\","
 	 " \"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\": \"1\"}",
 	 "{\"disableBuiltInTools\": true, \"claudeCode\": {\"options\": {\"settingSources\": [], \"strictMcpConfig\": true,"
 	 " \"disallowedTools\": [\"TaskOutput\", \"TaskStop\", \"EnterPlanMode\", \"Task\", \"Skill\", \"SlashCommand\","
 	 " \"WebSearch\", \"WebFetch\", \"NotebookEdit\", \"TodoWrite\"]}}}",
-	 true},
+	 "[]", NULL, true},
+	/* Codex (@zed-industries/codex-acp, qualified with 0.16.0): its
+	 * read-only sandbox, approvals on request (so every escalation is a
+	 * permission request, which the worker refuses), web search off, the
+	 * model by configuration, the API key by the openai-api-key method. */
+	{"codex", "{}", NULL,
+	 "[\"-c\", \"sandbox_mode=\\\"read-only\\\"\", \"-c\", \"approval_policy=\\\"on-request\\\"\", \"-c\","
+	 " \"web_search=\\\"disabled\\\"\", \"-c\", \"model=\\\"@model\\\"\"]",
+	 "openai-api-key", false},
 };
 
 static const struct profile *profile_of(const char *client)
@@ -57,11 +67,16 @@ static const struct profile *profile_of(const char *client)
 /* The profile as the Plan shows it (NULL for a generic client). */
 static json_t *profile_json(const struct profile *pr)
 {
-	if (!pr->session_meta)
+	if (!pr->env)
 		return NULL;
 	json_error_t je;
-	return json_pack("{s:o,s:o,s:b}", "env", json_loads(pr->env, 0, &je), "session_meta",
-			 json_loads(pr->session_meta, 0, &je), "select_model", pr->select_model);
+	json_t *p = json_pack("{s:o,s:o,s:b}", "env", json_loads(pr->env, 0, &je), "args", json_loads(pr->args, 0, &je),
+			      "select_model", pr->select_model);
+	if (p && pr->session_meta)
+		json_object_set_new(p, "session_meta", json_loads(pr->session_meta, 0, &je));
+	if (p && pr->auth_method)
+		json_object_set_new(p, "auth_method", json_string(pr->auth_method));
+	return p;
 }
 
 static bool env_name_ok(const char *n)
@@ -230,7 +245,7 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 	const struct profile *pr = profile_of(client);
 	if (!pr)
 		return jig_err(e, JIG_E_USAGE,
-			       "%s: client \"%.32s\": jig has no qualified profile for it (claude-code, or acp for any ACP client as configured; docs/agents.md)",
+			       "%s: client \"%.32s\": jig has no qualified profile for it (claude-code, codex, or acp for any ACP client as configured; docs/agents.md)",
 			       w, client);
 	if (!version[0] || !value_ok(version, 64))
 		return jig_err(e, JIG_E_USAGE, "%s: version must be 1-64 printable characters (the version the client reports)", w);
@@ -251,7 +266,7 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 		return jig_err(e, JIG_E_USAGE, "%s: model_env and the credential's env are the same variable", w);
 	if ((p->model_env && json_object_get(env, p->model_env)) || (p->credential_env && json_object_get(env, p->credential_env)))
 		return jig_err(e, JIG_E_USAGE, "%s: env sets a variable jig sets (model_env or the credential's)", w);
-	json_t *prof_env = json_loads(pr->env, 0, NULL);
+	json_t *prof_env = pr->env ? json_loads(pr->env, 0, NULL) : json_object();
 	const char *k;
 	json_t *v;
 	json_object_foreach(env, k, v)
@@ -261,7 +276,7 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 		}
 	json_decref(prof_env);
 	p->profile = profile_json(pr);
-	if (pr->session_meta && !p->profile) /* never a client without its profile */
+	if (pr->env && !p->profile) /* never a client without its profile */
 		return jig_err(e, JIG_E_INTERNAL, "%s: jig's %s profile cannot be built", w, client);
 	p->command = json_deep_copy(cmd);
 	p->trees = json_deep_copy(trees);

@@ -102,13 +102,35 @@ static json_t *client_env(const struct jig_scope_template *t, const struct jig_a
 	return env;
 }
 
+/* A profile argument with "@model" replaced by the route's model (of
+ * [A-Za-z0-9._:/@-]: nothing that could end a quoted value). */
+static json_t *with_model(const char *arg, const char *model)
+{
+	const char *at = strstr(arg, "@model");
+	if (!at)
+		return json_string(arg);
+	size_t n = strlen(arg) - 6 + strlen(model) + 1;
+	char *s = malloc(n);
+	if (!s)
+		return NULL;
+	snprintf(s, n, "%.*s%s%s", (int)(at - arg), arg, model, at + 6);
+	json_t *v = json_string(s);
+	free(s);
+	return v;
+}
+
 static char *request_text(const struct jig_scope_template *t, const struct jig_agent_provider *p,
 			  const struct jig_agent_grant *g, json_t *prompt)
 {
 	json_t *env = client_env(t, p, g->model);
 	const char *cwd = json_string_value(json_object_get(t->policy.doc, "cwd"));
-	json_t *in = json_pack("{s:s,s:O,s:o,s:[],s:s,s:{s:s},s:O,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "format",
-			       JIG_ACP_REQUEST_FORMAT, "argv", p->command, "env", env, "secrets", "cwd", cwd ? cwd : "/",
+	json_t *argv = json_deep_copy(p->command);
+	size_t i;
+	json_t *a;
+	json_array_foreach(json_object_get(p->profile, "args"), i, a)
+		json_array_append_new(argv, with_model(json_string_value(a), g->model));
+	json_t *in = json_pack("{s:s,s:o,s:o,s:[],s:s,s:{s:s},s:O,s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "format",
+			       JIG_ACP_REQUEST_FORMAT, "argv", argv, "env", env, "secrets", "cwd", cwd ? cwd : "/",
 			       "expect", "version", p->version, "prompt", prompt, "limits", "deadline_ms",
 			       (json_int_t)g->timeout_ms, "cancel_grace_ms", (json_int_t)CANCEL_GRACE_MS, "exit_grace_ms",
 			       (json_int_t)EXIT_GRACE_MS, "max_line_bytes", (json_int_t)CLIENT_LINE_MAX, "max_messages",
@@ -119,6 +141,8 @@ static char *request_text(const struct jig_scope_template *t, const struct jig_a
 		json_array_append_new(json_object_get(in, "secrets"), json_string(p->credential));
 	if (json_object_get(p->profile, "session_meta"))
 		json_object_set(in, "session_meta", json_object_get(p->profile, "session_meta"));
+	if (json_object_get(p->profile, "auth_method"))
+		json_object_set(in, "auth_method", json_object_get(p->profile, "auth_method"));
 	if (json_is_true(json_object_get(p->profile, "select_model")))
 		json_object_set_new(in, "model", json_string(g->model));
 	char *txt = json_dumps(in, JSON_COMPACT);

@@ -373,10 +373,23 @@ static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, 
 	}
 	json_t *prof = json_object_get(id, "profile");
 	if (prof) {
-		fprintf(out, "      jig's %s profile: session/new _meta ", json_string_value(json_object_get(id, "client")));
-		char *m = json_dumps(json_object_get(prof, "session_meta"), JSON_COMPACT | JSON_SORT_KEYS);
-		jig_text_put(out, m);
-		free(m);
+		fprintf(out, "      jig's %s profile:", json_string_value(json_object_get(id, "client")));
+		if (json_object_get(prof, "session_meta")) {
+			char *m = json_dumps(json_object_get(prof, "session_meta"), JSON_COMPACT | JSON_SORT_KEYS);
+			fprintf(out, " session/new _meta ");
+			jig_text_put(out, m);
+			free(m);
+		}
+		if (json_array_size(json_object_get(prof, "args"))) {
+			fprintf(out, " arguments");
+			json_array_foreach(json_object_get(prof, "args"), i, v) {
+				fputc(' ', out);
+				jig_text_put(out, json_string_value(v));
+			}
+			fprintf(out, " (@model: the model)");
+		}
+		if (json_object_get(prof, "auth_method"))
+			fprintf(out, "; authenticate with %s", json_string_value(json_object_get(prof, "auth_method")));
 		fprintf(out, "%s\n", json_is_true(json_object_get(prof, "select_model")) ? "; the model selected with session/set_model" : "");
 		json_object_foreach(json_object_get(prof, "env"), k, v)
 			fprintf(out, "      client environment %s=%s (the profile's)\n", k, json_string_value(v));

@@ -226,7 +226,7 @@ static int take_limits(struct jig_acp_request *r, json_t *o, char *why, size_t c
 static int check(struct jig_acp_request *r, char *why, size_t cap)
 {
 	static const char *const keys[] = {"format", "argv", "env", "secrets", "cwd", "expect", "prompt", "limits", NULL};
-	static const char *const optional[] = {"session_meta", "model", NULL};
+	static const char *const optional[] = {"session_meta", "model", "auth_method", NULL};
 	json_t *d = r->doc;
 	const char *format = json_string_value(json_object_get(d, "format"));
 	if (!format || strcmp(format, JIG_ACP_REQUEST_FORMAT) != 0)
@@ -240,6 +240,10 @@ static int check(struct jig_acp_request *r, char *why, size_t cap)
 	if (model && (!json_is_string(model) || !json_string_length(model)))
 		return bad(why, cap, "model must be a non-empty string");
 	r->model = json_string_value(model);
+	json_t *auth = json_object_get(d, "auth_method");
+	if (auth && (!json_is_string(auth) || !json_string_length(auth)))
+		return bad(why, cap, "auth_method must be a non-empty string");
+	r->auth_method = json_string_value(auth);
 	r->session_meta = json_object_get(d, "session_meta");
 	if (r->session_meta && !json_is_object(r->session_meta))
 		return bad(why, cap, "session_meta must be an object");

@@ -28,6 +28,7 @@ struct jig_acp_request {
 	const char *cwd;
 	const char *expect_name;    /* NULL: not checked */
 	const char *expect_version; /* NULL: not checked */
+	const char *auth_method;    /* authenticate with this method after initialize; NULL: not */
 	const char *model;          /* selected with session/set_model after session/new; NULL: not */
 	json_t *session_meta;       /* session/new's "_meta" (a client profile), borrowed; NULL: none */
 	json_t *prompt;             /* borrowed from doc */

@@ -65,8 +65,9 @@ enum outcome { OUT_NONE, OUT_ANSWER, OUT_REFUSED, OUT_FAILED, OUT_TIMEOUT, OUT_W
 static const char *const outcome_names[] = {"", "answer", "refused", "failed", "timeout", "withheld"};
 
 /* The worker's requests; each step's JSON-RPC id is its number. */
-enum step { STEP_INITIALIZE, STEP_SESSION, STEP_MODEL, STEP_PROMPT, STEP_DONE };
-static const char *const step_methods[] = {"initialize", "session/new", "session/set_model", "session/prompt", "nothing"};
+enum step { STEP_INITIALIZE, STEP_AUTH, STEP_SESSION, STEP_MODEL, STEP_PROMPT, STEP_DONE };
+static const char *const step_methods[] = {"initialize", "authenticate", "session/new", "session/set_model", "session/prompt",
+					   "nothing"};
 
 struct counts {
 	json_int_t lines, skipped_lines, messages, updates, late_updates, requests_refused, permissions_refused,
@@ -304,6 +305,8 @@ static void record_agent(struct turn *t, json_t *info)
 	}
 }
 
+static void new_session(struct turn *t);
+
 static void initialized(struct turn *t, json_t *res)
 {
 	json_t *v = json_object_get(res, "protocolVersion"), *info = json_object_get(res, "agentInfo");
@@ -320,6 +323,14 @@ static void initialized(struct turn *t, json_t *res)
 	}
 	if (identity(t, info) < 0)
 		return;
+	if (t->rq->auth_method) /* the profile's method: the credential is in the client's environment */
+		request(t, STEP_AUTH, json_pack("{s:s}", "methodId", t->rq->auth_method));
+	else
+		new_session(t);
+}
+
+static void new_session(struct turn *t)
+{
 	json_t *params = json_pack("{s:s,s:[]}", "cwd", t->rq->cwd, "mcpServers");
 	if (params && t->rq->session_meta)
 		json_object_set(params, "_meta", t->rq->session_meta);
@@ -391,6 +402,8 @@ static void response(struct turn *t, json_t *id, json_t *m)
 		end(t, OUT_FAILED, "the client's %s response has no result object", step_methods[step]);
 	} else if (step == STEP_INITIALIZE) {
 		initialized(t, res);
+	} else if (step == STEP_AUTH) {
+		new_session(t);
 	} else if (step == STEP_SESSION) {
 		session_created(t, res);
 	} else if (step == STEP_MODEL) {

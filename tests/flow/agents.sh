@@ -341,6 +341,36 @@ case_claude_code() {
 	no_canary
 	! pgrep -f claude-code-acp >/dev/null || fail "a client process outlived the Run"
 }
+case_codex() {
+	# R-A02, R-A06 (the Codex part), R-A09: the real Codex ACP adapter
+	# (@zed-industries/codex-acp from npm, pinned) in the provider scope,
+	# against a stub Responses API on loopback: jig's codex profile
+	# authenticates with the API key method, runs Codex read-only with
+	# approvals on request (refused by the worker) and web search off, with
+	# the reviewed model; the key reaches the service, not the Flow.
+	peer
+	cx="$JIG_ACP_CLIENTS/node_modules/@zed-industries/codex-acp-linux-x64"
+	jq -n --arg cx "$cx" --arg key "$XDG_CONFIG_HOME/jig/fake.key" \
+		'{format: "jig-agents/1", providers: {fake: {client: "codex",
+		  command: [($cx + "/bin/codex-acp"), "-c", "model_provider=\"stub\"",
+		            "-c", "model_providers.stub={name=\"stub\",base_url=\"http://127.0.0.1:18090/v1\",env_key=\"OPENAI_API_KEY\",wire_api=\"responses\"}"],
+		  trees: [$cx], version: "0.16.0", credential: {env: "OPENAI_API_KEY", file: $key}}}}' >"$XDG_CONFIG_HOME/jig/agents.json"
+	chmod 600 "$XDG_CONFIG_HOME/jig/agents.json"
+	project '.agents.ask.timeout_ms = 300000'
+	RUN_TIMEOUT=6m
+	grep -q "jig's codex profile: arguments -c sandbox_mode=\"read-only\" -c approval_policy=\"on-request\"" "$T/review.out" &&
+		grep -q "authenticate with openai-api-key" "$T/review.out" || fail "the Plan does not show the profile: $(cat "$T/review.out")"
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	answer 0 | sed 's/^[^{]*//' >"$T/seen.json"
+	jq -e '.stub and .model == "fake-model-1" and .auth == "bearer" and (.tools | index("web_search") | not) and (.user | contains("Say hello"))' \
+		"$T/seen.json" >/dev/null || fail "the model service saw: $(answer 0)"
+	[ "$(ev 0 .agent.name)" = codex-acp ] && [ "$(ev 0 .agent.version)" = 0.16.0 ] || fail "agent info"
+	grep -q "^POST /v1/responses bearer" "$T/peer.log" || fail "no request reached the stub"
+	no_canary
+	! pgrep -f codex-acp >/dev/null || fail "a client process outlived the Run"
+}
 case_api_backed() {
 	# R-A01: an API-backed Agent's request is prepared as data and sent
 	# through the Flow's reviewed http route by the HTTP worker, which holds

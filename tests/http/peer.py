@@ -103,6 +103,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 pass
         elif p.split("?")[0] in ("/v1/chat/completions", "/v1/messages"):
             self._stub_model(p.split("?")[0], body)
+        elif p.split("?")[0] == "/v1/responses":
+            self._stub_responses(body)
         elif p.split("?")[0] == "/v1/messages/count_tokens":
             self._send(200, b'{"input_tokens": 7}')
         elif p.startswith("/slow/"):
@@ -157,6 +159,38 @@ class Handler(http.server.BaseHTTPRequestHandler):
               ("message_stop", {"type": "message_stop"})]
         body = "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in ev).encode()
         self._send(200, body, "text/event-stream")
+
+    def _stub_responses(self, body):
+        """A stub of the OpenAI Responses API, streamed as Codex reads it."""
+        try:
+            req = json.loads(body)
+        except ValueError:
+            return self._send(400, b'{"error": "not json"}')
+        user = ""
+        for item in req.get("input") or []:
+            if isinstance(item, dict) and item.get("role") == "user":
+                for c in item.get("content") or []:
+                    if isinstance(c, dict):
+                        user += c.get("text", "")
+        auth = "bearer" if self.headers.get("Authorization", "").startswith("Bearer ") else "none"
+        tools = [t.get("name") or t.get("type") for t in req.get("tools") or [] if isinstance(t, dict)]
+        text = json.dumps({"stub": True, "model": req.get("model"), "auth": auth, "tools": tools,
+                           "user": user[-300:]}, sort_keys=True)
+        item = {"id": "msg-1", "type": "message", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}]}
+        resp = {"id": "resp-1", "object": "response", "status": "completed", "model": req.get("model"),
+                "output": [item], "usage": {"input_tokens": 7, "output_tokens": 5, "total_tokens": 12,
+                                            "input_tokens_details": {"cached_tokens": 0},
+                                            "output_tokens_details": {"reasoning_tokens": 0}}}
+        ev = [{"type": "response.created", "response": dict(resp, status="in_progress", output=[])},
+              {"type": "response.output_item.added", "output_index": 0,
+               "item": dict(item, status="in_progress", content=[])},
+              {"type": "response.output_text.delta", "item_id": "msg-1", "output_index": 0, "content_index": 0,
+               "delta": text},
+              {"type": "response.output_item.done", "output_index": 0, "item": item},
+              {"type": "response.completed", "response": resp}]
+        out = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in ev).encode()
+        self._send(200, out, "text/event-stream")
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _handle
 

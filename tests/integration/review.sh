@@ -186,7 +186,7 @@ case_refuse_agent_config_unsafe() {
 }
 case_refuse_agent_config_fields() {
 	agent_project
-	for change in '.providers.fake.client = "codex"' '.providers.fake.env = {OPENAI_API_KEY: "x"}' \
+	for change in '.providers.fake.client = "pi"' '.providers.fake.env = {OPENAI_API_KEY: "x"}' \
 		'.providers.fake.trees = ["/usr/lib"]' '.providers.fake.command = ["true"]' '.providers.fake.env = {HOME: "/"}' \
 		'.providers.fake.credential = {env: "FAKE_KEY"}' '.providers.fake.extra = 1' '.format = "jig-agents/2"' \
 		'.providers.fake.trees = ["/"]' '.providers.fake.trees = ["/usr/bin/true", "/etc"]' '.providers.fake.version = ""' \

@@ -25,6 +25,8 @@
  *                                          host's client profile
  *      "model"?: text,                     selected with session/set_model
  *                                          before the prompt (a profile's)
+ *      "auth_method"?: text,               authenticate with this method id
+ *                                          after initialize (a profile's)
  *      "prompt": [ACP content block, ...], the turn's prompt
  *      "limits": {"deadline_ms",           the whole turn
  *                 "cancel_grace_ms",       after session/cancel
