@@ -157,16 +157,6 @@ static int check_descriptor(const struct jig_manifest_module *mm, uint32_t kind,
 	return 0;
 }
 
-/* Under AddressSanitizer a module stays mapped after dlclose: LeakSanitizer
- * keeps the dynamic TLS of an unloaded library (the http module's libcurl
- * and OpenSSL) in its thread records and its exit-time scan then faults in
- * unmapped memory ("Tracer caught signal 11"). Only the sanitizer build. */
-#if defined(__SANITIZE_ADDRESS__)
-#define DLOPEN_SANITIZER_FLAGS RTLD_NODELETE
-#else
-#define DLOPEN_SANITIZER_FLAGS 0
-#endif
-
 int jig_module_load_fd(const struct jig_snapshot *s, const struct jig_manifest_module *mm,
 		       int memfd, struct jig_module_handle *h, struct jig_error *e)
 {
@@ -175,7 +165,7 @@ int jig_module_load_fd(const struct jig_snapshot *s, const struct jig_manifest_m
 	memset(h, 0, sizeof(*h));
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	h->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | DLOPEN_SANITIZER_FLAGS);
+	h->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h->dl)
 		return jig_err(e, JIG_E_INTEGRITY, "module %s: dlopen failed: %s", mm->name, dlerror());
 	const struct jig_module *d = dlsym(h->dl, JIG_MODULE_ENTRY_SYMBOL);
