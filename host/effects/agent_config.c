@@ -137,6 +137,23 @@ static int read_credential_file(const char *path, const char *w, char **out, str
 	return r;
 }
 
+/* An absolute path without empty, "." or ".." components or a trailing
+ * slash (an operator's path may hold any printable character: "@scope"). */
+static bool clean_absolute(const char *p)
+{
+	if (p[0] != '/' || !p[1])
+		return false;
+	for (const char *c = p + 1; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n;
+		if (*c == '/' && !*++c)
+			return false;
+	}
+	return true;
+}
+
 /* path is dir or below it, or dir is below path: binding path shows dir. */
 static bool within(const char *path, const char *dir)
 {
@@ -156,7 +173,7 @@ static int check_command(json_t *cmd, json_t *trees, const char *w, struct jig_e
 		if (!json_is_string(v) || !value_ok(json_string_value(v), VALUE_MAX))
 			return jig_err(e, JIG_E_USAGE, "%s: command[%zu] must be printable text", w, i);
 	const char *exe = json_string_value(json_array_get(cmd, 0));
-	if (exe[0] != '/' || !jig_path_is_normal_relative(exe + 1))
+	if (!clean_absolute(exe))
 		return jig_err(e, JIG_E_USAGE, "%s: command[0] must be a normalised absolute path", w);
 	if (!json_is_array(trees) || !json_array_size(trees) || json_array_size(trees) > JIG_AGENT_MAX_TREES)
 		return jig_err(e, JIG_E_USAGE, "%s: trees must list 1-%d absolute paths the client needs (bound read-only)", w,
@@ -164,7 +181,7 @@ static int check_command(json_t *cmd, json_t *trees, const char *w, struct jig_e
 	bool inside = false;
 	json_array_foreach(trees, i, v) {
 		const char *t = json_string_value(v);
-		if (!t || t[0] != '/' || !jig_path_is_normal_relative(t + 1) || !value_ok(t, PATH_MAX / 4))
+		if (!t || !clean_absolute(t) || !value_ok(t, PATH_MAX / 4))
 			return jig_err(e, JIG_E_USAGE, "%s: trees[%zu] must be a normalised absolute path", w, i);
 		size_t tl = strlen(t);
 		inside |= strncmp(exe, t, tl) == 0 && (exe[tl] == '/' || exe[tl] == '\0');

@@ -454,7 +454,7 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 		snprintf(rel, sizeof(rel), "%s%s%s", prefix, prefix[0] ? "/" : "", n);
 		struct stat st;
 		if (!jig_path_is_normal_relative(rel))
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: file names must be [A-Za-z0-9._+-]", w->flow, rel);
+			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: file names must be [A-Za-z0-9._+@-]", w->flow, rel);
 		else if (strcmp(n, JIG_STATE_DIR) == 0)
 			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: the protected .jig state is never part of a package", w->flow, rel);
 		else if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)

@@ -148,7 +148,7 @@ static int copy_dir(int srcfd, dev_t dev, const char *prefix, int dstfd, const s
 		snprintf(rel, sizeof(rel), "%s%s%s", prefix, prefix[0] ? "/" : "", n);
 		struct stat st;
 		if (!jig_path_is_normal_relative(rel))
-			r = jig_err(e, JIG_E_USAGE, "%s %s: names must be [A-Za-z0-9._+-]", l->what, rel);
+			r = jig_err(e, JIG_E_USAGE, "%s %s: names must be [A-Za-z0-9._+@-]", l->what, rel);
 		else if (l->deny_name && strcmp(n, l->deny_name) == 0)
 			r = jig_err(e, JIG_E_USAGE, "%s %s: is protected host state (%s); refused", l->what, rel, l->deny_name);
 		else if (fstatat(srcfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)

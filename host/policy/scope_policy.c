@@ -69,7 +69,7 @@ static int check_target(const char *what, const char *t, struct jig_error *e)
 {
 	if (!is_abs_normal(t))
 		return jig_err(e, JIG_E_USAGE,
-			       "%s \"%s\": not an absolute, normalised path of [A-Za-z0-9._+-] components (no \"/\", \".\", \"..\", \"//\" or trailing \"/\")",
+			       "%s \"%s\": not an absolute, normalised path of [A-Za-z0-9._+@-] components (no \"/\", \".\", \"..\", \"//\" or trailing \"/\")",
 			       what, t);
 	/* /.jig holds jig's own files (the launcher at /.jig/init, the runtime
 	 * a catalog fragment binds below it); /.jig itself and the launcher's
@@ -89,7 +89,7 @@ static int check_source(const char *what, const char *s, const char *home, struc
 		return jig_err(e, JIG_E_USAGE, "%s \"/\": the whole host file system is never granted; bind the exact paths the scope needs", what);
 	if (!is_abs_normal(s))
 		return jig_err(e, JIG_E_USAGE,
-			       "%s \"%s\": not an absolute, normalised path of [A-Za-z0-9._+-] components (no \".\", \"..\", \"//\" or trailing \"/\")",
+			       "%s \"%s\": not an absolute, normalised path of [A-Za-z0-9._+@-] components (no \".\", \"..\", \"//\" or trailing \"/\")",
 			       what, s);
 	for (const char *const *f = forbidden_trees; *f; f++)
 		if (is_within(s, *f))

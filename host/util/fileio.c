@@ -26,7 +26,7 @@ bool jig_path_is_normal_relative(const char *rel)
 		for (const char *p = c; p < end; p++) {
 			char ch = *p;
 			bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-				  (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-' ||
+				  (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-' || ch == '@' ||
 				  ch == '+';
 			if (!ok)
 				return false;

@@ -9,7 +9,7 @@
 #include "error.h"
 
 /* true iff rel is a normalised relative path: non-empty components of
- * [A-Za-z0-9._+-], none "." or "..", no leading/trailing/double '/',
+ * [A-Za-z0-9._+@-], none "." or "..", no leading/trailing/double '/',
  * at most 255 bytes. */
 bool jig_path_is_normal_relative(const char *rel);
 
