@@ -16,9 +16,11 @@
 #include "util/fileio.h"
 #include "util/text.h"
 
+/* The request: a sealed memfd (no one, the worker included, can change or
+ * grow what jig wrote; it may hold a credential for this one launch). */
 static int memfd_with(const char *name, const char *data, size_t len)
 {
-	int fd = memfd_create(name, MFD_CLOEXEC);
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -1;
 	size_t off = 0;
@@ -31,6 +33,10 @@ static int memfd_with(const char *name, const char *data, size_t len)
 			return -1;
 		}
 		off += (size_t)n;
+	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		close(fd);
+		return -1;
 	}
 	lseek(fd, 0, SEEK_SET);
 	return fd;

@@ -32,7 +32,7 @@ static const char usage[] =
 	"usage: jig-fake-agent MODE [ARG]\n"
 	"modes: answer report fs terminal mcp permission longline flood bigtext crash segv hang\n"
 	"       hang_cancel late echo badversion noise fork error wrongname profile\n"
-	"       nonewline nullid closein\n";
+	"       nonewline nullid closein tasks memory\n";
 
 static bool is(const char *m)
 {
@@ -277,6 +277,35 @@ static void fork_off(void)
 	note_pid("escaped", b);
 }
 
+/* "tasks N": tries to start N sleeping children, reports how many it got.
+ * "memory MIB": touches MIB MiB, then reports (if it is still alive). */
+static json_t *envelope_probe(void)
+{
+	long n = arg_or(0), got = 0;
+	if (is("tasks")) {
+		fflush(stdout);
+		for (long i = 0; i < n; i++) {
+			pid_t c = fork();
+			if (c == 0) {
+				sleep(1000);
+				_exit(0);
+			}
+			if (c < 0)
+				break;
+			got++;
+		}
+		return json_pack("{s:i,s:i}", "wanted", (int)n, "started", (int)got);
+	}
+	for (long i = 0; i < n; i++) {
+		char *p = malloc(1 << 20);
+		if (!p)
+			break;
+		memset(p, 1, 1 << 20);
+		got++;
+	}
+	return json_pack("{s:i,s:i}", "wanted_mib", (int)n, "touched_mib", (int)got);
+}
+
 /* The prompt: what the mode does with it. */
 static void prompt(json_t *id, json_t *params)
 {
@@ -316,6 +345,8 @@ static void prompt(json_t *id, json_t *params)
 					  "reject_once")));
 	if (is("report"))
 		answer_text(report());
+	if (is("tasks") || is("memory"))
+		answer_text(envelope_probe());
 	if (is("profile"))
 		answer_text(json_pack("{s:O?,s:O?}", "meta", session_meta, "model", selected_model));
 	if (is("echo")) {
@@ -424,7 +455,7 @@ int main(int argc, char **argv)
 	static const char *const modes[] = {"answer", "report", "profile", "fs", "terminal", "mcp", "permission", "longline",
 					    "flood", "bigtext", "crash", "segv", "hang", "hang_cancel", "late",
 					    "echo", "badversion", "noise", "fork", "error", "wrongname", "nonewline", "nullid",
-					    "closein", NULL};
+					    "closein", "tasks", "memory", NULL};
 	size_t k = 0;
 	while (modes[k] && !is(modes[k]))
 		k++;

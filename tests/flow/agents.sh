@@ -300,6 +300,39 @@ case_turns_cap() {
 	[ "$rc" -ne 0 ] && grep -q "more than 16 Agent turns" "$T/err" || fail "the 17th turn did not end the Run"
 	no_client_left
 }
+case_envelope_tasks() {
+	# The provider envelope (contract: 128 tasks): 100 children start; of
+	# 200, the scope's pids limit stops it short of 128 in all.
+	agents tasks 100
+	project
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	answer 0 | jq -e '.started == 100' >/dev/null || fail "at the cap: $(answer 0)"
+	agents tasks 200
+	project
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	answer 0 | jq -e '.started < 128 and .started > 100' >/dev/null || fail "over the cap: $(answer 0)"
+	no_client_left
+}
+case_envelope_memory() {
+	# The provider envelope (contract: 256 MiB): 160 MiB is fine; 400 MiB
+	# ends the turn (the kernel kills the client at the scope's limit).
+	agents memory 160
+	project
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	answer 0 | jq -e '.touched_mib == 160' >/dev/null || fail "under the cap: $(answer 0)"
+	agents memory 400
+	project
+	steps "[$ask]"
+	succeeded
+	expect_refused 0 "killed by signal 9\|did not complete\|exited"
+	no_client_left
+}
 case_example_classify() {
 	# The example Flow: classify an attached document with the operator's
 	# provider (here the fake agent), publishing its declared output.
