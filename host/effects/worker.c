@@ -109,8 +109,17 @@ int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_
 		return -1;
 	}
 	if (res->outcome != JIG_SCOPE_EXITED || res->exit_status != 0 || !res->cleanup_confirmed) {
-		snprintf(why, cap, "the worker did not complete (%s)",
-			 res->outcome == JIG_SCOPE_TIMEOUT ? "its scope's deadline passed" : res->error[0] ? res->error : "it failed");
+		char how[64];
+		if (res->outcome == JIG_SCOPE_OOM || res->oom_kills)
+			snprintf(how, sizeof(how), "its scope hit its memory limit of %llu MiB",
+				 (unsigned long long)(t->policy.limits.memory_bytes >> 20));
+		else if (res->outcome == JIG_SCOPE_TIMEOUT)
+			snprintf(how, sizeof(how), "its scope's deadline passed");
+		else if (res->signal)
+			snprintf(how, sizeof(how), "killed by signal %d", (int)res->signal);
+		else
+			snprintf(how, sizeof(how), "exit status %d", (int)res->exit_status);
+		snprintf(why, cap, "the worker did not complete (%s)%s%.300s", how, res->error[0] ? ": " : "", res->error);
 		return -1;
 	}
 	return read_result(out, c, result, why, cap);
