@@ -180,6 +180,14 @@ int jig_filter_build(int network_host, int *out_fd, char *err, size_t errlen)
 		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW);
 		r = add(ctx, SCMP_ACT_ERRNO(EPERM), "socket", 1, &c);
 	}
+	/* On the host network the host's abstract unix names (X11, D-Bus, ...)
+	 * are in reach of socket(AF_UNIX) + connect, and a filter cannot read
+	 * the address: no AF_UNIX socket() there. socketpair stays (connected
+	 * pairs reach no name; runtimes use them for their children's stdio). */
+	if (r == 0 && network_host) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, AF_UNIX);
+		r = add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), "socket", 1, &c);
+	}
 	if (r != 0) {
 		snprintf(err, errlen, "building the seccomp filter failed: %s", strerror(-r));
 		goto fail;

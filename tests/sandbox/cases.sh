@@ -159,6 +159,8 @@ case_net_abstract_unix() { listener; policy; scope abstract jig-abstract-test; c
 case_net_vsock() { policy; scope vsock; contained; }
 case_net_raw() { policy; scope raw; contained; }
 case_net_host_raw_still_denied() { policy '.network = "host"'; scope raw; contained; }
+# The host network shares the host's abstract unix names: still unreachable.
+case_net_host_abstract_unix_denied() { listener; policy '.network = "host"'; scope abstract jig-abstract-test; contained; no_contact; }
 
 # --- 3. system calls ------------------------------------------------------------
 case_syscalls_denied() { policy; scope syscalls; contained; }
