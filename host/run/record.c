@@ -139,8 +139,16 @@ void jig_record_print(FILE *out, const char *packet, json_t *rec)
 		put_field(out, "  sha256 ", o, "sha256", "  verified\n");
 	}
 	json_array_foreach(json_object_get(rec, "effects"), i, o) {
-		put_field(out, "  http ", o, "route", " ");
+		const char *kind = json_string_value(json_object_get(o, "effect"));
+		bool agent = kind && strcmp(kind, "agent") == 0;
+		put_field(out, agent ? "  agent " : "  http ", o, "route", " ");
 		put_field(out, "", o, "outcome", "");
+		if (agent && json_is_string(json_object_get(o, "model"))) {
+			put_field(out, " (", o, json_object_get(o, "provider") ? "provider" : "api", ", ");
+			put_field(out, "model ", o, "model", ")");
+		}
+		if (agent && json_is_integer(json_object_get(o, "answer_bytes")))
+			fprintf(out, " %lld answer bytes", int_field(o, "answer_bytes"));
 		if (json_is_integer(json_object_get(o, "status")))
 			fprintf(out, " status %lld", int_field(o, "status"));
 		if (json_string_length(json_object_get(o, "error")))

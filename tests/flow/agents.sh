@@ -120,6 +120,8 @@ case_answer() {
 		and .outcome == "answer" and .scope_policy_sha256 == "'"$pol"'" and .answer_bytes > 0 and .prompt_bytes > 0
 		and .agent.name == "fake-agent" and (.timing.total_ms | type) == "number" and (has("text") | not)' "$T/pkt/record.json" >/dev/null ||
 		fail "evidence: $(jq -c .effects "$T/pkt/record.json")"
+	"$JIG" inspect "$T/pkt" | tee "$T/inspect"
+	grep -q "^  agent ask answer (fake, model fake-model-1) [0-9]* answer bytes" "$T/inspect" || fail "inspect does not show the turn"
 	no_client_left
 	no_canary
 }
