@@ -89,6 +89,7 @@ struct turn {
 	bool ended_early; /* the client went before the prompt response; error after reaping */
 	bool cancelled;   /* session/cancel was sent at the deadline */
 	int64_t t0, deadline, cancel_at, ended_at;
+	int64_t input_gone_at; /* it closed its input: a failure then, unless it exits first */
 	int64_t sent_at[STEP_DONE], took[STEP_DONE];
 	char *session;
 	char *stop_reason;
@@ -146,6 +147,17 @@ static void shown(const struct turn *t, char *dst, const char *s, size_t n)
 
 /* --- to the client ---------------------------------------------------- */
 
+/* Its input closed (EPIPE, POLLERR): nothing reaches it any more. A
+ * client that is exiting closes it too, and its exit says more, so the
+ * turn fails for this only if it is still running a moment later. */
+#define INPUT_GONE_GRACE_MS 300
+static void input_gone(struct turn *t)
+{
+	jig_acp_client_close_input(&t->c);
+	if (!t->input_gone_at)
+		t->input_gone_at = now_ms() + INPUT_GONE_GRACE_MS;
+}
+
 static void flush(struct turn *t)
 {
 	while (t->c.in >= 0 && t->out_off < t->out.len) {
@@ -155,9 +167,7 @@ static void flush(struct turn *t)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n < 0) { /* EPIPE: it closed its input; nothing reaches it any more */
-			jig_acp_client_close_input(&t->c);
-			if (!t->outcome)
-				end(t, OUT_FAILED, "the client closed its input before %s", step_methods[t->step]);
+			input_gone(t);
 			break;
 		}
 		t->out_off += (size_t)n;
@@ -176,8 +186,6 @@ static void queue(struct turn *t, json_t *msg)
 		end(t, OUT_FAILED, "out of memory");
 		return;
 	}
-	if (t->c.in < 0 && !t->outcome) /* it closed its input: nothing more reaches it */
-		end(t, OUT_FAILED, "the client closed its input before %s", step_methods[t->step]);
 	if (t->c.in >= 0) {
 		if (t->out_off) {
 			memmove(t->out.p, t->out.p + t->out_off, t->out.len - t->out_off);
@@ -529,11 +537,9 @@ static void pump(struct turn *t, int64_t until)
 		wait = 50; /* no pidfd: look for its exit now and then */
 	if (poll(p, n, (int)wait) <= 0)
 		return;
-	if (wr >= 0 && (p[wr].revents & (POLLERR | POLLHUP)) && !(p[wr].revents & POLLOUT)) {
-		jig_acp_client_close_input(&t->c);
-		if (!t->outcome)
-			end(t, OUT_FAILED, "the client closed its input before %s", step_methods[t->step]);
-	} else if (wr >= 0 && p[wr].revents)
+	if (wr >= 0 && (p[wr].revents & (POLLERR | POLLHUP)) && !(p[wr].revents & POLLOUT))
+		input_gone(t);
+	else if (wr >= 0 && p[wr].revents)
 		flush(t);
 	if (rd >= 0 && p[rd].revents)
 		drain(t);
@@ -568,7 +574,14 @@ static void converse(struct turn *t)
 			    (long long)t->rq->limits.deadline_ms, (long long)t->rq->limits.cancel_grace_ms);
 		if (t->outcome)
 			break;
-		pump(t, t->cancelled ? t->cancel_at : t->deadline);
+		int64_t until = t->cancelled ? t->cancel_at : t->deadline;
+		if (t->input_gone_at && t->input_gone_at < until)
+			until = t->input_gone_at;
+		pump(t, until);
+		if (!t->outcome && t->input_gone_at && now_ms() >= t->input_gone_at && !jig_acp_client_exited(&t->c)) {
+			end(t, OUT_FAILED, "the client closed its input before %s", step_methods[t->step]);
+			break;
+		}
 		/* Gone: its output closed, or it exited and what it wrote is read
 		 * (read it all now: it may have answered just before it exited). */
 		if (t->outcome || !(t->eof || jig_acp_client_exited(&t->c)))
