@@ -126,11 +126,8 @@ void jig_agent_api_turn(const struct jig_agent_effect_env *env, const struct jig
 	json_object_set_new(ev, "http_route", json_string(g->http));
 	json_t *body = request_body(g, op);
 	json_t *hop = body ? json_pack("{s:s,s:s,s:o}", "op", "http", "route", g->http, "body", body) : NULL;
-	if (!hop) {
-		*reply = json_pack("{s:s,s:b,s:s}", "op", "agent", "ok", 0, "error", "out of memory");
-		json_object_set_new(ev, "outcome", json_string("failed"));
-		return;
-	}
+	if (!hop)
+		return jig_effect_decline(reply, ev, "agent", "failed", "out of memory");
 	json_t *hreply = NULL, *hev = NULL;
 	jig_http_effect_for_agent(env->http, f, hop, &hreply, &hev, interrupted);
 	json_decref(hop);

@@ -97,17 +97,6 @@ static bool value_ok(const char *v, size_t max)
 	return len <= max;
 }
 
-/* The variables the provider scope itself sets (the catalog's): the
- * operator's environment cannot replace them. */
-static bool scope_var(const char *n)
-{
-	static const char *const fixed[] = {"HOME", "TMPDIR", "PATH", "LANG", "NO_COLOR", NULL};
-	for (const char *const *f = fixed; *f; f++)
-		if (strcmp(n, *f) == 0)
-			return true;
-	return false;
-}
-
 /* A credential file: the operator's, mode 0600 or stricter, a regular
  * file and not a link, at most 16 KiB; one trailing newline is dropped. */
 static int read_credential_file(const char *path, const char *w, char **out, struct jig_error *e)
@@ -179,6 +168,8 @@ static int check_command(json_t *cmd, json_t *trees, const char *w, struct jig_e
 		return jig_err(e, JIG_E_USAGE, "%s: trees must list 1-%d absolute paths the client needs (bound read-only)", w,
 			       JIG_AGENT_MAX_TREES);
 	bool inside = false;
+	char cfg[PATH_MAX];
+	bool have_cfg = jig_user_dir("XDG_CONFIG_HOME", ".config", cfg, sizeof(cfg)) == 0;
 	json_array_foreach(trees, i, v) {
 		const char *t = json_string_value(v);
 		if (!t || !clean_absolute(t) || !value_ok(t, PATH_MAX / 4))
@@ -187,8 +178,7 @@ static int check_command(json_t *cmd, json_t *trees, const char *w, struct jig_e
 		inside |= strncmp(exe, t, tl) == 0 && (exe[tl] == '/' || exe[tl] == '\0');
 		/* The operator's jig configuration (agents.json, http.json, key
 		 * files next to them) never enters a client's scope. */
-		char cfg[PATH_MAX];
-		if (jig_user_dir("XDG_CONFIG_HOME", ".config", cfg, sizeof(cfg)) == 0 && within(t, cfg))
+		if (have_cfg && within(t, cfg))
 			return jig_err(e, JIG_E_USAGE, "%s: trees[%zu] %s holds your jig configuration %s; grant the client's own directory", w, i, t, cfg);
 	}
 	if (!inside)
@@ -203,11 +193,11 @@ static int check_env(json_t *env, const char *w, struct jig_error *e)
 	const char *k;
 	json_t *v;
 	json_object_foreach(env, k, v) {
-		if (!env_name_ok(k) || scope_var(k) || jig_env_name_is_credential(k))
+		if (!env_name_ok(k) || jig_env_name_is_credential(k))
 			return jig_err(e, JIG_E_USAGE,
 				       "%s: env \"%.64s\": %s", w, k,
 				       jig_env_name_is_credential(k) ? "looks like a credential; give it as \"credential\" (never in a Plan)"
-				       : scope_var(k) ? "is set by the provider scope" : "must be of [A-Z0-9_]");
+								      : "must be of [A-Z0-9_]");
 		if (!json_is_string(v) || !value_ok(json_string_value(v), VALUE_MAX))
 			return jig_err(e, JIG_E_USAGE, "%s: env \"%s\": the value must be printable text of at most %d bytes", w, k, VALUE_MAX);
 	}
@@ -219,8 +209,8 @@ static int opt_name(json_t *o, const char *key, const char *w, char **out, struc
 	json_t *v = json_object_get(o, key);
 	if (!v)
 		return 0;
-	if (!json_is_string(v) || !env_name_ok(json_string_value(v)) || scope_var(json_string_value(v)))
-		return jig_err(e, JIG_E_USAGE, "%s: %s must be a variable name of [A-Z0-9_] the scope does not set", w, key);
+	if (!json_is_string(v) || !env_name_ok(json_string_value(v)))
+		return jig_err(e, JIG_E_USAGE, "%s: %s must be a variable name of [A-Z0-9_]", w, key);
 	return (*out = strdup(json_string_value(v))) ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
 }
 
@@ -436,4 +426,20 @@ const char *jig_agent_identity_diff(json_t *reviewed, json_t *now, char *buf, si
 	}
 	snprintf(buf, cap, "it differs from the reviewed one");
 	return buf;
+}
+
+int jig_agent_env_fits(const struct jig_agent_provider *p, json_t *scope_env, struct jig_error *e)
+{
+	const char *k;
+	json_t *v;
+	json_t *sets[] = {p->env, json_object_get(p->profile, "env")};
+	for (size_t i = 0; i < 2; i++)
+		json_object_foreach(sets[i], k, v)
+			if (json_object_get(scope_env, k))
+				return jig_err(e, JIG_E_USAGE, "agent provider \"%s\": env \"%s\" is set by the provider scope", p->id, k);
+	const char *named[] = {p->model_env, p->credential_env};
+	for (size_t i = 0; i < 2; i++)
+		if (named[i] && json_object_get(scope_env, named[i]))
+			return jig_err(e, JIG_E_USAGE, "agent provider \"%s\": %s is set by the provider scope", p->id, named[i]);
+	return 0;
 }

@@ -52,6 +52,11 @@ void jig_agent_provider_free(struct jig_agent_provider *p);
  * of the provider plus the digest of each file its command names, and the
  * model. Hashes the files now. */
 int jig_agent_identity(const struct jig_agent_provider *p, const char *model, json_t **out, struct jig_error *e);
+/* The variables the client gets from the provider (its env, its profile's,
+ * model_env, the credential's) may not replace the provider scope's own
+ * (scope_env, the composed policy's): the Plan prints those as the
+ * client's. */
+int jig_agent_env_fits(const struct jig_agent_provider *p, json_t *scope_env, struct jig_error *e);
 /* Where a current identity differs from the reviewed one: one line naming
  * the first difference, or NULL when equal. */
 const char *jig_agent_identity_diff(json_t *reviewed, json_t *now, char *buf, size_t cap);

@@ -27,10 +27,7 @@
 
 static const struct jig_manifest_file *snapshot_file(const struct jig_snapshot *s, const char *path)
 {
-	for (size_t i = 0; i < s->m.nfiles; i++)
-		if (strcmp(s->m.files[i].path, path) == 0)
-			return &s->m.files[i];
-	return NULL;
+	return jig_manifest_find_file(&s->m, path);
 }
 
 static json_t *strv(char **v, size_t n)
@@ -177,7 +174,10 @@ static int compose_agent(const struct jig_catalog *cat, const struct jig_snapsho
 	struct jig_plan_scope *ps = &pl->scopes[pl->n_scopes];
 	ps->flow = f->name;
 	ps->route = g->route;
-	if (!(r = jig_agent_identity(&p, g->model, &id, e)) && !(r = jig_plan_compose_agent(cat, s, g, &p, &ps->t, e))) {
+	if (!(r = jig_agent_identity(&p, g->model, &id, e)) && !(r = jig_plan_compose_agent(cat, s, g, &p, &ps->t, e)) &&
+	    (r = jig_agent_env_fits(&p, json_object_get(ps->t.policy.doc, "env"), e)))
+		jig_scope_template_free(&ps->t);
+	if (!r) {
 		pl->n_scopes++;
 		json_array_append_new(agents,
 				      json_pack("{s:s,s:o,s:I,s:I,s:I,s:s,s:o}", "route", g->route, "identity", id,
