@@ -17,7 +17,7 @@ P=$T/prefix
 SNAP=$P/lib/jig/$(readlink "$P/lib/jig/current")
 SEQ=$(jq -r .sequence "$SNAP/manifest.json")
 cp -a "$SNAP" "$T/s"
-rm -f "$T/s/manifest.json" "$T/s/manifest.sig"
+rm -f "$T/s/manifest.json" "$T/s/manifest.files" "$T/s/manifest.sig"
 mkdir "$T/s/gen"
 i=0
 while [ $i -lt 100 ]; do

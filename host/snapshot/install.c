@@ -37,7 +37,7 @@ static int walk_files(int dirfd, const char *prefix, json_t *files, int depth, s
 			continue;
 		char rel[512];
 		snprintf(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
-		if (!*prefix && (!strcmp(rel, "manifest.json") || !strcmp(rel, "manifest.sig")))
+		if (!*prefix && jig_manifest_is_reserved(rel))
 			continue;
 		if (!jig_path_is_normal_relative(rel)) {
 			r = jig_err(e, JIG_E_USAGE, "%s: name not allowed in a snapshot", rel);
@@ -150,23 +150,30 @@ int jig_snapshot_create(const char *dir, const char *id, uint64_t sequence, cons
 		json_decref(modules);
 		return r < 0 ? r : jig_err(e, JIG_E_INTERNAL, "out of memory");
 	}
-	json_t *doc = json_pack("{s:s,s:s,s:I,s:s,s:s,s:o}", "format", JIG_MANIFEST_FORMAT, "id", id,
-				"sequence", (json_int_t)sequence, "platform", platform, "files", lines,
-				"modules", modules);
-	free(lines);
-	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	size_t flen = strlen(lines);
+	unsigned char sha[JIG_SHA256_LEN];
+	char hex[JIG_SHA256_HEX];
+	jig_sha256(lines, flen, sha);
+	jig_hex(sha, sizeof(sha), hex);
+	json_t *doc = json_pack("{s:s,s:s,s:I,s:s,s:s,s:I,s:o}", "format", JIG_MANIFEST_FORMAT, "id", id,
+				"sequence", (json_int_t)sequence, "platform", platform, "files_sha256", hex,
+				"files_size", (json_int_t)flen, "modules", modules);
+	char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(doc);
-	if (!text)
+	if (!text) {
+		free(lines);
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	}
 	size_t len = strlen(text);
-	text[len] = '\0';
-	/* Validate what we wrote with the same parser jig uses. */
+	/* Validate what we write with the same parser jig uses. */
 	struct jig_manifest m;
-	r = jig_manifest_parse(&m, text, len, e);
+	r = jig_manifest_parse(&m, text, len, lines, flen, e);
 	if (r == 0) {
 		jig_manifest_free(&m);
-		r = write_replace(dfd, "manifest.json", text, len, e);
+		if ((r = write_replace(dfd, "manifest.files", lines, flen, e)) == 0)
+			r = write_replace(dfd, "manifest.json", text, len, e);
 	}
+	free(lines);
 	free(text);
 	return r;
 }
@@ -198,14 +205,16 @@ int jig_snapshot_sign(const char *dir, const char *key_path, char keyid_out[17],
 	if (dfd < 0)
 		return jig_err(e, JIG_E_USAGE, "%s: %s", dir, strerror(errno));
 	jig_autofree char *m = NULL;
+	jig_autofree char *files = NULL;
 	jig_autofree char *sig = NULL;
-	size_t len;
+	size_t len, flen;
 	int r = jig_read_file_at(dfd, "manifest.json", JIG_MANIFEST_MAX_BYTES, "manifest.json", &m,
 				 &len, NULL, e);
-	if (r < 0)
+	if (r < 0 || (r = jig_read_file_at(dfd, "manifest.files", JIG_MANIFEST_MAX_BYTES,
+					    "manifest.files", &files, &flen, NULL, e)) < 0)
 		return r;
 	struct jig_manifest parsed;
-	if ((r = jig_manifest_parse(&parsed, m, len, e)) < 0)
+	if ((r = jig_manifest_parse(&parsed, m, len, files, flen, e)) < 0)
 		return r;
 	jig_manifest_free(&parsed);
 	if ((r = jig_signature_make(m, len, key_path, &sig, keyid_out, e)) < 0)
@@ -346,6 +355,8 @@ int jig_snapshot_install(const char *dir, const char *prefix, struct jig_error *
 	}
 	for (size_t i = 0; r == 0 && i < src.m.nfiles; i++)
 		r = copy_file(src.dirfd, src.m.files[i].path, stfd, e);
+	if (r == 0)
+		r = copy_file(src.dirfd, "manifest.files", stfd, e);
 	if (r == 0)
 		r = copy_file(src.dirfd, "manifest.json", stfd, e);
 	if (r == 0)

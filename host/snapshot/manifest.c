@@ -103,6 +103,8 @@ static int parse_files(struct jig_manifest *m, const char *txt, size_t len, stru
 	size_t lines = 0;
 	for (size_t i = 0; i < len; i++)
 		lines += txt[i] == '\n';
+	if (memchr(txt, '\0', len))
+		return jig_err(e, JIG_E_INTEGRITY, "manifest files: contains a NUL byte");
 	if (len && txt[len - 1] != '\n')
 		return jig_err(e, JIG_E_INTEGRITY, "manifest files: the last line does not end in a newline");
 	if (lines > JIG_MANIFEST_MAX_FILES)
@@ -145,7 +147,7 @@ static int parse_files(struct jig_manifest *m, const char *txt, size_t len, stru
 			return jig_err(e, JIG_E_INTEGRITY,
 				       "manifest files line %zu: path \"%s\" is not a normalised relative path (no '..', '.', '/' prefix or odd characters)",
 				       k + 1, q);
-		if (strcmp(q, "manifest.json") == 0 || strcmp(q, "manifest.sig") == 0)
+		if (jig_manifest_is_reserved(q))
 			return jig_err(e, JIG_E_INTEGRITY, "manifest files line %zu: path \"%s\" is reserved", k + 1, q);
 		if (k > 0) {
 			const char *prev = m->files[k - 1].path;
@@ -222,18 +224,26 @@ static int parse_modules(struct jig_manifest *m, json_t *arr, struct jig_error *
 	return 0;
 }
 
-int jig_manifest_parse(struct jig_manifest *m, const char *buf, size_t len, struct jig_error *e)
+int jig_manifest_is_reserved(const char *rel)
 {
-	static const char *const keys[] = {"format", "id", "sequence", "platform",
-					   "files",  "modules", NULL};
+	return strcmp(rel, "manifest.json") == 0 || strcmp(rel, "manifest.sig") == 0 ||
+	       strcmp(rel, "manifest.files") == 0;
+}
+
+int jig_manifest_parse(struct jig_manifest *m, const char *buf, size_t len, const char *files,
+		       size_t flen, struct jig_error *e)
+{
+	static const char *const keys[] = {"format",	   "id",	 "sequence", "platform",
+					   "files_sha256", "files_size", "modules",  NULL};
 	memset(m, 0, sizeof(*m));
 	if (len > JIG_MANIFEST_MAX_BYTES)
 		return jig_err(e, JIG_E_INTEGRITY, "manifest: more than %u bytes", JIG_MANIFEST_MAX_BYTES);
 	json_t *root = NULL;
 	const char *format, *id, *platform;
 	json_t *modules;
-	const char *files;
-	size_t files_len = 0;
+	const char *files_hex;
+	uint64_t files_size;
+	unsigned char want[JIG_SHA256_LEN], got[JIG_SHA256_LEN];
 	int r;
 	if ((r = jig_json_parse_object(buf, len, "manifest", &root, e)) < 0)
 		return r;
@@ -248,7 +258,8 @@ int jig_manifest_parse(struct jig_manifest *m, const char *buf, size_t len, stru
 	if ((r = jig_json_get_string(root, "id", "manifest", &id, e)) < 0 ||
 	    (r = jig_json_get_uint(root, "sequence", "manifest", 1, JIG_SEQUENCE_MAX, &m->sequence, e)) < 0 ||
 	    (r = jig_json_get_string(root, "platform", "manifest", &platform, e)) < 0 ||
-	    (r = jig_json_get_string(root, "files", "manifest", &files, e)) < 0 ||
+	    (r = jig_json_get_string(root, "files_sha256", "manifest", &files_hex, e)) < 0 ||
+	    (r = jig_json_get_uint(root, "files_size", "manifest", 0, JIG_MANIFEST_MAX_BYTES, &files_size, e)) < 0 ||
 	    (r = jig_json_get_array(root, "modules", "manifest", JIG_MANIFEST_MAX_MODULES, &modules, e)) < 0)
 		goto out;
 	if (!jig_name_is_valid(id)) {
@@ -259,8 +270,22 @@ int jig_manifest_parse(struct jig_manifest *m, const char *buf, size_t len, stru
 		r = jig_err(e, JIG_E_INTERNAL, "manifest: out of memory");
 		goto out;
 	}
-	files_len = json_string_length(json_object_get(root, "files"));
-	if ((r = parse_files(m, files, files_len, e)) < 0 || (r = parse_modules(m, modules, e)) < 0)
+	/* The list is believed only as the signed manifest pins it. */
+	if (strlen(files_hex) != 2 * JIG_SHA256_LEN || jig_unhex(files_hex, want, JIG_SHA256_LEN) < 0) {
+		r = jig_err(e, JIG_E_INTEGRITY, "manifest: files_sha256 is not 64 hex digits");
+		goto out;
+	}
+	if (files_size != flen) {
+		r = jig_err(e, JIG_E_INTEGRITY, "manifest.files: %zu bytes, the manifest lists %llu", flen,
+			    (unsigned long long)files_size);
+		goto out;
+	}
+	jig_sha256(files, flen, got);
+	if (memcmp(want, got, JIG_SHA256_LEN) != 0) {
+		r = jig_err(e, JIG_E_INTEGRITY, "manifest.files: sha256 does not match the manifest's files_sha256");
+		goto out;
+	}
+	if ((r = parse_files(m, files, flen, e)) < 0 || (r = parse_modules(m, modules, e)) < 0)
 		goto out;
 	r = 0;
 out:

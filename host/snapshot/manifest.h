@@ -9,7 +9,7 @@
 #include "../util/crypto.h"
 #include "../util/error.h"
 
-#define JIG_MANIFEST_FORMAT "jig-snapshot-manifest/2"
+#define JIG_MANIFEST_FORMAT "jig-snapshot-manifest/3"
 #define JIG_MANIFEST_MAX_BYTES (16u << 20)
 #define JIG_MANIFEST_MAX_FILES 100000
 #define JIG_MANIFEST_MAX_MODULES 64
@@ -48,7 +48,14 @@ const char *jig_host_platform(void);
 const char *jig_kind_name(uint32_t kind);
 int jig_kind_parse(const char *s, uint32_t *out); /* 0 or -1 */
 
-int jig_manifest_parse(struct jig_manifest *m, const char *buf, size_t len, struct jig_error *e);
+/* The signed manifest.json (buf, len) and the file list it pins by size and
+ * SHA-256 (manifest.files: files, flen). Keeping the list out of the JSON
+ * lets a 10,000-file snapshot open with one hash and a line scan. */
+int jig_manifest_parse(struct jig_manifest *m, const char *buf, size_t len, const char *files,
+		       size_t flen, struct jig_error *e);
+/* true for manifest.json, manifest.sig and manifest.files: the top-level
+ * names that describe a snapshot rather than belong to it. */
+int jig_manifest_is_reserved(const char *rel);
 void jig_manifest_free(struct jig_manifest *m);
 const struct jig_manifest_file *jig_manifest_find_file(const struct jig_manifest *m,
 							const char *path);

@@ -176,7 +176,8 @@ static int open_common(struct jig_snapshot *s, int dirfd, const char *dirpath, u
 {
 	char what[PATH_MAX + 64];
 	jig_autofree char *sig = NULL;
-	size_t slen;
+	jig_autofree char *files = NULL;
+	size_t slen, flen;
 	int r;
 	memset(s, 0, sizeof(*s));
 	s->dirfd = dirfd;
@@ -208,7 +209,12 @@ static int open_common(struct jig_snapshot *s, int dirfd, const char *dirpath, u
 				      s->keyid, e)) < 0)
 		goto fail;
 	jig_sha256(s->manifest_bytes, s->manifest_len, s->manifest_sha256);
-	if ((r = jig_manifest_parse(&s->m, s->manifest_bytes, s->manifest_len, e)) < 0)
+	snprintf(what, sizeof(what), "%s/manifest.files", dirpath);
+	if ((r = jig_read_file_at(dirfd, "manifest.files", JIG_MANIFEST_MAX_BYTES, what, &files, &flen,
+				  &st, e)) < 0 ||
+	    (r = check_node(s, &st, what, e)) < 0)
+		goto fail;
+	if ((r = jig_manifest_parse(&s->m, s->manifest_bytes, s->manifest_len, files, flen, e)) < 0)
 		goto fail;
 	if (strcmp(s->m.platform, jig_host_platform()) != 0) {
 		r = jig_err(e, JIG_E_INTEGRITY,
@@ -405,7 +411,7 @@ static int walk_unlisted(const struct jig_snapshot *s, int dirfd, const char *pr
 			continue;
 		char rel[512];
 		snprintf(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
-		if (!*prefix && (strcmp(rel, "manifest.json") == 0 || strcmp(rel, "manifest.sig") == 0))
+		if (!*prefix && jig_manifest_is_reserved(rel))
 			continue;
 		if (jig_manifest_find_file(&s->m, rel))
 			continue;

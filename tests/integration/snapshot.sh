@@ -52,6 +52,14 @@ edit_manifest() {
 	if resign 2>/dev/null; then fail "jig-snapshot sign accepted an invalid manifest"; fi
 	rawsign
 }
+# Edits the installed file list with a shell filter and pins the result in
+# the manifest (with an optional jq program for the rest), signed raw.
+edit_files() {
+	sh -c "$1" <"$SNAP/manifest.files" >"$T/f" && cat "$T/f" >"$SNAP/manifest.files"
+	sha=$(sha256sum "$SNAP/manifest.files" | cut -d' ' -f1)
+	size=$(stat -c %s "$SNAP/manifest.files")
+	edit_manifest ".files_sha256 = \"$sha\" | .files_size = $size${2:+ | $2}"
+}
 # A new snapshot dir: mksnap DIR ID SEQ NAME:KIND:SOFILE[:ABI]...
 mksnap() {
 	d=$1 id=$2 seq=$3; shift 3
@@ -169,18 +177,32 @@ case_unlisted_file() {
 }
 case_path_outside_modules() {
 	mkdir -p "$SNAP/lib" && cp "$SNAP/modules/sandbox-linux.so" "$SNAP/lib/x.so"
-	edit_manifest '.files |= (split("\n") | map(select(. != "")) | . + [.[0] | sub(" [^ ]*$"; " lib/x.so")]
-		| sort_by(split(" ")[2]) | join("\n") + "\n") | .modules[0].path = "lib/x.so"'
+	edit_files "awk 'NR == 1 { print; sub(/ [^ ]*\$/, \" lib/x.so\") } { print }' | LC_ALL=C sort -t' ' -k3,3" \
+		'.modules[0].path = "lib/x.so"'
 	refused "path \"lib/x.so\" must be a plain file directly under modules/"
 }
 case_path_dotdot() {
-	edit_manifest '.files |= sub("^(?<h>[0-9a-f]+ [0-9]+) [^\n]*"; "\(.h) modules/../modules/sandbox-linux.so")
-		| .modules[0].path = "modules/../modules/sandbox-linux.so"'
+	edit_files "sed '1s| [^ ]*\$| modules/../modules/sandbox-linux.so|'" \
+		'.modules[0].path = "modules/../modules/sandbox-linux.so"'
 	refused "is not a normalised relative path"
 }
 case_path_absolute() {
-	edit_manifest '.files |= sub("^(?<h>[0-9a-f]+ [0-9]+) [^\n]*"; "\(.h) /usr/lib/x.so")'
+	edit_files "sed '1s| [^ ]*\$| /usr/lib/x.so|'"
 	refused "is not a normalised relative path"
+}
+case_files_list_altered() {
+	# The file list is pinned by the signed manifest: a line added or a
+	# digit changed is refused before any line is believed.
+	cp "$SNAP/manifest.files" "$T/f"
+	sed '1s/^./f/' "$T/f" >"$SNAP/manifest.files"
+	cmp -s "$T/f" "$SNAP/manifest.files" && sed '1s/^./0/' "$T/f" >"$SNAP/manifest.files"
+	refused "manifest.files: sha256 does not match the manifest's files_sha256"
+	{ cat "$T/f"; head -n1 "$T/f"; } >"$SNAP/manifest.files"
+	refused "manifest.files: [0-9]+ bytes, the manifest lists [0-9]+"
+	rm "$SNAP/manifest.files"
+	refused "manifest.files"
+	ln -s "$T/f" "$SNAP/manifest.files"
+	refused "manifest.files: is a symbolic link"
 }
 case_abi_major() {
 	mksnap "$T/s" abi2 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-abi2.so":2.0

@@ -197,50 +197,109 @@ static void test_launch_identity(void **state)
 	jig_snapshot_close(&s);
 }
 
+/* The header for a file list: its size and digest, as jig-snapshot writes. */
+static char *header_for(const char *files, const char *extra)
+{
+	unsigned char sha[JIG_SHA256_LEN];
+	char hex[JIG_SHA256_HEX];
+	jig_sha256(files, strlen(files), sha);
+	jig_hex(sha, sizeof(sha), hex);
+	char *out = NULL;
+	assert_true(asprintf(&out,
+			     "{\"format\":\"jig-snapshot-manifest/3\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\","
+			     "\"files_sha256\":\"%s\",\"files_size\":%zu,\"modules\":[]%s}",
+			     hex, strlen(files), extra) > 0);
+	return out;
+}
+
+static void expect_refused(const char *hdr, const char *files)
+{
+	struct jig_manifest m;
+	struct jig_error e = {0};
+	assert_true(jig_manifest_parse(&m, hdr, strlen(hdr), files, strlen(files), &e) < 0);
+	assert_int_equal(e.code, JIG_E_INTEGRITY);
+	assert_null(strchr(e.msg, '\n'));
+}
+
 static void test_manifest_rejects(void **state)
 {
 	(void)state;
-	static const char *const bad[] = {
+#define H(rest) "{\"format\":\"jig-snapshot-manifest/3\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\"," \
+		"\"files_sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\"" rest "}"
+	/* Headers, with an empty file list. */
+	static const char *const bad_headers[] = {
 		"",
 		"[]",
-		"{\"format\":\"jig-snapshot-manifest/2\"}",
-		"{\"format\":\"jig-snapshot-manifest/2\",\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":\"\",\"modules\":[]}",
-		"{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":1.5,\"platform\":\"p\",\"files\":\"\",\"modules\":[]}",
-		"{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":0,\"platform\":\"p\",\"files\":\"\",\"modules\":[]}",
-		"{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"../a\",\"sequence\":1,\"platform\":\"p\",\"files\":\"\",\"modules\":[]}",
-		"{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":\"00 1 a//b\\n\",\"modules\":[]}",
-		"{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":\"\",\"modules\":[]} x",
-#define M2(files) "{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":\"" files "\",\"modules\":[]}"
-		M2("0000000000000000000000000000000000000000000000000000000000000000 1 a"),				/* no final newline */
-		M2("0000000000000000000000000000000000000000000000000000000000000000 01 a\\n"),			/* leading zero */
-		M2("0000000000000000000000000000000000000000000000000000000000000000 1  a\\n"),			/* two spaces */
-		M2("0000000000000000000000000000000000000000000000000000000000000000 1 b\\n0000000000000000000000000000000000000000000000000000000000000000 1 a\\n"),		/* out of order */
-		M2("0000000000000000000000000000000000000000000000000000000000000000 1 a\\n0000000000000000000000000000000000000000000000000000000000000000 1 a\\n"),		/* twice */
-		M2("0000000000000000000000000000000000000000000000000000000000000000 1 a\\n0000000000000000000000000000000000000000000000000000000000000000 1 a/b\\n"),		/* a file and a directory */
-		M2("0000000000000000000000000000000000000000000000000000000000000000 1 ../a\\n"),
-		M2("0000000000000000000000000000000000000000000000000000000000000000 1 manifest.json\\n"),
-		M2("0000000000000000000000000000000000000000000000000000000000000000 99999999999999999999 a\\n"),	/* size overflow */
-		M2("0A00000000000000000000000000000000000000000000000000000000000000 1 a\\n"),
-		M2("00 1 a\\n"),			/* short digest */
-		M2("0000000000000000000000000000000000000000000000000000000000000000 1 a\\u0001b\\n"),		/* control character */
+		"{\"format\":\"jig-snapshot-manifest/3\"}",
+		"{\"format\":\"jig-snapshot-manifest/2\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files\":\"\",\"modules\":[]}",
+		H(",\"files_size\":0,\"modules\":[],\"id\":\"a\""),	/* a key twice */
+		H(",\"files_size\":0.5,\"modules\":[]"),
+		H(",\"files_size\":1,\"modules\":[]"),			/* size differs */
+		H(",\"files_size\":0,\"modules\":[],\"files\":\"\""),	/* unknown key */
+		H(",\"files_size\":0,\"modules\":[]} x"),
+		"{\"format\":\"jig-snapshot-manifest/3\",\"id\":\"a\",\"sequence\":0,\"platform\":\"p\",\"files_sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"files_size\":0,\"modules\":[]}",
+		"{\"format\":\"jig-snapshot-manifest/3\",\"id\":\"../a\",\"sequence\":1,\"platform\":\"p\",\"files_sha256\":\"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\",\"files_size\":0,\"modules\":[]}",
+		"{\"format\":\"jig-snapshot-manifest/3\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files_sha256\":\"e3b0\",\"files_size\":0,\"modules\":[]}",
+		"{\"format\":\"jig-snapshot-manifest/3\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\",\"files_sha256\":\"E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B85X\",\"files_size\":0,\"modules\":[]}",
 	};
+#undef H
+	for (size_t i = 0; i < sizeof(bad_headers) / sizeof(bad_headers[0]); i++)
+		expect_refused(bad_headers[i], "");
+	/* File lists, each pinned correctly by its header. */
+	static const char *const bad_lists[] = {
+		"0000000000000000000000000000000000000000000000000000000000000000 1 a",			/* no final newline */
+		"0000000000000000000000000000000000000000000000000000000000000000 01 a\n",		/* leading zero */
+		"0000000000000000000000000000000000000000000000000000000000000000 1  a\n",		/* two spaces */
+		"0000000000000000000000000000000000000000000000000000000000000000 1 b\n0000000000000000000000000000000000000000000000000000000000000000 1 a\n", /* out of order */
+		"0000000000000000000000000000000000000000000000000000000000000000 1 a\n0000000000000000000000000000000000000000000000000000000000000000 1 a\n", /* twice */
+		"0000000000000000000000000000000000000000000000000000000000000000 1 a\n0000000000000000000000000000000000000000000000000000000000000000 1 a/b\n", /* a file and a directory */
+		"0000000000000000000000000000000000000000000000000000000000000000 1 ../a\n",
+		"0000000000000000000000000000000000000000000000000000000000000000 1 a//b\n",
+		"0000000000000000000000000000000000000000000000000000000000000000 1 manifest.json\n",
+		"0000000000000000000000000000000000000000000000000000000000000000 1 manifest.files\n",
+		"0000000000000000000000000000000000000000000000000000000000000000 99999999999999999999 a\n", /* size overflow */
+		"0A00000000000000000000000000000000000000000000000000000000000000 1 a\n",
+		"00 1 a\n",										/* short digest */
+		"0000000000000000000000000000000000000000000000000000000000000000 1 a\001b\n",		/* control character */
+	};
+	for (size_t i = 0; i < sizeof(bad_lists) / sizeof(bad_lists[0]); i++) {
+		char *hdr = header_for(bad_lists[i], "");
+		expect_refused(hdr, bad_lists[i]);
+		free(hdr);
+	}
 	/* The file list, accepted: sorted lines, found by path. */
-	static const char good[] = M2("1111111111111111111111111111111111111111111111111111111111111111 0 a\\n1111111111111111111111111111111111111111111111111111111111111111 7 a.b\\n1111111111111111111111111111111111111111111111111111111111111111 12 b/c\\n");
+	static const char good[] = "1111111111111111111111111111111111111111111111111111111111111111 0 a\n1111111111111111111111111111111111111111111111111111111111111111 7 a.b\n1111111111111111111111111111111111111111111111111111111111111111 12 b/c\n";
+	char *hdr = header_for(good, "");
 	struct jig_manifest ok;
 	struct jig_error oe = {0};
-	assert_int_equal(jig_manifest_parse(&ok, good, strlen(good), &oe), 0);
+	assert_int_equal(jig_manifest_parse(&ok, hdr, strlen(hdr), good, strlen(good), &oe), 0);
 	assert_int_equal(ok.nfiles, 3);
 	assert_int_equal(jig_manifest_find_file(&ok, "b/c")->size, 12);
 	assert_int_equal(jig_manifest_find_file(&ok, "a.b")->sha256[0], 0x11);
 	assert_null(jig_manifest_find_file(&ok, "b"));
 	jig_manifest_free(&ok);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	/* A NUL byte inside a line (the list is read by length, not as a C string). */
+	static const char nul[] = "0000000000000000000000000000000000000000000000000000000000000000 1 a\0b\n";
+	{
+		unsigned char sha[JIG_SHA256_LEN];
+		char hex[JIG_SHA256_HEX], h[512];
+		jig_sha256(nul, sizeof(nul) - 1, sha);
+		jig_hex(sha, sizeof(sha), hex);
+		snprintf(h, sizeof(h),
+			 "{\"format\":\"jig-snapshot-manifest/3\",\"id\":\"a\",\"sequence\":1,\"platform\":\"p\","
+			 "\"files_sha256\":\"%s\",\"files_size\":%zu,\"modules\":[]}",
+			 hex, sizeof(nul) - 1);
 		struct jig_manifest m;
 		struct jig_error e = {0};
-		assert_true(jig_manifest_parse(&m, bad[i], strlen(bad[i]), &e) < 0);
+		assert_true(jig_manifest_parse(&m, h, strlen(h), nul, sizeof(nul) - 1, &e) < 0);
 		assert_int_equal(e.code, JIG_E_INTEGRITY);
-		assert_null(strchr(e.msg, '\n'));
 	}
+	/* A list other than the one the header pins, of the same size. */
+	char other[sizeof(good)];
+	memcpy(other, good, sizeof(good));
+	other[0] = '2';
+	expect_refused(hdr, other);
+	free(hdr);
 }
 
 int main(void)
