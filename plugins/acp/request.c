@@ -3,6 +3,8 @@
  * refusal before a client is started. */
 #include "request.h"
 
+#include "history.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -223,10 +225,55 @@ static int take_limits(struct jig_acp_request *r, json_t *o, char *why, size_t c
 	return 0;
 }
 
+/* "history": {"dir", "max_bytes"} and "restore": {"session_id", "path",
+ * "rollout"} (which needs history). */
+static int take_history(struct jig_acp_request *r, json_t *h, json_t *re, char *why, size_t cap)
+{
+	static const char *const hkeys[] = {"dir", "max_bytes", NULL}, *const rkeys[] = {"session_id", "path", "rollout", NULL};
+	if (!h && re)
+		return bad(why, cap, "restore needs history");
+	if (!h)
+		return 0;
+	if (!json_is_object(h) || only_keys(h, "history", hkeys, NULL, why, cap) < 0)
+		return bad(why, cap, "history must be {\"dir\", \"max_bytes\"}");
+	const char *dir = json_string_value(json_object_get(h, "dir"));
+	json_t *max = json_object_get(h, "max_bytes");
+	if (!dir || !jig_acp_history_path_ok(dir))
+		return bad(why, cap, "history.dir must be a relative path of plain names");
+	if (!json_is_integer(max) || json_integer_value(max) < 1 || json_integer_value(max) > (16 << 20))
+		return bad(why, cap, "history.max_bytes must be an integer from 1 to %d", 16 << 20);
+	for (size_t i = 0; r->envp[i]; i++)
+		if (strncmp(r->envp[i], "HOME=", 5) == 0)
+			r->home = r->envp[i] + 5;
+	if (!r->home || r->home[0] != '/')
+		return bad(why, cap, "history needs an absolute HOME in env");
+	r->history_dir = dir;
+	r->history_max = json_integer_value(max);
+	if (!re)
+		return 0;
+	if (!json_is_object(re) || only_keys(re, "restore", rkeys, NULL, why, cap) < 0)
+		return bad(why, cap, "restore must be {\"session_id\", \"path\", \"rollout\"}");
+	r->restore_id = json_string_value(json_object_get(re, "session_id"));
+	r->restore_path = json_string_value(json_object_get(re, "path"));
+	r->restore_rollout = json_object_get(re, "rollout");
+	if (!r->restore_id || !jig_acp_history_id_ok(r->restore_id))
+		return bad(why, cap, "restore.session_id must be 1-128 of [A-Za-z0-9._-]");
+	const char *base = r->restore_path ? strrchr(r->restore_path, '/') : NULL;
+	base = base ? base + 1 : r->restore_path;
+	size_t bl = base ? strlen(base) : 0, il = strlen(r->restore_id);
+	if (!r->restore_path || !jig_acp_history_path_ok(r->restore_path) || bl < 8 + il + 7 ||
+	    strncmp(base, "rollout-", 8) != 0 || strcmp(base + bl - 6, ".jsonl") != 0 || base[bl - 7 - il] != '-' ||
+	    strncmp(base + bl - 6 - il, r->restore_id, il) != 0)
+		return bad(why, cap, "restore.path must be a relative path ending in rollout-…-SESSIONID.jsonl");
+	if (!json_is_string(r->restore_rollout) || (int64_t)json_string_length(r->restore_rollout) > r->history_max)
+		return bad(why, cap, "restore.rollout must be a string of at most history.max_bytes");
+	return 0;
+}
+
 static int check(struct jig_acp_request *r, char *why, size_t cap)
 {
 	static const char *const keys[] = {"format", "argv", "env", "secrets", "cwd", "expect", "prompt", "limits", NULL};
-	static const char *const optional[] = {"session_meta", "model", "auth_method", NULL};
+	static const char *const optional[] = {"session_meta", "model", "auth_method", "history", "restore", NULL};
 	json_t *d = r->doc;
 	const char *format = json_string_value(json_object_get(d, "format"));
 	if (!format || strcmp(format, JIG_ACP_REQUEST_FORMAT) != 0)
@@ -251,7 +298,8 @@ static int check(struct jig_acp_request *r, char *why, size_t cap)
 	    take_secrets(r, json_object_get(d, "secrets"), why, cap) < 0 ||
 	    take_expect(r, json_object_get(d, "expect"), why, cap) < 0 ||
 	    take_prompt(r, json_object_get(d, "prompt"), why, cap) < 0 ||
-	    take_limits(r, json_object_get(d, "limits"), why, cap) < 0)
+	    take_limits(r, json_object_get(d, "limits"), why, cap) < 0 ||
+	    take_history(r, json_object_get(d, "history"), json_object_get(d, "restore"), why, cap) < 0)
 		return -1;
 	return 0;
 }

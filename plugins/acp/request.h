@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 /* The largest request the worker reads (the prompt is most of it). */
-#define JIG_ACP_REQUEST_MAX (4u << 20)
+#define JIG_ACP_REQUEST_MAX (24u << 20) /* a restored history: 8 MiB, escaped */
 
 struct jig_acp_limits {
 	int64_t deadline_ms;
@@ -32,6 +32,12 @@ struct jig_acp_request {
 	const char *model;          /* selected with session/set_model after session/new; NULL: not */
 	json_t *session_meta;       /* session/new's "_meta" (a client profile), borrowed; NULL: none */
 	json_t *prompt;             /* borrowed from doc */
+	const char *home;           /* the client's HOME (env), for history */
+	const char *history_dir;    /* below home: collect the session's history; NULL: not */
+	int64_t history_max;
+	const char *restore_id;     /* session/load this session from restore_rollout; NULL: session/new */
+	const char *restore_path;   /* below history_dir */
+	json_t *restore_rollout;    /* borrowed from doc */
 	struct jig_acp_limits limits;
 };
 

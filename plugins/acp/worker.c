@@ -32,6 +32,7 @@
 #include <jig/acp.h>
 
 #include "client.h"
+#include "history.h"
 #include "request.h"
 
 #define OUT_MAX (2 * JIG_ACP_REQUEST_MAX) /* bytes waiting for the client's stdin */
@@ -65,9 +66,9 @@ enum outcome { OUT_NONE, OUT_ANSWER, OUT_REFUSED, OUT_FAILED, OUT_TIMEOUT, OUT_W
 static const char *const outcome_names[] = {"", "answer", "refused", "failed", "timeout", "withheld"};
 
 /* The worker's requests; each step's JSON-RPC id is its number. */
-enum step { STEP_INITIALIZE, STEP_AUTH, STEP_SESSION, STEP_MODEL, STEP_PROMPT, STEP_DONE };
-static const char *const step_methods[] = {"initialize", "authenticate", "session/new", "session/set_model", "session/prompt",
-					   "nothing"};
+enum step { STEP_INITIALIZE, STEP_AUTH, STEP_SESSION, STEP_LOAD, STEP_MODEL, STEP_PROMPT, STEP_DONE };
+static const char *const step_methods[] = {"initialize", "authenticate", "session/new", "session/load", "session/set_model",
+					   "session/prompt", "nothing"};
 
 struct counts {
 	json_int_t lines, skipped_lines, messages, updates, late_updates, requests_refused, permissions_refused,
@@ -94,6 +95,8 @@ struct turn {
 	char *session;
 	char *stop_reason;
 	json_t *agent;
+	json_t *history;	  /* the session's collected history, for the result */
+	char history_error[640]; /* why it was not collected */
 	struct buf text;
 	struct counts n;
 };
@@ -254,7 +257,10 @@ static void update(struct turn *t, json_t *params)
 	const char *sid = json_string_value(json_object_get(params, "sessionId"));
 	const char *type = json_string_value(json_object_get(content, "type"));
 	json_t *text = json_object_get(content, "text");
-	if (!kind || strcmp(kind, "agent_message_chunk") != 0 || !t->session || !sid || strcmp(sid, t->session) != 0 ||
+	/* A loaded session's replayed history comes before the prompt: not
+	 * this turn's answer. */
+	if (!t->sent_at[STEP_PROMPT] || !kind || strcmp(kind, "agent_message_chunk") != 0 || !t->session || !sid ||
+	    strcmp(sid, t->session) != 0 ||
 	    !type || strcmp(type, "text") != 0 || !json_is_string(text))
 		return;
 	size_t n = json_string_length(text);
@@ -331,18 +337,39 @@ static void initialized(struct turn *t, json_t *res)
 	}
 	if (identity(t, info) < 0)
 		return;
+	if (t->rq->restore_id && !json_is_true(json_object_get(json_object_get(res, "agentCapabilities"), "loadSession"))) {
+		end(t, OUT_FAILED, "the client cannot load a retained session (no loadSession capability)");
+		return;
+	}
 	if (t->rq->auth_method) /* the profile's method: the credential is in the client's environment */
 		request(t, STEP_AUTH, json_pack("{s:s}", "methodId", t->rq->auth_method));
 	else
 		new_session(t);
 }
 
+/* session/new, or session/load of the restored session. */
 static void new_session(struct turn *t)
 {
 	json_t *params = json_pack("{s:s,s:[]}", "cwd", t->rq->cwd, "mcpServers");
 	if (params && t->rq->session_meta)
 		json_object_set(params, "_meta", t->rq->session_meta);
-	request(t, STEP_SESSION, params);
+	if (params && t->rq->restore_id) {
+		if (!(t->session = strdup(t->rq->restore_id))) {
+			json_decref(params);
+			end(t, OUT_FAILED, "out of memory");
+			return;
+		}
+		json_object_set_new(params, "sessionId", json_string(t->session));
+	}
+	request(t, t->rq->restore_id ? STEP_LOAD : STEP_SESSION, params);
+}
+
+static void session_ready(struct turn *t)
+{
+	if (t->rq->model) /* the reviewed model, where the host's profile selects it over ACP */
+		request(t, STEP_MODEL, json_pack("{s:s,s:s}", "sessionId", t->session, "modelId", t->rq->model));
+	else
+		request(t, STEP_PROMPT, json_pack("{s:s,s:O}", "sessionId", t->session, "prompt", t->rq->prompt));
 }
 
 static void session_created(struct turn *t, json_t *res)
@@ -357,10 +384,7 @@ static void session_created(struct turn *t, json_t *res)
 		end(t, OUT_FAILED, "out of memory");
 		return;
 	}
-	if (t->rq->model) /* the reviewed model, where the host's profile selects it over ACP */
-		request(t, STEP_MODEL, json_pack("{s:s,s:s}", "sessionId", t->session, "modelId", t->rq->model));
-	else
-		request(t, STEP_PROMPT, json_pack("{s:s,s:O}", "sessionId", t->session, "prompt", t->rq->prompt));
+	session_ready(t);
 }
 
 static void prompted(struct turn *t, json_t *res)
@@ -414,6 +438,8 @@ static void response(struct turn *t, json_t *id, json_t *m)
 		new_session(t);
 	} else if (step == STEP_SESSION) {
 		session_created(t, res);
+	} else if (step == STEP_LOAD) {
+		session_ready(t);
 	} else if (step == STEP_MODEL) {
 		request(t, STEP_PROMPT, json_pack("{s:s,s:O}", "sessionId", t->session, "prompt", t->rq->prompt));
 	} else {
@@ -645,12 +671,49 @@ static void explain_early_end(struct turn *t)
 	snprintf(t->error, sizeof(t->error), "the client %s before answering %s", how, what);
 }
 
+/* After a clean turn and a clean exit (the client's group is gone): the
+ * session's history, for the host to retain. */
+static void collect(struct turn *t)
+{
+	char path[520], *bytes = NULL, how[96];
+	size_t len;
+	size_t cap = sizeof(t->history_error);
+	if (t->outcome != OUT_ANSWER) {
+		snprintf(t->history_error, cap, "the turn did not end with an answer; its history is not collected");
+		return;
+	}
+	if (t->c.forced != JIG_ACP_FORCED_NONE || !WIFEXITED(t->c.status) || WEXITSTATUS(t->c.status) != 0) {
+		jig_acp_client_describe(&t->c, how, sizeof(how));
+		snprintf(t->history_error, cap, "the client %s%s; its history is not collected", how,
+			 t->c.forced == JIG_ACP_FORCED_NONE ? "" : " after the worker stopped it");
+		return;
+	}
+	if (jig_acp_history_collect(t->rq->home, t->rq->history_dir, t->session, t->rq->history_max, &bytes, &len, path,
+				    t->history_error, cap) < 0)
+		return;
+	bool secret = has_secret(t, bytes, len);
+	json_t *s = secret ? NULL : json_stringn(bytes, len);
+	if (!s)
+		snprintf(t->history_error, cap, secret ? "the session's history contains a credential of the request; not collected"
+						       : "the session's history is not UTF-8 text; not collected");
+	else
+		t->history = json_pack("{s:s,s:s,s:o}", "session_id", t->session, "path", path, "rollout", s);
+	explicit_bzero(bytes, len);
+	free(bytes);
+}
+
 static void turn(struct turn *t, const struct jig_acp_request *rq)
 {
 	char why[512];
 	t->rq = rq;
 	for (int i = 0; i < STEP_DONE; i++)
 		t->took[i] = -1;
+	if (rq->restore_id && jig_acp_history_restore(rq->home, rq->history_dir, rq->restore_path,
+						       json_string_value(rq->restore_rollout),
+						       json_string_length(rq->restore_rollout), why, sizeof(why)) < 0) {
+		end(t, OUT_FAILED, "%s", why);
+		return;
+	}
 	if (jig_acp_client_start(&t->c, rq->argv, rq->envp, rq->cwd, why, sizeof(why)) < 0) {
 		t->started = t->c.reaped;
 		end(t, OUT_FAILED, "%s", why);
@@ -668,6 +731,8 @@ static void turn(struct turn *t, const struct jig_acp_request *rq)
 		t->outcome = OUT_WITHHELD;
 		snprintf(t->error, sizeof(t->error), "the agent's answer contains a credential of the request; withheld");
 	}
+	if (rq->history_dir)
+		collect(t);
 }
 
 /* --- the result ------------------------------------------------------- */
@@ -720,6 +785,10 @@ static json_t *result(const struct turn *t)
 		json_object_set(r, "agent", t->agent);
 	if (t->started)
 		json_object_set_new(r, "exit", exit_info(&t->c));
+	if (t->history)
+		json_object_set(r, "history", t->history);
+	else if (t->history_error[0])
+		json_object_set_new(r, "history_error", json_string(t->history_error));
 	return r;
 }
 
@@ -781,6 +850,7 @@ int main(void)
 	free(t.session);
 	free(t.stop_reason);
 	json_decref(t.agent);
+	json_decref(t.history);
 	jig_acp_request_free(&rq);
 	return rc;
 }

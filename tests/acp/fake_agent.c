@@ -24,6 +24,7 @@
 extern char **environ;
 
 static const char *mode, *arg;
+static char session_id[96] = SESSION; /* codex: one per session/new */
 /* What the client told it (the "profile" mode reports them). */
 static json_t *session_meta, *selected_model;
 static json_t *pending_prompt; /* hang_cancel: the id of the prompt it holds */
@@ -32,7 +33,9 @@ static const char usage[] =
 	"usage: jig-fake-agent MODE [ARG]\n"
 	"modes: answer report fs terminal mcp permission longline flood bigtext crash segv hang\n"
 	"       hang_cancel late echo badversion noise fork error wrongname profile\n"
-	"       nonewline nullid closein tasks memory\n";
+	"       nonewline nullid closein tasks memory\n"
+	"       codex [big|secret:VAR|twice|link|crash|noload|dirty]: Codex's rollout history under\n"
+	"         $HOME/.codex/sessions, session/load, the answer \"ANSWER:history=N <prompt>\"\n";
 
 static bool is(const char *m)
 {
@@ -82,7 +85,7 @@ static void respond_error(json_t *id, int code, const char *message)
 static void send_update(json_t *update)
 {
 	put(json_pack("{s:s,s:s,s:{s:s,s:o}}", "jsonrpc", "2.0", "method", "session/update", "params", "sessionId",
-		      SESSION, "update", update));
+		      session_id, "update", update));
 }
 
 static void chunk(const char *kind, const char *text, size_t n)
@@ -306,6 +309,114 @@ static json_t *envelope_probe(void)
 	return json_pack("{s:i,s:i}", "wanted_mib", (int)n, "touched_mib", (int)got);
 }
 
+/* --- codex: a rollout file per session, as Codex keeps its history --- */
+
+#define ROLLOUT_DIR ".codex/sessions/2026/12/03"
+static int history_lines = -1; /* lines of the loaded rollout; -1: a new session */
+
+static bool arg_is(const char *a)
+{
+	return arg && strcmp(arg, a) == 0;
+}
+
+static void rollout_path(char *out, size_t cap, const char *id)
+{
+	snprintf(out, cap, "%s/%s/rollout-2026-12-03T00-00-00-%s.jsonl", getenv("HOME"), ROLLOUT_DIR, id);
+}
+
+static void mkdirs(const char *path)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s", path);
+	for (char *c = p + 1; *c; c++)
+		if (*c == '/') {
+			*c = '\0';
+			mkdir(p, 0700);
+			*c = '/';
+		}
+}
+
+static void rollout_append(const char *line)
+{
+	char path[4096];
+	rollout_path(path, sizeof(path), session_id);
+	mkdirs(path);
+	FILE *f = fopen(path, "ae");
+	if (!f)
+		exit(67);
+	fprintf(f, "%s\n", line);
+	fclose(f);
+}
+
+static void codex_new_session(void)
+{
+	FILE *u = fopen("/proc/sys/kernel/random/uuid", "re");
+	char uuid[64] = "0";
+	if (u && fgets(uuid, sizeof(uuid), u))
+		uuid[strcspn(uuid, "\n")] = '\0';
+	if (u)
+		fclose(u);
+	snprintf(session_id, sizeof(session_id), "%s", uuid);
+	rollout_append("{\"type\":\"session_meta\"}");
+	char path[4096], other[4096];
+	rollout_path(path, sizeof(path), session_id);
+	if (arg_is("twice")) { /* a second file for the same session, another day */
+		snprintf(other, sizeof(other), "%s/.codex/sessions/2026/12/04/rollout-2026-12-04T00-00-01-%s.jsonl", getenv("HOME"),
+			 session_id);
+		mkdirs(other);
+		FILE *f = fopen(other, "we");
+		if (f)
+			fclose(f);
+	}
+	if (arg_is("link")) {
+		unlink(path);
+		if (symlink("/etc/passwd", path) < 0)
+			exit(67);
+	}
+	if (arg_is("big")) { /* one line over 8 MiB in all */
+		FILE *f = fopen(path, "ae");
+		for (int i = 0; f && i < (8 << 10) + 1; i++)
+			fprintf(f, "{\"pad\":\"%01013d\"}\n", 0);
+		if (f)
+			fclose(f);
+	}
+	if (arg && strncmp(arg, "secret:", 7) == 0) {
+		const char *v = getenv(arg + 7);
+		char line[512];
+		snprintf(line, sizeof(line), "{\"note\":\"%.400s\"}", v ? v : "");
+		rollout_append(line);
+	}
+	if (arg_is("dirty"))
+		rollout_append("{\"ctl\":\"\x01\"}");
+}
+
+/* session/load: the restored rollout must be where it was written. Its
+ * lines are replayed as updates, as clients do (not this turn's answer). */
+static void codex_load(json_t *id, json_t *params)
+{
+	const char *sid = json_string_value(json_object_get(params, "sessionId"));
+	char path[4096];
+	if (!sid || strlen(sid) >= sizeof(session_id)) {
+		respond_error(id, -32602, "fake-agent: session/load without a sessionId");
+		return;
+	}
+	snprintf(session_id, sizeof(session_id), "%s", sid);
+	rollout_path(path, sizeof(path), session_id);
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		respond_error(id, -32002, "fake-agent: no rollout for that session");
+		return;
+	}
+	char line[4096];
+	history_lines = 0;
+	while (fgets(line, sizeof(line), f)) {
+		history_lines++;
+		chunk("agent_message_chunk", "REPLAY ", 7);
+	}
+	fclose(f);
+	respond(id, json_object());
+}
+
 /* The prompt: what the mode does with it. */
 static void prompt(json_t *id, json_t *params)
 {
@@ -353,6 +464,19 @@ static void prompt(json_t *id, json_t *params)
 		const char *v = arg ? getenv(arg) : NULL;
 		chunk("agent_message_chunk", "ANSWER:the credential is ", 25);
 		chunk("agent_message_chunk", v ? v : "(unset)", strlen(v ? v : "(unset)"));
+	}
+	if (is("codex")) {
+		char head[64];
+		const char *t = json_string_value(json_object_get(json_array_get(json_object_get(params, "prompt"), 0), "text"));
+		snprintf(head, sizeof(head), "ANSWER:history=%d ", history_lines);
+		chunk("agent_message_chunk", head, strlen(head));
+		chunk("agent_message_chunk", t ? t : "", t ? strlen(t) : 0);
+		if (!arg_is("link"))
+			rollout_append("{\"type\":\"turn\"}");
+		if (arg_is("crash")) {
+			respond(id, json_pack("{s:s}", "stopReason", "end_turn"));
+			exit(3);
+		}
 	}
 	if (is("answer") || is("noise") || is("late") || is("fork") || is("wrongname") || is("longline") ||
 	    is("flood")) {
@@ -405,7 +529,7 @@ static void initialize(json_t *id, json_t *params)
 		return;
 	}
 	respond(id, json_pack("{s:i,s:{s:b},s:[],s:{s:s,s:s}}", "protocolVersion", is("badversion") ? 2 : 1,
-			      "agentCapabilities", "loadSession", 0, "authMethods", "agentInfo", "name",
+			      "agentCapabilities", "loadSession", is("codex") && !arg_is("noload"), "authMethods", "agentInfo", "name",
 			      is("wrongname") ? "someone-else" : "fake-agent", "version", version ? version : "1.0.0"));
 }
 
@@ -425,10 +549,17 @@ static void dispatch(json_t *m)
 	} else if (strcmp(method, "session/new") == 0) {
 		if (session_ok(params)) {
 			session_meta = json_incref(json_object_get(params, "_meta"));
-			respond(id, json_pack("{s:s}", "sessionId", SESSION));
+			if (is("codex"))
+				codex_new_session();
+			respond(id, json_pack("{s:s}", "sessionId", session_id));
 		}
 		else
 			respond_error(id, -32602, "fake-agent: session/new has another cwd or MCP servers");
+	} else if (strcmp(method, "session/load") == 0 && is("codex") && !arg_is("noload")) {
+		if (session_ok(params))
+			codex_load(id, params);
+		else
+			respond_error(id, -32602, "fake-agent: session/load has another cwd or MCP servers");
 	} else if (strcmp(method, "session/set_model") == 0 && id) {
 		selected_model = json_incref(json_object_get(params, "modelId"));
 		respond(id, json_object());
@@ -455,7 +586,7 @@ int main(int argc, char **argv)
 	static const char *const modes[] = {"answer", "report", "profile", "fs", "terminal", "mcp", "permission", "longline",
 					    "flood", "bigtext", "crash", "segv", "hang", "hang_cancel", "late",
 					    "echo", "badversion", "noise", "fork", "error", "wrongname", "nonewline", "nullid",
-					    "closein", "tasks", "memory", NULL};
+					    "closein", "tasks", "memory", "codex", NULL};
 	size_t k = 0;
 	while (modes[k] && !is(modes[k]))
 		k++;

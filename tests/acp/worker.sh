@@ -39,6 +39,7 @@ request() {
 		expect: $expect,
 		prompt: $prompt,
 		limits: $limits}' >"$T/in"
+	if [ -n "${XREQ:-}" ]; then jq -c ". + $XREQ" "$T/in" >"$T/in2" && mv "$T/in2" "$T/in"; fi
 }
 # run [NAME=VALUE...]: the worker as the user on $T/in (with the
 # assignments in its own environment); result in $T/out, wall time in $MS.
@@ -341,9 +342,9 @@ case_malformed_input() {
 	printf 'not json' >"$T/in"
 	run
 	expect refused "malformed request: not one JSON object"
-	head -c 5000000 /dev/zero | tr '\0' ' ' >"$T/in"
+	head -c 26000000 /dev/zero | tr '\0' ' ' >"$T/in"
 	run
-	expect refused "over 4194304 bytes"
+	expect refused "over 25165824 bytes"
 	printf '[1]' >"$T/in"
 	run
 	expect refused "not a JSON object"
@@ -371,6 +372,104 @@ case_secret_not_in_worker_environ() {
 	! grep -qF -e "$CRED" "$T/cmdlines" || fail "the credential is on a command line"
 	wait "$bg" || fail "worker exit"
 	expect timeout
+}
+
+# --- retained session history (Codex's rollouts; the fake agent plays Codex) ---
+HIST='{"history":{"dir":".codex/sessions","max_bytes":8388608}}'
+# restore_from OUT: XREQ restoring the history collected in result OUT.
+restore_from() {
+	XREQ=$(jq -c '{history: {dir: ".codex/sessions", max_bytes: 8388608},
+		restore: {session_id: .history.session_id, path: .history.path, rollout: .history.rollout}}' "$1")
+}
+case_history_collected_and_restored() {
+	XREQ=$HIST turn codex
+	expect answer
+	check '.text == "ANSWER:history=-1 hello" and has("history_error") == false'
+	check '.history.session_id | test("^[0-9a-f-]{36}$")'
+	check '.history.path == "2026/12/03/rollout-2026-12-03T00-00-00-\(.history.session_id).jsonl"'
+	check '.history.rollout == "{\"type\":\"session_meta\"}\n{\"type\":\"turn\"}\n"'
+	cp "$T/out" "$T/first"
+	# The next turn starts from an empty HOME: the history comes only from
+	# the request, and session/load (not session/new) resumes it. The
+	# replayed history is not this turn's answer.
+	rm -rf "$T/home/.codex"
+	restore_from "$T/first"
+	turn codex
+	expect answer
+	check '.text == "ANSWER:history=2 hello"'
+	check ".history.session_id == \"$(jq -r .history.session_id "$T/first")\""
+	check '.history.rollout | split("\n") | length == 4'
+	check '.counts.updates >= 4'
+	no_agent_left
+}
+case_history_not_without_answer() {
+	# A client that does not exit cleanly, or a turn without an answer: no
+	# history (its rollout may be incomplete).
+	XREQ=$HIST turn codex crash
+	expect answer
+	check '.history_error | test("exited with status 3; its history is not collected")'
+	check 'has("history") == false'
+	XREQ=$HIST DEADLINE=1500 turn hang_cancel
+	expect timeout
+	check '.history_error | test("did not end with an answer")'
+}
+case_history_over_cap() {
+	XREQ=$HIST turn codex big
+	expect answer
+	check '.history_error | test("the session.s history is 83[0-9]+ bytes, over 8388608")'
+	check 'has("history") == false'
+	XREQ='{"history":{"dir":".codex/sessions","max_bytes":16777217}}' turn codex
+	expect refused "history.max_bytes must be an integer from 1 to 16777216"
+}
+case_history_credential_refused() {
+	XREQ=$HIST turn codex secret:JIG_TEST_CRED
+	expect answer
+	check '.history_error == "the session'"'"'s history contains a credential of the request; not collected"'
+	! grep -qF -e "$CRED" "$T/out" || fail "the credential is in the result"
+}
+case_history_owned_file_only() {
+	XREQ=$HIST turn codex twice
+	check '.history_error | test("has 2 history files, not one")'
+	XREQ=$HIST turn codex link
+	check '.history_error == "the session'"'"'s history is not a regular file"'
+	! grep -q root: "$T/out" || fail "a linked file was collected"
+	XREQ=$HIST turn codex dirty
+	check '.history_error == "the session'"'"'s history holds a control byte"'
+	XREQ=$HIST turn answer
+	check '.history_error | test("the client.s session id is not a plain name|left no history|cannot be opened|not a directory")'
+}
+case_history_restore_needs_load() {
+	XREQ=$HIST turn codex
+	expect answer
+	cp "$T/out" "$T/first"
+	rm -rf "$T/home/.codex"
+	restore_from "$T/first"
+	turn codex noload
+	expect failed "the client cannot load a retained session"
+}
+case_history_request_refused() {
+	XREQ=$HIST turn codex
+	cp "$T/out" "$T/first"
+	sid=$(jq -r .history.session_id "$T/first")
+	for edit in 'del(.history):restore needs history' \
+		'.history.dir = "../x":history.dir must be a relative path' \
+		'.history.dir = "/abs":history.dir must be a relative path' \
+		'.restore.path = "../rollout-x-'"$sid"'.jsonl":restore.path must be' \
+		'.restore.path = "2026/rollout-x-other.jsonl":restore.path must be' \
+		'.restore.path = "a/b/c/d/rollout-x-'"$sid"'.jsonl":restore.path must be' \
+		'.restore.session_id = "../x":restore.session_id must be' \
+		'.history.max_bytes = 10:restore.rollout must be a string of at most' \
+		'.restore.extra = 1:restore must be'; do
+		restore_from "$T/first"
+		request codex
+		jq -c "${edit%%:*}" "$T/in" >"$T/in2" && mv "$T/in2" "$T/in"
+		run
+		expect refused "malformed request: ${edit#*:}"
+		no_agent_started
+	done
+	# Nothing is written outside the history directory, even by a request
+	# that is refused.
+	[ ! -e "$T/x" ] && [ ! -e "$T/home/x" ] || fail "a refused restore wrote a file"
 }
 
 "case_$1"

@@ -27,6 +27,20 @@
  *                                          before the prompt (a profile's)
  *      "auth_method"?: text,               authenticate with this method id
  *                                          after initialize (a profile's)
+ *      "history"?: {"dir", "max_bytes"},   collect the session's history:
+ *                                          after an answer and a clean exit
+ *                                          (status 0, not stopped), the one
+ *                                          regular file HOME/dir/…/rollout-…-
+ *                                          SESSIONID.jsonl (<= 4 levels, no
+ *                                          link followed, <= max_bytes of
+ *                                          complete lines, no control byte
+ *                                          but tab, no secret)
+ *      "restore"?: {"session_id", "path", written to HOME/dir/path (new
+ *                   "rollout"},             file, 0600) before the client
+ *                                          starts; session/load of that
+ *                                          session instead of session/new
+ *                                          (the client must offer
+ *                                          loadSession); needs "history"
  *      "prompt": [ACP content block, ...], the turn's prompt
  *      "limits": {"deadline_ms",           the whole turn
  *                 "cancel_grace_ms",       after session/cancel
@@ -44,7 +58,9 @@
  *                 "transcript_bytes", "bytes_in", "bytes_out"},
  *      "timing": {"initialize_ms", "prompt_ms", "total_ms"},
  *      "exit": {"how": "exited" | "signaled", "status"? , "signal"?,
- *               "forced": "none" | "term" | "kill"}}
+ *               "forced": "none" | "term" | "kill"},
+ *      "history"?: {"session_id", "path", "rollout"}   (with "history")
+ *      "history_error"?: one line: why it was not collected}
  *
  * What the worker enforces (docs/agents.md): initialize advertises
  * protocolVersion 1 and no fs, terminal or MCP capability; a client
@@ -55,7 +71,8 @@
  * over max_line_bytes, more than max_messages messages or more than
  * max_transcript_bytes of agent text end the turn ("failed"); lines that
  * are not JSON are skipped and counted; updates after the prompt response
- * are counted and dropped; at the deadline session/cancel, then after
+ * are counted and dropped, as are updates before the prompt (a loaded
+ * session's replay); at the deadline session/cancel, then after
  * cancel_grace_ms the client is stopped ("timeout"); afterwards stdin is
  * closed, then SIGTERM, then SIGKILL to the client's process group, each
  * after exit_grace_ms. */
