@@ -85,12 +85,16 @@ const jig = Object.freeze({
    * are the whole prompt: explicit data, no authority. Resolves to
    * { text, stopReason, usage: {prompt_bytes, answer_bytes}, timing };
    * rejects when jig refuses or the turn fails (deadline, caps, a crash).
+   * On a route with retain_sessions, the result also has session (a
+   * reference that resumes this conversation once, for 24 h) or
+   * sessionError (why it was not retained); pass { session } to resume.
    */
-  async agent(route, { instructions, skills, input } = {}) {
+  async agent(route, { instructions, skills, input, session } = {}) {
     const msg = { op: "agent", route };
     if (instructions !== undefined) msg.instructions = instructions;
     if (skills !== undefined) msg.skills = skills;
     if (input !== undefined) msg.input = input;
+    if (session !== undefined) msg.session = session;
     send(msg);
     const r = receive();
     if (r.op !== "agent") throw new Error("jig: unexpected Run/0 reply");
@@ -100,6 +104,8 @@ const jig = Object.freeze({
       stopReason: r.stop_reason,
       usage: Object.freeze({ ...r.usage }),
       timing: Object.freeze({ ...r.timing }),
+      ...(r.session !== undefined ? { session: r.session } : {}),
+      ...(r.session_error !== undefined ? { sessionError: r.session_error } : {}),
     });
   },
   /** A log line for the Run record. */

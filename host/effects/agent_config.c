@@ -36,24 +36,27 @@ struct profile {
 	const char *args;	  /* JSON array appended to the command; "@model": the route's model */
 	const char *auth_method;  /* ACP authenticate method id, or NULL */
 	bool select_model;	  /* session/set_model with the route's model */
+	const char *history;	  /* where the client keeps session history below HOME, for
+				   * retain_sessions (its qualified layout); NULL: none */
 };
 static const struct profile profiles[] = {
-	{"acp", NULL, NULL, NULL, NULL, false},
+	{"acp", NULL, NULL, NULL, NULL, false, NULL},
 	{"claude-code",
 	 "{\"DISABLE_AUTOUPDATER\": \"1\", \"DISABLE_TELEMETRY\": \"1\", \"DISABLE_ERROR_REPORTING\": \"1\","
 	 " \"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\": \"1\"}",
 	 "{\"disableBuiltInTools\": true, \"claudeCode\": {\"options\": {\"settingSources\": [], \"strictMcpConfig\": true,"
 	 " \"disallowedTools\": [\"TaskOutput\", \"TaskStop\", \"EnterPlanMode\", \"Task\", \"Skill\", \"SlashCommand\","
 	 " \"WebSearch\", \"WebFetch\", \"NotebookEdit\", \"TodoWrite\"]}}}",
-	 "[]", NULL, true},
+	 "[]", NULL, true, NULL},
 	/* Codex (@zed-industries/codex-acp, qualified with 0.16.0): its
 	 * read-only sandbox, approvals on request (so every escalation is a
 	 * permission request, which the worker refuses), web search off, the
-	 * model by configuration, the API key by the openai-api-key method. */
+	 * model by configuration, the API key by the openai-api-key method;
+	 * its rollouts (session history) below ~/.codex/sessions. */
 	{"codex", "{}", NULL,
 	 "[\"-c\", \"sandbox_mode=\\\"read-only\\\"\", \"-c\", \"approval_policy=\\\"on-request\\\"\", \"-c\","
 	 " \"web_search=\\\"disabled\\\"\", \"-c\", \"model=\\\"@model\\\"\"]",
-	 "openai-api-key", false},
+	 "openai-api-key", false, ".codex/sessions"},
 };
 
 static const struct profile *profile_of(const char *client)
@@ -76,6 +79,8 @@ static json_t *profile_json(const struct profile *pr)
 		json_object_set_new(p, "session_meta", json_loads(pr->session_meta, 0, &je));
 	if (p && pr->auth_method)
 		json_object_set_new(p, "auth_method", json_string(pr->auth_method));
+	if (p && pr->history)
+		json_object_set_new(p, "history", json_string(pr->history));
 	return p;
 }
 

@@ -9,9 +9,11 @@
 
 #include <jig/acp.h>
 
+#include "effects/agent_sessions.h"
 #include "effects/worker.h"
 #include "flow/plan.h"
 #include "util/cleanup.h"
+#include "util/crypto.h"
 
 /* Every answer byte may be a control byte jansson writes as \u00XX. */
 #define WORKER_OUTPUT_MAX (6u * JIG_AGENT_ANSWER_MAX + (64u << 10))
@@ -120,7 +122,7 @@ static json_t *with_model(const char *arg, const char *model)
 }
 
 static char *request_text(const struct jig_scope_template *t, const struct jig_agent_provider *p,
-			  const struct jig_agent_grant *g, json_t *prompt)
+			  const struct jig_agent_grant *g, json_t *prompt, json_t *restore)
 {
 	json_t *env = client_env(t, p, g->model);
 	const char *cwd = json_string_value(json_object_get(t->policy.doc, "cwd"));
@@ -145,6 +147,11 @@ static char *request_text(const struct jig_scope_template *t, const struct jig_a
 		json_object_set(in, "auth_method", json_object_get(p->profile, "auth_method"));
 	if (json_is_true(json_object_get(p->profile, "select_model")))
 		json_object_set_new(in, "model", json_string(g->model));
+	if (g->retain_sessions) /* the profile's qualified history layout */
+		json_object_set_new(in, "history", json_pack("{s:O,s:I}", "dir", json_object_get(p->profile, "history"),
+							     "max_bytes", (json_int_t)JIG_SESSION_MAX_BYTES));
+	if (restore)
+		json_object_set(in, "restore", restore);
 	char *txt = json_dumps(in, JSON_COMPACT);
 	json_decref(in); /* jansson's copies of the credential are freed, not wiped */
 	return txt;
@@ -174,6 +181,45 @@ static void deliver(json_t *result, json_t *ev, json_t **reply, size_t prompt_by
 		*reply = json_pack("{s:s,s:b,s:s}", "op", "agent", "ok", 0, "error", "the worker's result is malformed");
 }
 
+/* The reviewed identity's digest: a retained session belongs to it. */
+static void identity_digest(json_t *identity, char hex[JIG_SHA256_HEX])
+{
+	char *s = json_dumps(identity, JSON_COMPACT | JSON_SORT_KEYS);
+	unsigned char d[JIG_SHA256_LEN];
+	jig_sha256(s ? s : "", s ? strlen(s) : 0, d);
+	jig_hex(d, sizeof(d), hex);
+	free(s);
+}
+
+/* After an answer of a retain_sessions route: the history the worker
+ * collected, stored, and its new reference in the reply; or why not. */
+static void retain(const struct jig_agent_effect_env *env, const struct jig_session_scope *sc,
+		   const struct jig_agent_provider *p, json_t *result, json_t *ev, json_t *reply)
+{
+	json_t *h = json_object_get(result, "history"), *s = json_object_get(ev, "session");
+	const char *rollout = json_string_value(json_object_get(h, "rollout"));
+	const char *werr = json_string_value(json_object_get(result, "history_error"));
+	char ref[JIG_SESSION_REF_HEX + 1], why[sizeof(((struct jig_error *)0)->msg) + 8];
+	struct jig_error e = {0};
+	if (!rollout)
+		snprintf(why, sizeof(why), "%s", werr ? werr : "the worker collected no history");
+	else if (p->credential && p->credential[0] && memmem(rollout, json_string_length(json_object_get(h, "rollout")),
+							      p->credential, strlen(p->credential)))
+		snprintf(why, sizeof(why), "the session's history contains the provider's credential; not retained");
+	else if (jig_session_put(env->statefd, sc, h, ref, &e) < 0)
+		snprintf(why, sizeof(why), "%s", e.msg);
+	else
+		why[0] = '\0';
+	json_object_set_new(s, "retained", json_boolean(!why[0]));
+	if (rollout)
+		json_object_set_new(s, "history_bytes", json_integer((json_int_t)json_string_length(json_object_get(h, "rollout"))));
+	if (why[0]) {
+		json_object_set_new(s, "why", json_string(why));
+		json_object_set_new(reply, "session_error", json_string(why));
+	} else {
+		json_object_set_new(reply, "session", json_string(ref));
+	}
+}
 
 void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 		      json_t **evidence, int *interrupted)
@@ -182,7 +228,7 @@ void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_f
 	json_t *ev = *evidence = json_pack("{s:s}", "effect", "agent");
 	const char *route = json_string_value(json_object_get(op, "route")), *bad;
 	json_object_set_new(ev, "route", json_string(route ? route : ""));
-	static const char *const keys[] = {"op", "route", "instructions", "skills", "input", NULL};
+	static const char *const keys[] = {"op", "route", "instructions", "skills", "input", "session", NULL};
 	if ((bad = jig_effect_unknown_key(op, keys)))
 		return refuse(reply, ev, "jig.agent: unknown field \"%.40s\"", bad);
 	const struct jig_agent_grant *g = route ? jig_flow_agent_grant(f, route) : NULL;
@@ -225,13 +271,37 @@ void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_f
 		jig_agent_provider_free(&p);
 		return refuse(reply, ev, "%s", msg);
 	}
-	char *input = request_text(t, &p, g, prompt);
+	/* A retained session: this route's, for this Flow and the reviewed
+	 * provider; taken (consumed) before the client starts. */
+	char idsha[JIG_SHA256_HEX];
+	identity_digest(reviewed, idsha);
+	struct jig_session_scope sc = {.flow = f->name, .route = g->route, .identity_sha256 = idsha};
+	json_t *sref = json_object_get(op, "session"), *restore = NULL;
+	if (sref && (!g->retain_sessions || !json_is_string(sref))) {
+		json_decref(prompt);
+		jig_agent_provider_free(&p);
+		return refuse(reply, ev, g->retain_sessions ? "jig.agent: session must be the reference a turn returned"
+							    : "route %s does not retain sessions (retain_sessions in flow.json); session refused",
+			      g->route);
+	}
+	if (sref && jig_session_take(env->statefd, &sc, json_string_value(sref), &restore, &pe) < 0) {
+		json_decref(prompt);
+		jig_agent_provider_free(&p);
+		return refuse(reply, ev, "%s", pe.msg);
+	}
+	if (g->retain_sessions)
+		json_object_set_new(ev, "session", json_pack("{s:b}", "restored", restore != NULL));
+	char *input = request_text(t, &p, g, prompt, restore);
 	json_decref(prompt);
+	json_decref(restore);
 	json_t *result = NULL;
 	struct jig_scope_result res = {0};
+	/* A collected history comes back as one JSON string: at most twice its
+	 * bytes (the worker sends no control byte but tab and newline). */
+	size_t history_max = g->retain_sessions ? 2 * (size_t)JIG_SESSION_MAX_BYTES + (64u << 10) : 0;
 	struct jig_worker_call call = {.sandbox = env->sandbox, .t = t, .init_fd = env->init_fd, .abort_fd = env->abort_fd,
 				       .companion_pid = env->companion_pid, .input = input,
-				       .result_format = JIG_ACP_RESULT_FORMAT, .result_max = WORKER_OUTPUT_MAX};
+				       .result_format = JIG_ACP_RESULT_FORMAT, .result_max = WORKER_OUTPUT_MAX + history_max};
 	why[0] = '\0';
 	int rr = input ? jig_worker_run(&call, &result, &res, why, sizeof(why)) : -1;
 	if (input) {
@@ -247,9 +317,13 @@ void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_f
 		json_object_set_new(result, "outcome", json_string("withheld"));
 		json_object_set_new(result, "error", json_string("the answer contains the provider's credential; withheld"));
 	}
-	jig_agent_provider_free(&p);
-	if (rr < 0)
+	if (rr < 0) {
+		jig_agent_provider_free(&p);
 		return decline(reply, ev, "failed", why[0] ? why : "out of memory");
+	}
 	deliver(result, ev, reply, prompt_bytes);
+	if (g->retain_sessions && json_is_true(json_object_get(*reply, "ok")))
+		retain(env, &sc, &p, result, ev, *reply);
+	jig_agent_provider_free(&p);
 	json_decref(result);
 }

@@ -70,10 +70,12 @@ struct jig_agent_effect_env {
 	int init_fd;		     /* the trusted launcher */
 	int abort_fd;		     /* readable when the Run ends: the turn is cancelled */
 	int companion_pid;	     /* see struct jig_scope */
+	int statefd;		     /* <project>/.jig: the retained-session store */
 };
 
 /* Runs the Run/0 message {"op":"agent","route","instructions"?,"skills"?,
- * "input"?} for Flow f. Always sets *reply and *evidence (never the
+ * "input"?,"session"?} for Flow f ("session": a reference an earlier turn
+ * of a retain_sessions route returned, consumed here). Always sets *reply and *evidence (never the
  * credential). *interrupted is a stop signal the worker's supervisor took. */
 void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 		      json_t **evidence, int *interrupted);

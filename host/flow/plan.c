@@ -12,6 +12,7 @@
 #include <jig/http.h>
 #include <jig/module.h>
 
+#include "effects/agent_sessions.h"
 #include "effects/agents.h"
 #include "effects/grant_url.h"
 #include "effects/http.h"
@@ -174,6 +175,13 @@ static int compose_agent(const struct jig_catalog *cat, const struct jig_snapsho
 	struct jig_plan_scope *ps = &pl->scopes[pl->n_scopes];
 	ps->flow = f->name;
 	ps->route = g->route;
+	if (g->retain_sessions && !json_object_get(p.profile, "history")) {
+		r = jig_err(e, JIG_E_USAGE,
+			    "flow %s: agent route %s: retain_sessions needs a client whose session history jig knows (codex); provider %s is %s",
+			    f->name, g->route, g->provider, p.client);
+		jig_agent_provider_free(&p);
+		return r;
+	}
 	if (!(r = jig_agent_identity(&p, g->model, &id, e)) && !(r = jig_plan_compose_agent(cat, s, g, &p, &ps->t, e)) &&
 	    (r = jig_agent_env_fits(&p, json_object_get(ps->t.policy.doc, "env"), e)))
 		jig_scope_template_free(&ps->t);
@@ -185,6 +193,8 @@ static int compose_agent(const struct jig_catalog *cat, const struct jig_snapsho
 						(json_int_t)g->max_answer_bytes, "timeout_ms", (json_int_t)g->timeout_ms,
 						"credential", p.credential_env ? "projected into the client's environment from your agents.json (never in the Plan)" : "none",
 						"provider_scope", scope_json(&ps->t)));
+		if (g->retain_sessions)
+			json_object_set_new(json_array_get(agents, json_array_size(agents) - 1), "retain_sessions", json_true());
 		id = NULL;
 	}
 	json_decref(id);
@@ -404,6 +414,12 @@ static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, 
 		json_integer_value(json_object_get(a, "max_prompt_bytes")), json_integer_value(json_object_get(a, "max_answer_bytes")),
 		json_integer_value(json_object_get(a, "timeout_ms")),
 		json_string_value(json_object_get(json_object_get(a, "provider_scope"), "policy_sha256")));
+	if (json_is_true(json_object_get(a, "retain_sessions")))
+		fprintf(out, "      retained sessions: after a clean turn the client's session history (%s) is kept in the\n"
+			     "      project's .jig/sessions (<= %d sessions of <= %d MiB, 24 h), restored once by the reference the\n"
+			     "      turn returns, for this route only; sensitive local data, not encrypted\n",
+			json_string_value(json_object_get(json_object_get(id, "profile"), "history")), JIG_SESSIONS_MAX,
+			JIG_SESSION_MAX_BYTES >> 20);
 	jig_scope_plan_print(&jig_plan_scope(pl, flow, route)->policy, "      ", out);
 }
 

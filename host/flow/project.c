@@ -159,7 +159,7 @@ static int agent_backend(json_t *g, const char *w, const struct jig_flow *f, str
 #define MODEL_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:/@-"
 
 /* "agents": {ROUTE: {"provider", "model", "max_prompt_bytes"?,
- * "max_answer_bytes"?, "timeout_ms"?}}. A route name is a Flow's, shared
+ * "max_answer_bytes"?, "timeout_ms"?, "retain_sessions"?}}. A route name is a Flow's, shared
  * with its HTTP routes (one scope per route in the Plan). The provider
  * must exist in the operator's configuration; that is checked when the
  * Plan is built. */
@@ -172,7 +172,7 @@ static int parse_agents(json_t *obj, const char *what, struct jig_flow *f, struc
 	if (!(f->agents = calloc(json_object_size(obj) + 1, sizeof(*f->agents))))
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	static const char *const keys[] = {"provider", "api", "http", "model", "max_prompt_bytes", "max_answer_bytes",
-					   "timeout_ms", NULL};
+					   "timeout_ms", "retain_sessions", NULL};
 	const char *route;
 	json_t *g;
 	json_object_foreach(obj, route, g) {
@@ -203,6 +203,10 @@ static int parse_agents(json_t *obj, const char *what, struct jig_flow *f, struc
 		    (json_object_get(g, "timeout_ms") &&
 		     (r = jig_json_get_uint(g, "timeout_ms", w, 1000, JIG_AGENT_TIMEOUT_MAX, &a->timeout_ms, e))))
 			return usage(r, e);
+		json_t *keep = json_object_get(g, "retain_sessions");
+		if (keep && (!json_is_boolean(keep) || (json_is_true(keep) && a->api)))
+			return jig_err(e, JIG_E_USAGE, "%s: retain_sessions is true or false, and only for a native client (\"provider\")", w);
+		a->retain_sessions = json_is_true(keep);
 		if (!(a->route = strdup(route)) || !(a->model = strdup(model)))
 			return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	}

@@ -48,6 +48,7 @@ struct jig_agent_grant {
 	char *http;	/* API-backed: the Flow's POST http route the request is sent through */
 	char *model;
 	uint64_t max_prompt_bytes, max_answer_bytes, timeout_ms;
+	bool retain_sessions; /* the client's session history kept for a later turn (Codex) */
 };
 
 struct jig_flow {

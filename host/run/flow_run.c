@@ -243,7 +243,8 @@ static int launch(struct run *r, struct jig_error *e)
 	r->http = (struct jig_http_effect_env){.sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
 					       .flow = r->f->name, .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid};
 	r->agent = (struct jig_agent_effect_env){.http = &r->http, .sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
-						 .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid};
+						 .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid,
+						 .statefd = r->p.statefd};
 	/* From here a cancellation (SIGTERM from the outer command) is the
 	 * supervisor's to handle (it fences and reports it): blocked in this
 	 * thread and in the Run/0 reader (which inherits the mask), relayed to

@@ -555,6 +555,8 @@ static void dispatch(json_t *m)
 		}
 		else
 			respond_error(id, -32602, "fake-agent: session/new has another cwd or MCP servers");
+	} else if (strcmp(method, "authenticate") == 0 && is("codex") && id) {
+		respond(id, json_object()); /* the codex profile's openai-api-key method */
 	} else if (strcmp(method, "session/load") == 0 && is("codex") && !arg_is("noload")) {
 		if (session_ok(params))
 			codex_load(id, params);
@@ -577,12 +579,14 @@ static void dispatch(json_t *m)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || argc > 3) {
+	/* codex: jig's codex profile appends its "-c" options; ignored. */
+	bool codex = argc >= 2 && strcmp(argv[1], "codex") == 0;
+	if (argc < 2 || (argc > 3 && !codex)) {
 		fputs(usage, stderr);
 		return 2;
 	}
 	mode = argv[1];
-	arg = argc > 2 ? argv[2] : NULL;
+	arg = argc > 2 && (!codex || argv[2][0] != '-') ? argv[2] : NULL;
 	static const char *const modes[] = {"answer", "report", "profile", "fs", "terminal", "mcp", "permission", "longline",
 					    "flood", "bigtext", "crash", "segv", "hang", "hang_cancel", "late",
 					    "echo", "badversion", "noise", "fork", "error", "wrongname", "nonewline", "nullid",

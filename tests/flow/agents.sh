@@ -406,6 +406,128 @@ case_codex() {
 	no_canary
 	! pgrep -f codex-acp >/dev/null || fail "a client process outlived the Run"
 }
+# --- retained sessions (R-A10): the fake agent plays Codex (its rollout
+# below ~/.codex/sessions, session/load), configured as a codex client ---
+retaining() { # retaining [ARG]: a codex provider and a project whose ask route retains sessions
+	agents codex "${1:-}" '.providers.fake.client = "codex"'
+	project '.agents.ask.retain_sessions = true | .agents.ask2 = (.agents.ask + {retain_sessions: true})'
+}
+# rereview FLOW_JQ: the same project (and its .jig) with flow.json edited, reviewed again.
+rereview() {
+	jq "$1" "$CALLER/caller/flow.json" >"$T/p/caller/flow.json"
+	(cd "$T/p" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }
+}
+store() { ls -A "$T/p/.jig/sessions" 2>/dev/null | grep -v '^\.tmp-' || true; }
+ref() { res "$1" .session; }
+case_retained_session() {
+	# R-A10: a clean turn's history is retained; its reference resumes the
+	# conversation once (session/load in a fresh provider scope), and is
+	# consumed; the Plan says so.
+	retaining
+	grep -q "retained sessions: after a clean turn the client's session history (.codex/sessions) is kept" "$T/review.out" ||
+		fail "the Plan does not show retained sessions: $(cat "$T/review.out")"
+	(cd "$T/p" && "$JIG" review --json) | jq -e '.plan.flows[0].agents[] | select(.route == "ask") | .retain_sessions == true
+		and .identity.profile.history == ".codex/sessions"' >/dev/null || fail "plan json"
+	steps '[{"do":"agent","route":"ask","input":"first"}, {"do":"agent","route":"ask","input":"second","session":"@0"},
+		{"do":"agent","route":"ask","input":"again","session":"@0"}]'
+	succeeded
+	expect_ok 0
+	expect_ok 1
+	answer 0 | grep -q "^ANSWER:history=-1 " || fail "the first turn was not a new session: $(answer 0)"
+	answer 1 | grep -q "^ANSWER:history=2 " || fail "the second turn did not resume the first: $(answer 1)"
+	! answer 1 | grep -q REPLAY || fail "the replayed history became the answer"
+	ref 0 | grep -Eq '^[0-9a-f]{32}$' && ref 1 | grep -Eq '^[0-9a-f]{32}$' && [ "$(ref 0)" != "$(ref 1)" ] || fail "references"
+	expect_refused 2 "unknown, expired (after 24 h) or already used"
+	jq -e '.effects[0].session == {"restored": false, "retained": true, "history_bytes": 40}
+		and .effects[1].session.restored == true and .effects[1].session.retained == true' "$T/pkt/record.json" >/dev/null ||
+		fail "evidence: $(jq -c '[.effects[].session]' "$T/pkt/record.json")"
+	! grep -q "$(ref 0)" "$T/pkt/record.json" || fail "the record holds a reference"
+	# Only the second session is left; private, 0600 in a 0700 directory.
+	[ "$(store | wc -l)" = 1 ] && store | grep -q -- "-$(ref 1)\$" || fail "store: $(store)"
+	[ "$(stat -c %a "$T/p/.jig/sessions")" = 700 ] && [ "$(stat -c %a "$T/p/.jig/sessions/$(store)")" = 600 ] || fail "modes"
+	no_canary
+	! grep -rqa -- "$CANARY" "$T/p/.jig" || fail "the credential is in the store"
+	no_client_left
+}
+case_retained_session_scope() {
+	# R-A10: a reference works for its own Flow, route and reviewed
+	# provider only (elsewhere it is refused and not consumed), a route
+	# without retain_sessions takes none, and after 24 h it is gone.
+	retaining
+	steps '[{"do":"agent","route":"ask","input":"first"}]'
+	succeeded
+	a=$(ref 0)
+	steps "[{\"do\":\"agent\",\"route\":\"ask2\",\"input\":\"x\",\"session\":\"$a\"},
+		{\"do\":\"agent\",\"route\":\"ask\",\"input\":\"x\",\"session\":\"nothex\"}]"
+	succeeded
+	expect_refused 0 "belongs to another Flow, route or reviewed provider than flow caller, route ask2; not restored (and not consumed)"
+	expect_refused 1 "not a reference jig returned"
+	[ "$(store | wc -l)" = 1 ] || fail "a foreign use consumed the session"
+	# Reviewed again with another model: another provider identity.
+	rereview '.agents.ask.retain_sessions = true | .agents.ask.model = "fake-model-2"'
+	steps "[{\"do\":\"agent\",\"route\":\"ask\",\"input\":\"x\",\"session\":\"$a\"}]"
+	expect_refused 0 "belongs to another Flow, route or reviewed provider"
+	[ "$(store | wc -l)" = 1 ] || fail "a foreign use consumed the session"
+	# Expiry: 24 h after it was stored (the time in its name), it is pruned.
+	rereview '.agents.ask.retain_sessions = true'
+	f=$(store)
+	mv "$T/p/.jig/sessions/$f" "$T/p/.jig/sessions/$(($(date +%s) - 86401))-$a"
+	steps "[{\"do\":\"agent\",\"route\":\"ask\",\"input\":\"x\",\"session\":\"$a\"}]"
+	expect_refused 0 "unknown, expired (after 24 h) or already used"
+	[ -z "$(store)" ] || fail "the expired session was not pruned: $(store)"
+	# A route without retain_sessions refuses a session.
+	rereview '.'
+	steps "[{\"do\":\"agent\",\"route\":\"ask\",\"input\":\"x\",\"session\":\"$a\"}]"
+	expect_refused 0 "route ask does not retain sessions"
+}
+case_retained_session_store_cap() {
+	# R-A10: at most 16 available sessions per project; a full store keeps
+	# the answer and says why the session was not retained.
+	retaining
+	mkdir -p "$T/p/.jig/sessions" && chmod 700 "$T/p/.jig/sessions"
+	now=$(date +%s) i=0
+	while [ $i -lt 16 ]; do
+		: >"$T/p/.jig/sessions/$now-$(printf '%032x' $i)"; i=$((i + 1))
+	done
+	steps '[{"do":"agent","route":"ask","input":"first"}]'
+	succeeded
+	expect_ok 0
+	[ "$(ref 0)" = null ] && res 0 .sessionError | grep -q "holds 16 sessions" || fail "a 17th session: $(res 0 '')"
+	[ "$(ev 0 .session.retained)" = false ] || fail "evidence"
+	# One expires: the next one fits.
+	mv "$T/p/.jig/sessions/$now-$(printf '%032x' 0)" "$T/p/.jig/sessions/$((now - 90000))-$(printf '%032x' 0)"
+	steps '[{"do":"agent","route":"ask","input":"first"}]'
+	ref 0 | grep -Eq '^[0-9a-f]{32}$' || fail "not retained after one expired: $(res 0 '')"
+	[ "$(store | wc -l)" = 16 ] || fail "store: $(store | wc -l)"
+}
+case_retained_session_credential() {
+	# R-A10: a history holding the credential is not retained.
+	retaining secret:FAKE_KEY
+	steps '[{"do":"agent","route":"ask","input":"first"}]'
+	succeeded
+	expect_ok 0
+	res 0 .sessionError | grep -q "contains a credential" || fail "retained: $(res 0 '')"
+	[ -z "$(store)" ] || fail "stored: $(store)"
+	! grep -rqa -- "$CANARY" "$T/p/.jig" || fail "the credential is in the store"
+	no_canary
+}
+case_retained_session_not_replayed() {
+	# R-A10: a reference is consumed before the client starts; a turn that
+	# does not end cleanly gives no new one, and the old is never used again.
+	retaining
+	steps '[{"do":"agent","route":"ask","input":"first"}]'
+	a=$(ref 0)
+	agents codex crash '.providers.fake.client = "codex"'
+	steps "[{\"do\":\"agent\",\"route\":\"ask\",\"input\":\"x\",\"session\":\"$a\"},
+		{\"do\":\"agent\",\"route\":\"ask\",\"input\":\"y\",\"session\":\"$a\"}]"
+	succeeded
+	expect_ok 0
+	answer 0 | grep -q "^ANSWER:history=2 " || fail "not restored: $(answer 0)"
+	[ "$(ref 0)" = null ] && res 0 .sessionError | grep -q "exited with status 3; its history is not collected" || fail "retained: $(res 0 '')"
+	expect_refused 1 "already used"
+	[ -z "$(store)" ] || fail "store: $(store)"
+}
+
 case_api_backed() {
 	# R-A01: an API-backed Agent's request is prepared as data and sent
 	# through the Flow's reviewed http route by the HTTP worker, which holds

@@ -205,6 +205,27 @@ case_agent_config_error_hides_credential() {
 	bad "not valid JSON (line [0-9]*, column [0-9]*)"
 	! grep -q "canary" "$T/err" || fail "the error quotes the credential: $(cat "$T/err")"
 }
+case_retain_sessions_reviewed() {
+	# R-A10: retain_sessions is a reviewed grant of a native client whose
+	# history jig knows (codex): printed in the Plan and part of its
+	# identity; elsewhere refused at review.
+	agents_json '.providers.fake.client = "codex"'
+	agent_project
+	a=$(review --json | jq -r .plan_sha256)
+	agent_project '.agents.ask.retain_sessions = true'
+	review --yes >"$T/out"
+	grep -q "retained sessions: after a clean turn the client's session history (.codex/sessions) is kept in the" "$T/out" ||
+		fail "plan text: $(cat "$T/out")"
+	[ "$(review --json | jq -r .plan_sha256)" != "$a" ] || fail "retain_sessions is not part of the Plan identity"
+	agents_json
+	agent_project '.agents.ask.retain_sessions = true'
+	bad "agent route ask: retain_sessions needs a client whose session history jig knows (codex); provider fake is acp"
+	agents_json '.providers.fake.client = "codex"'
+	for change in '.agents.ask.retain_sessions = "yes"' '.agents.chat.retain_sessions = true' '.agents.ask.retain_sessions = 1'; do
+		agent_project "$change"
+		bad "retain_sessions is true or false, and only for a native client"
+	done
+}
 case_refuse_agent_grant_fields() {
 	agents_json
 	for change in '.agents.ask.model = "a b"' '.agents.ask.model = ""' '.agents.ask.timeout_ms = 600001' '.agents.ask.extra = 1' \

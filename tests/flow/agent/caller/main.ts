@@ -1,6 +1,7 @@
 // Test Flow for the Agent effect: runs the steps of its "steps" input (JSON)
 // and reports each outcome in result.json. Steps:
-//   {"do": "agent", "route", "instructions"?, "skills"?, "input"?, "raw"?}  jig.agent
+//   {"do": "agent", "route", "instructions"?, "skills"?, "input"?, "session"?}  jig.agent
+//       ("session": a reference, or "@N": the one step N returned)
 //   {"do": "http", "route", "body"}  jig.http
 //   {"do": "fetch", "url"}          its own socket (must fail: offline scope)
 //   {"do": "dump"}                  environment, argv, /proc/self into dump.txt
@@ -13,9 +14,11 @@ export default async function (jig) {
     try {
       if (s.do === "agent") {
         const opts = {};
-        for (const k of ["instructions", "skills", "input"]) if (k in s) opts[k] = s[k];
+        for (const k of ["instructions", "skills", "input", "session"]) if (k in s) opts[k] = s[k];
+        if (typeof s.session === "string" && s.session.startsWith("@")) opts.session = results[Number(s.session.slice(1))].session;
         const r = await jig.agent(s.route, opts);
-        results.push({ ok: true, text: r.text, stopReason: r.stopReason, usage: r.usage, timing: r.timing });
+        results.push({ ok: true, text: r.text, stopReason: r.stopReason, usage: r.usage, timing: r.timing,
+                       session: r.session, sessionError: r.sessionError });
       } else if (s.do === "http") {
         const r = await jig.http(s.route, { body: s.body });
         results.push({ ok: true, status: r.status, text: r.text() });

@@ -1,0 +1,232 @@
+/* The retained-session store: one file per session in .jig/sessions,
+ * named "<created>-<ref>" (the creation time in seconds, the reference in
+ * hex), holding one JSON header line and then the history's bytes. */
+#include "effects/agent_sessions.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/crypto.h"
+#include "util/fileio.h"
+
+#define HEADER_MAX 4096
+#define CLOCK_SLACK_S 300 /* a creation time this far ahead of now is not believed */
+#define TMP_PREFIX ".tmp-"
+#define TMP_STALE_S 3600
+
+/* The store, locked: its directory (created 0700), the caller's, not a link. */
+static int open_store(int statefd, struct jig_error *e)
+{
+	if (mkdirat(statefd, JIG_SESSIONS_DIR, 0700) < 0 && errno != EEXIST)
+		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": cannot create: %s", strerror(errno));
+	int fd = openat(statefd, JIG_SESSIONS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		if (fd >= 0)
+			close(fd);
+		return jig_err(e, JIG_E_USAGE, ".jig/" JIG_SESSIONS_DIR ": %s", fd < 0 ? "not a directory of yours" : "not yours alone (mode 0700); refused");
+	}
+	if (flock(fd, LOCK_EX) < 0) {
+		close(fd);
+		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": cannot lock: %s", strerror(errno));
+	}
+	return fd;
+}
+
+/* "<created>-<ref>": 1-12 digits, '-', 32 lowercase hex digits. */
+static int parse_name(const char *n, long long *created, const char **ref)
+{
+	size_t d = strspn(n, "0123456789");
+	if (d == 0 || d > 12 || n[d] != '-' || strlen(n + d + 1) != JIG_SESSION_REF_HEX ||
+	    strspn(n + d + 1, "0123456789abcdef") != JIG_SESSION_REF_HEX)
+		return -1;
+	*created = strtoll(n, NULL, 10);
+	*ref = n + d + 1;
+	return 0;
+}
+
+static bool expired(long long created, time_t now)
+{
+	return created > (long long)now + CLOCK_SLACK_S || (long long)now - created >= JIG_SESSION_TTL_S;
+}
+
+/* Removes expired sessions and stale partial writes; counts the rest and
+ * finds ref's file name (if ref). */
+static int prune(int dfd, time_t now, const char *ref, char found[64], int *available, struct jig_error *e)
+{
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": %s", strerror(errno));
+	}
+	*available = 0;
+	found[0] = '\0';
+	for (struct dirent *de; (de = readdir(d));) {
+		long long created;
+		const char *r;
+		struct stat st;
+		if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0) {
+			if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && now - st.st_mtime > TMP_STALE_S)
+				unlinkat(dfd, de->d_name, 0);
+			continue;
+		}
+		if (parse_name(de->d_name, &created, &r) < 0)
+			continue;
+		if (expired(created, now)) {
+			unlinkat(dfd, de->d_name, 0);
+			continue;
+		}
+		(*available)++;
+		if (ref && strcmp(r, ref) == 0 && strlen(de->d_name) < 64) /* parse_name: <= 45 */
+			memcpy(found, de->d_name, strlen(de->d_name) + 1);
+	}
+	closedir(d);
+	return 0;
+}
+
+static void identity_line(const struct jig_session_scope *sc, char *out, size_t cap)
+{
+	snprintf(out, cap, "flow %s, route %s", sc->flow, sc->route);
+}
+
+int jig_session_take(int statefd, const struct jig_session_scope *sc, const char *ref, json_t **history,
+		     struct jig_error *e)
+{
+	*history = NULL;
+	if (strlen(ref) != JIG_SESSION_REF_HEX || strspn(ref, "0123456789abcdef") != JIG_SESSION_REF_HEX)
+		return jig_err(e, JIG_E_USAGE, "session: not a reference jig returned (%d lowercase hex digits)", JIG_SESSION_REF_HEX);
+	jig_autoclose int dfd = open_store(statefd, e);
+	if (dfd < 0)
+		return dfd;
+	char name[64];
+	int available, r;
+	if ((r = prune(dfd, time(NULL), ref, name, &available, e)) < 0)
+		return r;
+	if (!name[0])
+		return jig_err(e, JIG_E_USAGE, "session %.8s…: unknown, expired (after 24 h) or already used; not restored", ref);
+	jig_autofree char *buf = NULL;
+	size_t len;
+	struct stat st;
+	if ((r = jig_read_file_at(dfd, name, HEADER_MAX + JIG_SESSION_MAX_BYTES, "retained session", &buf, &len, &st, e)) < 0)
+		return r;
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return jig_err(e, JIG_E_USAGE, "session %.8s…: the stored file is not yours alone; refused", ref);
+	char *nl = memchr(buf, '\n', len < HEADER_MAX ? len : HEADER_MAX);
+	json_error_t je;
+	json_t *h = nl ? json_loadb(buf, (size_t)(nl - buf), JSON_REJECT_DUPLICATES, &je) : NULL;
+	long long created = 0;
+	const char *unused;
+	parse_name(name, &created, &unused);
+	const char *flow = json_string_value(json_object_get(h, "flow")), *route = json_string_value(json_object_get(h, "route"));
+	const char *idsha = json_string_value(json_object_get(h, "identity_sha256"));
+	const char *sid = json_string_value(json_object_get(h, "session_id")), *path = json_string_value(json_object_get(h, "path"));
+	const char *fmt = json_string_value(json_object_get(h, "format")), *sha = json_string_value(json_object_get(h, "rollout_sha256"));
+	size_t body = nl ? len - (size_t)(nl + 1 - buf) : 0;
+	unsigned char want[JIG_SHA256_LEN], got[JIG_SHA256_LEN];
+	if (!fmt || strcmp(fmt, JIG_SESSION_FORMAT) != 0 || !flow || !route || !idsha || !sid || !path || !sha ||
+	    json_integer_value(json_object_get(h, "created")) != created || body > JIG_SESSION_MAX_BYTES ||
+	    strlen(sha) != 2 * JIG_SHA256_LEN || jig_unhex(sha, want, JIG_SHA256_LEN) < 0 ||
+	    (jig_sha256(nl + 1, body, got), memcmp(want, got, JIG_SHA256_LEN) != 0)) {
+		json_decref(h);
+		return jig_err(e, JIG_E_INTEGRITY, "session %.8s…: the stored session is damaged; not restored", ref);
+	}
+	if (strcmp(flow, sc->flow) != 0 || strcmp(route, sc->route) != 0 || strcmp(idsha, sc->identity_sha256) != 0) {
+		char mine[300];
+		identity_line(sc, mine, sizeof(mine));
+		json_decref(h);
+		return jig_err(e, JIG_E_USAGE,
+			       "session %.8s…: belongs to another Flow, route or reviewed provider than %s; not restored (and not consumed)",
+			       ref, mine);
+	}
+	/* The one caller whose unlink succeeds has it. */
+	if (unlinkat(dfd, name, 0) < 0) {
+		json_decref(h);
+		return jig_err(e, JIG_E_USAGE, "session %.8s…: already used; not restored", ref);
+	}
+	fsync(dfd);
+	*history = json_pack("{s:s,s:s,s:s%}", "session_id", sid, "path", path, "rollout", nl + 1, body);
+	json_decref(h);
+	if (!*history)
+		return jig_err(e, JIG_E_INTEGRITY, "session %.8s…: the stored history is not UTF-8 text; not restored", ref);
+	return 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int jig_session_put(int statefd, const struct jig_session_scope *sc, json_t *history, char ref[JIG_SESSION_REF_HEX + 1],
+		    struct jig_error *e)
+{
+	const char *sid = json_string_value(json_object_get(history, "session_id"));
+	const char *path = json_string_value(json_object_get(history, "path"));
+	json_t *ro = json_object_get(history, "rollout");
+	if (!sid || !path || !json_is_string(ro) || strlen(sid) > 128 || strlen(path) > 512)
+		return jig_err(e, JIG_E_INTEGRITY, "the worker's session history is malformed; not retained");
+	if (json_string_length(ro) > JIG_SESSION_MAX_BYTES)
+		return jig_err(e, JIG_E_USAGE, "the session history is over %u bytes; not retained", JIG_SESSION_MAX_BYTES);
+	jig_autoclose int dfd = open_store(statefd, e);
+	if (dfd < 0)
+		return dfd;
+	time_t now = time(NULL);
+	char unused[64];
+	int available, r;
+	if ((r = prune(dfd, now, NULL, unused, &available, e)) < 0)
+		return r;
+	if (available >= JIG_SESSIONS_MAX)
+		return jig_err(e, JIG_E_USAGE,
+			       "the project's session store holds %d sessions (each kept 24 h or until used); this one is not retained",
+			       JIG_SESSIONS_MAX);
+	unsigned char rnd[JIG_SESSION_REF_HEX / 2], sha[JIG_SHA256_LEN];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return jig_err(e, JIG_E_INTERNAL, "getrandom: %s", strerror(errno));
+	jig_hex(rnd, sizeof(rnd), ref);
+	char shahex[JIG_SHA256_HEX], tmp[64], name[64];
+	jig_sha256(json_string_value(ro), json_string_length(ro), sha);
+	jig_hex(sha, sizeof(sha), shahex);
+	json_t *h = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:I,s:s}", "format", JIG_SESSION_FORMAT, "flow", sc->flow, "route",
+			      sc->route, "identity_sha256", sc->identity_sha256, "created", (json_int_t)now, "session_id", sid,
+			      "path", path, "rollout_bytes", (json_int_t)json_string_length(ro), "rollout_sha256", shahex);
+	jig_autofree char *line = h ? json_dumps(h, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(h);
+	if (!line || strlen(line) >= HEADER_MAX)
+		return jig_err(e, JIG_E_INTERNAL, "the session header does not fit");
+	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s", ref);
+	snprintf(name, sizeof(name), "%lld-%s", (long long)now, ref);
+	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": cannot write: %s", strerror(errno));
+	bool ok = write_all(fd, line, strlen(line)) == 0 && write_all(fd, "\n", 1) == 0 &&
+		  write_all(fd, json_string_value(ro), json_string_length(ro)) == 0 && fsync(fd) == 0;
+	ok = close(fd) == 0 && ok;
+	if (!ok || renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE) < 0) {
+		int err = errno;
+		unlinkat(dfd, tmp, 0);
+		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": cannot store the session: %s", strerror(err));
+	}
+	fsync(dfd);
+	return 0;
+}
