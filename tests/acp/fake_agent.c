@@ -35,6 +35,7 @@ static const char usage[] =
 	"       hang_cancel late echo badversion noise fork error wrongname profile\n"
 	"       nonewline nullid closein tasks memory\n"
 	"       codex [big|secret:VAR|twice|link|crash|noload|dirty]: Codex's rollout history under\n"
+	"         (crash also when the prompt says CRASH)\n"
 	"         $HOME/.codex/sessions, session/load, the answer \"ANSWER:history=N <prompt>\"\n";
 
 static bool is(const char *m)
@@ -473,7 +474,7 @@ static void prompt(json_t *id, json_t *params)
 		chunk("agent_message_chunk", t ? t : "", t ? strlen(t) : 0);
 		if (!arg_is("link"))
 			rollout_append("{\"type\":\"turn\"}");
-		if (arg_is("crash")) {
+		if (arg_is("crash") || (t && strstr(t, "CRASH"))) {
 			respond(id, json_pack("{s:s}", "stopReason", "end_turn"));
 			exit(3);
 		}

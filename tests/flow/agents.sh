@@ -517,8 +517,8 @@ case_retained_session_not_replayed() {
 	retaining
 	steps '[{"do":"agent","route":"ask","input":"first"}]'
 	a=$(ref 0)
-	agents codex crash '.providers.fake.client = "codex"'
-	steps "[{\"do\":\"agent\",\"route\":\"ask\",\"input\":\"x\",\"session\":\"$a\"},
+	# (The fake agent exits with status 3 after answering a prompt that says CRASH.)
+	steps "[{\"do\":\"agent\",\"route\":\"ask\",\"input\":\"CRASH\",\"session\":\"$a\"},
 		{\"do\":\"agent\",\"route\":\"ask\",\"input\":\"y\",\"session\":\"$a\"}]"
 	succeeded
 	expect_ok 0
