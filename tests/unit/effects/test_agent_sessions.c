@@ -1,0 +1,165 @@
+/* The retained-session store (host/effects/agent_sessions.c): a reference
+ * is taken once, only in its own scope; expiry, the cap, damaged files and
+ * an unsafe store are refused. R-A10. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "effects/agent_sessions.h"
+#include "util/fileio.h"
+
+static char dir[64];
+static int statefd = -1;
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/jig-sessions.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	statefd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(statefd >= 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	close(statefd);
+	int parent = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	jig_remove_tree(parent, dir + 5);
+	close(parent);
+	return 0;
+}
+
+static const struct jig_session_scope mine = {"caller", "ask", "aaaa"};
+
+static json_t *history(const char *rollout)
+{
+	return json_pack("{s:s,s:s,s:s}", "session_id", "sid-1", "path", "2026/12/03/rollout-x-sid-1.jsonl", "rollout", rollout);
+}
+
+static int count(void)
+{
+	int sfd = openat(statefd, JIG_SESSIONS_DIR, O_RDONLY | O_DIRECTORY);
+	DIR *d = fdopendir(sfd);
+	int n = 0;
+	for (struct dirent *de; (de = readdir(d));)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void test_put_take_once(void **state)
+{
+	(void)state;
+	char ref[JIG_SESSION_REF_HEX + 1];
+	struct jig_error e = {0};
+	json_t *h = history("{\"a\":1}\n"), *got = NULL;
+	assert_int_equal(jig_session_put(statefd, &mine, h, ref, &e), 0);
+	json_decref(h);
+	assert_int_equal(strlen(ref), JIG_SESSION_REF_HEX);
+	struct stat st;
+	assert_int_equal(fstatat(statefd, JIG_SESSIONS_DIR, &st, 0), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	/* Another route, another identity: refused, not consumed. */
+	const struct jig_session_scope other = {"caller", "ask2", "aaaa"}, moved = {"caller", "ask", "bbbb"};
+	assert_true(jig_session_take(statefd, &other, ref, &got, &e) < 0);
+	assert_non_null(strstr(e.msg, "not consumed"));
+	assert_true(jig_session_take(statefd, &moved, ref, &got, &e) < 0);
+	assert_int_equal(count(), 1);
+	assert_int_equal(jig_session_take(statefd, &mine, ref, &got, &e), 0);
+	assert_string_equal(json_string_value(json_object_get(got, "rollout")), "{\"a\":1}\n");
+	assert_string_equal(json_string_value(json_object_get(got, "session_id")), "sid-1");
+	json_decref(got);
+	/* Once. */
+	assert_true(jig_session_take(statefd, &mine, ref, &got, &e) < 0);
+	assert_non_null(strstr(e.msg, "already used"));
+	assert_int_equal(count(), 0);
+	assert_true(jig_session_take(statefd, &mine, "XYZ", &got, &e) < 0);
+}
+
+static void test_cap_and_expiry(void **state)
+{
+	(void)state;
+	char ref[JIG_SESSION_REF_HEX + 1], first[JIG_SESSION_REF_HEX + 1];
+	struct jig_error e = {0};
+	json_t *h = history("x\n");
+	for (int i = 0; i < JIG_SESSIONS_MAX; i++) {
+		assert_int_equal(jig_session_put(statefd, &mine, h, ref, &e), 0);
+		if (i == 0)
+			memcpy(first, ref, sizeof(ref));
+	}
+	assert_true(jig_session_put(statefd, &mine, h, ref, &e) < 0);
+	assert_non_null(strstr(e.msg, "holds 16 sessions"));
+	/* The first one ages past 24 h: pruned, and there is room again. */
+	int sfd = openat(statefd, JIG_SESSIONS_DIR, O_RDONLY | O_DIRECTORY);
+	DIR *d = fdopendir(sfd);
+	for (struct dirent *de; (de = readdir(d));)
+		if (strstr(de->d_name, first)) {
+			char old[96];
+			snprintf(old, sizeof(old), "%lld-%s", (long long)time(NULL) - JIG_SESSION_TTL_S, first);
+			assert_int_equal(renameat(sfd, de->d_name, sfd, old), 0);
+		}
+	closedir(d);
+	json_t *got = NULL;
+	assert_true(jig_session_take(statefd, &mine, first, &got, &e) < 0);
+	assert_non_null(strstr(e.msg, "expired"));
+	assert_int_equal(count(), JIG_SESSIONS_MAX - 1);
+	assert_int_equal(jig_session_put(statefd, &mine, h, ref, &e), 0);
+	/* Over the size cap. */
+	char *big = malloc(JIG_SESSION_MAX_BYTES + 2);
+	memset(big, 'a', JIG_SESSION_MAX_BYTES + 1);
+	big[JIG_SESSION_MAX_BYTES + 1] = '\0';
+	json_t *hb = history(big);
+	free(big);
+	assert_true(jig_session_put(statefd, &mine, hb, ref, &e) < 0);
+	json_decref(hb);
+	json_decref(h);
+}
+
+static void test_damaged_and_unsafe(void **state)
+{
+	(void)state;
+	char ref[JIG_SESSION_REF_HEX + 1];
+	struct jig_error e = {0};
+	json_t *h = history("line\n"), *got = NULL;
+	assert_int_equal(jig_session_put(statefd, &mine, h, ref, &e), 0);
+	/* A changed byte of the history: its digest no longer matches. */
+	int sfd = openat(statefd, JIG_SESSIONS_DIR, O_RDONLY | O_DIRECTORY);
+	DIR *d = fdopendir(sfd);
+	for (struct dirent *de; (de = readdir(d));)
+		if (strstr(de->d_name, ref)) {
+			int fd = openat(sfd, de->d_name, O_WRONLY | O_APPEND);
+			assert_int_equal(write(fd, "x", 1), 1);
+			close(fd);
+		}
+	closedir(d);
+	assert_true(jig_session_take(statefd, &mine, ref, &got, &e) < 0);
+	assert_non_null(strstr(e.msg, "damaged"));
+	/* A store others can read is refused. */
+	assert_int_equal(fchmodat(statefd, JIG_SESSIONS_DIR, 0755, 0), 0);
+	assert_true(jig_session_put(statefd, &mine, h, ref, &e) < 0);
+	assert_non_null(strstr(e.msg, "not yours alone"));
+	json_decref(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_put_take_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cap_and_expiry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_damaged_and_unsafe, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
