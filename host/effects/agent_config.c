@@ -28,7 +28,16 @@
  * built-in tools off (disableBuiltInTools and the rest disallowed by name),
  * no setting sources (no user, project or local settings, hooks or
  * plugins), no MCP configuration, the model selected over ACP, telemetry,
- * error reports and auto-update off. Codex and Pi: not qualified yet. */
+ * error reports and auto-update off. Codex: below. Pi (pi-acp, qualified
+ * with 0.0.34 running Pi 1.6.0): pi-acp starts Pi with fixed arguments, so
+ * it is told to start jig's launcher (plugins/acp/pi_launcher.c, bound at
+ * /.jig/pi-launcher), which starts the operator's reviewed pi_command with
+ * pi_args: every tool off (built-in, extension, custom and MCP), no
+ * extensions (built-in ones included), no MCP, no Skills, no prompt
+ * templates, no context files (AGENTS.md, CLAUDE.md), no project-local
+ * configuration, no session file, no automatic network activity, and the
+ * route's model; Pi's agent directory is made in the scope's private HOME
+ * with the operator's reviewed models.json linked into it. */
 struct profile {
 	const char *client;
 	const char *env;	  /* JSON object */
@@ -38,16 +47,17 @@ struct profile {
 	bool select_model;	  /* session/set_model with the route's model */
 	const char *history;	  /* where the client keeps session history below HOME, for
 				   * retain_sessions (its qualified layout); NULL: none */
+	const char *pi_args;	  /* JSON array: jig's launcher starts pi_command with these; "@model" */
 };
 static const struct profile profiles[] = {
-	{"acp", NULL, NULL, NULL, NULL, false, NULL},
+	{"acp", NULL, NULL, NULL, NULL, false, NULL, NULL},
 	{"claude-code",
 	 "{\"DISABLE_AUTOUPDATER\": \"1\", \"DISABLE_TELEMETRY\": \"1\", \"DISABLE_ERROR_REPORTING\": \"1\","
 	 " \"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\": \"1\"}",
 	 "{\"disableBuiltInTools\": true, \"claudeCode\": {\"options\": {\"settingSources\": [], \"strictMcpConfig\": true,"
 	 " \"disallowedTools\": [\"TaskOutput\", \"TaskStop\", \"EnterPlanMode\", \"Task\", \"Skill\", \"SlashCommand\","
 	 " \"WebSearch\", \"WebFetch\", \"NotebookEdit\", \"TodoWrite\"]}}}",
-	 "[]", NULL, true, NULL},
+	 "[]", NULL, true, NULL, NULL},
 	/* Codex (@zed-industries/codex-acp, qualified with 0.16.0): its
 	 * read-only sandbox, approvals on request (so every escalation is a
 	 * permission request, which the worker refuses), web search off, the
@@ -56,8 +66,14 @@ static const struct profile profiles[] = {
 	{"codex", "{}", NULL,
 	 "[\"-c\", \"sandbox_mode=\\\"read-only\\\"\", \"-c\", \"approval_policy=\\\"on-request\\\"\", \"-c\","
 	 " \"web_search=\\\"disabled\\\"\", \"-c\", \"model=\\\"@model\\\"\"]",
-	 "openai-api-key", false, ".codex/sessions"},
+	 "openai-api-key", false, ".codex/sessions", NULL},
+	{"pi", "{\"PI_ACP_PI_COMMAND\": \"/.jig/pi-launcher\", \"PI_OFFLINE\": \"1\", \"PI_SKIP_VERSION_CHECK\": \"1\", \"PI_TELEMETRY\": \"0\"}",
+	 NULL, "[]", NULL, false, NULL,
+	 "[\"--no-tools\", \"--no-extensions\", \"--no-mcp\", \"--no-skills\", \"--no-prompt-templates\", \"--no-context-files\","
+	 " \"--no-approve\", \"--no-session\", \"--offline\", \"--model\", \"@model\"]"},
 };
+/* The variables jig's launcher reads or sets (never the operator's). */
+static const char *const pi_launcher_env[] = {"JIG_PI_ARGV", "JIG_PI_MODELS", "PI_CODING_AGENT_DIR", NULL};
 
 static const struct profile *profile_of(const char *client)
 {
@@ -81,6 +97,8 @@ static json_t *profile_json(const struct profile *pr)
 		json_object_set_new(p, "auth_method", json_string(pr->auth_method));
 	if (p && pr->history)
 		json_object_set_new(p, "history", json_string(pr->history));
+	if (p && pr->pi_args)
+		json_object_set_new(p, "pi_args", json_loads(pr->pi_args, 0, &je));
 	return p;
 }
 
@@ -191,6 +209,48 @@ static int check_command(json_t *cmd, json_t *trees, const char *w, struct jig_e
 	return 0;
 }
 
+static bool in_trees(const char *path, json_t *trees)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(trees, i, v) {
+		const char *t = json_string_value(v);
+		size_t tl = strlen(t);
+		if (strncmp(path, t, tl) == 0 && (path[tl] == '/' || path[tl] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/* The pi client's own keys (trees already checked): pi_command, Pi's
+ * executable and the script it runs, only paths in the trees (an option
+ * could undo the profile's flags or load an extension or Skill by path),
+ * and pi_models, Pi's models.json in the trees. Both are identity. */
+static int check_pi(json_t *o, bool pi, const char *w, struct jig_error *e)
+{
+	json_t *cmd = json_object_get(o, "pi_command"), *models = json_object_get(o, "pi_models"), *trees = json_object_get(o, "trees");
+	if (!pi)
+		return cmd || models ? jig_err(e, JIG_E_USAGE, "%s: pi_command and pi_models are for client \"pi\" only", w) : 0;
+	if (!json_is_array(cmd) || !json_array_size(cmd) || json_array_size(cmd) > JIG_AGENT_PI_MAX_ARGS)
+		return jig_err(e, JIG_E_USAGE, "%s: client pi needs pi_command: 1-%d absolute paths (Pi's executable, the script it runs)", w,
+			       JIG_AGENT_PI_MAX_ARGS);
+	size_t i;
+	json_t *v;
+	json_array_foreach(cmd, i, v) {
+		const char *a = json_string_value(v);
+		if (!a || !clean_absolute(a) || !value_ok(a, PATH_MAX / 4))
+			return jig_err(e, JIG_E_USAGE, "%s: pi_command[%zu] must be a normalised absolute path; jig's pi profile gives Pi its options", w, i);
+		if (!in_trees(a, trees))
+			return jig_err(e, JIG_E_USAGE, "%s: pi_command[%zu] %s is in none of its trees; Pi could not start", w, i, a);
+	}
+	const char *m = json_string_value(models);
+	if (!m || !clean_absolute(m) || !value_ok(m, PATH_MAX / 4))
+		return jig_err(e, JIG_E_USAGE, "%s: client pi needs pi_models: the normalised absolute path of Pi's models.json", w);
+	if (!in_trees(m, trees))
+		return jig_err(e, JIG_E_USAGE, "%s: pi_models %s is in none of its trees; Pi could not read it", w, m);
+	return 0;
+}
+
 static int check_env(json_t *env, const char *w, struct jig_error *e)
 {
 	if (env && (!json_is_object(env) || json_object_size(env) > 32))
@@ -244,7 +304,7 @@ static int parse_credential(json_t *c, bool secret, const char *w, struct jig_ag
 static int parse_provider(json_t *o, const char *id, bool secret, const char *what, struct jig_agent_provider *p,
 			  struct jig_error *e)
 {
-	static const char *const keys[] = {"client", "command", "trees", "env", "version", "model_env", "credential", NULL};
+	static const char *const keys[] = {"client", "command", "trees", "env", "version", "model_env", "credential", "pi_command", "pi_models", NULL};
 	char w[PATH_MAX + 100];
 	snprintf(w, sizeof(w), "%s: provider \"%s\"", what, id);
 	const char *client, *version;
@@ -257,12 +317,13 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 	const struct profile *pr = profile_of(client);
 	if (!pr)
 		return jig_err(e, JIG_E_USAGE,
-			       "%s: client \"%.32s\": jig has no qualified profile for it (claude-code, codex, or acp for any ACP client as configured; docs/agents.md)",
+			       "%s: client \"%.32s\": jig has no qualified profile for it (claude-code, codex, pi, or acp for any ACP client as configured; docs/agents.md)",
 			       w, client);
 	if (!version[0] || !value_ok(version, 64))
 		return jig_err(e, JIG_E_USAGE, "%s: version must be 1-64 printable characters (the version the client reports)", w);
 	json_t *cmd = json_object_get(o, "command"), *trees = json_object_get(o, "trees"), *env = json_object_get(o, "env");
-	if ((r = check_command(cmd, trees, w, e)) || (r = check_env(env, w, e)) ||
+	bool pi = pr->pi_args != NULL;
+	if ((r = check_command(cmd, trees, w, e)) || (r = check_pi(o, pi, w, e)) || (r = check_env(env, w, e)) ||
 	    (r = opt_name(o, "model_env", w, &p->model_env, e)))
 		return r;
 	json_t *cred = json_object_get(o, "credential");
@@ -287,6 +348,13 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 			return jig_err(e, JIG_E_USAGE, "%s: env \"%s\" is set by the %s profile", w, k, client);
 		}
 	json_decref(prof_env);
+	for (const char *const *n = pi_launcher_env; pi && *n; n++)
+		if (json_object_get(env, *n) || (p->model_env && strcmp(p->model_env, *n) == 0) ||
+		    (p->credential_env && strcmp(p->credential_env, *n) == 0))
+			return jig_err(e, JIG_E_USAGE, "%s: %s is set by jig's pi launcher", w, *n);
+	if (pi && (!(p->pi_command = json_deep_copy(json_object_get(o, "pi_command"))) ||
+		   !(p->pi_models = strdup(json_string_value(json_object_get(o, "pi_models"))))))
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	p->profile = profile_json(pr);
 	if (pr->env && !p->profile) /* never a client without its profile */
 		return jig_err(e, JIG_E_INTERNAL, "%s: jig's %s profile cannot be built", w, client);
@@ -356,6 +424,8 @@ void jig_agent_provider_free(struct jig_agent_provider *p)
 	free(p->version);
 	free(p->model_env);
 	free(p->credential_env);
+	free(p->pi_models);
+	json_decref(p->pi_command);
 	json_decref(p->command);
 	json_decref(p->trees);
 	json_decref(p->env);
@@ -364,8 +434,9 @@ void jig_agent_provider_free(struct jig_agent_provider *p)
 }
 
 /* The digest of every absolute path of the command that is a regular file
- * (the executable, and a script it is given): the exact client bytes. */
-static int command_files(json_t *cmd, json_t *out, struct jig_error *e)
+ * (the executable, and a script it is given): the exact client bytes.
+ * With all, every element must be a regular file. */
+static int command_files(json_t *cmd, bool all, json_t *out, struct jig_error *e)
 {
 	size_t i;
 	json_t *v;
@@ -376,12 +447,12 @@ static int command_files(json_t *cmd, json_t *out, struct jig_error *e)
 		jig_autoclose int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		struct stat st;
 		if (fd < 0 || fstat(fd, &st) < 0) {
-			if (i > 0 && errno == ENOENT)
+			if (i > 0 && !all && errno == ENOENT)
 				continue; /* an argument that is not a file */
 			return jig_err(e, JIG_E_USAGE, "agent client %s: %s", path, strerror(errno));
 		}
 		if (!S_ISREG(st.st_mode)) {
-			if (i == 0)
+			if (i == 0 || all)
 				return jig_err(e, JIG_E_USAGE, "agent client %s: not a regular file", path);
 			continue;
 		}
@@ -398,14 +469,21 @@ static int command_files(json_t *cmd, json_t *out, struct jig_error *e)
 int jig_agent_identity(const struct jig_agent_provider *p, const char *model, json_t **out, struct jig_error *e)
 {
 	json_t *files = json_array();
-	int r = files ? command_files(p->command, files, e) : jig_err(e, JIG_E_INTERNAL, "out of memory");
+	int r = files ? command_files(p->command, false, files, e) : jig_err(e, JIG_E_INTERNAL, "out of memory");
+	json_t *models = p->pi_models ? json_pack("[s]", p->pi_models) : NULL;
+	if (!r && p->pi_command)
+		r = command_files(p->pi_command, true, files, e);
+	if (!r && models)
+		r = command_files(models, true, files, e);
+	json_decref(models);
 	if (r) {
 		json_decref(files);
 		return r;
 	}
-	*out = json_pack("{s:s,s:s,s:O,s:o,s:O,s:O,s:s,s:s,s:s?,s:s?,s:O?}", "provider", p->id, "client", p->client, "command",
-			 p->command, "files", files, "trees", p->trees, "env", p->env, "version", p->version, "model", model,
-			 "model_env", p->model_env, "credential_env", p->credential_env, "profile", p->profile);
+	*out = json_pack("{s:s,s:s,s:O,s:o,s:O,s:O,s:s,s:s,s:s?,s:s?,s:O?,s:O?,s:s?}", "provider", p->id, "client", p->client,
+			 "command", p->command, "files", files, "trees", p->trees, "env", p->env, "version", p->version, "model",
+			 model, "model_env", p->model_env, "credential_env", p->credential_env, "profile", p->profile,
+			 "pi_command", p->pi_command, "pi_models", p->pi_models);
 	return *out ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
 }
 
@@ -414,7 +492,7 @@ const char *jig_agent_identity_diff(json_t *reviewed, json_t *now, char *buf, si
 	if (json_equal(reviewed, now))
 		return NULL;
 	static const char *const keys[] = {"provider", "client", "model", "version", "command", "files", "trees", "env",
-					   "model_env", "credential_env", "profile", NULL};
+					   "model_env", "credential_env", "profile", "pi_command", "pi_models", NULL};
 	for (const char *const *k = keys; *k; k++) {
 		json_t *a = json_object_get(reviewed, *k), *b = json_object_get(now, *k);
 		if ((a || b) && !json_equal(a, b)) {

@@ -88,6 +88,24 @@ static json_t *prompt_of(json_t *op, const struct jig_agent_grant *g, size_t *by
 	return prompt;
 }
 
+static json_t *with_model(const char *arg, const char *model);
+
+/* The pi profile's launcher (plugins/acp/pi_launcher.c) starts Pi as
+ * JIG_PI_ARGV says: the reviewed pi_command, then the profile's pi_args. */
+static int pi_launch_env(json_t *env, const struct jig_agent_provider *p, const char *model)
+{
+	json_t *argv = json_deep_copy(p->pi_command), *a;
+	size_t i;
+	json_array_foreach(json_object_get(p->profile, "pi_args"), i, a)
+		json_array_append_new(argv, with_model(json_string_value(a), model));
+	char *txt = argv ? json_dumps(argv, JSON_COMPACT) : NULL;
+	json_decref(argv);
+	int r = txt && !json_object_set_new(env, "JIG_PI_ARGV", json_string(txt)) &&
+			!json_object_set_new(env, "JIG_PI_MODELS", json_string(p->pi_models)) ? 0 : -1;
+	free(txt);
+	return r;
+}
+
 /* The client's whole environment: the provider scope's (the Plan prints
  * it), the operator's reviewed variables, the model and the credential. */
 static json_t *client_env(const struct jig_scope_template *t, const struct jig_agent_provider *p, const char *model)
@@ -101,6 +119,10 @@ static json_t *client_env(const struct jig_scope_template *t, const struct jig_a
 		json_object_set_new(env, p->model_env, json_string(model));
 	if (p->credential_env && p->credential)
 		json_object_set_new(env, p->credential_env, json_string(p->credential));
+	if (p->pi_command && pi_launch_env(env, p, model) < 0) {
+		json_decref(env);
+		return NULL;
+	}
 	return env;
 }
 

@@ -25,12 +25,13 @@
 #define JIG_AGENTS_CONFIG_FORMAT "jig-agents/1"
 #define JIG_AGENT_MAX_TREES 8
 #define JIG_AGENT_MAX_ARGS 16
+#define JIG_AGENT_PI_MAX_ARGS 4
 /* The worker's deadline: the route's, plus time to start and stop. */
 #define JIG_AGENT_WORKER_GRACE_MS 10000
 
 struct jig_agent_provider {
 	char *id;
-	char *client;  /* "acp": a generic ACP client; "claude-code": with jig's profile */
+	char *client;  /* "acp": a generic ACP client; "claude-code", "codex", "pi": with jig's profile */
 	json_t *command; /* [absolute path, args...] */
 	json_t *trees;	 /* absolute host paths, bound read-only at their own paths */
 	json_t *env;	 /* non-secret client environment {NAME: value} */
@@ -38,7 +39,9 @@ struct jig_agent_provider {
 	char *model_env; /* the variable that carries the route's model, or NULL */
 	char *credential_env;	/* the variable the credential is projected into, or NULL */
 	char *credential;	/* only with the secret (jig_agent_provider_get(..., true, ...)) */
-	json_t *profile; /* jig's profile for the client {env, session_meta, select_model}, or NULL */
+	json_t *profile; /* jig's profile for the client {env, args, session_meta?, auth_method?, select_model, pi_args?}, or NULL */
+	json_t *pi_command; /* client "pi": Pi's command [absolute paths], started by jig's launcher; else NULL */
+	char *pi_models;    /* client "pi": the path of Pi's models.json; else NULL */
 };
 
 /* Reads the operator's provider id. An unsafe (owner, mode, link) or

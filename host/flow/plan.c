@@ -43,7 +43,7 @@ size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[JI
 {
 	static const char *const all[] = {JIG_SANDBOX_MODULE_FILE, JIG_SCOPE_INIT_FILE, JIG_RUNTIME_BUN,
 					  JIG_RUNTIME_BOOT, JIG_CATALOG_FILE, JIG_HTTP_MODULE_FILE, JIG_HTTP_WORKER_FILE,
-					  JIG_ACP_MODULE_FILE, JIG_ACP_WORKER_FILE};
+					  JIG_ACP_MODULE_FILE, JIG_ACP_WORKER_FILE, JIG_ACP_PI_LAUNCHER_FILE};
 	size_t n = 0;
 	for (size_t i = 0; i < JIG_PLAN_MAX_INSTALLED; i++)
 		if (i < 5 || snapshot_file(s, all[i]))
@@ -283,7 +283,7 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 	if (http)
 		used[n_used++] = JIG_HTTP_MODULE_FILE, used[n_used++] = JIG_HTTP_WORKER_FILE;
 	if (agents)
-		used[n_used++] = JIG_ACP_MODULE_FILE, used[n_used++] = JIG_ACP_WORKER_FILE;
+		used[n_used++] = JIG_ACP_MODULE_FILE, used[n_used++] = JIG_ACP_WORKER_FILE, used[n_used++] = JIG_ACP_PI_LAUNCHER_FILE;
 	for (size_t i = 0; i < n_used; i++)
 		if (!snapshot_file(s, used[i]))
 			return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; it cannot run these Flows (reinstall jig)", s->m.id, used[i]);
@@ -370,6 +370,16 @@ static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, 
 		jig_text_put(out, json_string_value(v));
 	}
 	fputc('\n', out);
+	if (json_object_get(id, "pi_command")) {
+		fprintf(out, "      Pi command:");
+		json_array_foreach(json_object_get(id, "pi_command"), i, v) {
+			fputc(' ', out);
+			jig_text_put(out, json_string_value(v));
+		}
+		fprintf(out, "\n      Pi models.json: ");
+		jig_text_put(out, json_string_value(json_object_get(id, "pi_models")));
+		fputc('\n', out);
+	}
 	json_array_foreach(json_object_get(id, "files"), i, v) {
 		fprintf(out, "      file sha256 %s ", json_string_value(json_object_get(v, "sha256")));
 		jig_text_put(out, json_string_value(json_object_get(v, "path")));
@@ -397,6 +407,14 @@ static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, 
 				jig_text_put(out, json_string_value(v));
 			}
 			fprintf(out, " (@model: the model)");
+		}
+		if (json_array_size(json_object_get(prof, "pi_args"))) {
+			fprintf(out, " Pi started by jig's launcher with its command and");
+			json_array_foreach(json_object_get(prof, "pi_args"), i, v) {
+				fputc(' ', out);
+				jig_text_put(out, json_string_value(v));
+			}
+			fprintf(out, " (@model: the model), its agent directory in the private HOME with models.json linked in");
 		}
 		if (json_object_get(prof, "auth_method"))
 			fprintf(out, "; authenticate with %s", json_string_value(json_object_get(prof, "auth_method")));

@@ -5,7 +5,7 @@
 # the agent outlives it. Plain lane; the worker inside its scope is the VM
 # lane's. Each case_* is one ctest (acp.<case>).
 set -eu
-: "${JIG_ACP_WORKER:?}" "${JIG_FAKE_AGENT:?}" "${JIG_SOURCE:?}"
+: "${JIG_ACP_WORKER:?}" "${JIG_FAKE_AGENT:?}" "${JIG_PI_LAUNCHER:?}" "${JIG_SOURCE:?}"
 USER_NAME=jigtest
 T=$(mktemp -d /var/tmp/jig-acp.XXXXXX)
 chmod 755 "$T"; chown "$USER_NAME" "$T"
@@ -470,6 +470,68 @@ case_history_request_refused() {
 	# Nothing is written outside the history directory, even by a request
 	# that is refused.
 	[ ! -e "$T/x" ] && [ ! -e "$T/home/x" ] || fail "a refused restore wrote a file"
+}
+
+# jig's pi profile: the launcher pi-acp starts as Pi (plugins/acp/
+# pi_launcher.c). $T/pi/fake-pi stands in for Pi: it writes its arguments,
+# one a line, and its environment.
+fake_pi() {
+	mkdir -p "$T/pi"
+	printf '#!/bin/sh\nfor a in "$@"; do printf "%%s\\n" "$a"; done >"%s/pi/args"\nenv >"%s/pi/env"\n' "$T" "$T" >"$T/pi/fake-pi"
+	chmod 755 "$T/pi/fake-pi"
+	echo '{"providers": {}}' >"$T/pi/models.json"
+	rm -rf "$T/home/.pi" "$T/pi/args" "$T/pi/env"
+	chown -R "$USER_NAME" "$T/pi"
+}
+# launch [ARG...]: the launcher as the user with the profile's variables
+# (PI_ARGV overrides JIG_PI_ARGV; NO_ARGV leaves it out); $lrc, $T/lerr.
+launch() {
+	argv=${PI_ARGV:-$(jq -cn --arg pi "$T/pi/fake-pi" '[$pi, "--no-tools", "--no-extensions", "--model", "stub/m 1"]')}
+	set +e
+	if [ -n "${NO_ARGV:-}" ]; then
+		runuser -u "$USER_NAME" -- env -i PATH=/usr/bin:/bin HOME="$T/home" JIG_PI_MODELS="$T/pi/models.json" "$JIG_PI_LAUNCHER" "$@" 2>"$T/lerr"
+	else
+		runuser -u "$USER_NAME" -- env -i PATH=/usr/bin:/bin HOME="$T/home" JIG_PI_MODELS="$T/pi/models.json" JIG_PI_ARGV="$argv" \
+			"$JIG_PI_LAUNCHER" "$@" 2>"$T/lerr"
+	fi
+	lrc=$?
+	set -e
+}
+case_pi_launcher() {
+	# Issue 15: Pi gets exactly its reviewed command, the profile's flags,
+	# then pi-acp's own arguments; Pi's agent directory is in HOME with the
+	# operator's models.json linked in; the launcher's variables are gone.
+	fake_pi
+	launch --mode rpc --no-themes
+	[ "$lrc" -eq 0 ] || fail "launcher exit $lrc: $(cat "$T/lerr")"
+	printf '%s\n' --no-tools --no-extensions --model "stub/m 1" --mode rpc --no-themes >"$T/want"
+	cmp "$T/want" "$T/pi/args" || fail "Pi's arguments: $(cat "$T/pi/args")"
+	grep -qx "PI_CODING_AGENT_DIR=$T/home/.pi/agent" "$T/pi/env" || fail "PI_CODING_AGENT_DIR: $(cat "$T/pi/env")"
+	! grep -q "^JIG_PI_" "$T/pi/env" || fail "the launcher's variables reached Pi"
+	[ "$(readlink "$T/home/.pi/agent/models.json")" = "$T/pi/models.json" ] || fail "models.json is not linked"
+	[ "$(stat -c %a "$T/home/.pi/agent")" = 700 ] || fail "the agent directory is not private"
+}
+case_pi_launcher_refusals() {
+	# Issue 15: an adapter argument other than pi-acp's known ones (a
+	# session to resume), a missing or malformed Pi command: one line,
+	# exit 127, and Pi never starts.
+	for args in "--mode rpc --no-themes --session /tmp/s.jsonl" "--mode rpc" "--mode json --no-themes" ""; do
+		fake_pi
+		# shellcheck disable=SC2086
+		launch $args
+		[ "$lrc" -eq 127 ] && [ "$(wc -l <"$T/lerr")" -eq 1 ] && grep -q 'other than "--mode rpc --no-themes"; refused' "$T/lerr" ||
+			fail "adapter arguments '$args': exit $lrc: $(cat "$T/lerr")"
+		[ ! -e "$T/pi/args" ] || fail "Pi started with adapter arguments '$args'"
+	done
+	for bad in '{"a":1}' '[]' '["pi"]' '[1]' 'not json' "[\"$T/pi/nonexistent\"]"; do
+		fake_pi
+		PI_ARGV=$bad launch --mode rpc --no-themes
+		[ "$lrc" -eq 127 ] && [ "$(wc -l <"$T/lerr")" -eq 1 ] && grep -q '^jig-pi-launcher: ' "$T/lerr" || fail "JIG_PI_ARGV $bad: exit $lrc: $(cat "$T/lerr")"
+		[ ! -e "$T/pi/args" ] || fail "Pi started with JIG_PI_ARGV $bad"
+	done
+	fake_pi
+	NO_ARGV=1 launch --mode rpc --no-themes
+	[ "$lrc" -eq 127 ] && grep -q "JIG_PI_ARGV, JIG_PI_MODELS and HOME must be set" "$T/lerr" || fail "without JIG_PI_ARGV: exit $lrc: $(cat "$T/lerr")"
 }
 
 "case_$1"

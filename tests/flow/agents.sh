@@ -528,6 +528,44 @@ case_retained_session_not_replayed() {
 	[ -z "$(store)" ] || fail "store: $(store)"
 }
 
+case_pi() {
+	# Issue 15: the real Pi ACP adapter (pi-acp from npm, pinned) starting
+	# the real Pi (@earendil-works/pi-coding-agent, pinned; under jig's
+	# pinned Bun) through jig's launcher in the provider scope, against a
+	# stub chat-completions service on loopback: jig's pi profile turns
+	# every tool off (the model request declares none), selects the
+	# reviewed model (not the first of models.json), and the key reaches
+	# the service, not the Flow.
+	peer
+	nm="$JIG_ACP_CLIENTS/node_modules"
+	bun=$(ls "$JIG_TEST_PREFIX"/lib/jig/snapshots/*/libexec/bun | head -n 1)
+	mkdir -p "$T/pi"
+	jq -n '{providers: {stub: {baseUrl: "http://127.0.0.1:18090/v1", api: "openai-completions", apiKey: "$STUB_API_KEY",
+		models: [{id: "other-model"}, {id: "fake-model-1"}]}}}' >"$T/pi/models.json"
+	jq -n --arg nm "$nm" --arg bun "$bun" --arg pi "$T/pi" --arg key "$XDG_CONFIG_HOME/jig/fake.key" \
+		'{format: "jig-agents/1", providers: {fake: {client: "pi", command: ["/usr/bin/node", ($nm + "/pi-acp/dist/index.js")],
+		  pi_command: [$bun, ($nm + "/@earendil-works/pi-coding-agent/dist/bundle/cli.js")], pi_models: ($pi + "/models.json"),
+		  trees: ["/usr/bin/node", $nm, $bun, $pi], version: "0.0.34", credential: {env: "STUB_API_KEY", file: $key}}}}' \
+		>"$XDG_CONFIG_HOME/jig/agents.json"
+	chmod 600 "$XDG_CONFIG_HOME/jig/agents.json"
+	project '.agents.ask.timeout_ms = 300000'
+	RUN_TIMEOUT=6m
+	grep -q "jig's pi profile: Pi started by jig's launcher with its command and --no-tools --no-extensions --no-mcp --no-skills" "$T/review.out" &&
+		grep -q "client environment PI_ACP_PI_COMMAND=/.jig/pi-launcher (the profile's)" "$T/review.out" &&
+		grep -q "file sha256 $(sha256sum "$T/pi/models.json" | cut -d' ' -f1) $T/pi/models.json" "$T/review.out" ||
+		fail "the Plan does not show the profile: $(cat "$T/review.out")"
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	answer 0 | sed 's/^[^{]*//' >"$T/seen.json"
+	jq -e '.stub and .model == "fake-model-1" and .auth == "bearer" and .tools == 0 and (.system | contains("<tools>\n(none)"))
+		and (.user | contains("Say hello")) and (.user | contains("the document"))' "$T/seen.json" >/dev/null ||
+		fail "the model service saw: $(answer 0)"
+	[ "$(ev 0 .agent.name)" = pi-acp ] && [ "$(ev 0 .agent.version)" = 0.0.34 ] || fail "agent info"
+	[ "$(grep -c '^POST /v1/chat/completions bearer' "$T/peer.log")" = 1 ] || fail "peer log: $(cut -c1-300 "$T/peer.log")"
+	no_canary
+	! pgrep -f "pi-acp|pi-coding-agent" >/dev/null || fail "a client process outlived the Run"
+}
 case_api_backed() {
 	# R-A01: an API-backed Agent's request is prepared as data and sent
 	# through the Flow's reviewed http route by the HTTP worker, which holds

@@ -16,7 +16,8 @@ never logged). Paths:
   /trickle      200, then one byte every 200 ms for 20 s
   /slow/MS      200 after MS milliseconds
   /v1/chat/completions  a stub OpenAI-compatible chat completion whose text
-                describes the request (model, auth, system, user)
+                describes the request (model, auth, system, user, tools);
+                streamed as chunks when the request asks for "stream"
   /v1/messages  the same as a stub Anthropic Messages response
 """
 import argparse
@@ -134,6 +135,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                            "max_tokens": req.get("max_tokens"), "tools": len(req.get("tools") or [])}, sort_keys=True)
         if p == "/v1/messages" and req.get("stream"):
             return self._stream_messages(req, text)
+        if p == "/v1/chat/completions" and req.get("stream"):
+            return self._stream_chat(req, text)
         if p == "/v1/chat/completions":
             out = {"id": "stub-1", "object": "chat.completion", "model": req.get("model"),
                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
@@ -158,6 +161,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                  "usage": {"output_tokens": 5}}),
               ("message_stop", {"type": "message_stop"})]
         body = "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in ev).encode()
+        self._send(200, body, "text/event-stream")
+
+    def _stream_chat(self, req, text):
+        """A chat completion's server-sent chunks, as a streaming client reads them."""
+        base = {"id": "stub-1", "object": "chat.completion.chunk", "created": 0, "model": req.get("model")}
+        ev = [dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]),
+              dict(base, choices=[{"index": 0, "delta": {"content": text}, "finish_reason": None}]),
+              dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+              dict(base, choices=[], usage={"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12})]
+        body = ("".join(f"data: {json.dumps(d)}\n\n" for d in ev) + "data: [DONE]\n\n").encode()
         self._send(200, body, "text/event-stream")
 
     def _stub_responses(self, body):

@@ -186,7 +186,7 @@ case_refuse_agent_config_unsafe() {
 }
 case_refuse_agent_config_fields() {
 	agent_project
-	for change in '.providers.fake.client = "pi"' '.providers.fake.env = {OPENAI_API_KEY: "x"}' \
+	for change in '.providers.fake.client = "gemini"' '.providers.fake.env = {OPENAI_API_KEY: "x"}' \
 		'.providers.fake.trees = ["/usr/lib"]' '.providers.fake.command = ["true"]' '.providers.fake.env = {HOME: "/"}' \
 		'.providers.fake.credential = {env: "FAKE_KEY"}' '.providers.fake.extra = 1' '.format = "jig-agents/2"' \
 		'.providers.fake.trees = ["/"]' '.providers.fake.trees = ["/usr/bin/true", "/etc"]' '.providers.fake.version = ""' \
@@ -194,6 +194,58 @@ case_refuse_agent_config_fields() {
 		'.providers.fake.credential = {env: "FAKE_KEY", file: "/usr/bin/true"}' '.providers.fake.command = ["/usr/bin/../bin/true"]'; do
 		agents_json "$change"
 		bad 'agents.json\|provider\|scope agent-ask'
+	done
+}
+# pi_agents_json [JQ]: provider "fake" as client pi (JQ edits it); /usr/bin/true and
+# /usr/bin/false stand in for pi-acp and Pi, $T/pi holds its models.json.
+pi_agents_json() {
+	mkdir -p "$T/pi"; echo '{"providers": {}}' >"$T/pi/models.json"; chown -R "$USER_NAME" "$T/pi"
+	agents_json '.providers.fake = {client: "pi", command: ["/usr/bin/true"], trees: ["/usr/bin/true", "/usr/bin/false", "'"$T/pi"'"],
+		version: "0.0.34", pi_command: ["/usr/bin/false", "'"$T/pi/models.json"'"], pi_models: "'"$T/pi/models.json"'",
+		credential: {env: "STUB_API_KEY", value: "inline-credential-canary"}} | .providers.fake |= ('"${1:-.}"')'
+}
+case_agent_pi_profile_in_plan() {
+	# Issue 15: jig's pi profile in the Plan: pi-acp starts jig's launcher,
+	# which starts the reviewed Pi command with tools, extensions, MCP,
+	# Skills, prompt templates, context files and the session file off and
+	# the route's model; Pi's command and models.json are pinned by digest.
+	agent_project; pi_agents_json
+	review --yes >"$T/out"
+	cat "$T/out"
+	grep -q "agent ask: provider fake (client pi, version 0.0.34), model fake-model-1" "$T/out" &&
+		grep -q "^      Pi command: /usr/bin/false $T/pi/models.json$" "$T/out" &&
+		grep -q "^      Pi models.json: $T/pi/models.json$" "$T/out" &&
+		grep -q "file sha256 $(sha256sum /usr/bin/false | cut -d' ' -f1) /usr/bin/false" "$T/out" &&
+		grep -q "file sha256 $(sha256sum "$T/pi/models.json" | cut -d' ' -f1) $T/pi/models.json" "$T/out" &&
+		grep -q "jig's pi profile: Pi started by jig's launcher with its command and --no-tools --no-extensions --no-mcp --no-skills --no-prompt-templates --no-context-files --no-approve --no-session --offline --model @model (@model: the model)" "$T/out" &&
+		grep -q "client environment PI_ACP_PI_COMMAND=/.jig/pi-launcher (the profile's)" "$T/out" &&
+		grep -q "client environment PI_OFFLINE=1 (the profile's)" "$T/out" || fail "plan text"
+	grep -q "/.jig/pi-launcher" "$T/out" || fail "the provider scope does not bind the launcher"
+	review --json | jq -e '.plan.flows[0].agents[0].identity | .client == "pi" and .pi_command == ["/usr/bin/false", "'"$T/pi/models.json"'"]
+		and .pi_models == "'"$T/pi/models.json"'" and (.profile.pi_args | index("--no-tools")) and .profile.select_model == false' >/dev/null || fail "plan json"
+	! grep -rq "inline-credential-canary" "$T/p/.jig" "$T/out" || fail "the credential is in the Plan"
+	a=$(review --json | jq -r .plan_sha256)
+	echo '{"providers": {"x": {}}}' >"$T/pi/models.json"
+	[ "$(review --json | jq -r .plan_sha256)" != "$a" ] || fail "another models.json kept the Plan identity"
+}
+case_refuse_agent_pi_config() {
+	# Issue 15: the pi client's own keys, validated strictly; each refusal
+	# is one line at review.
+	agent_project
+	for c in 'del(.pi_command)@@needs pi_command' 'del(.pi_models)@@needs pi_models' '.pi_command = []@@needs pi_command' \
+		'.pi_command = ["/usr/bin/false", "--tools", "bash"]@@pi_command\[1\] must be a normalised absolute path' \
+		'.pi_command = ["/usr/bin/false", "-e", "/x"]@@pi_command\[1\] must be' '.pi_command = ["false"]@@pi_command\[0\] must be' \
+		'.pi_command = ["/usr/bin/env"]@@pi_command\[0\] /usr/bin/env is in none of its trees' \
+		'.pi_command = ["/usr/bin/false", "/usr/bin/false", "/usr/bin/false", "/usr/bin/false", "/usr/bin/false"]@@needs pi_command: 1-4' \
+		'.pi_models = "/etc/passwd"@@pi_models /etc/passwd is in none of its trees' '.pi_models = "relative.json"@@needs pi_models' \
+		'.pi_models = .trees[2]@@not a regular file' '.pi_command = ["/usr/bin/false", "/usr/bin/../bin/false"]@@pi_command\[1\] must be' \
+		'.env = {JIG_PI_ARGV: "[]"}@@JIG_PI_ARGV is set by jig.s pi launcher' \
+		'.env = {PI_CODING_AGENT_DIR: "/tmp"}@@PI_CODING_AGENT_DIR is set by jig.s pi launcher' \
+		'.model_env = "JIG_PI_MODELS"@@JIG_PI_MODELS is set by jig.s pi launcher' \
+		'.env = {PI_OFFLINE: "0"}@@env "PI_OFFLINE" is set by the pi profile' \
+		'.client = "acp"@@pi_command and pi_models are for client "pi" only'; do
+		pi_agents_json "${c%%@@*}"
+		bad "${c#*@@}"
 	done
 }
 case_agent_config_error_hides_credential() {

@@ -86,6 +86,9 @@ extern "C" {
 #endif
 
 #define JIG_ACP_WORKER_FILE "libexec/jig-acp-worker"
+/* The launcher of the host's pi profile: the command pi-acp starts as Pi
+ * (plugins/acp/pi_launcher.c). */
+#define JIG_ACP_PI_LAUNCHER_FILE "libexec/jig-pi-launcher"
 #define JIG_ACP_REQUEST_FORMAT "jig-acp-request/1"
 #define JIG_ACP_RESULT_FORMAT "jig-acp-result/1"
 #define JIG_ACP_PROTOCOL_VERSION 1

@@ -29,8 +29,8 @@ static void make_snapshot_dir(void)
 	mkdir(p, 0755);
 	snprintf(p, sizeof(p), "%s/libexec/runtime", snapdir);
 	mkdir(p, 0755);
-	const char *files[] = {"libexec/bun", "libexec/jig-http-worker", "libexec/jig-acp-worker"};
-	for (int i = 0; i < 3; i++) {
+	const char *files[] = {"libexec/bun", "libexec/jig-http-worker", "libexec/jig-acp-worker", "libexec/jig-pi-launcher"};
+	for (int i = 0; i < 4; i++) {
 		snprintf(p, sizeof(p), "%s/%s", snapdir, files[i]);
 		FILE *f = fopen(p, "w");
 		assert_non_null(f);
