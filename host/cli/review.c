@@ -1,12 +1,17 @@
 /* jig review: capture the project into its Package/0 store, build the Plan
  * against the installed snapshot, print it, and record admission after an
  * explicit yes. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
+#include "../flow/deps.h"
 #include "../flow/plan.h"
+#include "../util/fileio.h"
 #include "commands.h"
 
 static bool ask_yes(void)
@@ -19,6 +24,33 @@ static bool ask_yes(void)
 		return false;
 	line[strcspn(line, "\n")] = '\0';
 	return strcmp(line, "yes") == 0;
+}
+
+/* Issue 16, first part: a Flow's npm dependencies are checked before
+ * anything is fetched (docs/dependencies.md). Preparing them needs the
+ * installer scope, which is not there yet: a valid lock is refused too,
+ * after every check has passed. */
+static int check_dependencies(const struct jig_project *p, struct jig_error *e)
+{
+	for (size_t i = 0; i < p->n_flows; i++) {
+		const struct jig_flow *f = &p->flows[i];
+		int fd = jig_open_beneath(p->rootfd, f->dir, O_RDONLY | O_DIRECTORY);
+		if (fd < 0)
+			return jig_err(e, JIG_E_USAGE, "flow %s: package directory %s: %s", f->name, f->dir, strerror(errno));
+		struct jig_deps d;
+		int r = jig_deps_check(fd, f->name, &d, e);
+		close(fd);
+		if (r)
+			return r;
+		if (d.declared)
+			r = jig_err(e, JIG_E_USAGE,
+				    "flow %s: its bun.lock (%zu packages) passed jig's checks, but preparing npm dependencies needs the installer scope, which this jig does not have yet (issue 16); not admitted",
+				    f->name, d.n_packages);
+		jig_deps_free(&d);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 int jig_cmd_review(int argc, char **argv)
@@ -50,7 +82,9 @@ int jig_cmd_review(int argc, char **argv)
 		return e.code;
 	}
 	struct jig_snapshot s;
-	int r = jig_project_capture(&p, true, &e);
+	int r = check_dependencies(&p, &e);
+	if (!r)
+		r = jig_project_capture(&p, true, &e);
 	if (r) {
 		jig_cli_fail(json, &e);
 		jig_project_close(&p);

@@ -1,0 +1,398 @@
+/* A Flow's package.json and bun.lock, checked at review before anything is
+ * fetched: the manifest's root declarations, then the lock's sources,
+ * integrities and closure. */
+#include "flow/deps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/json.h"
+
+/* The sections whose packages an install would fetch. */
+static const char *const sections[] = {"dependencies", "devDependencies", "optionalDependencies", "peerDependencies", NULL};
+/* Scripts a package manager runs for the root package while installing. */
+static const char *const lifecycle[] = {"preinstall", "install",    "postinstall", "preprepare", "prepare",
+					"postprepare", "prepublish", "prepack",	   "postpack",	 "dependencies", NULL};
+/* Root keys that could bring a package from elsewhere or run it. */
+static const char *const refused_root[][2] = {
+	{"trustedDependencies", "jig never runs package scripts, so no dependency is trusted to"},
+	{"workspaces", "a Flow is one package; workspaces are not supported"},
+	{"bundledDependencies", "bundled dependencies are not prepared from the lock"},
+	{"bundleDependencies", "bundled dependencies are not prepared from the lock"},
+};
+
+#define refuse(e, ...) jig_err(e, JIG_E_USAGE, __VA_ARGS__)
+
+void jig_deps_strip_trailing_commas(char *buf, size_t *len)
+{
+	size_t o = 0, n = *len;
+	bool str = false;
+	for (size_t i = 0; i < n; i++) {
+		char c = buf[i];
+		if (str) {
+			if (c == '\\' && i + 1 < n) {
+				buf[o++] = c;
+				c = buf[++i];
+			} else if (c == '"') {
+				str = false;
+			}
+		} else if (c == '"') {
+			str = true;
+		} else if (c == ',') {
+			size_t j = i + 1;
+			while (j < n && (buf[j] == ' ' || buf[j] == '\t' || buf[j] == '\n' || buf[j] == '\r'))
+				j++;
+			if (j < n && (buf[j] == '}' || buf[j] == ']'))
+				continue;
+		}
+		buf[o++] = c;
+	}
+	*len = o;
+}
+
+/* An npm package name: optionally "@scope/", then lowercase letters,
+ * digits and "-._~", at most 214 bytes, not starting with '.' or '_'. */
+static bool name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	const char *p = s;
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789-._~";
+	if (n == 0 || n > 214)
+		return false;
+	if (*p == '@') {
+		size_t k = strspn(p + 1, chars);
+		if (k == 0 || p[1 + k] != '/' || p[1] == '.' || p[1] == '_')
+			return false;
+		p += k + 2;
+	}
+	return *p && *p != '.' && *p != '_' && strspn(p, chars) == strlen(p);
+}
+
+/* A registry specifier: a version, range or tag, or "npm:NAME@RANGE". No
+ * git, GitHub shorthand, file, link, workspace, portal, catalog or URL. */
+static bool spec_ok(const char *s)
+{
+	static const char range[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.^~<>=| *+-";
+	if (strncmp(s, "npm:", 4) == 0) {
+		const char *at = strrchr(s + 4, '@');
+		if (!at || at == s + 4)
+			return false;
+		char name[216];
+		if ((size_t)(at - (s + 4)) >= sizeof(name))
+			return false;
+		memcpy(name, s + 4, (size_t)(at - (s + 4)));
+		name[at - (s + 4)] = '\0';
+		return name_ok(name) && strspn(at + 1, range) == strlen(at + 1);
+	}
+	return strlen(s) <= 256 && strspn(s, range) == strlen(s);
+}
+
+/* "1.2.3", "1.2.3-beta.1", "1.2.3+build": the one version a lock pins. */
+static bool version_ok(const char *v)
+{
+	for (int part = 0; part < 3; part++) {
+		size_t d = strspn(v, "0123456789");
+		if (d == 0 || d > 16 || (d > 1 && v[0] == '0'))
+			return false;
+		v += d;
+		if (part < 2 && *v++ != '.')
+			return false;
+	}
+	return *v == '\0' || ((*v == '-' || *v == '+') &&
+			      strspn(v + 1, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-+") == strlen(v + 1) &&
+			      v[1]);
+}
+
+/* "sha512-" and the base64 of 64 bytes. */
+static bool integrity_ok(const char *s)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	return strncmp(s, "sha512-", 7) == 0 && strlen(s) == 7 + 88 && strspn(s + 7, b64) == 86 && strcmp(s + 93, "==") == 0;
+}
+
+static int check_root(json_t *m, const char *what, bool *declared, struct jig_error *e)
+{
+	*declared = false;
+	for (size_t i = 0; sections[i]; i++)
+		*declared |= json_object_size(json_object_get(m, sections[i])) > 0;
+	if (!*declared) /* nothing will be installed: nothing of it can run */
+		return 0;
+	/* Root declarations first, then the sources. */
+	for (size_t i = 0; i < sizeof(refused_root) / sizeof(refused_root[0]); i++)
+		if (json_object_get(m, refused_root[i][0]))
+			return refuse(e, "%s: %s: %s; remove it", what, refused_root[i][0], refused_root[i][1]);
+	json_t *scripts = json_object_get(m, "scripts");
+	for (size_t i = 0; lifecycle[i]; i++)
+		if (json_object_get(scripts, lifecycle[i]))
+			return refuse(e, "%s: scripts.%s would run while installing; jig never runs package scripts (remove it)", what,
+				      lifecycle[i]);
+	for (size_t i = 0; sections[i]; i++) {
+		json_t *sec = json_object_get(m, sections[i]);
+		const char *k;
+		json_t *v;
+		if (sec && !json_is_object(sec))
+			return refuse(e, "%s: %s must be an object of name: version range", what, sections[i]);
+		json_object_foreach(sec, k, v) {
+			if (!name_ok(k))
+				return refuse(e, "%s: %s: \"%.64s\" is not an npm package name", what, sections[i], k);
+			if (!json_is_string(v) || !spec_ok(json_string_value(v)))
+				return refuse(e,
+					      "%s: %s.%s: \"%.80s\" is not a registry version; git, GitHub, file, link, workspace and URL sources are not allowed",
+					      what, sections[i], k, json_is_string(v) ? json_string_value(v) : "(not a string)");
+		}
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach(json_object_get(m, "overrides"), k, v)
+		if (!json_is_string(v) || !spec_ok(json_string_value(v)))
+			return refuse(e, "%s: overrides.%.64s: only a registry version may override", what, k);
+	json_object_foreach(json_object_get(m, "resolutions"), k, v)
+		if (!json_is_string(v) || !spec_ok(json_string_value(v)))
+			return refuse(e, "%s: resolutions.%.64s: only a registry version may resolve", what, k);
+	return 0;
+}
+
+/* The package at install path key that a dependency named dep of the
+ * package at from resolves to: node_modules lookup, nearest first. */
+static json_t *resolve(json_t *packages, const char *from, const char *dep, char *found, size_t cap)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s", from);
+	for (;;) {
+		if ((size_t)snprintf(found, cap, "%s%s%s", path, *path ? "/" : "", dep) < cap &&
+		    json_object_get(packages, found))
+			return json_object_get(packages, found);
+		if (!*path)
+			return NULL;
+		/* Up one package: drop the last name (two segments if scoped). */
+		char *slash = strrchr(path, '/');
+		if (!slash) {
+			path[0] = '\0';
+			continue;
+		}
+		*slash = '\0';
+		char *prev = strrchr(path, '/');
+		char *seg = prev ? prev + 1 : path;
+		if (*seg == '@')
+			*(prev ? prev : path) = '\0';
+	}
+}
+
+/* The name a lock entry installs ("name@version"), split. */
+static int split_spec(const char *spec, char *name, size_t ncap, const char **version)
+{
+	const char *at = strrchr(spec, '@');
+	if (!at || at == spec || (size_t)(at - spec) >= ncap)
+		return -1;
+	memcpy(name, spec, (size_t)(at - spec));
+	name[at - spec] = '\0';
+	*version = at + 1;
+	return 0;
+}
+
+static int check_entry(const char *key, json_t *ent, json_t *out, struct jig_error *e)
+{
+	char name[216];
+	const char *version;
+	json_t *spec = json_array_get(ent, 0), *reg = json_array_get(ent, 1), *meta = json_array_get(ent, 2),
+	       *integ = json_array_get(ent, 3);
+	if (!json_is_array(ent) || json_array_size(ent) != 4 || !json_is_string(spec) || !json_is_string(reg) ||
+	    !json_is_object(meta) || !json_is_string(integ))
+		return refuse(e, "bun.lock: packages.%.120s: not a registry package [name@version, registry, {...}, integrity]%s",
+			      key, json_is_array(ent) && json_array_size(ent) < 4 ? "; git, GitHub, file, link and URL sources are not allowed" : "");
+	if (split_spec(json_string_value(spec), name, sizeof(name), &version) < 0 || !name_ok(name))
+		return refuse(e, "bun.lock: packages.%.120s: \"%.120s\" is not name@version", key, json_string_value(spec));
+	if (!version_ok(version))
+		return refuse(e,
+			      "bun.lock: packages.%.120s: \"%.120s\" is not a registry version; git, GitHub, file, link, workspace and URL sources are not allowed",
+			      key, json_string_value(spec));
+	if (json_string_length(reg) != 0)
+		return refuse(e, "bun.lock: packages.%.120s: from registry \"%.120s\"; only the configured registry is allowed", key,
+			      json_string_value(reg));
+	if (!integrity_ok(json_string_value(integ)))
+		return refuse(e, "bun.lock: packages.%.120s: needs a sha512 integrity (\"sha512-\" and 88 base64 characters)", key);
+	const char *k;
+	json_t *v;
+	for (size_t i = 0; sections[i]; i++)
+		json_object_foreach(json_object_get(meta, sections[i]), k, v)
+			if (!json_is_string(v) || !spec_ok(json_string_value(v)))
+				return refuse(e, "bun.lock: packages.%.120s: %s.%.64s is not a registry version", key, sections[i], k);
+	json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:O}", "path", key, "name", name, "version", version, "integrity", integ));
+	return 0;
+}
+
+/* Every dependency of root (a workspace) and of every package resolves;
+ * every package is reached. Marks in seen. */
+static int closure(json_t *packages, json_t *root, json_t *seen, struct jig_error *e)
+{
+	/* A work list of install paths. */
+	json_t *todo = json_array();
+	int r = 0;
+	json_array_append_new(todo, json_string(""));
+	for (size_t t = 0; r == 0 && t < json_array_size(todo); t++) {
+		const char *from = json_string_value(json_array_get(todo, t));
+		json_t *decl = *from ? json_array_get(json_object_get(packages, from), 2) : root;
+		for (size_t i = 0; r == 0 && sections[i]; i++) {
+			/* A published package's devDependencies are not installed. */
+			if (*from && strcmp(sections[i], "devDependencies") == 0)
+				continue;
+			const char *dep;
+			json_t *v;
+			json_object_foreach(json_object_get(decl, sections[i]), dep, v) {
+				char found[1100];
+				if (!resolve(packages, from, dep, found, sizeof(found))) {
+					/* Optional and peer dependencies may be absent. */
+					if (strcmp(sections[i], "optionalDependencies") == 0 || strcmp(sections[i], "peerDependencies") == 0)
+						continue;
+					r = refuse(e, "bun.lock does not resolve %s%.120s's dependency %.120s; run the pinned Bun's install to update it",
+						   *from ? "package " : "", *from ? from : "the manifest", dep);
+					break;
+				}
+				if (!json_object_get(seen, found)) {
+					json_object_set_new(seen, found, json_true());
+					json_array_append_new(todo, json_string(found));
+				}
+			}
+		}
+	}
+	json_decref(todo);
+	return r;
+}
+
+static bool same_object(json_t *a, json_t *b)
+{
+	if (!a || !json_object_size(a))
+		return !b || !json_object_size(b);
+	return json_equal(a, b);
+}
+
+static int check_lock(int pkgfd, json_t *manifest, struct jig_deps *d, struct jig_error *e)
+{
+	jig_autofree char *buf = NULL;
+	size_t len;
+	struct jig_error ignored = {0};
+	if (jig_read_file_at(pkgfd, JIG_DEPS_LOCK, JIG_DEPS_LOCK_MAX, JIG_DEPS_LOCK, &buf, &len, NULL, &ignored) < 0) {
+		if (faccessat(pkgfd, JIG_DEPS_LOCK, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			return refuse(e, "%s", ignored.msg);
+		return refuse(e,
+			      "package.json declares dependencies but there is no bun.lock; resolving them needs --allow-resolution-network, which this jig does not offer yet (issue 16): create bun.lock with the pinned Bun (bun install --lockfile-only)");
+	}
+	jig_deps_strip_trailing_commas(buf, &len);
+	json_t *lock = NULL;
+	int r = jig_json_parse_object(buf, len, JIG_DEPS_LOCK, &lock, e);
+	if (r)
+		return r;
+	static const char *const keys[] = {"lockfileVersion", "configVersion", "workspaces", "packages", "patchedDependencies",
+					   "overrides", NULL};
+	json_t *ver = json_object_get(lock, "lockfileVersion"), *ws = json_object_get(lock, "workspaces");
+	json_t *packages = json_object_get(lock, "packages"), *root = json_object_get(ws, "");
+	json_t *seen = json_object();
+	const char *k;
+	json_t *v;
+	if ((r = jig_json_only_keys(lock, keys, JIG_DEPS_LOCK, e)))
+		goto out;
+	if (!json_is_integer(ver) || json_integer_value(ver) < 1 || json_integer_value(ver) > 2) {
+		r = refuse(e, "bun.lock: lockfileVersion must be 1 or 2 (the pinned Bun's text lock)");
+		goto out;
+	}
+	if (!json_is_object(ws) || json_object_size(ws) != 1 || !json_is_object(root)) {
+		r = refuse(e, "bun.lock: workspaces must hold exactly the root package (\"\")");
+		goto out;
+	}
+	if (packages && (!json_is_object(packages) || json_object_size(packages) > JIG_DEPS_MAX_PACKAGES)) {
+		r = refuse(e, "bun.lock: packages must be an object of at most %d packages", JIG_DEPS_MAX_PACKAGES);
+		goto out;
+	}
+	/* The lock's root declares exactly what the manifest does. */
+	for (size_t i = 0; sections[i]; i++)
+		if (!same_object(json_object_get(manifest, sections[i]), json_object_get(root, sections[i]))) {
+			r = refuse(e, "bun.lock: its %s differ from package.json's; run the pinned Bun's install to update the lock",
+				   sections[i]);
+			goto out;
+		}
+	if (!same_object(json_object_get(manifest, "patchedDependencies"), json_object_get(lock, "patchedDependencies"))) {
+		r = refuse(e, "bun.lock: its patchedDependencies differ from package.json's");
+		goto out;
+	}
+	d->packages = json_array();
+	json_object_foreach(packages, k, v)
+		if ((r = check_entry(k, v, d->packages, e)))
+			goto out;
+	if ((r = closure(packages, root, seen, e)))
+		goto out;
+	json_object_foreach(packages, k, v)
+		if (!json_object_get(seen, k)) {
+			r = refuse(e, "bun.lock: package %.120s is not reached from package.json's dependencies; the lock does not belong to this manifest",
+				   k);
+			goto out;
+		}
+	d->n_packages = json_object_size(packages);
+	d->locked = true;
+out:
+	json_decref(seen);
+	json_decref(lock);
+	return r;
+}
+
+/* patchedDependencies: {"name@version": "relative/path.patch"}, bounded,
+ * each a regular file inside the package. */
+static int check_patches(int pkgfd, json_t *m, struct jig_deps *d, struct jig_error *e)
+{
+	json_t *p = json_object_get(m, "patchedDependencies");
+	const char *k;
+	json_t *v;
+	if (p && (!json_is_object(p) || json_object_size(p) > JIG_DEPS_MAX_PATCHES))
+		return refuse(e, "package.json: patchedDependencies must be an object of at most %d patches", JIG_DEPS_MAX_PATCHES);
+	json_object_foreach(p, k, v) {
+		const char *path = json_string_value(v);
+		if (!path || !jig_path_is_normal_relative(path))
+			return refuse(e, "package.json: patchedDependencies.%.120s: the patch must be a file inside the package", k);
+		jig_autofree char *buf = NULL;
+		size_t len;
+		if (jig_read_file_at(pkgfd, path, JIG_DEPS_PATCH_MAX, path, &buf, &len, NULL, e) < 0)
+			return refuse(e, "package.json: patchedDependencies.%.120s: %s (a regular file of at most %u bytes)", k, e->msg,
+				      JIG_DEPS_PATCH_MAX);
+		d->n_patches++;
+	}
+	return 0;
+}
+
+int jig_deps_check(int pkgfd, const char *flow, struct jig_deps *d, struct jig_error *e)
+{
+	memset(d, 0, sizeof(*d));
+	jig_autofree char *buf = NULL;
+	size_t len;
+	struct jig_error ignored = {0};
+	if (jig_read_file_at(pkgfd, JIG_DEPS_MANIFEST, JIG_DEPS_MANIFEST_MAX, JIG_DEPS_MANIFEST, &buf, &len, NULL, &ignored) < 0) {
+		if (faccessat(pkgfd, JIG_DEPS_MANIFEST, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			return refuse(e, "flow %s: %.900s", flow, ignored.msg);
+		return 0; /* no manifest: nothing to prepare */
+	}
+	json_t *m = NULL;
+	char what[300];
+	snprintf(what, sizeof(what), "flow %s: package.json", flow);
+	int r = jig_json_parse_object(buf, len, JIG_DEPS_MANIFEST, &m, e);
+	if (!r && !(r = check_root(m, what, &d->declared, e)) && d->declared && !(r = check_patches(pkgfd, m, d, e)))
+		r = check_lock(pkgfd, m, d, e);
+	if (r && strncmp(e->msg, "flow ", 5) != 0) {
+		char msg[sizeof(e->msg)];
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		r = refuse(e, "flow %s: %.900s", flow, msg);
+	}
+	json_decref(m);
+	if (r)
+		jig_deps_free(d);
+	return r;
+}
+
+void jig_deps_free(struct jig_deps *d)
+{
+	json_decref(d->packages);
+	memset(d, 0, sizeof(*d));
+}

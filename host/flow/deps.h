@@ -1,0 +1,49 @@
+/* A Flow's npm dependencies (issue 16; docs/dependencies.md): its own
+ * package.json and Bun's text lock, bun.lock, checked at review before
+ * anything is fetched.
+ *
+ * Root declarations jig does not support are refused first:
+ * trustedDependencies, install-time lifecycle scripts, workspaces, and any
+ * dependency that is not a registry package (git, GitHub shorthand,
+ * file, link, workspace, portal or a tarball URL). The lock must then be
+ * complete and closed: its root workspace declares exactly the manifest's
+ * dependencies, every package is one registry version with a sha512
+ * integrity, every dependency of every package resolves inside the lock,
+ * and every package is reached from the manifest. */
+#ifndef JIG_FLOW_DEPS_H
+#define JIG_FLOW_DEPS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/error.h"
+
+#define JIG_DEPS_MANIFEST "package.json"
+#define JIG_DEPS_LOCK "bun.lock"
+#define JIG_DEPS_MANIFEST_MAX (1u << 20)
+#define JIG_DEPS_LOCK_MAX (16u << 20)
+#define JIG_DEPS_MAX_PACKAGES 4096
+#define JIG_DEPS_MAX_PATCHES 16
+#define JIG_DEPS_PATCH_MAX (1u << 20)
+
+struct jig_deps {
+	bool declared;	      /* the package has dependencies at all */
+	bool locked;	      /* with a valid bun.lock */
+	size_t n_packages;    /* in the lock */
+	json_t *packages;     /* [{"path", "name", "version", "integrity"}], sorted by path */
+	size_t n_patches;
+};
+
+/* Checks the package directory pkgfd of flow (named in messages). 0 with
+ * *d filled (declared false: nothing to prepare), or -JIG_E_USAGE with one
+ * line naming the file, the key and what to do. */
+int jig_deps_check(int pkgfd, const char *flow, struct jig_deps *d, struct jig_error *e);
+void jig_deps_free(struct jig_deps *d);
+
+/* bun.lock is JSON with trailing commas: drops each comma that is followed
+ * (after white space) by '}' or ']', outside strings, in place. Exposed
+ * for the fuzz harness. */
+void jig_deps_strip_trailing_commas(char *buf, size_t *len);
+
+#endif

@@ -1,0 +1,139 @@
+#!/bin/sh
+# A Flow's npm dependencies at review (issue 16, first part; plain lane):
+# package.json's root declarations and bun.lock's sources, integrities and
+# closure are checked before anything is fetched, each refusal one line.
+# Preparing the dependencies (the installer scope) is not there yet, so a
+# valid lock is refused too, after every check. Each case_* is one ctest
+# (deps.<case>); jig runs as the unprivileged user. No network is used.
+set -eu
+: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
+USER_NAME=jigtest
+T=$(mktemp -d /var/tmp/jig-deps.XXXXXX)
+chmod 755 "$T"
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+jig() { runuser -u "$USER_NAME" -- "$JIG_TEST_PREFIX/bin/jig" "$@"; }
+FIX=$JIG_SOURCE/tests/flow/deps
+# project [MANIFEST_JQ] [LOCK_JQ]: a private copy of the fixture, its
+# package.json and bun.lock (as plain JSON) edited.
+project() {
+	rm -rf "$T/p"; cp -r "$FIX" "$T/p"
+	jq "${1:-.}" "$FIX/uses/package.json" >"$T/p/uses/package.json"
+	if [ -n "${2:-}" ]; then
+		python3 -c 'import re,sys; sys.stdout.write(re.sub(r",(\s*[}\]])", r"\1", open(sys.argv[1]).read()))' "$FIX/uses/bun.lock" |
+			jq "$2" >"$T/p/uses/bun.lock"
+	fi
+	chown -R "$USER_NAME" "$T/p"
+}
+# bad PATTERN: review exits 2 with one line matching PATTERN; nothing is
+# admitted or captured.
+bad() {
+	set +e; (cd "$T/p" && jig review --yes) >"$T/out" 2>"$T/err"; rc=$?; set -e
+	cat "$T/err"
+	[ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
+	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "not one line"
+	grep -q -- "$1" "$T/err" || fail "error does not match /$1/"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "something was admitted"
+	[ -z "$(find "$T/p/.jig/store" -type f 2>/dev/null)" ] || fail "something was captured"
+}
+
+case_valid_lock_checked() {
+	# Bun's own text lock (trailing commas) passes every check; preparing
+	# it is not there yet, and review says so.
+	project
+	bad "flow uses: its bun.lock (4 packages) passed jig's checks, but preparing npm dependencies needs the installer scope"
+}
+case_no_dependencies_no_check() {
+	# A package.json without dependencies (type: module, say) needs nothing.
+	project '{name: "x", type: "module", scripts: {test: "true", postinstall: "touch /tmp/x"}}'
+	rm "$T/p/uses/bun.lock"
+	(cd "$T/p" && jig review --yes) >"$T/out" 2>"$T/err" || fail "refused: $(cat "$T/err")"
+}
+case_refuse_root_declarations() {
+	for change in '.trustedDependencies = ["left-pad"]@@trustedDependencies: jig never runs package scripts' \
+		'.workspaces = ["../other"]@@workspaces: a Flow is one package' \
+		'.scripts = {postinstall: "node x.js"}@@scripts.postinstall would run while installing' \
+		'.scripts = {preinstall: "x"}@@scripts.preinstall would run' '.scripts = {install: "x"}@@scripts.install would run' \
+		'.scripts = {prepare: "x"}@@scripts.prepare would run' \
+		'.bundledDependencies = ["left-pad"]@@bundledDependencies'; do
+		project "${change%%@@*}"
+		bad "flow uses: package.json: ${change#*@@}"
+	done
+}
+case_refuse_sources() {
+	# git, GitHub shorthand, file, link, workspace and tarball URLs are
+	# refused in the manifest, before the lock is read.
+	for spec in "git+https://github.com/a/b.git" "github:a/b" "a/b" "file:../x" "link:../x" "workspace:*" \
+		"https://example.invalid/x.tgz" "portal:../x" "npm:left-pad@file:x"; do
+		project ".dependencies[\"left-pad\"] = \"$spec\""
+		bad "dependencies.left-pad: .* is not a registry version; git, GitHub, file, link, workspace and URL sources are not allowed"
+	done
+	project '.overrides = {"left-pad": "github:a/b"}'
+	bad "overrides.left-pad: only a registry version"
+	project '.dependencies["Bad Name"] = "1.0.0"'
+	bad "is not an npm package name"
+}
+case_no_lock() {
+	# R-P: without a lock, resolution would need the network: the message
+	# names --allow-resolution-network (not offered yet).
+	project
+	rm "$T/p/uses/bun.lock"
+	bad "declares dependencies but there is no bun.lock; resolving them needs --allow-resolution-network"
+	ln -s /etc/passwd "$T/p/uses/bun.lock"
+	bad "bun.lock: is a symbolic link"
+}
+case_refuse_lock_entries() {
+	for change in \
+		'.packages["left-pad"][0] = "left-pad@github:a/b#c"@@is not a registry version' \
+		'.packages["left-pad"][0] = "left-pad@file:../x"@@is not a registry version' \
+		'.packages["left-pad"][0] = "left-pad@https://example.invalid/x.tgz"@@is not a registry version' \
+		'.packages["left-pad"] = ["left-pad@link:x", {}]@@not a registry package' \
+		'.packages["left-pad"][3] = ""@@needs a sha512 integrity' \
+		'.packages["left-pad"][3] = "sha1-IKuDM2bbUWQi/2DDv3akctxt0lQ="@@needs a sha512 integrity' \
+		'.packages["left-pad"] |= .[0:3]@@not a registry package' \
+		'.packages["left-pad"][1] = "https://registry.example.invalid/"@@only the configured registry' \
+		'.packages["is-odd"][2].dependencies["is-number"] = "git://x"@@is-number is not a registry version' \
+		'.packages["extra"] = .packages["left-pad"]@@package extra is not reached from package.json' \
+		'del(.packages["is-number"])@@does not resolve package is-odd.s dependency is-number' \
+		'del(.packages["csv-parse"])@@does not resolve the manifest.s dependency csv-parse' \
+		'.workspaces[""].dependencies["left-pad"] = "^1.0.0"@@its dependencies differ from package.json' \
+		'.workspaces["other"] = {}@@workspaces must hold exactly the root' \
+		'.lockfileVersion = 0@@lockfileVersion must be 1 or 2' \
+		'.trustedDependencies = ["left-pad"]@@unknown key' \
+		'.packages["left-pad"][0] = "left-pad@1.03.0"@@is not a registry version'; do
+		project . "${change%%@@*}"
+		bad "flow uses: bun.lock.*${change#*@@}"
+	done
+}
+case_lock_at_caps() {
+	# A lock over 16 MiB and a package.json over 1 MiB are refused unread.
+	project . '.'
+	head -c $((16 * 1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' >>"$T/p/uses/bun.lock"
+	bad "bun.lock: .*16777216"
+	project
+	head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' >>"$T/p/uses/package.json"
+	bad "package.json: .*1048576"
+	# 4,096 packages at most.
+	project . '.packages = ([range(4097)] | map({key: "p\(.)", value: ["p\(.)@1.0.0", "", {}, ("sha512-" + ("A" * 86) + "==")]}) | from_entries)'
+	bad "packages must be an object of at most 4096 packages"
+}
+case_patches() {
+	# Declared patch files must be regular files inside the package,
+	# bounded, and the lock must declare the same patches.
+	project '.patchedDependencies = {"left-pad@1.3.0": "../outside.patch"}'
+	bad "patchedDependencies.left-pad@1.3.0: the patch must be a file inside the package"
+	project '.patchedDependencies = {"left-pad@1.3.0": "patches/left-pad.patch"}'
+	bad "patchedDependencies.left-pad@1.3.0: .*cannot open"
+	mkdir -p "$T/p/uses/patches" && echo "--- a" >"$T/p/uses/patches/left-pad.patch" && chown -R "$USER_NAME" "$T/p"
+	bad "bun.lock: its patchedDependencies differ from package.json's"
+	project '.patchedDependencies = {"left-pad@1.3.0": "patches/left-pad.patch"}' '.patchedDependencies = {"left-pad@1.3.0": "patches/left-pad.patch"}'
+	mkdir -p "$T/p/uses/patches" && echo "--- a" >"$T/p/uses/patches/left-pad.patch" && chown -R "$USER_NAME" "$T/p"
+	bad "passed jig's checks"
+	head -c $((1024 * 1024 + 1)) /dev/zero >"$T/p/uses/patches/left-pad.patch"
+	bad "patchedDependencies.left-pad@1.3.0: .*1048576"
+	ln -sf /etc/passwd "$T/p/uses/patches/left-pad.patch"
+	bad "patchedDependencies.left-pad@1.3.0: .*symbolic link"
+}
+
+"case_$1"
+echo "PASS: $1"
