@@ -1,0 +1,202 @@
+/* The tarball inspector (host/prepare/tarball.c) against archives this
+ * test writes with libarchive: a good package, and each hostile shape —
+ * "..", absolute paths, links, devices, FIFOs, a 40 MiB file, 5,000 files,
+ * two top directories, a wrong integrity, not a tarball. Issue 16. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <nettle/base64.h>
+#include <nettle/sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "prepare/tarball.h"
+
+struct tgz {
+	struct archive *a;
+	char *buf;
+	size_t cap, used;
+};
+
+static void tgz_open(struct tgz *t, size_t cap)
+{
+	t->buf = malloc(cap);
+	t->cap = cap;
+	t->used = 0;
+	t->a = archive_write_new();
+	archive_write_add_filter_gzip(t->a);
+	archive_write_set_format_pax_restricted(t->a);
+	archive_write_set_bytes_in_last_block(t->a, 1);
+	assert_int_equal(archive_write_open_memory(t->a, t->buf, t->cap, &t->used), ARCHIVE_OK);
+}
+
+/* type: AE_IFREG, AE_IFDIR, AE_IFLNK (link: target), AE_IFCHR, AE_IFIFO;
+ * hardlink: a hard link to link. */
+static void add(struct tgz *t, const char *path, unsigned type, size_t size, const char *link, int hardlink)
+{
+	struct archive_entry *e = archive_entry_new();
+	archive_entry_set_pathname(e, path);
+	archive_entry_set_filetype(e, type);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, type == AE_IFREG && !hardlink ? (la_int64_t)size : 0);
+	if (type == AE_IFLNK)
+		archive_entry_set_symlink(e, link);
+	if (hardlink)
+		archive_entry_set_hardlink(e, link);
+	if (type == AE_IFCHR)
+		archive_entry_set_rdev(e, makedev(1, 3));
+	assert_int_equal(archive_write_header(t->a, e), ARCHIVE_OK);
+	static char zeros[65536];
+	for (size_t off = 0; type == AE_IFREG && !hardlink && off < size; off += sizeof(zeros)) {
+		size_t n = size - off < sizeof(zeros) ? size - off : sizeof(zeros);
+		assert_int_equal(archive_write_data(t->a, zeros, n), (la_ssize_t)n);
+	}
+	archive_entry_free(e);
+}
+
+static void tgz_close(struct tgz *t, char integrity[128])
+{
+	assert_int_equal(archive_write_close(t->a), ARCHIVE_OK);
+	archive_write_free(t->a);
+	uint8_t d[SHA512_DIGEST_SIZE];
+	struct sha512_ctx h;
+	sha512_init(&h);
+	sha512_update(&h, t->used, (const uint8_t *)t->buf);
+	sha512_digest(&h, sizeof(d), d);
+	strcpy(integrity, "sha512-");
+	base64_encode_raw((char *)integrity + 7, sizeof(d), d);
+	integrity[7 + BASE64_ENCODE_RAW_LENGTH(sizeof(d))] = '\0';
+}
+
+static int inspect(struct tgz *t, const char *integrity, struct jig_tarball_budget *b, struct jig_error *e)
+{
+	return jig_tarball_inspect(t->buf, t->used, integrity, "pkg@1.0.0", b, e);
+}
+
+static const char *refusal(void (*build)(struct tgz *))
+{
+	static struct jig_error e;
+	struct tgz t;
+	char integ[128];
+	struct jig_tarball_budget b = {JIG_PREPARED_FILES_MAX, JIG_PREPARED_BYTES_MAX};
+	tgz_open(&t, 24u << 20);
+	build(&t);
+	tgz_close(&t, integ);
+	memset(&e, 0, sizeof(e));
+	int r = inspect(&t, integ, &b, &e);
+	free(t.buf);
+	if (r == 0)
+		return NULL;
+	assert_int_equal(e.code, JIG_E_INTEGRITY);
+	assert_null(strchr(e.msg, '\n'));
+	return e.msg;
+}
+
+static void good_entries(struct tgz *t)
+{
+	add(t, "package", AE_IFDIR, 0, NULL, 0);
+	add(t, "package/package.json", AE_IFREG, 100, NULL, 0);
+	add(t, "package/lib/index.js", AE_IFREG, 1000, NULL, 0);
+}
+static void dotdot(struct tgz *t) { add(t, "package/../evil.js", AE_IFREG, 1, NULL, 0); }
+static void dotdot_top(struct tgz *t) { add(t, "../evil.js", AE_IFREG, 1, NULL, 0); }
+static void absolute(struct tgz *t) { add(t, "/etc/evil", AE_IFREG, 1, NULL, 0); }
+static void symlink_out(struct tgz *t) { add(t, "package/bin/x", AE_IFLNK, 0, "/etc/passwd", 0); }
+static void symlink_in(struct tgz *t) { add(t, "package/x", AE_IFLNK, 0, "index.js", 0); }
+static void hardlink(struct tgz *t)
+{
+	add(t, "package/a", AE_IFREG, 1, NULL, 0);
+	add(t, "package/b", AE_IFREG, 0, "package/a", 1);
+}
+static void device(struct tgz *t) { add(t, "package/null", AE_IFCHR, 0, NULL, 0); }
+static void fifo(struct tgz *t) { add(t, "package/fifo", AE_IFIFO, 0, NULL, 0); }
+static void big(struct tgz *t) { add(t, "package/big.bin", AE_IFREG, 40u << 20, NULL, 0); }
+static void at_bytes(struct tgz *t) { add(t, "package/big.bin", AE_IFREG, JIG_PREPARED_BYTES_MAX, NULL, 0); }
+static void many(struct tgz *t)
+{
+	char p[64];
+	for (int i = 0; i < 5000; i++) {
+		snprintf(p, sizeof(p), "package/f%d.js", i);
+		add(t, p, AE_IFREG, 0, NULL, 0);
+	}
+}
+static void at_files(struct tgz *t)
+{
+	char p[64];
+	for (int i = 0; i < JIG_PREPARED_FILES_MAX; i++) {
+		snprintf(p, sizeof(p), "package/f%d.js", i);
+		add(t, p, AE_IFREG, 0, NULL, 0);
+	}
+}
+static void two_tops(struct tgz *t)
+{
+	add(t, "package/a.js", AE_IFREG, 1, NULL, 0);
+	add(t, "other/b.js", AE_IFREG, 1, NULL, 0);
+}
+static void odd_name(struct tgz *t) { add(t, "package/a\nb", AE_IFREG, 1, NULL, 0); }
+
+static void test_good_and_budget(void **state)
+{
+	(void)state;
+	struct tgz t;
+	char integ[128];
+	struct jig_tarball_budget b = {JIG_PREPARED_FILES_MAX, JIG_PREPARED_BYTES_MAX};
+	struct jig_error e = {0};
+	tgz_open(&t, 1 << 20);
+	good_entries(&t);
+	tgz_close(&t, integ);
+	assert_int_equal(inspect(&t, integ, &b, &e), 0);
+	assert_int_equal(b.files, JIG_PREPARED_FILES_MAX - 3);
+	assert_int_equal(b.bytes, JIG_PREPARED_BYTES_MAX - 1100);
+	/* The budget is the preparation's: a second package takes from it. */
+	b.files = 2;
+	assert_true(inspect(&t, integ, &b, &e) < 0);
+	assert_non_null(strstr(e.msg, "more than 4096 files"));
+	/* Another integrity, or a changed byte: refused before it is read. */
+	b = (struct jig_tarball_budget){JIG_PREPARED_FILES_MAX, JIG_PREPARED_BYTES_MAX};
+	char other[128];
+	strcpy(other, integ);
+	other[10] = other[10] == 'A' ? 'B' : 'A';
+	assert_true(inspect(&t, other, &b, &e) < 0);
+	assert_non_null(strstr(e.msg, "does not match the lock's sha512 integrity"));
+	assert_true(inspect(&t, "sha1-abc", &b, &e) < 0);
+	assert_true(jig_tarball_inspect("not a tarball", 13, integ, "x", &b, &e) < 0);
+	free(t.buf);
+}
+
+static void test_hostile(void **state)
+{
+	(void)state;
+	assert_non_null(strstr(refusal(dotdot), "is not a normalised path"));
+	assert_non_null(strstr(refusal(dotdot_top), "is not below one top directory"));
+	assert_non_null(strstr(refusal(absolute), "is not below one top directory"));
+	assert_non_null(strstr(refusal(symlink_out), "is a link"));
+	assert_non_null(strstr(refusal(symlink_in), "is a link"));
+	assert_non_null(strstr(refusal(hardlink), "is a link"));
+	assert_non_null(strstr(refusal(device), "device"));
+	assert_non_null(strstr(refusal(fifo), "FIFO"));
+	assert_non_null(strstr(refusal(big), "over 33554432 bytes"));
+	assert_non_null(strstr(refusal(many), "more than 4096 files"));
+	assert_non_null(strstr(refusal(two_tops), "outside its top directory"));
+	assert_non_null(strstr(refusal(odd_name), "is not a normalised path"));
+	/* At the caps: accepted. */
+	assert_null(refusal(at_bytes));
+	assert_null(refusal(at_files));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_good_and_budget),
+		cmocka_unit_test(test_hostile),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
