@@ -7,7 +7,7 @@ PKGS="
   libssl-dev libjansson-dev libcurl4-openssl-dev libseccomp-dev libcap-dev
   libarchive-dev libcmocka-dev nettle-dev
   bubblewrap uidmap
-  valgrind hyperfine python3 curl
+  valgrind hyperfine python3 curl clang
   qemu-system-x86 busybox-static linux-image-amd64 kmod cpio
 "
 # Bun comes from the npm registry (scripts/bun.sh); Debian's npm unless the

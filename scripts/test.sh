@@ -1,6 +1,7 @@
 #!/bin/sh
 # The same set-up as scripts/setup.sh, then every test: the plain build
-# (with valgrind over loader and parsers), the ASan+UBSan build, and the
+# (with valgrind over loader and parsers), the ASan+UBSan build, a short
+# libFuzzer run over every parser of untrusted bytes (scripts/fuzz.sh), and the
 # supported-host tests inside the cgroup-v2 VM (tests/vm/).
 set -eu
 cd "$(dirname "$0")/.."
@@ -12,6 +13,8 @@ echo "== tests: ASan+UBSan build"
 cmake -S . -B build-asan -DJIG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
 cmake --build build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -LE supported-host)
+echo "== tests: fuzz smoke (libFuzzer, clang, ASan+UBSan; 6 s a target)"
+scripts/fuzz.sh 6
 echo "== tests: supported host (VM lane; JIG_SUPPORTED_HOST=native runs them on this host)"
 (cd build && ctest --output-on-failure -L supported-host)
 echo "== all tests passed"

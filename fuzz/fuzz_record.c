@@ -1,0 +1,17 @@
+/* A saved packet's record.json, as jig inspect reads it. */
+#include <jansson.h>
+
+#include "fuzz.h"
+#include "run/record.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+	fuzz_put("record.json", d, n);
+	int fd = open(fuzz_dir(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	json_t *rec = NULL;
+	struct jig_error e = {0};
+	if (jig_record_load(fd, "packet", &rec, &e) == 0)
+		json_decref(rec);
+	close(fd);
+	return 0;
+}

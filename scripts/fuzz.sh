@@ -1,0 +1,68 @@
+#!/bin/sh
+# The libFuzzer harnesses (fuzz/, issue 18): builds them with clang and
+# ASan+UBSan in build-fuzz, makes seed corpora from the test fixtures, runs
+# every regression input, then fuzzes each target for SECONDS (default 6:
+# the smoke run .ci/run does; docs/reliability.md has the longer one).
+#   scripts/fuzz.sh [SECONDS] [TARGET...]
+# Fails on any crash, leak, sanitizer report or timeout; the input is kept
+# in build-fuzz/crashes/ (add it to fuzz/regressions/TARGET/ once fixed).
+set -eu
+cd "$(dirname "$0")/.."
+SECS=${1:-6}
+[ $# -gt 0 ] && shift
+B=build-fuzz
+CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_SANDBOX_LINUX=OFF -DJIG_MODULE_HTTP=OFF \
+	-DJIG_MODULE_ACP=OFF -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
+cmake --build "$B" -j "$(nproc)" >/dev/null
+TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout}
+
+# seed TARGET NAME: stdin as a seed input.
+C=$B/corpus
+seed() { mkdir -p "$C/$1"; cat >"$C/$1/$2"; }
+nul() { printf '\000'; }
+snap=$(ls -d build/test-prefix/lib/jig/snapshots/*/ 2>/dev/null | head -1)
+if [ -n "$snap" ]; then { cat "$snap/manifest.json"; nul; cat "$snap/manifest.files"; } | seed manifest installed; fi
+{ printf '{"format":"jig-snapshot-manifest/3","id":"a","sequence":1,"platform":"linux-x86_64","files_sha256":"'
+  printf '0000000000000000000000000000000000000000000000000000000000000000 1 modules/a.so\n' | sha256sum | cut -d' ' -f1 | tr -d '\n'
+  printf '","files_size":79,"modules":[{"name":"a","kind":"sandbox","path":"modules/a.so","abi_major":1,"abi_minor":0,"platform":"linux-x86_64"}]}'
+  nul; printf '0000000000000000000000000000000000000000000000000000000000000000 1 modules/a.so\n'; } | seed manifest small
+seed catalog catalog <policy/catalog.json
+for f in tests/fixtures/policy/*.json; do seed scope_policy "$(basename "$f")" <"$f"; done
+{ printf '{"type":"object","required":["a"],"properties":{"a":{"type":"string","maxLength":8},"n":{"type":"integer","minimum":0}},"additionalProperties":false}'
+  nul; printf '{"a":"x","n":3}'; } | seed schema0 object
+{ printf '{"type":"array","items":{"enum":["a","b"]},"maxItems":3}'; nul; printf '["a","b"]'; } | seed schema0 array
+for u in "https://example.com/a?b=c" "http://127.0.0.1:8080/x" "https://user:pw@host/#f" "http://[::1]:1/" "HTTPS://EXAMPLE.com:443/%2e%2e/"; do
+	printf '%s' "$u" | seed url "$(printf '%s' "$u" | sha256sum | cut -c1-12)"
+done
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/package/lib" && cp tests/flow/deps/uses/package.json "$T/package/" && cp tests/flow/deps/uses/main.ts "$T/package/lib/"
+(cd "$T" && tar -czf pkg.tgz package) && seed tarball pkg <"$T/pkg.tgz"
+{ cat tests/flow/deps/uses/package.json; nul; cat tests/flow/deps/uses/bun.lock; } | seed deps fixture
+jq -cn '{format: "jig-acp-request/1", argv: ["/bin/agent", "x"], env: {HOME: "/home/agent", K: "v"}, secrets: ["s3cret"],
+	cwd: "/work", expect: {name: "a", version: "1"}, prompt: [{type: "text", text: "hi"}],
+	limits: {deadline_ms: 1000, cancel_grace_ms: 10, exit_grace_ms: 10, max_line_bytes: 1024, max_messages: 10, max_transcript_bytes: 100},
+	history: {dir: ".codex/sessions", max_bytes: 100},
+	restore: {session_id: "s1", path: "2026/rollout-x-s1.jsonl", rollout: "{}\n"}}' | seed acp_request full
+printf '{"format":"jig-run-record/1","status":"succeeded","outputs":[{"path":"a.txt","bytes":1,"sha256":"00"}],"effects":[]}' | seed record small
+{ printf '{"format":"jig-project/1","flows":{"f":"f"}}'; nul
+  printf '{"format":"jig-flow/1","name":"f","entry":"main.ts","inputs":["in"],"outputs":["o.txt"],'
+  printf '"http":{"h":{"method":"POST","url":"http://127.0.0.1:9/x","timeout_ms":1000}},'
+  printf '"agents":{"a":{"provider":"p","model":"m","retain_sessions":true},"b":{"api":"openai-chat","http":"h","model":"m"}}}'; } | seed project flow
+printf '{"format":"jig-agents/1","providers":{"fake":{"client":"codex","command":["/usr/bin/true","--x"],"trees":["/usr/bin/true"],"version":"1.0.0","model_env":"M","env":{"A":"b"},"credential":{"env":"K","value":"v"}}}}' | seed agents codex
+for t in 30s 1m 500ms 2h 0s 99999999999999999999s; do printf '%s' "$t" | seed timeout "$t"; done
+
+mkdir -p "$B/crashes"
+for t in $TARGETS; do
+	echo "== fuzz $t (${SECS} s)"
+	mkdir -p "$C/$t" "$B/work/$t"
+	if [ -d "fuzz/regressions/$t" ] && [ -n "$(ls -A "fuzz/regressions/$t")" ]; then
+		"$B/fuzz/fuzz_$t" -runs=0 "fuzz/regressions/$t"/* >"$B/work/$t/regressions.log" 2>&1 ||
+			{ tail -30 "$B/work/$t/regressions.log"; echo "FAIL: a regression input of $t fails again"; exit 1; }
+	fi
+	(cd "$B/work/$t" && ASAN_OPTIONS=detect_leaks=1 "../../fuzz/fuzz_$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+		-max_len=1048576 -artifact_prefix="../../crashes/$t-" -print_final_stats=1 ../../corpus/"$t" >log 2>&1) ||
+		{ tail -40 "$B/work/$t/log"; echo "FAIL: fuzz_$t found a crash (build-fuzz/crashes/)"; exit 1; }
+	grep -E "^stat::number_of_executed_units|^#[0-9]+.*DONE" "$B/work/$t/log" | tail -1
+done
+echo "== fuzz: no crash"
