@@ -112,6 +112,22 @@ static int check_listed(const struct jig_snapshot *s, const struct jig_manifest_
 	return r;
 }
 
+/* "a/b" (or "b" when a is empty) into out, without printf: it runs once
+ * per listed file. Cut at cap - 1. */
+static void join(char *out, size_t cap, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n = 0;
+	if (la) {
+		n = la < cap - 1 ? la : cap - 1;
+		memcpy(out, a, n);
+		if (n < cap - 1)
+			out[n++] = '/';
+	}
+	size_t m = lb < cap - 1 - n ? lb : cap - 1 - n;
+	memcpy(out + n, b, m);
+	out[n + m] = '\0';
+}
+
 static const char *base_name(const struct jig_manifest_file *f, size_t *dlen)
 {
 	const char *slash = strrchr(f->path, '/');
@@ -152,7 +168,7 @@ int jig_snapshot_stat_file(const struct jig_snapshot *s, const struct jig_manife
 			   struct jig_snapshot_dirmemo *memo, struct stat *st, struct jig_error *e)
 {
 	char what[PATH_MAX + 300];
-	snprintf(what, sizeof(what), "%s/%s", s->dirpath, f->path);
+	join(what, sizeof(what), s->dirpath, f->path);
 	size_t dlen;
 	const char *base = base_name(f, &dlen);
 	if (dlen >= sizeof(memo->dir))
@@ -410,7 +426,7 @@ static int walk_unlisted(const struct jig_snapshot *s, int dirfd, const char *pr
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		char rel[512];
-		snprintf(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
+		join(rel, sizeof(rel), prefix, de->d_name);
 		if (!*prefix && jig_manifest_is_reserved(rel))
 			continue;
 		if (jig_manifest_find_file(&s->m, rel))

@@ -125,8 +125,8 @@ static void load(struct jig_verifier *v)
 	if (len < hl + 1 || memcmp(buf, CACHE_FORMAT "\n", hl + 1) != 0 || buf[len - 1] != '\n' || strlen(buf) != len)
 		return ignore(v, "is truncated, corrupted or of another version");
 	size_t lines = 0;
-	for (char *c = buf + hl + 1; *c; c++)
-		lines += *c == '\n';
+	for (const char *c = buf + hl + 1, *end = buf + len; (c = memchr(c, '\n', (size_t)(end - c))); c++)
+		lines++;
 	if (lines > CACHE_MAX_ENTRIES || !(v->arr = calloc(lines + 1, sizeof(*v->arr))))
 		return ignore(v, "is too large");
 	bool sorted = true;
@@ -154,13 +154,68 @@ static const char *lookup(const struct jig_verifier *v, const char *canon)
 	return hit ? hit->val : NULL;
 }
 
-/* The file's identity and metadata, as one comparable string. */
-static void fingerprint(const struct stat *st, char *out, size_t cap)
+/* Decimal (or octal) digits of x at p; the end. The divisor is a
+ * constant in each use, so no division instruction runs. */
+static inline char *put_num(char *p, unsigned long long x, unsigned base)
 {
-	snprintf(out, cap, "dev=%llu ino=%llu mode=%o uid=%u size=%lld mtime=%lld.%09ld ctime=%lld.%09ld",
-		 (unsigned long long)st->st_dev, (unsigned long long)st->st_ino, (unsigned)st->st_mode,
-		 (unsigned)st->st_uid, (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
-		 (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+	char tmp[24];
+	int n = 0;
+	if (base == 8) {
+		do
+			tmp[n++] = (char)('0' + (x & 7));
+		while ((x >>= 3));
+	} else {
+		do
+			tmp[n++] = (char)('0' + x % 10);
+		while ((x /= 10));
+	}
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* Nanoseconds: exactly nine digits. */
+static char *put_ns(char *p, long ns)
+{
+	for (int i = 8; i >= 0; i--, ns /= 10)
+		p[i] = (char)('0' + ns % 10);
+	return p + 9;
+}
+
+static char *put_time(char *p, const struct timespec *t)
+{
+	if (t->tv_sec < 0) {
+		*p++ = '-';
+		p = put_num(p, (unsigned long long)-(long long)t->tv_sec, 10);
+	} else {
+		p = put_num(p, (unsigned long long)t->tv_sec, 10);
+	}
+	*p++ = '.';
+	return put_ns(p, t->tv_nsec);
+}
+
+/* The file's identity and metadata, as one comparable string: "dev=%llu
+ * ino=%llu mode=%o uid=%u size=%lld mtime=S.NNNNNNNNN ctime=S.NNNNNNNNN",
+ * written without printf (it ran once per file: a third of a cached
+ * 10,000-file verification). out has at least 256 bytes. */
+static void fingerprint(const struct stat *st, char *out)
+{
+	char *p = out;
+	p = put_num(put_str(p, "dev="), (unsigned long long)st->st_dev, 10);
+	p = put_num(put_str(p, " ino="), (unsigned long long)st->st_ino, 10);
+	p = put_num(put_str(p, " mode="), (unsigned)st->st_mode, 8);
+	p = put_num(put_str(p, " uid="), (unsigned)st->st_uid, 10);
+	p = put_num(put_str(p, " size="), (unsigned long long)(st->st_size < 0 ? 0 : st->st_size), 10);
+	p = put_time(put_str(p, " mtime="), &st->st_mtim);
+	p = put_time(put_str(p, " ctime="), &st->st_ctim);
+	*p = '\0';
 }
 
 /* A stored digest for canon usable under the mode, or NULL. */
@@ -192,7 +247,14 @@ static void canonical(struct jig_verifier *v, const struct jig_snapshot *s, cons
 {
 	if (!v->root[0] && !realpath(s->dirpath, v->root))
 		snprintf(v->root, sizeof(v->root), "%s", s->dirpath);
-	snprintf(out, cap, "%s/%s", v->root, f->path);
+	size_t a = strlen(v->root), b = strlen(f->path);
+	if (a + 1 + b + 1 > cap) { /* not in practice: root < PATH_MAX, a path < 256 */
+		snprintf(out, cap, "%s/%s", v->root, f->path);
+		return;
+	}
+	memcpy(out, v->root, a);
+	out[a] = '/';
+	memcpy(out + a + 1, f->path, b + 1);
 }
 
 static int compare(struct jig_verifier *v, const char *canon, const char *have, const struct jig_manifest_file *f,
@@ -230,7 +292,7 @@ static int verify(struct jig_verifier *v, const struct jig_snapshot *s, const st
 		return r;
 	char canon[PATH_MAX + 300], meta[256], have[JIG_SHA256_HEX];
 	canonical(v, s, f, canon, sizeof(canon));
-	fingerprint(&st, meta, sizeof(meta));
+	fingerprint(&st, meta);
 	const char *ent = stored(v, canon, meta);
 	int fd = -1;
 	if (!ent || want_fd) {

@@ -130,24 +130,21 @@ void jig_hex(const unsigned char *in, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
+/* Lowercase hex digits only: the digit's value + 1; 0 for any other byte. */
+static const unsigned char hexval1[256] = {
+	['0'] = 1,  ['1'] = 2,	['2'] = 3,  ['3'] = 4,	['4'] = 5,  ['5'] = 6,	['6'] = 7,  ['7'] = 8,
+	['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+};
 
 int jig_unhex(const char *in, unsigned char *out, size_t len)
 {
-	if (strlen(in) != 2 * len)
+	if (strnlen(in, 2 * len + 1) != 2 * len)
 		return -1;
 	for (size_t i = 0; i < len; i++) {
-		int hi = hexval(in[2 * i]), lo = hexval(in[2 * i + 1]);
-		if (hi < 0 || lo < 0)
+		unsigned hi = hexval1[(unsigned char)in[2 * i]], lo = hexval1[(unsigned char)in[2 * i + 1]];
+		if (!hi || !lo)
 			return -1;
-		out[i] = (unsigned char)(hi << 4 | lo);
+		out[i] = (unsigned char)((hi - 1) << 4 | (lo - 1));
 	}
 	return 0;
 }
