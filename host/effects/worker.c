@@ -81,7 +81,8 @@ int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_
 		return -1;
 	}
 	const struct jig_scope_slot slots[] = {{"request", in}, {"result", out}, {"null", devnull}};
-	struct jig_scope_run run = {.slots = slots, .n_slots = 3};
+	struct jig_scope_run run = {.slots = slots, .n_slots = 3, .run_dir = c->run ? c->run->run_dir : NULL,
+				    .wall_ms = c->run ? c->run->wall_ms : 0};
 	struct jig_scope_policy p;
 	struct jig_scope sc;
 	struct jig_error e = {0};
@@ -98,8 +99,12 @@ int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_
 	int lr = jig_sandbox_launch(c->sandbox, &sc, res);
 	jig_sandbox_interrupt_close(sc.interrupt_fd, &saved);
 	jig_scope_policy_free(&p);
-	if (res->held_fd >= 0)
+	if (c->held_fd) {
+		*c->held_fd = res->held_fd;
+		res->held_fd = -1;
+	} else if (res->held_fd >= 0) {
 		close(res->held_fd);
+	}
 	if (lr != JIG_MOD_OK) {
 		snprintf(why, cap, "the worker's scope was refused: %s", res->error[0] ? res->error : "launch failed");
 		return -1;

@@ -19,6 +19,8 @@ struct jig_worker_call {
 	const char *input;	   /* the request (wiped by the caller if secret) */
 	const char *result_format; /* the result's "format" */
 	size_t result_max;	   /* bytes */
+	const struct jig_scope_run *run; /* the run directory for "@run/" binds; NULL: none */
+	int *held_fd;		   /* if set: the scope's held directory, open, for the caller */
 };
 
 /* 0 with *result (a JSON object of result_format with a string "outcome"),

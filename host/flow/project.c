@@ -577,97 +577,114 @@ static int store_blob(int statefd, int srcfd, const char *rel, const char *hex, 
 	return r;
 }
 
+/* One tree into the store as a jig-package/1 manifest and its blobs:
+ * what names it in messages; entry, if set, must be one of its files.
+ * *used is the store's size, updated. */
+static int capture_tree(struct jig_project *p, int pfd, const char *what, const char *entry, const char *dir, bool store,
+			uint64_t *used,
+			char sha[JIG_SHA256_HEX], uint64_t *bytes, size_t *files, struct jig_error *e)
+{
+	struct stat st;
+	if (fstat(pfd, &st) < 0)
+		return jig_err(e, JIG_E_USAGE, "%s: %s", what, strerror(errno));
+	struct walk w = {.flow = what, .dev = st.st_dev, .files = json_array(), .e = e};
+	int r = walk_dir(&w, pfd, "", 0);
+	if (r) {
+		json_decref(w.files);
+		return r;
+	}
+	/* Canonical package manifest: files sorted by path. */
+	size_t n = json_array_size(w.files);
+	json_t **v = calloc(n + 1, sizeof(*v)), *sorted = json_array();
+	for (size_t k = 0; v && k < n; k++)
+		v[k] = json_array_get(w.files, k);
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_path);
+	bool has_entry = !entry;
+	for (size_t k = 0; v && k < n; k++) {
+		json_array_append(sorted, v[k]);
+		has_entry |= entry && strcmp(json_string_value(json_object_get(v[k], "path")), entry) == 0;
+	}
+	free(v);
+	json_decref(w.files);
+	json_t *man = json_pack("{s:s,s:o}", "format", "jig-package/1", "files", sorted);
+	jig_autofree char *canon = man ? jig_json_canonical(man) : NULL;
+	if (!canon) {
+		json_decref(man);
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	}
+	if (!has_entry) {
+		json_decref(man);
+		return jig_err(e, JIG_E_USAGE, "flow %s: entry %s is not a file of the package %s", what, entry, dir);
+	}
+	unsigned char d[JIG_SHA256_LEN];
+	jig_sha256(canon, strlen(canon), d);
+	jig_hex(d, JIG_SHA256_LEN, sha);
+	*bytes = w.bytes;
+	*files = n;
+	/* What this artifact needs that the store does not hold yet. */
+	char mrel[128];
+	snprintf(mrel, sizeof(mrel), "store/packages/%s.json", sha);
+	uint64_t need = present(p->statefd, mrel) ? 0 : strlen(canon);
+	for (size_t k = 0; k < n; k++) {
+		json_t *fe = json_array_get(sorted, k);
+		char brel[128];
+		snprintf(brel, sizeof(brel), "store/blobs/%s", json_string_value(json_object_get(fe, "sha256")));
+		if (!present(p->statefd, brel))
+			need += (uint64_t)json_integer_value(json_object_get(fe, "size"));
+	}
+	if (!store) {
+		json_decref(man);
+		return 0;
+	}
+	if (need && *used + need > p->store_cap) {
+		json_decref(man);
+		return jig_err(e, JIG_E_USAGE,
+			       "%s: the Package/0 store is full (%llu of %llu bytes; this artifact needs %llu more); exact retained artifacts stay usable; reclaiming space means removing %s/%s, which also discards admissions and Run history",
+			       what, (unsigned long long)*used, (unsigned long long)p->store_cap, (unsigned long long)need, p->root,
+			       JIG_STATE_DIR);
+	}
+	for (size_t k = 0; r == 0 && k < n; k++) {
+		json_t *fe = json_array_get(sorted, k);
+		const char *hex = json_string_value(json_object_get(fe, "sha256"));
+		char brel[128];
+		snprintf(brel, sizeof(brel), "store/blobs/%s", hex);
+		if (!present(p->statefd, brel))
+			r = store_blob(p->statefd, pfd, json_string_value(json_object_get(fe, "path")), hex, e);
+	}
+	if (r == 0 && !present(p->statefd, mrel))
+		r = jig_write_file_at(p->statefd, mrel, canon, strlen(canon), 0600, e);
+	*used += need;
+	json_decref(man);
+	return r;
+}
+
+static uint64_t store_used(const struct jig_project *p)
+{
+	return dir_bytes(p->statefd, "store/blobs") + dir_bytes(p->statefd, "store/packages");
+}
+
 int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 {
-	/* What the store holds now (blobs and package manifests). */
-	uint64_t used = dir_bytes(p->statefd, "store/blobs") + dir_bytes(p->statefd, "store/packages");
+	uint64_t used = store_used(p); /* what the store holds now */
 	for (size_t i = 0; i < p->n_flows; i++) {
 		struct jig_flow *f = &p->flows[i];
 		jig_autoclose int pfd = jig_open_beneath(p->rootfd, f->dir, O_RDONLY | O_DIRECTORY);
-		struct stat st;
-		if (pfd < 0 || fstat(pfd, &st) < 0)
+		if (pfd < 0)
 			return jig_err(e, JIG_E_USAGE, "flow %s: %s: %s", f->name, f->dir, strerror(errno));
-		struct walk w = {.flow = f->name, .dev = st.st_dev, .files = json_array(), .e = e};
-		int r = walk_dir(&w, pfd, "", 0);
-		if (r) {
-			json_decref(w.files);
-			return r;
-		}
-		/* Canonical package manifest: files sorted by path. */
-		size_t n = json_array_size(w.files);
-		json_t **v = calloc(n + 1, sizeof(*v)), *sorted = json_array();
-		for (size_t k = 0; v && k < n; k++)
-			v[k] = json_array_get(w.files, k);
-		if (v)
-			qsort(v, n, sizeof(*v), cmp_path);
-		bool has_entry = false;
-		for (size_t k = 0; v && k < n; k++) {
-			json_array_append(sorted, v[k]);
-			has_entry |= strcmp(json_string_value(json_object_get(v[k], "path")), f->entry) == 0;
-		}
-		free(v);
-		json_t *man = json_pack("{s:s,s:o}", "format", "jig-package/1", "files", sorted);
-		char *canon = man ? jig_json_canonical(man) : NULL;
-		if (!canon) {
-			json_decref(man);
-			json_decref(w.files);
-			return jig_err(e, JIG_E_INTERNAL, "out of memory");
-		}
-		if (!has_entry) {
-			free(canon);
-			json_decref(man);
-			json_decref(w.files);
-			return jig_err(e, JIG_E_USAGE, "flow %s: entry %s is not a file of the package %s", f->name, f->entry, f->dir);
-		}
-		unsigned char d[JIG_SHA256_LEN];
-		jig_sha256(canon, strlen(canon), d);
-		jig_hex(d, JIG_SHA256_LEN, f->package_sha256);
-		f->package_bytes = w.bytes;
-		f->package_files = n;
-		/* What this artifact needs that the store does not hold yet. */
-		char mrel[128];
-		snprintf(mrel, sizeof(mrel), "store/packages/%s.json", f->package_sha256);
-		uint64_t need = present(p->statefd, mrel) ? 0 : strlen(canon);
-		for (size_t k = 0; k < n; k++) {
-			json_t *fe = json_array_get(sorted, k);
-			char brel[128];
-			snprintf(brel, sizeof(brel), "store/blobs/%s", json_string_value(json_object_get(fe, "sha256")));
-			if (!present(p->statefd, brel))
-				need += (uint64_t)json_integer_value(json_object_get(fe, "size"));
-		}
-		if (!store) {
-			free(canon);
-			json_decref(man);
-			json_decref(w.files);
-			continue;
-		}
-		if (need && used + need > p->store_cap) {
-			free(canon);
-			json_decref(man);
-			json_decref(w.files);
-			return jig_err(e, JIG_E_USAGE,
-				       "flow %s: the Package/0 store is full (%llu of %llu bytes; this package needs %llu more); exact retained artifacts stay usable; reclaiming space means removing %s/%s, which also discards admissions and Run history",
-				       f->name, (unsigned long long)used, (unsigned long long)p->store_cap,
-				       (unsigned long long)need, p->root, JIG_STATE_DIR);
-		}
-		for (size_t k = 0; r == 0 && k < n; k++) {
-			json_t *fe = json_array_get(sorted, k);
-			const char *hex = json_string_value(json_object_get(fe, "sha256"));
-			char brel[128];
-			snprintf(brel, sizeof(brel), "store/blobs/%s", hex);
-			if (!present(p->statefd, brel))
-				r = store_blob(p->statefd, pfd, json_string_value(json_object_get(fe, "path")), hex, e);
-		}
-		if (r == 0 && !present(p->statefd, mrel))
-			r = jig_write_file_at(p->statefd, mrel, canon, strlen(canon), 0600, e);
-		used += need;
-		free(canon);
-		json_decref(man);
-		json_decref(w.files);
+		int r = capture_tree(p, pfd, f->name, f->entry, f->dir, store, &used, f->package_sha256, &f->package_bytes,
+				     &f->package_files, e);
 		if (r)
 			return r;
 	}
 	return 0;
+}
+
+int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char sha[JIG_SHA256_HEX], struct jig_error *e)
+{
+	uint64_t used = store_used(p), bytes;
+	size_t files;
+	return capture_tree(p, dirfd, what, NULL, NULL, true, &used, sha, &bytes, &files, e);
 }
 
 int jig_store_materialise(const struct jig_project *p, const char *package_sha256, int dirfd,
