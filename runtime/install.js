@@ -1,37 +1,60 @@
 // jig's dependency installer (issue 16; docs/dependencies.md): trusted
-// runtime support from the signed snapshot, run by the pinned Bun as the
-// first process of the installer scope during jig review only.
+// runtime support from the signed snapshot, run by the pinned Bun inside
+// the installer scope during jig review only, started by
+// jig-prepare-worker once it has fetched and inspected every tarball.
 //
-// stdin: {"format": "jig-install-request/1", "registry": URL}
+// stdin: {"format": "jig-install-request/1", "tarballs": {PATH: FILE}}
+//        (the registry paths Bun may ask for, each an inspected tarball)
 // /src:  the captured package.json, bun.lock and declared patch files, and
 //        nothing else of the project (read-only)
 // /work: where the installation is prepared; jig takes node_modules from
 //        it after the scope is fenced, and validates every entry
-// stdout: {"format": "jig-install-result/1", "exit": N, "stderr": tail}
+// stdout: {"exit": N, "stderr": tail, "unexpected": [paths]}
 //
-// Bun installs exactly the lock (--frozen-lockfile) and runs no package
-// script (--ignore-scripts); files are copied, never hard-linked, and
-// node_modules/.bin links are removed (a Run never executes them).
+// The registry Bun installs from is this process, on loopback, serving
+// those files and nothing else. Bun installs exactly the lock
+// (--frozen-lockfile) and runs no package script (--ignore-scripts);
+// files are copied, never hard-linked, and node_modules/.bin links are
+// removed (a Run never executes them).
 import { cpSync, lstatSync, readdirSync, rmSync } from "node:fs";
 
 const req = JSON.parse(await Bun.stdin.text());
-if (req.format !== "jig-install-request/1" || typeof req.registry !== "string") {
+if (req.format !== "jig-install-request/1" || typeof req.tarballs !== "object" || req.tarballs === null) {
   throw new Error("jig install: malformed request");
 }
+const tarballs = new Map(Object.entries(req.tarballs));
+const unexpected = [];
+const server = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  fetch(r) {
+    const path = new URL(r.url).pathname;
+    const file = r.method === "GET" ? tarballs.get(path) : undefined;
+    if (file === undefined) {
+      if (unexpected.length < 16) unexpected.push(r.method + " " + path.slice(0, 200));
+      return new Response("not in the lock", { status: 404 });
+    }
+    return new Response(Bun.file(file), { headers: { "content-type": "application/octet-stream" } });
+  },
+});
+const registry = `http://127.0.0.1:${server.port}/`;
 cpSync("/src", "/work", { recursive: true });
-const p = Bun.spawnSync(
+const p = Bun.spawn(
   [process.execPath, "install", "--frozen-lockfile", "--ignore-scripts", "--production", "--backend=copyfile",
-   "--no-progress", "--no-save"],
+   "--no-progress", "--no-save", "--no-summary"],
   {
     cwd: "/work",
     env: {
       HOME: "/scratch", TMPDIR: "/scratch", BUN_INSTALL_CACHE_DIR: "/scratch/cache", LANG: "C.UTF-8",
-      NO_COLOR: "1", NPM_CONFIG_REGISTRY: req.registry, BUN_CONFIG_REGISTRY: req.registry,
+      NO_COLOR: "1", NPM_CONFIG_REGISTRY: registry, BUN_CONFIG_REGISTRY: registry,
       DO_NOT_TRACK: "1", BUN_DISABLE_TELEMETRY: "1",
     },
-    stdin: "ignore", stdout: "pipe", stderr: "pipe",
+    stdin: "ignore", stdout: "ignore", stderr: "pipe",
   },
 );
+const err = await new Response(p.stderr).text();
+const exit = await p.exited;
+server.stop(true);
 // Every .bin directory below node_modules: links to package executables.
 function dropBins(dir, depth) {
   let names;
@@ -45,9 +68,4 @@ function dropBins(dir, depth) {
   }
 }
 dropBins("/work/node_modules", 0);
-const err = new TextDecoder().decode(p.stderr ?? new Uint8Array());
-process.stdout.write(JSON.stringify({
-  format: "jig-install-result/1",
-  exit: p.exitCode ?? -1,
-  stderr: err.slice(-4096),
-}) + "\n");
+process.stdout.write(JSON.stringify({ exit: exit ?? -1, stderr: err.slice(-4096), unexpected }) + "\n");
