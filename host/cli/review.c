@@ -9,8 +9,8 @@
 
 #include <fcntl.h>
 
-#include "../flow/deps.h"
 #include "../flow/plan.h"
+#include "../prepare/prepare.h"
 #include "../util/fileio.h"
 #include "commands.h"
 
@@ -24,33 +24,6 @@ static bool ask_yes(void)
 		return false;
 	line[strcspn(line, "\n")] = '\0';
 	return strcmp(line, "yes") == 0;
-}
-
-/* Issue 16, first part: a Flow's npm dependencies are checked before
- * anything is fetched (docs/dependencies.md). Preparing them needs the
- * installer scope, which is not there yet: a valid lock is refused too,
- * after every check has passed. */
-static int check_dependencies(const struct jig_project *p, struct jig_error *e)
-{
-	for (size_t i = 0; i < p->n_flows; i++) {
-		const struct jig_flow *f = &p->flows[i];
-		int fd = jig_open_beneath(p->rootfd, f->dir, O_RDONLY | O_DIRECTORY);
-		if (fd < 0)
-			return jig_err(e, JIG_E_USAGE, "flow %s: package directory %s: %s", f->name, f->dir, strerror(errno));
-		struct jig_deps d;
-		int r = jig_deps_check(fd, f->name, &d, e);
-		close(fd);
-		if (r)
-			return r;
-		if (d.declared)
-			r = jig_err(e, JIG_E_USAGE,
-				    "flow %s: its bun.lock (%zu packages) passed jig's checks, but preparing npm dependencies needs the installer scope, which this jig does not have yet (issue 16); not admitted",
-				    f->name, d.n_packages);
-		jig_deps_free(&d);
-		if (r)
-			return r;
-	}
-	return 0;
 }
 
 int jig_cmd_review(int argc, char **argv)
@@ -82,9 +55,7 @@ int jig_cmd_review(int argc, char **argv)
 		return e.code;
 	}
 	struct jig_snapshot s;
-	int r = check_dependencies(&p, &e);
-	if (!r)
-		r = jig_project_capture(&p, true, &e);
+	int r = jig_project_capture(&p, true, &e);
 	if (r) {
 		jig_cli_fail(json, &e);
 		jig_project_close(&p);
@@ -95,7 +66,13 @@ int jig_cmd_review(int argc, char **argv)
 		return r;
 	}
 	struct jig_plan pl;
-	if (jig_cli_verify_installation(&s, &v, &e) < 0 || jig_plan_build(&p, &s, &pl, &e) < 0) {
+	struct jig_prepare_phase ph;
+	r = jig_cli_verify_installation(&s, &v, &e);
+	if (!r && !(r = jig_prepare_phase_begin(&ph, &s, &v, &e))) {
+		r = jig_prepare_project(&p, &ph, &e);
+		jig_prepare_phase_end(&ph);
+	}
+	if (r < 0 || jig_plan_build(&p, &s, &pl, &e) < 0) {
 		jig_cli_fail(json, &e);
 		jig_verifier_finish(&v);
 		jig_snapshot_close(&s);

@@ -358,6 +358,9 @@ static int check_patches(int pkgfd, json_t *m, struct jig_deps *d, struct jig_er
 		if (jig_read_file_at(pkgfd, path, JIG_DEPS_PATCH_MAX, path, &buf, &len, NULL, e) < 0)
 			return refuse(e, "package.json: patchedDependencies.%.120s: %s (a regular file of at most %u bytes)", k, e->msg,
 				      JIG_DEPS_PATCH_MAX);
+		if (!d->patches)
+			d->patches = json_array();
+		json_array_append_new(d->patches, json_string(path));
 		d->n_patches++;
 	}
 	return 0;
@@ -394,5 +397,6 @@ int jig_deps_check(int pkgfd, const char *flow, struct jig_deps *d, struct jig_e
 void jig_deps_free(struct jig_deps *d)
 {
 	json_decref(d->packages);
+	json_decref(d->patches);
 	memset(d, 0, sizeof(*d));
 }

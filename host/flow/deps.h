@@ -33,6 +33,7 @@ struct jig_deps {
 	size_t n_packages;    /* in the lock */
 	json_t *packages;     /* [{"path", "name", "version", "integrity"}], sorted by path */
 	size_t n_patches;
+	json_t *patches;      /* their paths in the package, or NULL */
 };
 
 /* Checks the package directory pkgfd of flow (named in messages). 0 with

@@ -22,6 +22,7 @@
 #include "snapshot/identity.h"
 #include "snapshot/loader.h"
 #include "util/cleanup.h"
+#include "prepare/prepare.h"
 #include "util/fileio.h"
 #include "util/json.h"
 #include "util/text.h"
@@ -202,6 +203,16 @@ static int compose_agent(const struct jig_catalog *cat, const struct jig_snapsho
 	return r;
 }
 
+json_t *jig_plan_flow(const struct jig_plan *pl, const char *flow)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(pl->doc, "flows"), i, f)
+		if (strcmp(json_string_value(json_object_get(f, "name")), flow) == 0)
+			return f;
+	return NULL;
+}
+
 json_t *jig_plan_agent(const struct jig_plan *pl, const char *flow, const char *route)
 {
 	size_t i, k;
@@ -257,6 +268,16 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 		if (json_array_size(agents))
 			json_object_set(fj, "agents", agents);
 		json_decref(agents);
+		/* "dependencies" only for a Flow whose npm dependencies were
+		 * prepared at review (prepare/prepare.h). */
+		json_t *rec = jig_prepared_record(p, f);
+		if (rec)
+			json_object_set_new(fj, "dependencies",
+					    json_pack("{s:O,s:O,s:O,s:O,s:O,s:O}", "tree", json_object_get(rec, "tree"), "files",
+						      json_object_get(rec, "files"), "bytes", json_object_get(rec, "bytes"), "packages",
+						      json_object_get(rec, "packages"), "source", json_object_get(rec, "source"),
+						      "installer_policy_sha256", json_object_get(rec, "installer_policy_sha256")));
+		json_decref(rec);
 		json_array_append_new(flows, fj);
 	}
 	jig_catalog_free(&cat);
@@ -486,6 +507,16 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 		}
 		json_array_foreach(json_object_get(f, "agents"), k, v)
 			print_agent(out, pl, name, v);
+		json_t *dep = json_object_get(f, "dependencies");
+		if (dep)
+			fprintf(out, "    npm dependencies: prepared installation sha256 %s (%lld packages, %lld files, %lld bytes),\n"
+				     "      read-only at /flow/node_modules; installed at review from the lock's registry tarballs, each\n"
+				     "      inspected by jig first, by the pinned Bun with no package script run, in the installer scope\n"
+				     "      (its policy sha256 %s, network during that review only); sources sha256 %s\n",
+				json_string_value(json_object_get(dep, "tree")), json_integer_value(json_object_get(dep, "packages")),
+				json_integer_value(json_object_get(dep, "files")), json_integer_value(json_object_get(dep, "bytes")),
+				json_string_value(json_object_get(dep, "installer_policy_sha256")),
+				json_string_value(json_object_get(dep, "source")));
 	}
 }
 

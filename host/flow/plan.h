@@ -70,6 +70,8 @@ int jig_plan_compose_agent(const struct jig_catalog *c, const struct jig_snapsho
 			   const struct jig_agent_provider *p, struct jig_scope_template *t, struct jig_error *e);
 /* The Plan's entry for Flow flow's Agent route (route, identity, caps,
  * provider_scope), or NULL. */
+/* The Plan's entry of flow, or NULL (borrowed). */
+json_t *jig_plan_flow(const struct jig_plan *pl, const char *flow);
 json_t *jig_plan_agent(const struct jig_plan *pl, const char *flow, const char *route);
 void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out);
 

@@ -424,6 +424,7 @@ const struct jig_flow *jig_project_flow(const struct jig_project *p, const char 
 
 struct walk {
 	const char *flow;
+	bool skip_node_modules;
 	dev_t dev;
 	json_t *files;
 	uint64_t bytes;
@@ -453,6 +454,10 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 	while (r == 0 && (de = readdir(d))) {
 		const char *n = de->d_name;
 		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+			continue;
+		/* A package's own node_modules is never captured: its
+		 * dependencies are prepared by jig (docs/dependencies.md). */
+		if (depth == 0 && w->skip_node_modules && strcmp(n, "node_modules") == 0)
 			continue;
 		char rel[1024];
 		snprintf(rel, sizeof(rel), "%s%s%s", prefix, prefix[0] ? "/" : "", n);
@@ -587,7 +592,7 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 	struct stat st;
 	if (fstat(pfd, &st) < 0)
 		return jig_err(e, JIG_E_USAGE, "%s: %s", what, strerror(errno));
-	struct walk w = {.flow = what, .dev = st.st_dev, .files = json_array(), .e = e};
+	struct walk w = {.flow = what, .dev = st.st_dev, .files = json_array(), .e = e, .skip_node_modules = entry != NULL};
 	int r = walk_dir(&w, pfd, "", 0);
 	if (r) {
 		json_decref(w.files);
@@ -680,11 +685,11 @@ int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 	return 0;
 }
 
-int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char sha[JIG_SHA256_HEX], struct jig_error *e)
+int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char sha[JIG_SHA256_HEX], uint64_t *bytes,
+		      size_t *files, struct jig_error *e)
 {
-	uint64_t used = store_used(p), bytes;
-	size_t files;
-	return capture_tree(p, dirfd, what, NULL, NULL, true, &used, sha, &bytes, &files, e);
+	uint64_t used = store_used(p);
+	return capture_tree(p, dirfd, what, NULL, NULL, true, &used, sha, bytes, files, e);
 }
 
 int jig_store_materialise(const struct jig_project *p, const char *package_sha256, int dirfd,

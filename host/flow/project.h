@@ -89,10 +89,11 @@ const struct jig_flow *jig_project_flow(const struct jig_project *p, const char 
  * artifact would be needed; without, only computes the digests (jig run). */
 int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e);
 
-/* Materialises a captured package from the store into dirfd (empty). */
 /* Captures the tree under dirfd into the store like a package (what names
- * it in messages); its digest into sha. */
-int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char sha[JIG_SHA256_HEX], struct jig_error *e);
+ * it in messages); its digest into sha, its size into bytes and files. */
+int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char sha[JIG_SHA256_HEX], uint64_t *bytes,
+		      size_t *files, struct jig_error *e);
+/* Materialises a captured package from the store into dirfd (empty). */
 int jig_store_materialise(const struct jig_project *p, const char *package_sha256, int dirfd,
 			  struct jig_error *e);
 

@@ -201,6 +201,16 @@ static int prepare(struct run *r, struct jig_error *e)
 				  : jig_store_materialise(&r->p, r->f->package_sha256, pk, e);
 	if (!rc && !jig_tree_fs_ok(in, fs, sizeof(fs)))
 		rc = jig_err(e, JIG_E_USAGE, "%s is on %s; attachments are captured onto ext4, XFS, Btrfs or tmpfs only", r->req->run_dir, fs);
+	/* The prepared npm dependencies the Plan names, beside the package
+	 * (read-only there: the package is bound read-only). */
+	const char *deps = json_string_value(json_object_get(json_object_get(jig_plan_flow(&r->pl, r->f->name), "dependencies"), "tree"));
+	if (!rc && deps) {
+		jig_autoclose int nm = mkdirat(pk, "node_modules", 0755) == 0 ? openat(pk, "node_modules", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		rc = nm < 0 ? jig_err(e, JIG_E_USAGE, "flow %s: its package has its own node_modules; nothing was run", r->f->name)
+			    : jig_store_materialise(&r->p, deps, nm, e);
+		if (nm >= 0)
+			fchmod(nm, 0555);
+	}
 	struct jig_tree_stats ist = {.list = r->inputs};
 	for (size_t k = 0; !rc && k < r->req->n_inputs; k++)
 		rc = attach(&r->req->inputs[k], in, r->p.statefd, &ist, e);

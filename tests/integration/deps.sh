@@ -2,9 +2,11 @@
 # A Flow's npm dependencies at review (issue 16, first part; plain lane):
 # package.json's root declarations and bun.lock's sources, integrities and
 # closure are checked before anything is fetched, each refusal one line.
-# Preparing the dependencies (the installer scope) is not there yet, so a
-# valid lock is refused too, after every check. Each case_* is one ctest
-# (deps.<case>); jig runs as the unprivileged user. No network is used.
+# The checks read the captured bytes; a lock that passes them reaches the
+# preparation (the installer scope, tested in the supported-host lane:
+# tests/flow/deps.sh). Each case_* is one ctest (deps.<case>); jig runs as
+# the unprivileged user. No network is used: the operator's registry is a
+# closed loopback port.
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 USER_NAME=jigtest
@@ -12,7 +14,10 @@ T=$(mktemp -d /var/tmp/jig-deps.XXXXXX)
 chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-jig() { runuser -u "$USER_NAME" -- "$JIG_TEST_PREFIX/bin/jig" "$@"; }
+mkdir -p "$T/config/jig"
+printf '{"format": "jig-npm/1", "registry": "http://127.0.0.1:9/"}\n' >"$T/config/jig/npm.json"
+chown -R "$USER_NAME" "$T/config"
+jig() { runuser -u "$USER_NAME" -- env XDG_CONFIG_HOME="$T/config" "$JIG_TEST_PREFIX/bin/jig" "$@"; }
 FIX=$JIG_SOURCE/tests/flow/deps
 # project [MANIFEST_JQ] [LOCK_JQ]: a private copy of the fixture, its
 # package.json and bun.lock (as plain JSON) edited.
@@ -26,7 +31,7 @@ project() {
 	chown -R "$USER_NAME" "$T/p"
 }
 # bad PATTERN: review exits 2 with one line matching PATTERN; nothing is
-# admitted or captured.
+# admitted or prepared.
 bad() {
 	set +e; (cd "$T/p" && jig review --yes) >"$T/out" 2>"$T/err"; rc=$?; set -e
 	cat "$T/err"
@@ -34,14 +39,47 @@ bad() {
 	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "not one line"
 	grep -q -- "$1" "$T/err" || fail "error does not match /$1/"
 	[ ! -e "$T/p/.jig/admission.json" ] || fail "something was admitted"
-	[ -z "$(find "$T/p/.jig/store" -type f 2>/dev/null)" ] || fail "something was captured"
+	[ -z "$(find "$T/p/.jig/store/prepared" -type f 2>/dev/null)" ] || fail "something was prepared"
 }
 
+# reaches_preparation: every check passed; the review went on to prepare
+# (refused here for the host or the closed registry), admitting nothing.
+reaches_preparation() {
+	set +e; (cd "$T/p" && jig review --yes) >"$T/out" 2>"$T/err"; rc=$?; set -e
+	cat "$T/err"
+	[ "$rc" -eq 2 ] || [ "$rc" -eq 3 ] || fail "exit $rc"
+	grep -q "^jig: flow uses: preparing its dependencies" "$T/err" || fail "not refused at the preparation"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "something was admitted"
+}
 case_valid_lock_checked() {
-	# Bun's own text lock (trailing commas) passes every check; preparing
-	# it is not there yet, and review says so.
+	# Bun's own text lock (trailing commas) passes every check and reaches
+	# the preparation: on this host the installer scope is refused (no
+	# cgroup v2; exit 3), on a supported one the registry is closed.
 	project
-	bad "flow uses: its bun.lock (4 packages) passed jig's checks, but preparing npm dependencies needs the installer scope"
+	reaches_preparation
+}
+case_node_modules_never_captured() {
+	# A developer's own node_modules (links and all) is not part of the
+	# package: jig prepares dependencies itself.
+	project
+	mkdir -p "$T/p/uses/node_modules/.bin" && ln -s /etc/passwd "$T/p/uses/node_modules/.bin/x"
+	chown -R "$USER_NAME" "$T/p"
+	set +e; (cd "$T/p" && jig review --yes) >"$T/out" 2>"$T/err"; set -e
+	! grep -q "symbolic link" "$T/err" || fail "node_modules was walked: $(cat "$T/err")"
+	grep -q "preparing its dependencies" "$T/err" || fail "$(cat "$T/err")"
+}
+case_registry_config_refused() {
+	project
+	for reg in 'http://example.com/' 'https://user:pw@registry.example/' 'ftp://x/' 'http://127.0.0.1.evil.example/' 'https://r.example/?q=1'; do
+		printf '{"format": "jig-npm/1", "registry": "%s"}\n' "$reg" >"$T/config/jig/npm.json"
+		bad "npm.json: registry"
+	done
+	printf '{"format": "jig-npm/1", "registry": "https://r.example/", "token": "x"}\n' >"$T/config/jig/npm.json"
+	bad "npm.json"
+	printf '{"format": "jig-npm/1", "registry": "http://127.0.0.1:9/"}\n' >"$T/config/jig/npm.json"
+	chmod 666 "$T/config/jig/npm.json"
+	bad "npm.json must be yours and not writable by others"
+	chmod 644 "$T/config/jig/npm.json"
 }
 case_no_dependencies_no_check() {
 	# A package.json without dependencies (type: module, say) needs nothing.
@@ -128,11 +166,11 @@ case_patches() {
 	bad "bun.lock: its patchedDependencies differ from package.json's"
 	project '.patchedDependencies = {"left-pad@1.3.0": "patches/left-pad.patch"}' '.patchedDependencies = {"left-pad@1.3.0": "patches/left-pad.patch"}'
 	mkdir -p "$T/p/uses/patches" && echo "--- a" >"$T/p/uses/patches/left-pad.patch" && chown -R "$USER_NAME" "$T/p"
-	bad "passed jig's checks"
+	reaches_preparation
 	head -c $((1024 * 1024 + 1)) /dev/zero >"$T/p/uses/patches/left-pad.patch"
 	bad "patchedDependencies.left-pad@1.3.0: .*1048576"
 	ln -sf /etc/passwd "$T/p/uses/patches/left-pad.patch"
-	bad "patchedDependencies.left-pad@1.3.0: .*symbolic link"
+	bad "patches/left-pad.patch: is a symbolic link"
 }
 
 "case_$1"

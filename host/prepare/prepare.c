@@ -1,0 +1,415 @@
+/* Dependency preparation: see prepare.h. */
+#include "prepare/prepare.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "effects/worker.h"
+#include "flow/deps.h"
+#include "prepare/tarball.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/json.h"
+
+#define NPM_CONFIG_MAX (16 * 1024)
+#define RESULT_MAX (16 * 1024)
+
+/* The registry is operator configuration, never the project's:
+ * ${XDG_CONFIG_HOME:-~/.config}/jig/npm.json, the caller's and not
+ * writable by others. https, or plain http to a loopback address only. */
+static int registry_ok(const char *u)
+{
+	const char *rest;
+	if (strncmp(u, "https://", 8) == 0)
+		rest = u + 8;
+	else if (strncmp(u, "http://127.0.0.1", 16) == 0 || strncmp(u, "http://localhost", 16) == 0)
+		rest = u + 16;
+	else if (strncmp(u, "http://[::1]", 12) == 0)
+		rest = u + 12;
+	else
+		return 0;
+	if (rest == u + 8 && (!*rest || *rest == '/' || *rest == ':'))
+		return 0;
+	if (rest != u + 8 && *rest && *rest != ':' && *rest != '/')
+		return 0; /* http://127.0.0.1.example.com */
+	for (const char *c = u; *c; c++)
+		if (*c <= ' ' || *c >= 0x7f || strchr("@?#\\\"'", *c))
+			return 0;
+	return strlen(u) < 512;
+}
+
+static int read_registry(char *out, size_t cap, struct jig_error *e)
+{
+	snprintf(out, cap, "%s", JIG_NPM_DEFAULT_REGISTRY);
+	char dir[PATH_MAX], what[PATH_MAX + 16];
+	if (jig_user_dir("XDG_CONFIG_HOME", ".config", dir, sizeof(dir)) < 0)
+		return 0;
+	snprintf(what, sizeof(what), "%s/npm.json", dir);
+	jig_autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+	if (dfd < 0 || (fstatat(dfd, "npm.json", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
+		return 0;
+	jig_autofree char *buf = NULL;
+	size_t len;
+	int r = jig_read_file_at(dfd, "npm.json", NPM_CONFIG_MAX, what, &buf, &len, &st, e);
+	if (r)
+		return r;
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return jig_err(e, JIG_E_USAGE, "operator configuration %s must be yours and not writable by others; refused", what);
+	json_t *doc = NULL;
+	const char *format, *registry;
+	static const char *const keys[] = {"format", "registry", NULL};
+	if ((r = jig_json_parse_object(buf, len, what, &doc, e)) || (r = jig_json_only_keys(doc, keys, what, e)) ||
+	    (r = jig_json_get_string(doc, "format", what, &format, e)) ||
+	    (r = jig_json_get_string(doc, "registry", what, &registry, e))) {
+		char m[sizeof(e->msg)];
+		memcpy(m, e->msg, sizeof(m));
+		r = jig_err(e, JIG_E_USAGE, "%s", m); /* the operator's input, whatever the parser's code */
+		goto out;
+	}
+	if (strcmp(format, JIG_NPM_CONFIG_FORMAT) != 0)
+		r = jig_err(e, JIG_E_USAGE, "%s: format \"%.40s\" is not " JIG_NPM_CONFIG_FORMAT, what, format);
+	else if (!registry_ok(registry))
+		r = jig_err(e, JIG_E_USAGE,
+			    "%s: registry \"%.200s\" must be an https URL (or http to 127.0.0.1, localhost or [::1]) without credentials, query or fragment",
+			    what, registry);
+	else
+		snprintf(out, cap, "%s", registry);
+out:
+	json_decref(doc);
+	return r;
+}
+
+int jig_prepare_phase_begin(struct jig_prepare_phase *ph, const struct jig_snapshot *s, struct jig_verifier *v,
+			    struct jig_error *e)
+{
+	memset(ph, 0, sizeof(*ph));
+	ph->snapshot = s;
+	ph->verifier = v;
+	ph->init_fd = -1;
+	clock_gettime(CLOCK_MONOTONIC, &ph->deadline);
+	ph->deadline.tv_sec += JIG_PREPARE_PHASE_MS / 1000;
+	(void)e;
+	return 0;
+}
+
+void jig_prepare_phase_end(struct jig_prepare_phase *ph)
+{
+	if (ph->have_sandbox)
+		jig_sandbox_close(&ph->sandbox);
+	if (ph->init_fd >= 0)
+		close(ph->init_fd);
+	ph->have_sandbox = false;
+	ph->init_fd = -1;
+}
+
+static int64_t phase_left_ms(const struct jig_prepare_phase *ph)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(ph->deadline.tv_sec - now.tv_sec) * 1000 + (ph->deadline.tv_nsec - now.tv_nsec) / 1000000;
+}
+
+static void record_name(char *out, size_t cap, const char *kind, const char *sha)
+{
+	snprintf(out, cap, "store/prepared/%s-%s.json", kind, sha);
+}
+
+/* A record, its bytes checked against the name it is stored under when
+ * it is content-addressed (by-identity); NULL if absent or not a record. */
+static json_t *read_record(const struct jig_project *p, const char *rel)
+{
+	jig_autofree char *buf = NULL;
+	size_t len;
+	struct jig_error e = {0};
+	if (jig_read_file_at(p->statefd, rel, 64 * 1024, "prepared record", &buf, &len, NULL, &e) < 0)
+		return NULL;
+	json_t *doc = NULL;
+	if (jig_json_parse_object(buf, len, "prepared record", &doc, &e) < 0)
+		return NULL;
+	const char *format = json_string_value(json_object_get(doc, "format"));
+	const char *tree = json_string_value(json_object_get(doc, "tree"));
+	char mrel[128];
+	snprintf(mrel, sizeof(mrel), "store/packages/%s.json", tree ? tree : "");
+	struct stat st;
+	if (!format || strcmp(format, JIG_PREPARED_FORMAT) != 0 || !tree || strlen(tree) != JIG_SHA256_HEX - 1 ||
+	    fstatat(p->statefd, mrel, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+json_t *jig_prepared_record(const struct jig_project *p, const struct jig_flow *f)
+{
+	char rel[160];
+	record_name(rel, sizeof(rel), "package", f->package_sha256);
+	return read_record(p, rel);
+}
+
+static int write_record(struct jig_project *p, const char *rel, json_t *doc, struct jig_error *e)
+{
+	jig_autofree char *canon = jig_json_canonical(doc);
+	char tmp[200];
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", rel, (int)getpid());
+	if (!canon)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	if (mkdirat(p->statefd, "store/prepared", 0700) < 0 && errno != EEXIST)
+		return jig_err(e, JIG_E_INTERNAL, "store/prepared: %s", strerror(errno));
+	unlinkat(p->statefd, tmp, 0);
+	int r = jig_write_file_at(p->statefd, tmp, canon, strlen(canon), 0600, e);
+	if (!r && renameat(p->statefd, tmp, p->statefd, rel) < 0)
+		r = jig_err(e, JIG_E_INTERNAL, "%s: %s", rel, strerror(errno));
+	if (r)
+		unlinkat(p->statefd, tmp, 0);
+	return r;
+}
+
+/* Copies rel (a regular file beneath from) to the same path beneath to. */
+static int copy_file(int from, int to, const char *rel, struct jig_error *e)
+{
+	jig_autofree char *buf = NULL;
+	size_t len;
+	int r = jig_read_file_at(from, rel, JIG_DEPS_LOCK_MAX, rel, &buf, &len, NULL, e);
+	if (r)
+		return r;
+	char dir[300];
+	snprintf(dir, sizeof(dir), "%s", rel);
+	for (char *s = strchr(dir, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdirat(to, dir, 0755) < 0 && errno != EEXIST)
+			return jig_err(e, JIG_E_INTERNAL, "%s: %s", dir, strerror(errno));
+		*s = '/';
+	}
+	jig_autoclose int fd = jig_open_beneath(to, rel, O_WRONLY | O_CREAT | O_EXCL);
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len)
+		return jig_err(e, JIG_E_INTERNAL, "staging %s: %s", rel, strerror(errno));
+	fchmod(fd, 0444);
+	return 0;
+}
+
+static int sha_of(const struct jig_snapshot *s, const char *path, char out[JIG_SHA256_HEX], struct jig_error *e)
+{
+	const struct jig_manifest_file *f = jig_manifest_find_file(&s->m, path);
+	if (!f)
+		return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; it cannot prepare dependencies (reinstall jig)", s->m.id, path);
+	jig_hex(f->sha256, JIG_SHA256_LEN, out);
+	return 0;
+}
+
+/* The installer's own pieces: verified now (by the operator's mode), the
+ * launcher opened, the sandbox module loaded; once per review. */
+static int installer_ready(struct jig_prepare_phase *ph, struct jig_error *e)
+{
+	if (ph->have_sandbox)
+		return 0;
+	static const char *const files[] = {JIG_PREPARE_WORKER_FILE, JIG_RUNTIME_INSTALL};
+	int r = read_registry(ph->registry, sizeof(ph->registry), e);
+	if (!r)
+		r = jig_verifier_check(ph->verifier, ph->snapshot, files, 2, e);
+	if (r)
+		return r;
+	if ((ph->init_fd = jig_verifier_open(ph->verifier, ph->snapshot, "libexec/jig-scope-init", e)) < 0)
+		return ph->init_fd;
+	if ((r = jig_sandbox_open(&ph->sandbox, ph->snapshot, e)))
+		return r;
+	ph->have_sandbox = true;
+	return 0;
+}
+
+struct one {
+	struct jig_project *p;
+	struct jig_flow *f;
+	struct jig_prepare_phase *ph;
+	char run_dir[64];
+	int runfd;
+	struct jig_deps d;
+	struct jig_scope_template t;
+	bool have_t;
+};
+
+/* Runs the installer scope and captures what it prepared. */
+static int install(struct one *o, const char *identity, const char *source, json_t **rec, struct jig_error *e)
+{
+	struct jig_prepare_phase *ph = o->ph;
+	const struct jig_flow *f = o->f;
+	int64_t left = phase_left_ms(ph);
+	if (ph->launched >= JIG_PREPARE_MAX)
+		return jig_err(e, JIG_E_USAGE, "flow %s: a review prepares at most %d dependency installations; not admitted", f->name,
+			       JIG_PREPARE_MAX);
+	if (left <= 0)
+		return jig_err(e, JIG_E_USAGE, "flow %s: the dependency phase's deadline of %d s passed; not admitted", f->name,
+			       JIG_PREPARE_PHASE_MS / 1000);
+	int r = installer_ready(ph, e);
+	if (r)
+		return r;
+	ph->launched++;
+	json_t *pkgs = json_array();
+	size_t i;
+	json_t *pk;
+	json_array_foreach(o->d.packages, i, pk)
+		json_array_append_new(pkgs, json_pack("{s:O,s:O,s:O}", "name", json_object_get(pk, "name"), "version",
+						      json_object_get(pk, "version"), "integrity", json_object_get(pk, "integrity")));
+	json_t *req = json_pack("{s:s,s:s,s:o}", "format", "jig-prepare-request/1", "registry", ph->registry, "packages", pkgs);
+	jig_autofree char *input = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	if (!input)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	struct jig_scope_run run = {.run_dir = o->run_dir,
+				    .wall_ms = (uint64_t)(left < JIG_PREPARE_ONE_MS ? left : JIG_PREPARE_ONE_MS)};
+	int held = -1;
+	struct jig_worker_call call = {.sandbox = &ph->sandbox, .t = &o->t, .init_fd = ph->init_fd, .abort_fd = -1,
+				       .companion_pid = 0, .input = input, .result_format = "jig-prepare-result/1",
+				       .result_max = RESULT_MAX, .run = &run, .held_fd = &held};
+	json_t *result = NULL;
+	struct jig_scope_result res;
+	memset(&res, 0, sizeof(res));
+	char why[1024];
+	if (jig_worker_run(&call, &result, &res, why, sizeof(why)) < 0) {
+		if (held >= 0)
+			close(held);
+		return jig_err(e, res.outcome == JIG_SCOPE_TIMEOUT ? JIG_E_USAGE : JIG_E_HOST,
+			       "flow %s: preparing its dependencies: %.700s%s; not admitted", f->name, why,
+			       res.outcome == JIG_SCOPE_TIMEOUT ? " (the 60 s per-preparation or 180 s phase deadline)" : "");
+	}
+	const char *outcome = json_string_value(json_object_get(result, "outcome"));
+	if (strcmp(outcome, "ok") != 0) {
+		r = jig_err(e, JIG_E_USAGE, "flow %s: preparing its dependencies %s: %.700s; not admitted", f->name, outcome,
+			    json_string_value(json_object_get(result, "error")) ?: "no reason given");
+		json_decref(result);
+		if (held >= 0)
+			close(held);
+		return r;
+	}
+	json_decref(result);
+	/* The prepared tree, validated by the same bounded capture as a
+	 * package: regular files and directories only, singly linked, names
+	 * plain, within the caps; an installation with no runtime packages is
+	 * an empty tree. */
+	jig_autoclose int nm = held >= 0 ? openat(held, "node_modules", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (held >= 0)
+		close(held);
+	if (nm < 0 && (mkdirat(o->runfd, "empty", 0700) < 0 ||
+		       (nm = openat(o->runfd, "empty", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0))
+		return jig_err(e, JIG_E_INTERNAL, "flow %s: the prepared installation: %s", f->name, strerror(errno));
+	char what[200], tree[JIG_SHA256_HEX];
+	snprintf(what, sizeof(what), "flow %s: its prepared node_modules", f->name);
+	uint64_t bytes = 0;
+	size_t files = 0;
+	if ((r = jig_store_capture(o->p, nm, what, tree, &bytes, &files, e)))
+		return r;
+	if (files > JIG_PREPARED_FILES_MAX || bytes > JIG_PREPARED_BYTES_MAX)
+		return jig_err(e, JIG_E_USAGE, "%s: %zu files, %llu bytes: over the %d files or %u MiB a preparation may hold; not admitted",
+			       what, files, (unsigned long long)bytes, JIG_PREPARED_FILES_MAX, JIG_PREPARED_BYTES_MAX >> 20);
+	if ((ph->bytes += bytes) > JIG_PREPARE_PHASE_BYTES)
+		return jig_err(e, JIG_E_USAGE, "flow %s: the review's prepared dependencies exceed %llu MiB; not admitted", f->name,
+			       (unsigned long long)(JIG_PREPARE_PHASE_BYTES >> 20));
+	*rec = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s}", "format", JIG_PREPARED_FORMAT, "identity", identity, "source",
+			 source, "tree", tree, "files", (json_int_t)files, "bytes", (json_int_t)bytes, "packages",
+			 (json_int_t)o->d.n_packages, "installer_policy_sha256", o->t.policy.sha256);
+	char rel[160];
+	record_name(rel, sizeof(rel), "identity", identity);
+	return *rec ? write_record(o->p, rel, *rec, e) : jig_err(e, JIG_E_INTERNAL, "out of memory");
+}
+
+/* The installer scope, composed from the catalog like every scope. */
+static int compose(struct one *o, struct jig_error *e)
+{
+	struct jig_catalog cat;
+	int r = jig_catalog_load(o->ph->snapshot, &cat, e);
+	if (r)
+		return r;
+	char name[40];
+	snprintf(name, sizeof(name), "installer-%.22s", o->f->name);
+	for (char *c = name; *c; c++)
+		if (*c == '_')
+			*c = '-';
+	struct jig_scope_facts facts = {.kind = "installer", .name = name, .snapshot_dir = o->ph->snapshot->dirpath,
+					.home = jig_caller_home()};
+	r = jig_catalog_compose(&cat, &facts, &o->t, e);
+	o->have_t = r == 0;
+	jig_catalog_free(&cat);
+	return r;
+}
+
+static int prepare_flow(struct one *o, struct jig_error *e)
+{
+	struct jig_flow *f = o->f;
+	char tmpl[] = "/tmp/jig-prepare-XXXXXX";
+	if (!mkdtemp(tmpl))
+		return jig_err(e, JIG_E_INTERNAL, "a preparation directory: %s", strerror(errno));
+	snprintf(o->run_dir, sizeof(o->run_dir), "%s", tmpl);
+	if ((o->runfd = open(o->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    mkdirat(o->runfd, "package", 0700) < 0 || mkdirat(o->runfd, "src", 0700) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "%s: %s", o->run_dir, strerror(errno));
+	jig_autoclose int pkg = openat(o->runfd, "package", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	jig_autoclose int src = openat(o->runfd, "src", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* The checks read the captured bytes, the very bytes the installer
+	 * will see: a change in the project after capture is not seen. */
+	int r = pkg < 0 || src < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: %s", o->run_dir, strerror(errno))
+				   : jig_store_materialise(o->p, f->package_sha256, pkg, e);
+	if (r || (r = jig_deps_check(pkg, f->name, &o->d, e)) || !o->d.declared)
+		return r;
+	r = copy_file(pkg, src, JIG_DEPS_MANIFEST, e);
+	if (!r)
+		r = copy_file(pkg, src, JIG_DEPS_LOCK, e);
+	size_t i;
+	json_t *pp;
+	json_array_foreach(o->d.patches, i, pp)
+		if (!r)
+			r = copy_file(pkg, src, json_string_value(pp), e);
+	char source[JIG_SHA256_HEX], what[200];
+	snprintf(what, sizeof(what), "flow %s: its dependency sources", f->name);
+	uint64_t sbytes;
+	size_t sfiles;
+	if (r || (r = jig_store_capture(o->p, src, what, source, &sbytes, &sfiles, e)) || (r = compose(o, e)))
+		return r;
+	/* The identity of a preparation: the sources and everything of the
+	 * installer (its scope, the worker, the runtime support, Bun). */
+	char worker[JIG_SHA256_HEX], script[JIG_SHA256_HEX], bun[JIG_SHA256_HEX];
+	if ((r = sha_of(o->ph->snapshot, JIG_PREPARE_WORKER_FILE, worker, e)) ||
+	    (r = sha_of(o->ph->snapshot, JIG_RUNTIME_INSTALL, script, e)) || (r = sha_of(o->ph->snapshot, "libexec/bun", bun, e)))
+		return r;
+	json_t *id = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "format", JIG_PREPARED_FORMAT, "source", source, "installer_policy",
+			       o->t.policy.sha256, "worker", worker, "install", script, "bun", bun);
+	jig_autofree char *canon = id ? jig_json_canonical(id) : NULL;
+	json_decref(id);
+	if (!canon)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	unsigned char d[JIG_SHA256_LEN];
+	char identity[JIG_SHA256_HEX], rel[160];
+	jig_sha256(canon, strlen(canon), d);
+	jig_hex(d, JIG_SHA256_LEN, identity);
+	/* An unchanged preparation is reused: no network. */
+	record_name(rel, sizeof(rel), "identity", identity);
+	json_t *rec = read_record(o->p, rel);
+	if (!rec && (r = install(o, identity, source, &rec, e)))
+		return r;
+	record_name(rel, sizeof(rel), "package", f->package_sha256);
+	r = write_record(o->p, rel, rec, e);
+	json_decref(rec);
+	return r;
+}
+
+int jig_prepare_project(struct jig_project *p, struct jig_prepare_phase *ph, struct jig_error *e)
+{
+	int r = 0;
+	for (size_t i = 0; !r && i < p->n_flows; i++) {
+		struct one o = {.p = p, .f = &p->flows[i], .ph = ph, .runfd = -1};
+		r = prepare_flow(&o, e);
+		if (o.runfd >= 0) {
+			close(o.runfd);
+			jig_remove_tree(AT_FDCWD, o.run_dir);
+		}
+		if (o.have_t)
+			jig_scope_template_free(&o.t);
+		jig_deps_free(&o.d);
+	}
+	return r;
+}

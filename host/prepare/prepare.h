@@ -1,0 +1,58 @@
+/* Dependency preparation (issue 16; docs/dependencies.md): during jig
+ * review only, a Flow's npm dependencies are installed by the pinned Bun in
+ * the installer scope from tarballs jig fetched and inspected itself, and
+ * the prepared node_modules is captured into Package/0. The record ties the
+ * Flow's captured package to that tree, so the Plan (at review and at every
+ * Run) names it without any network. */
+#ifndef JIG_PREPARE_PREPARE_H
+#define JIG_PREPARE_PREPARE_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "flow/project.h"
+#include "policy/catalog.h"
+#include "sandbox/door.h"
+#include "snapshot/snapshot.h"
+#include "snapshot/verify.h"
+
+#define JIG_PREPARE_WORKER_FILE "libexec/jig-prepare-worker"
+#define JIG_RUNTIME_INSTALL "libexec/runtime/install.js"
+#define JIG_PREPARED_FORMAT "jig-prepared/1"
+#define JIG_NPM_CONFIG_FORMAT "jig-npm/1"
+#define JIG_NPM_DEFAULT_REGISTRY "https://registry.npmjs.org/"
+
+/* The contract's dependency phase, for one review. */
+#define JIG_PREPARE_PHASE_MS 180000
+#define JIG_PREPARE_ONE_MS 60000
+#define JIG_PREPARE_MAX 16			/* distinct preparations */
+#define JIG_PREPARE_PHASE_BYTES (256ull << 20) /* prepared content, all of them */
+
+struct jig_prepare_phase {
+	const struct jig_snapshot *snapshot;
+	struct jig_verifier *verifier;
+	struct jig_sandbox sandbox; /* opened on the first preparation that launches */
+	bool have_sandbox;
+	int init_fd;
+	char registry[1024];
+	struct timespec deadline; /* of the whole phase */
+	unsigned launched;
+	uint64_t bytes;
+};
+
+int jig_prepare_phase_begin(struct jig_prepare_phase *ph, const struct jig_snapshot *s, struct jig_verifier *v,
+			    struct jig_error *e);
+void jig_prepare_phase_end(struct jig_prepare_phase *ph);
+
+/* Prepares the dependencies of every Flow of p (captured already) that
+ * declares them: checks the captured package.json and bun.lock, reuses a
+ * preparation of the same sources and installer, or runs one. Then the
+ * record for the Flow's package is in the store. */
+int jig_prepare_project(struct jig_project *p, struct jig_prepare_phase *ph, struct jig_error *e);
+
+/* The record of the Flow's captured package (a new reference), or NULL:
+ * it declares no dependencies, or was never prepared. Read only. */
+json_t *jig_prepared_record(const struct jig_project *p, const struct jig_flow *f);
+
+#endif
