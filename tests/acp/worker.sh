@@ -438,6 +438,50 @@ case_history_owned_file_only() {
 	XREQ=$HIST turn answer
 	check '.history_error | test("the client.s session id is not a plain name|left no history|cannot be opened|not a directory")'
 }
+case_history_linked_directory_not_followed() {
+	# A directory below the history directory that is a link to one
+	# outside it (where the client wrote the session's rollout): the walk
+	# does not follow it, and the file is opened from the directory the
+	# walk holds, never by its path again.
+	mkdir -p "$T/home/.codex/sessions" "$T/outside"
+	ln -s "$T/outside" "$T/home/.codex/sessions/2026"
+	chown -R -h "$USER_NAME" "$T/home/.codex" "$T/outside"
+	XREQ=$HIST turn codex
+	expect answer
+	ls "$T"/outside/12/03/rollout-*.jsonl >/dev/null || fail "the agent did not write through the link"
+	check '.history_error == "the client left no history for its session"'
+	check 'has("history") == false'
+	# The history directory itself a link: refused.
+	rm -rf "$T/home/.codex"; mkdir -p "$T/home/.codex"
+	ln -s "$T/outside" "$T/home/.codex/sessions"
+	chown -R -h "$USER_NAME" "$T/home/.codex"
+	XREQ=$HIST turn codex
+	expect answer
+	check '.history_error | test("not a directory")'
+	check 'has("history") == false'
+}
+case_history_unrestorable_path_refused() {
+	# A rollout at a path restore would refuse (a space in its name) is
+	# not collected: a retained session must be restorable.
+	XREQ=$HIST turn codex oddname
+	expect answer
+	ls "$T"/home/.codex/sessions/2026/12/03/rollout-2026-12-03\ * >/dev/null || fail "the agent wrote no odd name"
+	check '.history_error | test("not at a path of 1-4 plain names; not collected")'
+	check 'has("history") == false'
+}
+case_history_restore_path_too_long() {
+	# history.dir and restore.path each valid, together over the 519
+	# bytes jig builds them in: refused, not truncated into another name.
+	XREQ=$HIST turn codex
+	cp "$T/out" "$T/first"
+	a=$(printf '%0200d' 0 | tr 0 a) c=$(printf '%0100d' 0 | tr 0 c)
+	XREQ=$(jq -c --arg dir "$a/$a" --arg c "$c" '{history: {dir: $dir, max_bytes: 8388608},
+		restore: {session_id: .history.session_id, path: ($c + "/rollout-x-" + .history.session_id + ".jsonl"),
+			  rollout: .history.rollout}}' "$T/first")
+	turn codex
+	expect failed "the restored history's path is too long"
+	[ ! -e "$T/home/$a" ] || fail "a truncated path was written"
+}
 case_history_restore_needs_load() {
 	XREQ=$HIST turn codex
 	expect answer
