@@ -182,6 +182,13 @@ static int compose_agent(const struct jig_catalog *cat, const struct jig_snapsho
 		jig_agent_provider_free(&p);
 		return r;
 	}
+	/* Pi gets the model as its own argument after --model. */
+	if (p.pi_command && g->model[0] == '-') {
+		r = jig_err(e, JIG_E_USAGE, "flow %s: agent route %s: model \"%s\" starts with '-'; Pi would read it as an option",
+			    f->name, g->route, g->model);
+		jig_agent_provider_free(&p);
+		return r;
+	}
 	if (!(r = jig_agent_identity(&p, g->model, &id, e)) && !(r = jig_plan_compose_agent(cat, s, g, &p, &ps->t, e)) &&
 	    (r = jig_agent_env_fits(&p, json_object_get(ps->t.policy.doc, "env"), e)))
 		jig_scope_template_free(&ps->t);

@@ -555,6 +555,38 @@ case_pi_launcher() {
 	[ "$(readlink "$T/home/.pi/agent/models.json")" = "$T/pi/models.json" ] || fail "models.json is not linked"
 	[ "$(stat -c %a "$T/home/.pi/agent")" = 700 ] || fail "the agent directory is not private"
 }
+case_pi_launcher_again_in_same_home() {
+	# A second launch in the same HOME keeps the link an earlier one made
+	# when it points exactly at the reviewed models.json; anything else
+	# there is refused.
+	fake_pi
+	launch --mode rpc --no-themes
+	[ "$lrc" -eq 0 ] || fail "first launch exit $lrc: $(cat "$T/lerr")"
+	rm "$T/pi/args"
+	launch --mode rpc --no-themes
+	[ "$lrc" -eq 0 ] && [ -e "$T/pi/args" ] || fail "second launch exit $lrc: $(cat "$T/lerr")"
+	[ "$(readlink "$T/home/.pi/agent/models.json")" = "$T/pi/models.json" ] || fail "models.json is not linked"
+	for other in link file; do
+		rm -f "$T/home/.pi/agent/models.json" "$T/pi/args"
+		if [ $other = link ]; then ln -s /etc/passwd "$T/home/.pi/agent/models.json"; else echo '{}' >"$T/home/.pi/agent/models.json"; fi
+		chown -h "$USER_NAME" "$T/home/.pi/agent/models.json"
+		launch --mode rpc --no-themes
+		[ "$lrc" -eq 127 ] && [ "$(wc -l <"$T/lerr")" -eq 1 ] && grep -q "cannot link models.json into Pi's agent directory: another file or link is there" "$T/lerr" ||
+			fail "models.json already a $other: exit $lrc: $(cat "$T/lerr")"
+		[ ! -e "$T/pi/args" ] || fail "Pi started with models.json already a $other"
+	done
+}
+case_pi_launcher_refuses_option_model() {
+	# A model Pi would parse as an option ("--model -e ..."), or no model
+	# after --model: one line, exit 127, Pi never starts.
+	for m in '"-e"' '"--tools"' ''; do
+		fake_pi
+		PI_ARGV=$(jq -cn --arg pi "$T/pi/fake-pi" "[\$pi, \"--no-tools\", \"--model\"${m:+, $m}]") launch --mode rpc --no-themes
+		[ "$lrc" -eq 127 ] && [ "$(wc -l <"$T/lerr")" -eq 1 ] && grep -q "the model is missing or starts with '-'; refused" "$T/lerr" ||
+			fail "model ${m:-none}: exit $lrc: $(cat "$T/lerr")"
+		[ ! -e "$T/pi/args" ] || fail "Pi started with model ${m:-none}"
+	done
+}
 case_pi_launcher_refusals() {
 	# Issue 15: an adapter argument other than pi-acp's known ones (a
 	# session to resume), a missing or malformed Pi command: one line,
