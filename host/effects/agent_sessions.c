@@ -24,6 +24,7 @@
 #define CLOCK_SLACK_S 300 /* a creation time this far ahead of now is not believed */
 #define TMP_PREFIX ".tmp-"
 #define TMP_STALE_S 3600
+#define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 
 /* The store, locked: its directory (created 0700), the caller's, not a link. */
 static int open_store(int statefd, struct jig_error *e)
@@ -61,9 +62,27 @@ static bool expired(long long created, time_t now)
 	return created > (long long)now + CLOCK_SLACK_S || (long long)now - created >= JIG_SESSION_TTL_S;
 }
 
-/* Removes expired sessions and stale partial writes; counts the rest and
- * finds ref's file name (if ref). */
-static int prune(int dfd, time_t now, const char *ref, char found[64], int *available, struct jig_error *e)
+/* Whether stored session name belongs to sc's Flow and route. A file
+ * whose header cannot be read counts only towards the store's cap (it
+ * could never be restored). */
+static bool of_scope(int dfd, const char *name, const struct jig_session_scope *sc)
+{
+	jig_autoclose int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	char buf[HEADER_MAX];
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	char *nl = n > 0 ? memchr(buf, '\n', (size_t)n) : NULL;
+	json_error_t je;
+	json_t *h = nl ? json_loadb(buf, (size_t)(nl - buf), JSON_REJECT_DUPLICATES, &je) : NULL;
+	const char *flow = json_string_value(json_object_get(h, "flow")), *route = json_string_value(json_object_get(h, "route"));
+	bool mine = flow && route && strcmp(flow, sc->flow) == 0 && strcmp(route, sc->route) == 0;
+	json_decref(h);
+	return mine;
+}
+
+/* Removes expired sessions and stale partial writes; counts the rest (and
+ * those of sc's Flow and route, if sc) and finds ref's file name (if ref). */
+static int prune(int dfd, time_t now, const char *ref, char found[64], const struct jig_session_scope *sc, int *available,
+		 int *in_scope, struct jig_error *e)
 {
 	int fd = dup(dfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -73,6 +92,7 @@ static int prune(int dfd, time_t now, const char *ref, char found[64], int *avai
 		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": %s", strerror(errno));
 	}
 	*available = 0;
+	*in_scope = 0;
 	found[0] = '\0';
 	for (struct dirent *de; (de = readdir(d));) {
 		long long created;
@@ -90,6 +110,8 @@ static int prune(int dfd, time_t now, const char *ref, char found[64], int *avai
 			continue;
 		}
 		(*available)++;
+		if (sc && of_scope(dfd, de->d_name, sc))
+			(*in_scope)++;
 		if (ref && strcmp(r, ref) == 0 && strlen(de->d_name) < 64) /* parse_name: <= 45 */
 			memcpy(found, de->d_name, strlen(de->d_name) + 1);
 	}
@@ -112,8 +134,8 @@ int jig_session_take(int statefd, const struct jig_session_scope *sc, const char
 	if (dfd < 0)
 		return dfd;
 	char name[64];
-	int available, r;
-	if ((r = prune(dfd, time(NULL), ref, name, &available, e)) < 0)
+	int available, in_scope, r;
+	if ((r = prune(dfd, time(NULL), ref, name, NULL, &available, &in_scope, e)) < 0)
 		return r;
 	if (!name[0])
 		return jig_err(e, JIG_E_USAGE, "session %.8s…: unknown, expired (after 24 h) or already used; not restored", ref);
@@ -178,14 +200,44 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* The worker's own rule for what it restores (plugins/acp/history.c,
+ * request.c), checked again here: the worker runs in the provider's scope,
+ * and a session stored that restore refuses would be a reference that
+ * never works. id: 1-128 plain characters, no leading dot; path: 1-4 plain
+ * names (no "." or ".."), at most 512 bytes, the last
+ * "rollout-…-ID.jsonl". */
+static bool restorable(const char *id, const char *path)
+{
+	size_t il = strlen(id), parts = 0;
+	if (!il || il > 128 || strspn(id, NAME_CHARS) != il || id[0] == '.' || !*path || strlen(path) > 512)
+		return false;
+	const char *c = path;
+	size_t n;
+	for (;;) {
+		n = strcspn(c, "/");
+		if (n == 0 || strspn(c, NAME_CHARS) < n || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.') ||
+		    ++parts > 4)
+			return false;
+		if (!c[n])
+			break;
+		c += n + 1;
+	}
+	return n >= 8 + il + 7 && strncmp(c, "rollout-", 8) == 0 && strcmp(c + n - 6, ".jsonl") == 0 && c[n - 7 - il] == '-' &&
+	       strncmp(c + n - 6 - il, id, il) == 0;
+}
+
 int jig_session_put(int statefd, const struct jig_session_scope *sc, json_t *history, char ref[JIG_SESSION_REF_HEX + 1],
 		    struct jig_error *e)
 {
 	const char *sid = json_string_value(json_object_get(history, "session_id"));
 	const char *path = json_string_value(json_object_get(history, "path"));
 	json_t *ro = json_object_get(history, "rollout");
-	if (!sid || !path || !json_is_string(ro) || strlen(sid) > 128 || strlen(path) > 512)
+	if (!sid || !path || !json_is_string(ro))
 		return jig_err(e, JIG_E_INTEGRITY, "the worker's session history is malformed; not retained");
+	if (!restorable(sid, path))
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "the worker's session history has a session id or path jig would not restore (plain names, "
+			       "rollout-…-SESSIONID.jsonl at most 4 levels deep); not retained");
 	if (json_string_length(ro) > JIG_SESSION_MAX_BYTES)
 		return jig_err(e, JIG_E_USAGE, "the session history is over %u bytes; not retained", JIG_SESSION_MAX_BYTES);
 	jig_autoclose int dfd = open_store(statefd, e);
@@ -193,13 +245,20 @@ int jig_session_put(int statefd, const struct jig_session_scope *sc, json_t *his
 		return dfd;
 	time_t now = time(NULL);
 	char unused[64];
-	int available, r;
-	if ((r = prune(dfd, now, NULL, unused, &available, e)) < 0)
+	int available, in_scope, r;
+	if ((r = prune(dfd, now, NULL, unused, sc, &available, &in_scope, e)) < 0)
 		return r;
 	if (available >= JIG_SESSIONS_MAX)
 		return jig_err(e, JIG_E_USAGE,
 			       "the project's session store holds %d sessions (each kept 24 h or until used); this one is not retained",
 			       JIG_SESSIONS_MAX);
+	/* Refused, not evicting: a reference a turn returned stays good
+	 * until it is used or expires. */
+	if (in_scope >= JIG_SESSIONS_SCOPE_MAX)
+		return jig_err(e, JIG_E_USAGE,
+			       "flow %s, route %s holds %d sessions in the project's store (each kept 24 h or until used); this one is "
+			       "not retained",
+			       sc->flow, sc->route, JIG_SESSIONS_SCOPE_MAX);
 	unsigned char rnd[JIG_SESSION_REF_HEX / 2], sha[JIG_SHA256_LEN];
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return jig_err(e, JIG_E_INTERNAL, "getrandom: %s", strerror(errno));

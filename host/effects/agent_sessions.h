@@ -4,10 +4,11 @@
  * <project>/.jig/sessions/, for one later turn of the same Flow, route and
  * reviewed provider identity to restore.
  *
- * At most JIG_SESSIONS_MAX sessions are available per project, each at
- * most JIG_SESSION_MAX_BYTES, each for JIG_SESSION_TTL_S after it was
- * stored (logical expiry by the recorded time, pruned whenever the store
- * is used). A reference is taken atomically: exactly one caller gets the
+ * At most JIG_SESSIONS_MAX sessions are available per project and
+ * JIG_SESSIONS_SCOPE_MAX per Flow and route (a further one is refused,
+ * nothing is evicted), each at most JIG_SESSION_MAX_BYTES, each for
+ * JIG_SESSION_TTL_S after it was stored (logical expiry by the recorded
+ * time, pruned whenever the store is used). A reference is taken atomically: exactly one caller gets the
  * history, before the client starts; a failed or interrupted turn does not
  * put it back. New references exist only after the store committed them.
  * The store is sensitive local data under the admission store's ownership
@@ -21,6 +22,7 @@
 
 #define JIG_SESSIONS_DIR "sessions"
 #define JIG_SESSIONS_MAX 16
+#define JIG_SESSIONS_SCOPE_MAX 4
 #define JIG_SESSION_MAX_BYTES (8u << 20)
 #define JIG_SESSION_TTL_S (24 * 60 * 60)
 #define JIG_SESSION_REF_HEX 32
@@ -40,8 +42,10 @@ int jig_session_take(int statefd, const struct jig_session_scope *sc, const char
 		     struct jig_error *e);
 
 /* Stores history ({"session_id", "path", "rollout"}, as the worker
- * collected it) and writes its new reference into ref. A full store
- * refuses (-JIG_E_USAGE). */
+ * collected it) and writes its new reference into ref. A full store, or
+ * a Flow and route already holding JIG_SESSIONS_SCOPE_MAX, refuses
+ * (-JIG_E_USAGE); a session id or path the worker would not restore is
+ * refused (-JIG_E_INTEGRITY). */
 int jig_session_put(int statefd, const struct jig_session_scope *sc, json_t *history, char ref[JIG_SESSION_REF_HEX + 1],
 		    struct jig_error *e);
 

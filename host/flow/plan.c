@@ -183,6 +183,13 @@ static int compose_agent(const struct jig_catalog *cat, const struct jig_snapsho
 		jig_agent_provider_free(&p);
 		return r;
 	}
+	/* Pi gets the model as its own argument after --model. */
+	if (p.pi_command && g->model[0] == '-') {
+		r = jig_err(e, JIG_E_USAGE, "flow %s: agent route %s: model \"%s\" starts with '-'; Pi would read it as an option",
+			    f->name, g->route, g->model);
+		jig_agent_provider_free(&p);
+		return r;
+	}
 	if (!(r = jig_agent_identity(&p, g->model, &id, e)) && !(r = jig_plan_compose_agent(cat, s, g, &p, &ps->t, e)) &&
 	    (r = jig_agent_env_fits(&p, json_object_get(ps->t.policy.doc, "env"), e)))
 		jig_scope_template_free(&ps->t);
@@ -455,10 +462,10 @@ static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, 
 		json_string_value(json_object_get(json_object_get(a, "provider_scope"), "policy_sha256")));
 	if (json_is_true(json_object_get(a, "retain_sessions")))
 		fprintf(out, "      retained sessions: after a clean turn the client's session history (%s) is kept in the\n"
-			     "      project's .jig/sessions (<= %d sessions of <= %d MiB, 24 h), restored once by the reference the\n"
-			     "      turn returns, for this route only; sensitive local data, not encrypted\n",
-			json_string_value(json_object_get(json_object_get(id, "profile"), "history")), JIG_SESSIONS_MAX,
-			JIG_SESSION_MAX_BYTES >> 20);
+			     "      project's .jig/sessions (<= %d for this route, %d in all, of <= %d MiB, 24 h), restored once by the\n"
+			     "      reference the turn returns, for this route only; sensitive local data, not encrypted\n",
+			json_string_value(json_object_get(json_object_get(id, "profile"), "history")), JIG_SESSIONS_SCOPE_MAX,
+			JIG_SESSIONS_MAX, JIG_SESSION_MAX_BYTES >> 20);
 	jig_scope_plan_print(&jig_plan_scope(pl, flow, route)->policy, "      ", out);
 }
 

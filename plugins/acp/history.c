@@ -66,7 +66,8 @@ static bool owned_name(const char *name, const char *id)
 static int open_dirs(int dirfd, const char *rel, bool create, char *why, size_t cap)
 {
 	char buf[520];
-	snprintf(buf, sizeof(buf), "%s", rel);
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", rel) >= sizeof(buf))
+		return bad(why, cap, "a history path in the client's HOME is too long");
 	int fd = dup(dirfd);
 	char *save = NULL;
 	for (char *c = strtok_r(buf, "/", &save); fd >= 0 && c; c = strtok_r(NULL, "/", &save)) {
@@ -93,13 +94,14 @@ static int open_home(const char *home, char *why, size_t cap)
 int jig_acp_history_restore(const char *home, const char *dir, const char *path, const char *bytes, size_t len, char *why,
 			    size_t cap)
 {
+	char parent[520];
+	if ((size_t)snprintf(parent, sizeof(parent), "%s/%s", dir, path) >= sizeof(parent))
+		return bad(why, cap, "the restored history's path is too long");
+	char *slash = strrchr(parent, '/');
+	*slash = '\0';
 	int hfd = open_home(home, why, cap);
 	if (hfd < 0)
 		return -1;
-	char parent[520];
-	snprintf(parent, sizeof(parent), "%s/%s", dir, path);
-	char *slash = strrchr(parent, '/');
-	*slash = '\0';
 	int dfd = open_dirs(hfd, parent, true, why, cap);
 	close(hfd);
 	if (dfd < 0)
@@ -124,6 +126,7 @@ int jig_acp_history_restore(const char *home, const char *dir, const char *path,
 
 struct found {
 	char path[520]; /* below the history directory */
+	int fd;		/* the first match, opened from the directory the walk holds */
 	int n;		/* matches */
 	size_t seen;
 };
@@ -146,8 +149,10 @@ static int find(int dirfd, const char *prefix, int depth, const char *id, struct
 			break;
 		}
 		char rel[520];
-		if ((size_t)snprintf(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", de->d_name) >= sizeof(rel))
-			continue;
+		if ((size_t)snprintf(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", de->d_name) >= sizeof(rel)) {
+			r = bad(why, cap, "the history directory holds a path over %zu bytes", sizeof(rel) - 1);
+			break;
+		}
 		struct stat st;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
@@ -156,8 +161,17 @@ static int find(int dirfd, const char *prefix, int depth, const char *id, struct
 				r = bad(why, cap, "the session's history is not a regular file");
 				break;
 			}
-			if (f->n++ == 0)
+			/* Opened here, from this directory's fd: a path opened
+			 * again from the top could pass through a link put in
+			 * since (O_NOFOLLOW covers only its last name). */
+			if (f->n++ == 0) {
 				snprintf(f->path, sizeof(f->path), "%s", rel);
+				f->fd = openat(dirfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+				if (f->fd < 0) {
+					r = bad(why, cap, "cannot open the session's history: %s", strerror(errno));
+					break;
+				}
+			}
 		} else if (S_ISDIR(st.st_mode) && depth + 1 < DEPTH_MAX) {
 			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (sub >= 0) {
@@ -197,15 +211,22 @@ int jig_acp_history_collect(const char *home, const char *dir, const char *id, i
 	close(hfd);
 	if (dfd < 0)
 		return -1;
-	struct found f = {0};
+	struct found f = {.fd = -1};
 	int r = find(dfd, "", 0, id, &f, why, cap);
+	close(dfd);
 	if (r == 0 && f.n != 1)
 		r = bad(why, cap, f.n ? "the session has %d history files, not one" : "the client left no history for its session",
 			f.n);
-	int fd = r == 0 ? openat(dfd, f.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
-	close(dfd);
-	if (r < 0)
+	/* What is kept must be restorable: jig_acp_history_restore takes
+	 * only such a path. */
+	if (r == 0 && !jig_acp_history_path_ok(f.path))
+		r = bad(why, cap, "the session's history is not at a path of 1-%d plain names; not collected", DEPTH_MAX);
+	int fd = f.fd;
+	if (r < 0) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
+	}
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		if (fd >= 0)

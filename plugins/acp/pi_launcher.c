@@ -7,11 +7,13 @@
  * JIG_PI_ARGV, a JSON array (the operator's reviewed Pi command, then the
  * profile's flags), and JIG_PI_MODELS, the operator's reviewed models.json.
  * The launcher makes Pi's agent directory in the scope's private HOME (Pi
- * writes its auth and model stores there), links models.json into it,
- * removes its own variables and executes JIG_PI_ARGV followed by the
- * adapter's arguments. It decides nothing: an adapter argument other than
- * the ones pi-acp is known to pass, or a missing or malformed variable,
- * stops it with one line on stderr (exit 127; the turn then fails). */
+ * writes its auth and model stores there), links models.json into it
+ * (keeping an earlier launch's link to the same file), removes its own
+ * variables and executes JIG_PI_ARGV followed by the adapter's arguments.
+ * It decides nothing: an adapter argument other than the ones pi-acp is
+ * known to pass, a model that starts with '-' (Pi would parse it as an
+ * option), or a missing or malformed variable, stops it with one line on
+ * stderr (exit 127; the turn then fails). */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -49,6 +51,23 @@ static int make_dir(const char *path)
 	return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -1;
 }
 
+/* The link to the operator's models.json; one already there (an earlier
+ * launch in the same HOME) is accepted only if it points exactly there. */
+static int link_models(const char *models, const char *link)
+{
+	char was[PATH_MAX];
+	if (symlink(models, link) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -1;
+	ssize_t n = readlink(link, was, sizeof(was));
+	if (n < 0 || (size_t)n >= sizeof(was) || (size_t)n != strlen(models) || memcmp(was, models, (size_t)n) != 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (!adapter_args_ok(argc, argv))
@@ -71,6 +90,10 @@ int main(int argc, char **argv)
 	}
 	if (pargv[0][0] != '/')
 		return die("the Pi command is not an absolute path", pargv[0]);
+	/* A model Pi would read as another option. */
+	for (size_t k = 1; k < n; k++)
+		if (strcmp(pargv[k], "--model") == 0 && (k + 1 == n || pargv[k + 1][0] == '-'))
+			return die("the model is missing or starts with '-'; refused", k + 1 < n ? pargv[k + 1] : NULL);
 	for (int k = 1; k < argc; k++)
 		pargv[n++] = argv[k];
 	pargv[n] = NULL;
@@ -78,8 +101,9 @@ int main(int argc, char **argv)
 	if (snprintf(dir, sizeof(dir), "%s/.pi", home) >= (int)sizeof(dir) || make_dir(dir) < 0 ||
 	    snprintf(dir, sizeof(dir), "%s/.pi/agent", home) >= (int)sizeof(dir) || make_dir(dir) < 0)
 		return die("cannot make Pi's agent directory in HOME", strerror(errno));
-	if (snprintf(link, sizeof(link), "%s/models.json", dir) >= (int)sizeof(link) || symlink(models, link) < 0)
-		return die("cannot link models.json into Pi's agent directory", strerror(errno));
+	if (snprintf(link, sizeof(link), "%s/models.json", dir) >= (int)sizeof(link) || link_models(models, link) < 0)
+		return die("cannot link models.json into Pi's agent directory",
+			   errno == EEXIST ? "another file or link is there" : strerror(errno));
 	if (setenv("PI_CODING_AGENT_DIR", dir, 1) < 0 || unsetenv("JIG_PI_ARGV") < 0 || unsetenv("JIG_PI_MODELS") < 0)
 		return die("cannot set Pi's environment", strerror(errno));
 	execv(pargv[0], pargv);

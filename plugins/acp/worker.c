@@ -696,8 +696,8 @@ static void collect(struct turn *t)
 	if (!s)
 		snprintf(t->history_error, cap, secret ? "the session's history contains a credential of the request; not collected"
 						       : "the session's history is not UTF-8 text; not collected");
-	else
-		t->history = json_pack("{s:s,s:s,s:o}", "session_id", t->session, "path", path, "rollout", s);
+	else if (!(t->history = json_pack("{s:s,s:s,s:o}", "session_id", t->session, "path", path, "rollout", s)))
+		snprintf(t->history_error, cap, "the session's history cannot be kept (out of memory); not collected");
 	explicit_bzero(bytes, len);
 	free(bytes);
 }

@@ -34,7 +34,7 @@ static const char usage[] =
 	"modes: answer report fs terminal mcp permission longline flood bigtext crash segv hang\n"
 	"       hang_cancel late echo badversion noise fork error wrongname profile\n"
 	"       nonewline nullid closein tasks memory\n"
-	"       codex [big|secret:VAR|twice|link|crash|noload|dirty]: Codex's rollout history under\n"
+	"       codex [big|secret:VAR|twice|link|crash|noload|dirty|oddname]: Codex's rollout history under\n"
 	"         (crash also when the prompt says CRASH)\n"
 	"         $HOME/.codex/sessions, session/load, the answer \"ANSWER:history=N <prompt>\"\n";
 
@@ -322,7 +322,8 @@ static bool arg_is(const char *a)
 
 static void rollout_path(char *out, size_t cap, const char *id)
 {
-	snprintf(out, cap, "%s/%s/rollout-2026-12-03T00-00-00-%s.jsonl", getenv("HOME"), ROLLOUT_DIR, id);
+	/* oddname: a name jig could not restore (a space) */
+	snprintf(out, cap, "%s/%s/rollout-2026-12-03%s00-00-00-%s.jsonl", getenv("HOME"), ROLLOUT_DIR, arg_is("oddname") ? " " : "T", id);
 }
 
 static void mkdirs(const char *path)

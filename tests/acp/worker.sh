@@ -438,6 +438,50 @@ case_history_owned_file_only() {
 	XREQ=$HIST turn answer
 	check '.history_error | test("the client.s session id is not a plain name|left no history|cannot be opened|not a directory")'
 }
+case_history_linked_directory_not_followed() {
+	# A directory below the history directory that is a link to one
+	# outside it (where the client wrote the session's rollout): the walk
+	# does not follow it, and the file is opened from the directory the
+	# walk holds, never by its path again.
+	mkdir -p "$T/home/.codex/sessions" "$T/outside"
+	ln -s "$T/outside" "$T/home/.codex/sessions/2026"
+	chown -R -h "$USER_NAME" "$T/home/.codex" "$T/outside"
+	XREQ=$HIST turn codex
+	expect answer
+	ls "$T"/outside/12/03/rollout-*.jsonl >/dev/null || fail "the agent did not write through the link"
+	check '.history_error == "the client left no history for its session"'
+	check 'has("history") == false'
+	# The history directory itself a link: refused.
+	rm -rf "$T/home/.codex"; mkdir -p "$T/home/.codex"
+	ln -s "$T/outside" "$T/home/.codex/sessions"
+	chown -R -h "$USER_NAME" "$T/home/.codex"
+	XREQ=$HIST turn codex
+	expect answer
+	check '.history_error | test("not a directory")'
+	check 'has("history") == false'
+}
+case_history_unrestorable_path_refused() {
+	# A rollout at a path restore would refuse (a space in its name) is
+	# not collected: a retained session must be restorable.
+	XREQ=$HIST turn codex oddname
+	expect answer
+	ls "$T"/home/.codex/sessions/2026/12/03/rollout-2026-12-03\ * >/dev/null || fail "the agent wrote no odd name"
+	check '.history_error | test("not at a path of 1-4 plain names; not collected")'
+	check 'has("history") == false'
+}
+case_history_restore_path_too_long() {
+	# history.dir and restore.path each valid, together over the 519
+	# bytes jig builds them in: refused, not truncated into another name.
+	XREQ=$HIST turn codex
+	cp "$T/out" "$T/first"
+	a=$(printf '%0200d' 0 | tr 0 a) c=$(printf '%0100d' 0 | tr 0 c)
+	XREQ=$(jq -c --arg dir "$a/$a" --arg c "$c" '{history: {dir: $dir, max_bytes: 8388608},
+		restore: {session_id: .history.session_id, path: ($c + "/rollout-x-" + .history.session_id + ".jsonl"),
+			  rollout: .history.rollout}}' "$T/first")
+	turn codex
+	expect failed "the restored history's path is too long"
+	[ ! -e "$T/home/$a" ] || fail "a truncated path was written"
+}
 case_history_restore_needs_load() {
 	XREQ=$HIST turn codex
 	expect answer
@@ -510,6 +554,38 @@ case_pi_launcher() {
 	! grep -q "^JIG_PI_" "$T/pi/env" || fail "the launcher's variables reached Pi"
 	[ "$(readlink "$T/home/.pi/agent/models.json")" = "$T/pi/models.json" ] || fail "models.json is not linked"
 	[ "$(stat -c %a "$T/home/.pi/agent")" = 700 ] || fail "the agent directory is not private"
+}
+case_pi_launcher_again_in_same_home() {
+	# A second launch in the same HOME keeps the link an earlier one made
+	# when it points exactly at the reviewed models.json; anything else
+	# there is refused.
+	fake_pi
+	launch --mode rpc --no-themes
+	[ "$lrc" -eq 0 ] || fail "first launch exit $lrc: $(cat "$T/lerr")"
+	rm "$T/pi/args"
+	launch --mode rpc --no-themes
+	[ "$lrc" -eq 0 ] && [ -e "$T/pi/args" ] || fail "second launch exit $lrc: $(cat "$T/lerr")"
+	[ "$(readlink "$T/home/.pi/agent/models.json")" = "$T/pi/models.json" ] || fail "models.json is not linked"
+	for other in link file; do
+		rm -f "$T/home/.pi/agent/models.json" "$T/pi/args"
+		if [ $other = link ]; then ln -s /etc/passwd "$T/home/.pi/agent/models.json"; else echo '{}' >"$T/home/.pi/agent/models.json"; fi
+		chown -h "$USER_NAME" "$T/home/.pi/agent/models.json"
+		launch --mode rpc --no-themes
+		[ "$lrc" -eq 127 ] && [ "$(wc -l <"$T/lerr")" -eq 1 ] && grep -q "cannot link models.json into Pi's agent directory: another file or link is there" "$T/lerr" ||
+			fail "models.json already a $other: exit $lrc: $(cat "$T/lerr")"
+		[ ! -e "$T/pi/args" ] || fail "Pi started with models.json already a $other"
+	done
+}
+case_pi_launcher_refuses_option_model() {
+	# A model Pi would parse as an option ("--model -e ..."), or no model
+	# after --model: one line, exit 127, Pi never starts.
+	for m in '"-e"' '"--tools"' ''; do
+		fake_pi
+		PI_ARGV=$(jq -cn --arg pi "$T/pi/fake-pi" "[\$pi, \"--no-tools\", \"--model\"${m:+, $m}]") launch --mode rpc --no-themes
+		[ "$lrc" -eq 127 ] && [ "$(wc -l <"$T/lerr")" -eq 1 ] && grep -q "the model is missing or starts with '-'; refused" "$T/lerr" ||
+			fail "model ${m:-none}: exit $lrc: $(cat "$T/lerr")"
+		[ ! -e "$T/pi/args" ] || fail "Pi started with model ${m:-none}"
+	done
 }
 case_pi_launcher_refusals() {
 	# Issue 15: an adapter argument other than pi-acp's known ones (a

@@ -248,6 +248,14 @@ case_refuse_agent_pi_config() {
 		bad "${c#*@@}"
 	done
 }
+case_refuse_agent_pi_option_model() {
+	# Pi gets the route's model as its own argument: one starting with '-'
+	# would be read as an option, refused at review for a pi provider.
+	agent_project '.agents.ask.model = "-e"'; pi_agents_json
+	bad "flow caller: agent route ask: model \"-e\" starts with '-'; Pi would read it as an option"
+	agent_project '.agents.ask.model = "--tools"'; pi_agents_json
+	bad "starts with '-'"
+}
 case_agent_config_error_hides_credential() {
 	# A syntax error in agents.json names the line and column, never the
 	# bytes there (a credential may be among them).

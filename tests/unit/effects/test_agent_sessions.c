@@ -1,5 +1,6 @@
 /* The retained-session store (host/effects/agent_sessions.c): a reference
- * is taken once, only in its own scope; expiry, the cap, damaged files and
+ * is taken once, only in its own scope; expiry, the caps (the project's,
+ * a Flow and route's), damaged files, histories restore would refuse and
  * an unsafe store are refused. R-A10. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -52,6 +53,8 @@ static json_t *history(const char *rollout)
 static int count(void)
 {
 	int sfd = openat(statefd, JIG_SESSIONS_DIR, O_RDONLY | O_DIRECTORY);
+	if (sfd < 0) /* never created */
+		return 0;
 	DIR *d = fdopendir(sfd);
 	int n = 0;
 	for (struct dirent *de; (de = readdir(d));)
@@ -95,12 +98,18 @@ static void test_cap_and_expiry(void **state)
 	char ref[JIG_SESSION_REF_HEX + 1], first[JIG_SESSION_REF_HEX + 1];
 	struct jig_error e = {0};
 	json_t *h = history("x\n");
+	/* The project's cap over several routes (each within its own). */
+	char routes[JIG_SESSIONS_MAX / JIG_SESSIONS_SCOPE_MAX + 1][8];
 	for (int i = 0; i < JIG_SESSIONS_MAX; i++) {
-		assert_int_equal(jig_session_put(statefd, &mine, h, ref, &e), 0);
+		int k = i / JIG_SESSIONS_SCOPE_MAX;
+		snprintf(routes[k], sizeof(routes[k]), "r%d", k);
+		const struct jig_session_scope sc = {"caller", routes[k], "aaaa"};
+		assert_int_equal(jig_session_put(statefd, i < JIG_SESSIONS_SCOPE_MAX ? &mine : &sc, h, ref, &e), 0);
 		if (i == 0)
 			memcpy(first, ref, sizeof(ref));
 	}
-	assert_true(jig_session_put(statefd, &mine, h, ref, &e) < 0);
+	const struct jig_session_scope fresh = {"caller", "unused", "aaaa"};
+	assert_true(jig_session_put(statefd, &fresh, h, ref, &e) < 0);
 	assert_non_null(strstr(e.msg, "holds 16 sessions"));
 	/* The first one ages past 24 h: pruned, and there is room again. */
 	int sfd = openat(statefd, JIG_SESSIONS_DIR, O_RDONLY | O_DIRECTORY);
@@ -116,7 +125,7 @@ static void test_cap_and_expiry(void **state)
 	assert_true(jig_session_take(statefd, &mine, first, &got, &e) < 0);
 	assert_non_null(strstr(e.msg, "expired"));
 	assert_int_equal(count(), JIG_SESSIONS_MAX - 1);
-	assert_int_equal(jig_session_put(statefd, &mine, h, ref, &e), 0);
+	assert_int_equal(jig_session_put(statefd, &fresh, h, ref, &e), 0);
 	/* Over the size cap. */
 	char *big = malloc(JIG_SESSION_MAX_BYTES + 2);
 	memset(big, 'a', JIG_SESSION_MAX_BYTES + 1);
@@ -125,6 +134,61 @@ static void test_cap_and_expiry(void **state)
 	free(big);
 	assert_true(jig_session_put(statefd, &mine, hb, ref, &e) < 0);
 	json_decref(hb);
+	json_decref(h);
+}
+
+static void test_scope_quota(void **state)
+{
+	(void)state;
+	char ref[JIG_SESSION_REF_HEX + 1], first[JIG_SESSION_REF_HEX + 1];
+	struct jig_error e = {0};
+	json_t *h = history("x\n"), *got = NULL;
+	for (int i = 0; i < JIG_SESSIONS_SCOPE_MAX; i++) {
+		assert_int_equal(jig_session_put(statefd, &mine, h, ref, &e), 0);
+		if (i == 0)
+			memcpy(first, ref, sizeof(ref));
+	}
+	/* A fifth for the same Flow and route is refused; nothing is evicted. */
+	assert_true(jig_session_put(statefd, &mine, h, ref, &e) < 0);
+	assert_non_null(strstr(e.msg, "flow caller, route ask holds 4 sessions"));
+	assert_int_equal(count(), JIG_SESSIONS_SCOPE_MAX);
+	/* Another identity of the same Flow and route shares the quota;
+	 * another route or another Flow does not. */
+	const struct jig_session_scope moved = {"caller", "ask", "bbbb"}, route = {"caller", "ask2", "aaaa"},
+				       flow = {"other", "ask", "aaaa"};
+	assert_true(jig_session_put(statefd, &moved, h, ref, &e) < 0);
+	assert_int_equal(jig_session_put(statefd, &route, h, ref, &e), 0);
+	assert_int_equal(jig_session_put(statefd, &flow, h, ref, &e), 0);
+	/* A session taken makes room again. */
+	assert_int_equal(jig_session_take(statefd, &mine, first, &got, &e), 0);
+	json_decref(got);
+	assert_int_equal(jig_session_put(statefd, &mine, h, ref, &e), 0);
+	json_decref(h);
+}
+
+static void test_unrestorable_refused(void **state)
+{
+	(void)state;
+	char ref[JIG_SESSION_REF_HEX + 1];
+	struct jig_error e = {0};
+	static const char *const bad[][2] = {
+		{"sid-1", "../rollout-x-sid-1.jsonl"},	   {"sid-1", "a/./rollout-x-sid-1.jsonl"},
+		{"sid-1", "/abs/rollout-x-sid-1.jsonl"},   {"sid-1", "a b/rollout-x-sid-1.jsonl"},
+		{"sid-1", "a//rollout-x-sid-1.jsonl"},	   {"sid-1", "a/b/c/d/rollout-x-sid-1.jsonl"},
+		{"sid-1", "2026/rollout-x-sid-2.jsonl"},   {"sid-1", "2026/rollout-sid-1.jsonl"},
+		{"sid-1", "2026/rollout-x-sid-1.json"},	   {"../x", "2026/rollout-x-../x.jsonl"},
+		{".sid", "2026/rollout-x-.sid.jsonl"},	   {"", "2026/rollout-x-.jsonl"},
+		{"sid 1", "2026/rollout-x-sid 1.jsonl"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *h = json_pack("{s:s,s:s,s:s}", "session_id", bad[i][0], "path", bad[i][1], "rollout", "x\n");
+		assert_true(jig_session_put(statefd, &mine, h, ref, &e) < 0);
+		assert_non_null(strstr(e.msg, "jig would not restore"));
+		json_decref(h);
+	}
+	assert_int_equal(count(), 0);
+	json_t *h = json_pack("{s:s,s:s,s:s}", "session_id", "sid-1", "path", "a/b/c/rollout-x-sid-1.jsonl", "rollout", "x\n");
+	assert_int_equal(jig_session_put(statefd, &mine, h, ref, &e), 0);
 	json_decref(h);
 }
 
@@ -159,6 +223,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_put_take_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cap_and_expiry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scope_quota, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unrestorable_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_damaged_and_unsafe, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
