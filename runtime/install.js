@@ -19,6 +19,25 @@
 import { cpSync, lstatSync, readdirSync, rmSync } from "node:fs";
 
 const req = JSON.parse(await Bun.stdin.text());
+const env = (registry) => ({
+  HOME: "/scratch", TMPDIR: "/scratch", BUN_INSTALL_CACHE_DIR: "/scratch/cache", LANG: "C.UTF-8",
+  NO_COLOR: "1", NPM_CONFIG_REGISTRY: registry, BUN_CONFIG_REGISTRY: registry,
+  DO_NOT_TRACK: "1", BUN_DISABLE_TELEMETRY: "1",
+});
+// Resolution (jig review --allow-resolution-network): Bun writes
+// /work/bun.lock from the operator's registry, installing nothing and
+// running no script; jig checks that lock like a supplied one.
+if (req.format === "jig-install-request/1" && req.mode === "resolve" && typeof req.registry === "string") {
+  cpSync("/src", "/work", { recursive: true });
+  const p = Bun.spawn(
+    [process.execPath, "install", "--lockfile-only", "--ignore-scripts", "--no-progress", "--no-summary"],
+    { cwd: "/work", env: env(req.registry), stdin: "ignore", stdout: "ignore", stderr: "pipe" },
+  );
+  const err = await new Response(p.stderr).text();
+  const exit = await p.exited;
+  process.stdout.write(JSON.stringify({ exit: exit ?? -1, stderr: err.slice(-4096), unexpected: [] }) + "\n");
+  process.exit(0);
+}
 if (req.format !== "jig-install-request/1" || typeof req.tarballs !== "object" || req.tarballs === null) {
   throw new Error("jig install: malformed request");
 }
@@ -44,11 +63,7 @@ const p = Bun.spawn(
    "--no-progress", "--no-save", "--no-summary"],
   {
     cwd: "/work",
-    env: {
-      HOME: "/scratch", TMPDIR: "/scratch", BUN_INSTALL_CACHE_DIR: "/scratch/cache", LANG: "C.UTF-8",
-      NO_COLOR: "1", NPM_CONFIG_REGISTRY: registry, BUN_CONFIG_REGISTRY: registry,
-      DO_NOT_TRACK: "1", BUN_DISABLE_TELEMETRY: "1",
-    },
+    env: env(registry),
     stdin: "ignore", stdout: "ignore", stderr: "pipe",
   },
 );

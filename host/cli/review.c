@@ -30,6 +30,7 @@ int jig_cmd_review(int argc, char **argv)
 {
 	const char *project = ".", *verification = NULL;
 	int json = 0, yes = 0;
+	bool resolution = false;
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
@@ -37,10 +38,12 @@ int jig_cmd_review(int argc, char **argv)
 			verification = argv[++i];
 		else if (strcmp(argv[i], "--yes") == 0)
 			yes = 1;
+		else if (strcmp(argv[i], "--allow-resolution-network") == 0)
+			resolution = true;
 		else if (argv[i][0] != '-' && strcmp(project, ".") == 0 && i == argc - 1)
 			project = argv[i];
 		else {
-			return jig_cli_usage(argc, argv, "unknown argument \"%s\"; usage: jig review [--yes] [--json] [--verification cached|strict|fast] [PROJECT]", argv[i]);
+			return jig_cli_usage(argc, argv, "unknown argument \"%s\"; usage: jig review [--yes] [--json] [--verification cached|strict|fast] [--allow-resolution-network] [PROJECT]", argv[i]);
 		}
 	}
 	struct jig_error e = {0};
@@ -69,6 +72,7 @@ int jig_cmd_review(int argc, char **argv)
 	struct jig_prepare_phase ph;
 	r = jig_cli_verify_installation(&s, &v, &e);
 	if (!r && !(r = jig_prepare_phase_begin(&ph, &s, &v, &e))) {
+		ph.allow_resolution = resolution;
 		r = jig_prepare_project(&p, &ph, &e);
 		jig_prepare_phase_end(&ph);
 	}

@@ -281,7 +281,7 @@ static int check_lock(int pkgfd, json_t *manifest, struct jig_deps *d, struct ji
 		if (faccessat(pkgfd, JIG_DEPS_LOCK, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 			return refuse(e, "%s", ignored.msg);
 		return refuse(e,
-			      "package.json declares dependencies but there is no bun.lock; resolving them needs --allow-resolution-network, which this jig does not offer yet (issue 16): create bun.lock with the pinned Bun (bun install --lockfile-only)");
+			      "package.json declares dependencies but there is no bun.lock; resolving them needs jig review --allow-resolution-network (dependency-selected requests from this host), or commit the bun.lock the pinned Bun writes (bun install --lockfile-only)");
 	}
 	jig_deps_strip_trailing_commas(buf, &len);
 	json_t *lock = NULL;
@@ -366,7 +366,7 @@ static int check_patches(int pkgfd, json_t *m, struct jig_deps *d, struct jig_er
 	return 0;
 }
 
-int jig_deps_check(int pkgfd, const char *flow, struct jig_deps *d, struct jig_error *e)
+static int check(int pkgfd, const char *flow, bool unlocked_ok, struct jig_deps *d, struct jig_error *e)
 {
 	memset(d, 0, sizeof(*d));
 	jig_autofree char *buf = NULL;
@@ -381,8 +381,9 @@ int jig_deps_check(int pkgfd, const char *flow, struct jig_deps *d, struct jig_e
 	char what[300];
 	snprintf(what, sizeof(what), "flow %s: package.json", flow);
 	int r = jig_json_parse_object(buf, len, JIG_DEPS_MANIFEST, &m, e);
-	if (!r && !(r = check_root(m, what, &d->declared, e)) && d->declared && !(r = check_patches(pkgfd, m, d, e)))
-		r = check_lock(pkgfd, m, d, e);
+	if (!r && !(r = check_root(m, what, &d->declared, e)) && d->declared && !(r = check_patches(pkgfd, m, d, e)) &&
+	    !(unlocked_ok && faccessat(pkgfd, JIG_DEPS_LOCK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
+		d->locked = (r = check_lock(pkgfd, m, d, e)) == 0;
 	if (r && strncmp(e->msg, "flow ", 5) != 0) {
 		char msg[sizeof(e->msg)];
 		snprintf(msg, sizeof(msg), "%s", e->msg);
@@ -392,6 +393,16 @@ int jig_deps_check(int pkgfd, const char *flow, struct jig_deps *d, struct jig_e
 	if (r)
 		jig_deps_free(d);
 	return r;
+}
+
+int jig_deps_check(int pkgfd, const char *flow, struct jig_deps *d, struct jig_error *e)
+{
+	return check(pkgfd, flow, false, d, e);
+}
+
+int jig_deps_check_unlocked(int pkgfd, const char *flow, struct jig_deps *d, struct jig_error *e)
+{
+	return check(pkgfd, flow, true, d, e);
 }
 
 void jig_deps_free(struct jig_deps *d)

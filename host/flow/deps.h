@@ -40,6 +40,10 @@ struct jig_deps {
  * *d filled (declared false: nothing to prepare), or -JIG_E_USAGE with one
  * line naming the file, the key and what to do. */
 int jig_deps_check(int pkgfd, const char *flow, struct jig_deps *d, struct jig_error *e);
+/* The same, except that a package without bun.lock passes with locked
+ * false (its root declarations and patches checked): for a review that
+ * allows resolution. */
+int jig_deps_check_unlocked(int pkgfd, const char *flow, struct jig_deps *d, struct jig_error *e);
 void jig_deps_free(struct jig_deps *d);
 
 /* bun.lock is JSON with trailing commas: drops each comma that is followed

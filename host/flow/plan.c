@@ -284,6 +284,8 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 						      json_object_get(rec, "files"), "bytes", json_object_get(rec, "bytes"), "packages",
 						      json_object_get(rec, "packages"), "source", json_object_get(rec, "source"),
 						      "installer_policy_sha256", json_object_get(rec, "installer_policy_sha256")));
+		if (rec && json_is_true(json_object_get(rec, "resolved")))
+			json_object_set_new(json_object_get(fj, "dependencies"), "resolved", json_true());
 		json_decref(rec);
 		json_array_append_new(flows, fj);
 	}
@@ -524,6 +526,8 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 				json_integer_value(json_object_get(dep, "files")), json_integer_value(json_object_get(dep, "bytes")),
 				json_string_value(json_object_get(dep, "installer_policy_sha256")),
 				json_string_value(json_object_get(dep, "source")));
+		if (dep && json_is_true(json_object_get(dep, "resolved")))
+			fprintf(out, "      the package has no bun.lock: its lock was resolved at review (--allow-resolution-network)\n");
 	}
 }
 

@@ -234,14 +234,16 @@ struct one {
 	bool have_t;
 };
 
-/* Runs the installer scope and captures what it prepared. */
-static int install(struct one *o, const char *identity, const char *source, json_t **rec, struct jig_error *e)
+/* One launch of the installer scope with input (what it is for names it
+ * in messages): 0 with *held, the scope's /work, once it is fenced. */
+static int launch(struct one *o, const char *input, const char *doing, int *held, struct jig_error *e)
 {
 	struct jig_prepare_phase *ph = o->ph;
 	const struct jig_flow *f = o->f;
 	int64_t left = phase_left_ms(ph);
+	*held = -1;
 	if (ph->launched >= JIG_PREPARE_MAX)
-		return jig_err(e, JIG_E_USAGE, "flow %s: a review prepares at most %d dependency installations; not admitted", f->name,
+		return jig_err(e, JIG_E_USAGE, "flow %s: a review runs the installer at most %d times; not admitted", f->name,
 			       JIG_PREPARE_MAX);
 	if (left <= 0)
 		return jig_err(e, JIG_E_USAGE, "flow %s: the dependency phase's deadline of %d s passed; not admitted", f->name,
@@ -250,6 +252,36 @@ static int install(struct one *o, const char *identity, const char *source, json
 	if (r)
 		return r;
 	ph->launched++;
+	struct jig_scope_run run = {.run_dir = o->run_dir,
+				    .wall_ms = (uint64_t)(left < JIG_PREPARE_ONE_MS ? left : JIG_PREPARE_ONE_MS)};
+	struct jig_worker_call call = {.sandbox = &ph->sandbox, .t = &o->t, .init_fd = ph->init_fd, .abort_fd = -1,
+				       .companion_pid = 0, .input = input, .result_format = "jig-prepare-result/1",
+				       .result_max = RESULT_MAX, .run = &run, .held_fd = held};
+	json_t *result = NULL;
+	struct jig_scope_result res;
+	memset(&res, 0, sizeof(res));
+	char why[1024];
+	if (jig_worker_run(&call, &result, &res, why, sizeof(why)) < 0)
+		r = jig_err(e, res.outcome == JIG_SCOPE_TIMEOUT ? JIG_E_USAGE : JIG_E_HOST, "flow %s: %s: %.700s%s; not admitted",
+			    f->name, doing, why,
+			    res.outcome == JIG_SCOPE_TIMEOUT ? " (the 60 s per-preparation or 180 s phase deadline)" : "");
+	else if (strcmp(json_string_value(json_object_get(result, "outcome")), "ok") != 0)
+		r = jig_err(e, JIG_E_USAGE, "flow %s: %s %s: %.700s; not admitted", f->name, doing,
+			    json_string_value(json_object_get(result, "outcome")),
+			    json_string_value(json_object_get(result, "error")) ?: "no reason given");
+	json_decref(result);
+	if (r && *held >= 0) {
+		close(*held);
+		*held = -1;
+	}
+	return r;
+}
+
+/* Runs the installer scope and captures what it prepared. */
+static int install(struct one *o, const char *identity, const char *source, json_t **rec, struct jig_error *e)
+{
+	struct jig_prepare_phase *ph = o->ph;
+	const struct jig_flow *f = o->f;
 	json_t *pkgs = json_array();
 	size_t i;
 	json_t *pk;
@@ -261,33 +293,9 @@ static int install(struct one *o, const char *identity, const char *source, json
 	json_decref(req);
 	if (!input)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	struct jig_scope_run run = {.run_dir = o->run_dir,
-				    .wall_ms = (uint64_t)(left < JIG_PREPARE_ONE_MS ? left : JIG_PREPARE_ONE_MS)};
-	int held = -1;
-	struct jig_worker_call call = {.sandbox = &ph->sandbox, .t = &o->t, .init_fd = ph->init_fd, .abort_fd = -1,
-				       .companion_pid = 0, .input = input, .result_format = "jig-prepare-result/1",
-				       .result_max = RESULT_MAX, .run = &run, .held_fd = &held};
-	json_t *result = NULL;
-	struct jig_scope_result res;
-	memset(&res, 0, sizeof(res));
-	char why[1024];
-	if (jig_worker_run(&call, &result, &res, why, sizeof(why)) < 0) {
-		if (held >= 0)
-			close(held);
-		return jig_err(e, res.outcome == JIG_SCOPE_TIMEOUT ? JIG_E_USAGE : JIG_E_HOST,
-			       "flow %s: preparing its dependencies: %.700s%s; not admitted", f->name, why,
-			       res.outcome == JIG_SCOPE_TIMEOUT ? " (the 60 s per-preparation or 180 s phase deadline)" : "");
-	}
-	const char *outcome = json_string_value(json_object_get(result, "outcome"));
-	if (strcmp(outcome, "ok") != 0) {
-		r = jig_err(e, JIG_E_USAGE, "flow %s: preparing its dependencies %s: %.700s; not admitted", f->name, outcome,
-			    json_string_value(json_object_get(result, "error")) ?: "no reason given");
-		json_decref(result);
-		if (held >= 0)
-			close(held);
+	int held, r = launch(o, input, "preparing its dependencies", &held, e);
+	if (r)
 		return r;
-	}
-	json_decref(result);
 	/* The prepared tree, validated by the same bounded capture as a
 	 * package: regular files and directories only, singly linked, names
 	 * plain, within the caps; an installation with no runtime packages is
@@ -338,6 +346,80 @@ static int compose(struct one *o, struct jig_error *e)
 	return r;
 }
 
+/* Resolution (jig review --allow-resolution-network): Bun writes
+ * bun.lock from the operator's registry's metadata, installing nothing.
+ * Every entry's tarball must be that registry's own for its name and
+ * version; it is written as Bun's default registry ("") — so the frozen
+ * install asks jig's loopback copy, never a URL of the lock's — and the
+ * lock then meets the same checks as a supplied one. */
+static int resolve(struct one *o, int src, struct jig_error *e)
+{
+	const struct jig_flow *f = o->f;
+	fprintf(stderr,
+		"jig: warning: flow %s has no bun.lock and you passed --allow-resolution-network: the pinned Bun now resolves its\n"
+		"  dependencies in the installer scope with this host's network. The requests are selected by the dependencies\n"
+		"  (their names, ranges and the registry's metadata) and can reach private-network and loopback destinations\n"
+		"  this host can reach; this is not egress filtering. The permission lasts for this review only, and declining\n"
+		"  or a failed review cannot undo requests already made. The resolved lock must pass the same checks as a\n"
+		"  supplied one before anything is installed.\n",
+		f->name);
+	json_t *req = json_pack("{s:s,s:s,s:s,s:[]}", "format", "jig-prepare-request/1", "mode", "resolve", "registry",
+				o->ph->registry, "packages");
+	jig_autofree char *input = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	if (!input)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	int held, r = launch(o, input, "resolving its dependencies", &held, e);
+	if (r)
+		return r;
+	jig_autofree char *buf = NULL;
+	size_t len;
+	char what[200];
+	snprintf(what, sizeof(what), "flow %s: the resolved bun.lock", f->name);
+	r = jig_read_file_at(held, JIG_DEPS_LOCK, JIG_DEPS_LOCK_MAX, what, &buf, &len, NULL, e);
+	close(held);
+	json_t *lock = NULL;
+	if (r)
+		return r;
+	jig_deps_strip_trailing_commas(buf, &len);
+	if ((r = jig_json_parse_object(buf, len, what, &lock, e))) {
+		char m[sizeof(e->msg)];
+		memcpy(m, e->msg, sizeof(m));
+		return jig_err(e, JIG_E_USAGE, "%s; not admitted", m);
+	}
+	size_t rl = strlen(o->ph->registry);
+	const char *sep = rl && o->ph->registry[rl - 1] == '/' ? "" : "/";
+	const char *k;
+	json_t *ent;
+	json_object_foreach(json_object_get(lock, "packages"), k, ent) {
+		const char *spec = json_string_value(json_array_get(ent, 0));
+		const char *url = json_string_value(json_array_get(ent, 1));
+		if (!spec || !url || !url[0])
+			continue; /* the checks below refuse what is malformed */
+		const char *at = strrchr(spec, '@');
+		char want[2048];
+		if (!at || at == spec) {
+			r = jig_err(e, JIG_E_USAGE, "%s: packages.%.200s: not name@version; not admitted", what, k);
+			break;
+		}
+		int nl = (int)(at - spec);
+		const char *slash = memchr(spec, '/', (size_t)nl);
+		const char *base = slash ? slash + 1 : spec;
+		snprintf(want, sizeof(want), "%s%s%.*s/-/%.*s-%s.tgz", o->ph->registry, sep, nl, spec, (int)(at - base), base, at + 1);
+		if (strcmp(url, want) != 0) {
+			r = jig_err(e, JIG_E_USAGE, "%s: packages.%.200s: its tarball is %.300s, not the registry's own; not admitted", what, k,
+				    url);
+			break;
+		}
+		json_array_set_new(ent, 1, json_string(""));
+	}
+	jig_autofree char *text = r ? NULL : json_dumps(lock, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(lock);
+	if (!r && !text)
+		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
+	return r ? r : jig_write_file_at(src, JIG_DEPS_LOCK, text, strlen(text), 0444, e);
+}
+
 static int prepare_flow(struct one *o, struct jig_error *e)
 {
 	struct jig_flow *f = o->f;
@@ -354,21 +436,43 @@ static int prepare_flow(struct one *o, struct jig_error *e)
 	 * will see: a change in the project after capture is not seen. */
 	int r = pkg < 0 || src < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: %s", o->run_dir, strerror(errno))
 				   : jig_store_materialise(o->p, f->package_sha256, pkg, e);
-	if (r || (r = jig_deps_check(pkg, f->name, &o->d, e)) || !o->d.declared)
+	if (r || (r = jig_deps_check_unlocked(pkg, f->name, &o->d, e)) || !o->d.declared)
 		return r;
+	bool resolving = !o->d.locked;
+	if (resolving) {
+		/* No lock: a review that resolved this very package before is
+		 * reused as it is (no network); otherwise resolving needs the
+		 * operator's explicit flag. */
+		json_t *rec = jig_prepared_record(o->p, f);
+		bool done = rec && json_is_true(json_object_get(rec, "resolved"));
+		json_decref(rec);
+		if (done)
+			return 0;
+		if (!o->ph->allow_resolution) {
+			jig_deps_free(&o->d);
+			return jig_deps_check(pkg, f->name, &o->d, e); /* its refusal names the flag */
+		}
+	}
 	r = copy_file(pkg, src, JIG_DEPS_MANIFEST, e);
-	if (!r)
+	if (!r && !resolving)
 		r = copy_file(pkg, src, JIG_DEPS_LOCK, e);
 	size_t i;
 	json_t *pp;
 	json_array_foreach(o->d.patches, i, pp)
 		if (!r)
 			r = copy_file(pkg, src, json_string_value(pp), e);
+	if (r || (r = compose(o, e)))
+		return r;
+	if (resolving) {
+		jig_deps_free(&o->d);
+		if ((r = resolve(o, src, e)) || (r = jig_deps_check(src, f->name, &o->d, e)))
+			return r;
+	}
 	char source[JIG_SHA256_HEX], what[200];
 	snprintf(what, sizeof(what), "flow %s: its dependency sources", f->name);
 	uint64_t sbytes;
 	size_t sfiles;
-	if (r || (r = jig_store_capture(o->p, src, what, source, &sbytes, &sfiles, e)) || (r = compose(o, e)))
+	if ((r = jig_store_capture(o->p, src, what, source, &sbytes, &sfiles, e)))
 		return r;
 	/* The identity of a preparation: the sources and everything of the
 	 * installer (its scope, the worker, the runtime support, Bun). */
@@ -391,6 +495,8 @@ static int prepare_flow(struct one *o, struct jig_error *e)
 	json_t *rec = read_record(o->p, rel);
 	if (!rec && (r = install(o, identity, source, &rec, e)))
 		return r;
+	if (resolving)
+		json_object_set_new(rec, "resolved", json_true());
 	record_name(rel, sizeof(rel), "package", f->package_sha256);
 	r = write_record(o->p, rel, rec, e);
 	json_decref(rec);

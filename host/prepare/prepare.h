@@ -36,6 +36,7 @@ struct jig_prepare_phase {
 	bool have_sandbox;
 	int init_fd;
 	char registry[1024];
+	bool allow_resolution; /* jig review --allow-resolution-network */
 	struct timespec deadline; /* of the whole phase */
 	unsigned launched;
 	uint64_t bytes;

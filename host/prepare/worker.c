@@ -4,6 +4,9 @@
  *
  * stdin: {"format": "jig-prepare-request/1", "registry": URL,
  *         "packages": [{"name", "version", "integrity"}]}
+ *        or, to resolve a package without a lock (jig review
+ *        --allow-resolution-network), {..., "mode": "resolve"}: Bun writes
+ *        /work/bun.lock from the registry's metadata, installing nothing
  * stdout: {"format": "jig-prepare-result/1", "outcome": "ok" | "refused" |
  *          "failed", "error"?, "fetched", "bytes"}
  *
@@ -251,6 +254,26 @@ int main(int argc, char **argv)
 	if (!format || strcmp(format, "jig-prepare-request/1") != 0 || !registry || !json_is_array(pkgs) ||
 	    (strncmp(registry, "https://", 8) != 0 && strncmp(registry, "http://", 7) != 0))
 		return finish("failed", "malformed request");
+	const char *mode = json_string_value(json_object_get(req, "mode"));
+	if (mode && strcmp(mode, "resolve") == 0) {
+		json_t *rreq = json_pack("{s:s,s:s,s:s}", "format", "jig-install-request/1", "mode", "resolve", "registry", registry);
+		char *rtext = rreq ? json_dumps(rreq, JSON_COMPACT) : NULL;
+		json_decref(rreq);
+		char why[512] = "";
+		json_t *r = rtext ? install(bun, script, rtext, why, sizeof(why)) : NULL;
+		free(rtext);
+		json_decref(req);
+		if (!r)
+			return finish("failed", "%s", why[0] ? why : "out of memory");
+		json_int_t code = json_integer_value(json_object_get(r, "exit"));
+		const char *err = json_string_value(json_object_get(r, "stderr"));
+		if (!json_is_integer(json_object_get(r, "exit")) || code != 0)
+			finish("failed", "bun install --lockfile-only exited %d: %.500s", (int)code, err ? err : "");
+		else
+			finish("ok", NULL);
+		json_decref(r);
+		return 0;
+	}
 	char dir[512], index_path[600];
 	snprintf(dir, sizeof(dir), "%s/tarballs", scratch);
 	snprintf(index_path, sizeof(index_path), "%s/index.json", dir);

@@ -112,13 +112,29 @@ case_refuse_sources() {
 	bad "is not an npm package name"
 }
 case_no_lock() {
-	# R-P: without a lock, resolution would need the network: the message
-	# names --allow-resolution-network (not offered yet).
+	# R-P: without a lock, resolution needs the network: the message
+	# names --allow-resolution-network.
 	project
 	rm "$T/p/uses/bun.lock"
-	bad "declares dependencies but there is no bun.lock; resolving them needs --allow-resolution-network"
+	bad "declares dependencies but there is no bun.lock; resolving them needs jig review --allow-resolution-network"
 	ln -s /etc/passwd "$T/p/uses/bun.lock"
 	bad "bun.lock: is a symbolic link"
+}
+case_resolution_warns() {
+	# With --allow-resolution-network the warning says what it grants
+	# before anything is resolved (here the installer scope is then
+	# refused for the host, or the closed registry fails it).
+	project
+	rm "$T/p/uses/bun.lock"
+	set +e; (cd "$T/p" && jig review --yes --allow-resolution-network) >"$T/out" 2>"$T/err"; rc=$?; set -e
+	cat "$T/err"
+	[ "$rc" -eq 2 ] || [ "$rc" -eq 3 ] || fail "exit $rc"
+	for w in "dependency-selected\|selected by the dependencies" "private-network and loopback" "not egress filtering" \
+		"for this review only" "cannot undo requests already made"; do
+		grep -q "$w" "$T/err" || fail "the warning does not say: $w"
+	done
+	grep -q "^jig: flow uses: resolving its dependencies" "$T/err" || fail "not refused at resolution"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "something was admitted"
 }
 case_refuse_lock_entries() {
 	for change in \

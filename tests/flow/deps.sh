@@ -1,0 +1,229 @@
+#!/bin/sh
+# Prepared npm dependencies end to end (issue 16): jig review fetches and
+# inspects the lock's tarballs from the suite's own loopback registry
+# (tests/flow/registry.py: packages it builds itself, hostile ones
+# included), installs them with the pinned Bun in the installer scope, and
+# jig run uses the prepared installation offline. The registry's log is the
+# listener: every request anything made during review or Run is in it.
+# Each case_* is one ctest (prepare.<case>) in the supported-host lane, run
+# as the unprivileged user. The checks before any fetch are also in the
+# plain lane (tests/integration/deps.sh).
+set -eu
+: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
+JIG="$JIG_TEST_PREFIX/bin/jig"
+REGISTRY="$JIG_SOURCE/tests/flow/registry.py"
+EMPTY={}
+
+T=$(mktemp -d /tmp/jig-prep.XXXXXX)
+SERVER=""
+trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null || true; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+export XDG_CONFIG_HOME="$T/config"
+mkdir -p "$XDG_CONFIG_HOME/jig" "$T/reg"
+chmod 700 "$XDG_CONFIG_HOME/jig"
+
+# serve [STALL]: the registry on a free loopback port ($PORT), log $T/log.
+serve() {
+	: >"$T/log"
+	rm -f "$T/port"
+	python3 "$REGISTRY" serve "$T/reg" "$T/port" "$T/log" ${1:-} &
+	SERVER=$!
+	i=0
+	while [ ! -s "$T/port" ]; do
+		i=$((i + 1)); [ "$i" -lt 100 ] || fail "the registry did not start"; sleep 0.1
+	done
+	PORT=$(cat "$T/port")
+	printf '{"format": "jig-npm/1", "registry": "http://127.0.0.1:%s/"}\n' "$PORT" >"$XDG_CONFIG_HOME/jig/npm.json"
+}
+stop() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""; }
+# project SPEC: the test project with package.json and bun.lock for SPEC
+# (registry.py's), its packages packed into the registry.
+project() {
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p" "$T/reg" && mkdir -p "$T/reg"
+	cp -r "$JIG_SOURCE/tests/flow/npm" "$T/p"
+	python3 "$REGISTRY" make "$T/reg" "$T/p/uses" "$1"
+}
+review() {
+	set +e
+	(cd "$T/p" && "$JIG" review --yes "$@") >"$T/review.out" 2>"$T/review.err"
+	rc=$?
+	set -e
+	echo "--- jig review (exit $rc)"; cat "$T/review.err"
+}
+# refused PATTERN: the review refused with one line matching PATTERN;
+# nothing admitted, nothing prepared.
+refused() {
+	review
+	[ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
+	[ "$(wc -l <"$T/review.err")" -eq 1 ] || fail "not one line"
+	grep -q -- "$1" "$T/review.err" || fail "error does not match /$1/"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "something was admitted"
+	[ -z "$(find "$T/p/.jig/store/prepared" -type f 2>/dev/null)" ] || fail "something was prepared"
+}
+# Only the lock's tarballs were asked for (never a script's or an import's
+# request), N of them.
+only_tarballs() {
+	cat "$T/log"
+	[ "$(grep -c '\.tgz$' "$T/log" || true)" -eq "$1" ] || fail "expected $1 tarball requests"
+	! grep -v '\.tgz$' "$T/log" | grep -q . || fail "a request that is not a lock's tarball was made"
+}
+# The prepared tree's paths, from the Plan's digest and the store.
+tree_paths() {
+	tree=$(cd "$T/p" && "$JIG" review --json 2>/dev/null | jq -r '.plan.flows[0].dependencies.tree')
+	jq -r '.files[].path' "$T/p/.jig/store/packages/$tree.json"
+}
+pkg() { # pkg NAME VERSION [EXTRA_JSON]: one package of a SPEC
+	jq -cn --arg n "$1" --arg v "$2" --argjson x "${3:-$EMPTY}" '{name: $n, version: $v} + $x'
+}
+spec() { # spec ROOT_DEPS_JSON PACKAGE... : a SPEC
+	deps=$1; shift
+	printf '%s\n' "$@" | jq -cs --argjson d "$deps" '{name: "demo", dependencies: $d, packages: .}'
+}
+GREET_JS='const pad = require("jig-fixture-pad"); module.exports = (s) => pad("hello " + s, 12) + "!";'
+PAD_JS='module.exports = (s, n) => s.padStart(n, ".");'
+greet_spec() { # greet_spec [EXTRA_GREET_JSON]
+	spec '{"jig-fixture-greet": "^1.0.0"}' \
+		"$(pkg jig-fixture-greet 1.0.0 "$(jq -cn --arg js "$GREET_JS" --argjson x "${1:-$EMPTY}" '{dependencies: {"jig-fixture-pad": "^1.0.0"}, files: {"index.js": $js}} + $x')")" \
+		"$(pkg jig-fixture-pad 1.0.0 "$(jq -cn --arg js "$PAD_JS" '{files: {"index.js": $js}}')")"
+}
+
+case_example_runs_offline() {
+	# R-D01 R-D05: reviewed with the loopback registry, run offline.
+	serve
+	project "$(greet_spec)"
+	review
+	[ "$rc" -eq 0 ] || fail "review failed"
+	only_tarballs 2
+	grep -q "npm dependencies: prepared installation sha256 [0-9a-f]\{64\} (2 packages" "$T/review.out" || fail "the Plan does not show the installation"
+	grep -q "in the installer scope" "$T/review.out" && grep -q "its policy sha256 [0-9a-f]\{64\}" "$T/review.out" || fail "no installer policy"
+	(cd "$T/p" && "$JIG" review --json) >"$T/plan.json"
+	jq -e '.plan.flows[0].dependencies | (.tree | length) == 64 and (.installer_policy_sha256 | length) == 64 and .packages == 2' "$T/plan.json" >/dev/null ||
+		fail "the Plan's dependencies: $(jq -c '.plan.flows[0].dependencies' "$T/plan.json")"
+	tree_paths | tee "$T/paths"
+	grep -qx "jig-fixture-greet/index.js" "$T/paths" && grep -qx "jig-fixture-pad/package.json" "$T/paths" || fail "the tree is not the installation"
+	! grep -q '\.bin\|^\.' "$T/paths" || fail "links or dot files in the installation"
+	: >"$T/log"
+	(cd "$T/p" && "$JIG" run uses --output "$T/pkt") || fail "the Run failed"
+	[ "$(cat "$T/pkt/files/out.txt")" = "...hello jig!" ] || fail "out.txt: $(cat "$T/pkt/files/out.txt")"
+	cat "$T/pkt/files/write.txt"
+	! grep -q "done" "$T/pkt/files/write.txt" && grep -qx "chmod EROFS" "$T/pkt/files/write.txt" ||
+		fail "the Flow could change its installation"
+	[ ! -s "$T/log" ] || fail "the Run made a request: $(cat "$T/log")"
+	# An unchanged re-review reuses the preparation: no network at all.
+	stop
+	sha=$(jq -r .plan_sha256 "$T/plan.json")
+	review --json
+	[ "$rc" -eq 0 ] || fail "the re-review needed the registry"
+	[ "$(jq -r .plan_sha256 "$T/review.out")" = "$sha" ] || fail "the re-review's Plan differs"
+}
+case_scripts_never_run() {
+	# R-D02: lifecycle scripts (pre/install, postinstall, prepare) and code
+	# on import would write a marker and reach the listener; none runs.
+	serve
+	probe() { printf 'touch MARK-%s; bun -e "await fetch(\\"http://127.0.0.1:%s/script-%s\\")"; curl -s http://127.0.0.1:%s/curl-%s' "$1" "$PORT" "$1" "$PORT" "$1"; }
+	scripts=$(jq -cn --arg a "$(probe preinstall)" --arg b "$(probe install)" --arg c "$(probe postinstall)" --arg d "$(probe prepare)" \
+		'{scripts: {preinstall: $a, install: $b, postinstall: $c, prepare: $d}}')
+	js="require('node:fs').writeFileSync('MARK-import', 'x'); fetch('http://127.0.0.1:$PORT/import'); $GREET_JS"
+	project "$(greet_spec "$(jq -cn --argjson s "$scripts" --arg js "$js" '$s + {files: {"index.js": $js}}')")"
+	review
+	[ "$rc" -eq 0 ] || fail "review failed"
+	sleep 1
+	only_tarballs 2
+	tree_paths >"$T/paths"
+	! grep -q MARK "$T/paths" || fail "a script ran: $(grep MARK "$T/paths")"
+}
+case_bin_and_links_dropped() {
+	# R-D02: a package's bin entries become no links in the installation.
+	serve
+	project "$(greet_spec '{"bin": {"greet": "index.js"}}')"
+	review
+	[ "$rc" -eq 0 ] || fail "review failed"
+	tree_paths >"$T/paths"
+	! grep -q '\.bin' "$T/paths" || fail "bin links in the installation"
+}
+case_hostile_tarballs() {
+	# R-D03: jig's own reader refuses each archive before Bun unpacks it.
+	serve
+	for h in dotdot@@path absolute@@path device@@device fifo@@FIFO symlink@@link hardlink@@link big@@MiB many@@entries; do
+		project "$(spec '{"jig-fixture-evil": "1.0.0"}' "$(pkg jig-fixture-evil 1.0.0 "{\"hostile\": \"${h%%@@*}\"}")")"
+		refused "preparing its dependencies refused: jig-fixture-evil@1.0.0: .*${h#*@@}"
+	done
+}
+case_integrity_mismatch() {
+	# R-D04: the lock's integrity is checked by jig against the bytes fetched.
+	serve
+	other=$(printf 'x' | openssl dgst -sha512 -binary | base64 -w0)
+	project "$(spec '{"jig-fixture-pad": "1.0.0"}' "$(pkg jig-fixture-pad 1.0.0)" | jq -c --arg i "sha512-$other" '.lock.integrity = {"jig-fixture-pad": $i}')"
+	refused "jig-fixture-pad@1.0.0: the tarball does not match the lock's sha512 integrity"
+	only_tarballs 1
+}
+case_lock_refused_before_fetch() {
+	# R-D04: sources and integrities are checked before the first fetch.
+	serve
+	for change in '.lock.source = {"jig-fixture-pad": "jig-fixture-pad@git+https://127.0.0.1/x.git"}@@' \
+		'.lock.source = {"jig-fixture-pad": "jig-fixture-pad@file:../x"}@@' \
+		'.lock.integrity = {"jig-fixture-pad": ""}@@integrity' \
+		'.dependencies = {"jig-fixture-pad": "file:../pad"}@@file:'; do
+		project "$(spec '{"jig-fixture-pad": "1.0.0"}' "$(pkg jig-fixture-pad 1.0.0)" | jq -c "${change%%@@*}")"
+		refused "flow uses: .*${change#*@@}"
+		[ ! -s "$T/log" ] || fail "a request was made: $(cat "$T/log")"
+	done
+	# A lock naming a package the manifest does not.
+	project "$(spec '{"jig-fixture-pad": "1.0.0"}' "$(pkg jig-fixture-pad 1.0.0)" "$(pkg jig-fixture-extra 1.0.0)")"
+	refused "jig-fixture-extra"
+	[ ! -s "$T/log" ] || fail "a request was made: $(cat "$T/log")"
+}
+case_resolution_network() {
+	# R-D07: no lock: refused without the flag (no request made); with it,
+	# the warning, metadata requests, then the same checks and install.
+	serve
+	project "$(greet_spec)"
+	rm "$T/p/uses/bun.lock"
+	refused "there is no bun.lock; resolving them needs jig review --allow-resolution-network"
+	[ ! -s "$T/log" ] || fail "a request was made without the flag"
+	review --allow-resolution-network
+	[ "$rc" -eq 0 ] || fail "review with resolution failed"
+	grep -q "not egress filtering" "$T/review.err" || fail "no warning"
+	cat "$T/log"
+	grep -qx "GET /jig-fixture-greet" "$T/log" && grep -qx "GET /jig-fixture-pad" "$T/log" || fail "no resolution requests"
+	[ "$(grep -c '\.tgz$' "$T/log")" -eq 2 ] || fail "the tarballs were not fetched once each"
+	grep -q "its lock was resolved at review" "$T/review.out" || fail "the Plan does not say the lock was resolved"
+	[ ! -e "$T/p/uses/bun.lock" ] || fail "jig wrote into the project"
+	(cd "$T/p" && "$JIG" run uses --output "$T/pkt") || fail "the Run failed"
+	[ "$(cat "$T/pkt/files/out.txt")" = "...hello jig!" ] || fail "out.txt: $(cat "$T/pkt/files/out.txt")"
+	stop
+	review
+	[ "$rc" -eq 0 ] || fail "the re-review of the resolved package needed the flag or the registry"
+}
+case_resolved_lock_outside_registry() {
+	# R-D07: a registry whose metadata points a tarball elsewhere: the
+	# resolved lock is refused before any tarball is fetched.
+	serve
+	project "$(greet_spec)"
+	rm "$T/p/uses/bun.lock"
+	printf '{"format": "jig-npm/1", "registry": "http://localhost:%s/"}\n' "$PORT" >"$XDG_CONFIG_HOME/jig/npm.json"
+	refused_flag() {
+		review --allow-resolution-network
+		[ "$rc" -eq 2 ] || fail "exit $rc"
+		grep -q "$1" "$T/review.err" || fail "not /$1/"
+	}
+	refused_flag "not the registry's own"
+	! grep -q '\.tgz$' "$T/log" || fail "a tarball was fetched"
+}
+case_registry_stalls() {
+	# R-D06: a registry that never answers ends the preparation at its
+	# deadline (60 s); nothing is admitted.
+	serve 600
+	project "$(spec '{"jig-fixture-pad": "1.0.0"}' "$(pkg jig-fixture-pad 1.0.0)")"
+	start=$(date +%s)
+	review
+	took=$(($(date +%s) - start))
+	[ "$rc" -eq 2 ] || fail "exit $rc"
+	grep -qi "timeout\|deadline" "$T/review.err" || fail "not the deadline"
+	[ "$took" -lt 120 ] || fail "took $took s"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "admitted"
+}
+
+"case_$1"
+echo "PASS: $1"
