@@ -282,6 +282,9 @@ static int install(struct one *o, const char *identity, const char *source, json
 {
 	struct jig_prepare_phase *ph = o->ph;
 	const struct jig_flow *f = o->f;
+	int r = installer_ready(ph, e); /* the registry is read here */
+	if (r)
+		return r;
 	json_t *pkgs = json_array();
 	size_t i;
 	json_t *pk;
@@ -293,8 +296,8 @@ static int install(struct one *o, const char *identity, const char *source, json
 	json_decref(req);
 	if (!input)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	int held, r = launch(o, input, "preparing its dependencies", &held, e);
-	if (r)
+	int held;
+	if ((r = launch(o, input, "preparing its dependencies", &held, e)))
 		return r;
 	/* The prepared tree, validated by the same bounded capture as a
 	 * package: regular files and directories only, singly linked, names
@@ -363,14 +366,17 @@ static int resolve(struct one *o, int src, struct jig_error *e)
 		"  or a failed review cannot undo requests already made. The resolved lock must pass the same checks as a\n"
 		"  supplied one before anything is installed.\n",
 		f->name);
+	int r = installer_ready(o->ph, e); /* the registry is read here */
+	if (r)
+		return r;
 	json_t *req = json_pack("{s:s,s:s,s:s,s:[]}", "format", "jig-prepare-request/1", "mode", "resolve", "registry",
 				o->ph->registry, "packages");
 	jig_autofree char *input = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (!input)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	int held, r = launch(o, input, "resolving its dependencies", &held, e);
-	if (r)
+	int held;
+	if ((r = launch(o, input, "resolving its dependencies", &held, e)))
 		return r;
 	jig_autofree char *buf = NULL;
 	size_t len;

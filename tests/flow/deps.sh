@@ -89,7 +89,7 @@ greet_spec() { # greet_spec [EXTRA_GREET_JSON]
 }
 
 case_example_runs_offline() {
-	# R-D01 R-D05: reviewed with the loopback registry, run offline.
+	# R-E01 R-E09: reviewed with the loopback registry, run offline.
 	serve
 	project "$(greet_spec)"
 	review
@@ -118,7 +118,7 @@ case_example_runs_offline() {
 	[ "$(jq -r .plan_sha256 "$T/review.out")" = "$sha" ] || fail "the re-review's Plan differs"
 }
 case_scripts_never_run() {
-	# R-D02: lifecycle scripts (pre/install, postinstall, prepare) and code
+	# R-E09: lifecycle scripts (pre/install, postinstall, prepare) and code
 	# on import would write a marker and reach the listener; none runs.
 	serve
 	probe() { printf 'touch MARK-%s; bun -e "await fetch(\\"http://127.0.0.1:%s/script-%s\\")"; curl -s http://127.0.0.1:%s/curl-%s' "$1" "$PORT" "$1" "$PORT" "$1"; }
@@ -133,8 +133,22 @@ case_scripts_never_run() {
 	tree_paths >"$T/paths"
 	! grep -q MARK "$T/paths" || fail "a script ran: $(grep MARK "$T/paths")"
 }
+case_only_manifests_reach_installer() {
+	# R-E07: the project's other configuration (bunfig.toml, .npmrc, a
+	# foreign lockfile) would send Bun to another registry path; it never
+	# reaches the installer, so only jig's own two fetches are made.
+	serve
+	project "$(greet_spec)"
+	printf '[install]\nregistry = "http://127.0.0.1:%s/bunfig/"\n' "$PORT" >"$T/p/uses/bunfig.toml"
+	printf 'registry=http://127.0.0.1:%s/npmrc/\n' "$PORT" >"$T/p/uses/.npmrc"
+	echo '{"lockfileVersion": 3, "packages": {}}' >"$T/p/uses/package-lock.json"
+	review
+	[ "$rc" -eq 0 ] || fail "review failed"
+	only_tarballs 2
+	! grep -q "bunfig\|npmrc" "$T/log" || fail "the installer read the project's configuration"
+}
 case_bin_and_links_dropped() {
-	# R-D02: a package's bin entries become no links in the installation.
+	# R-E09: a package's bin entries become no links in the installation.
 	serve
 	project "$(greet_spec '{"bin": {"greet": "index.js"}}')"
 	review
@@ -143,7 +157,7 @@ case_bin_and_links_dropped() {
 	! grep -q '\.bin' "$T/paths" || fail "bin links in the installation"
 }
 case_hostile_tarballs() {
-	# R-D03: jig's own reader refuses each archive before Bun unpacks it.
+	# issue 16: jig's own reader refuses each archive before Bun unpacks it.
 	serve
 	for h in dotdot@@path absolute@@path device@@device fifo@@FIFO symlink@@link hardlink@@link big@@MiB many@@entries; do
 		project "$(spec '{"jig-fixture-evil": "1.0.0"}' "$(pkg jig-fixture-evil 1.0.0 "{\"hostile\": \"${h%%@@*}\"}")")"
@@ -151,7 +165,7 @@ case_hostile_tarballs() {
 	done
 }
 case_integrity_mismatch() {
-	# R-D04: the lock's integrity is checked by jig against the bytes fetched.
+	# R-E02: the lock's integrity is checked by jig against the bytes fetched.
 	serve
 	other=$(printf 'x' | openssl dgst -sha512 -binary | base64 -w0)
 	project "$(spec '{"jig-fixture-pad": "1.0.0"}' "$(pkg jig-fixture-pad 1.0.0)" | jq -c --arg i "sha512-$other" '.lock.integrity = {"jig-fixture-pad": $i}')"
@@ -159,7 +173,7 @@ case_integrity_mismatch() {
 	only_tarballs 1
 }
 case_lock_refused_before_fetch() {
-	# R-D04: sources and integrities are checked before the first fetch.
+	# R-E02: sources and integrities are checked before the first fetch.
 	serve
 	for change in '.lock.source = {"jig-fixture-pad": "jig-fixture-pad@git+https://127.0.0.1/x.git"}@@' \
 		'.lock.source = {"jig-fixture-pad": "jig-fixture-pad@file:../x"}@@' \
@@ -175,7 +189,7 @@ case_lock_refused_before_fetch() {
 	[ ! -s "$T/log" ] || fail "a request was made: $(cat "$T/log")"
 }
 case_resolution_network() {
-	# R-D07: no lock: refused without the flag (no request made); with it,
+	# R-E03 R-E06: no lock: refused without the flag (no request made); with it,
 	# the warning, metadata requests, then the same checks and install.
 	serve
 	project "$(greet_spec)"
@@ -197,7 +211,7 @@ case_resolution_network() {
 	[ "$rc" -eq 0 ] || fail "the re-review of the resolved package needed the flag or the registry"
 }
 case_resolved_lock_outside_registry() {
-	# R-D07: a registry whose metadata points a tarball elsewhere: the
+	# R-E06: a registry whose metadata points a tarball elsewhere: the
 	# resolved lock is refused before any tarball is fetched.
 	serve
 	project "$(greet_spec)"
@@ -212,7 +226,7 @@ case_resolved_lock_outside_registry() {
 	! grep -q '\.tgz$' "$T/log" || fail "a tarball was fetched"
 }
 case_registry_stalls() {
-	# R-D06: a registry that never answers ends the preparation at its
+	# R-E10 (part): a registry that never answers ends the preparation at its
 	# deadline (60 s); nothing is admitted.
 	serve 600
 	project "$(spec '{"jig-fixture-pad": "1.0.0"}' "$(pkg jig-fixture-pad 1.0.0)")"
