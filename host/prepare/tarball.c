@@ -15,11 +15,16 @@
 
 static int check_integrity(const void *buf, size_t len, const char *integrity, const char *what, struct jig_error *e)
 {
-	uint8_t want[SHA512_DIGEST_SIZE + 4], got[SHA512_DIGEST_SIZE];
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
+	uint8_t want[BASE64_DECODE_LENGTH(88)], got[SHA512_DIGEST_SIZE];
 	size_t n = sizeof(want);
 	struct base64_decode_ctx b;
 	if (strncmp(integrity, "sha512-", 7) != 0)
 		return bad(e, "%s: the integrity is not sha512", what);
+	/* Nettle writes BASE64_DECODE_LENGTH(input) bytes whatever n says:
+	 * the length is fixed before anything is decoded into want. */
+	if (strlen(integrity) != 7 + 88 || strspn(integrity + 7, b64) != 88)
+		return bad(e, "%s: the integrity is not sha512 base64 (\"sha512-\" and 88 characters)", what);
 	base64_decode_init(&b);
 	if (!base64_decode_update(&b, &n, want, strlen(integrity + 7), integrity + 7) || !base64_decode_final(&b) ||
 	    n != SHA512_DIGEST_SIZE)

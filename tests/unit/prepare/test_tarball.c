@@ -168,6 +168,22 @@ static void test_good_and_budget(void **state)
 	assert_true(inspect(&t, other, &b, &e) < 0);
 	assert_non_null(strstr(e.msg, "does not match the lock's sha512 integrity"));
 	assert_true(inspect(&t, "sha1-abc", &b, &e) < 0);
+	/* An integrity of any other length is refused before it is decoded
+	 * (a long one used to overflow the decoded digest's buffer). */
+	char *lng = malloc(7 + 100000 + 1);
+	strcpy(lng, "sha512-");
+	memset(lng + 7, 'A', 100000);
+	lng[7 + 100000] = '\0';
+	assert_true(inspect(&t, lng, &b, &e) < 0);
+	assert_non_null(strstr(e.msg, "is not sha512 base64"));
+	lng[7 + 92] = '\0'; /* 4 characters over */
+	assert_true(inspect(&t, lng, &b, &e) < 0);
+	assert_non_null(strstr(e.msg, "is not sha512 base64"));
+	free(lng);
+	strcpy(other, integ);
+	other[20] = '!';
+	assert_true(inspect(&t, other, &b, &e) < 0);
+	assert_non_null(strstr(e.msg, "is not sha512 base64"));
 	assert_true(jig_tarball_inspect("not a tarball", 13, integ, "x", &b, &e) < 0);
 	free(t.buf);
 }
