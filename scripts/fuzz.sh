@@ -38,6 +38,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/package/lib" && cp tests/flow/deps/uses/package.json "$T/package/" && cp tests/flow/deps/uses/main.ts "$T/package/lib/"
 (cd "$T" && tar -czf pkg.tgz package) && seed tarball pkg <"$T/pkg.tgz"
+{ printf 'sha512-%s' "$(openssl dgst -sha512 -binary "$T/pkg.tgz" | base64 -w0)"; nul; cat "$T/pkg.tgz"; } | seed tarball integrity
 { cat tests/flow/deps/uses/package.json; nul; cat tests/flow/deps/uses/bun.lock; } | seed deps fixture
 jq -cn '{format: "jig-acp-request/1", argv: ["/bin/agent", "x"], env: {HOME: "/home/agent", K: "v"}, secrets: ["s3cret"],
 	cwd: "/work", expect: {name: "a", version: "1"}, prompt: [{type: "text", text: "hi"}],

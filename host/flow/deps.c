@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
@@ -75,10 +76,17 @@ static bool name_ok(const char *s)
 }
 
 /* A registry specifier: a version, range or tag, or "npm:NAME@RANGE". No
- * git, GitHub shorthand, file, link, workspace, portal, catalog or URL. */
+ * git, GitHub shorthand, file, link, workspace, portal, catalog, URL or
+ * tarball path ("x.tgz" would pass as a tag: a package manager reads it
+ * as a file). */
 static bool spec_ok(const char *s)
 {
 	static const char range[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.^~<>=| *+-";
+	static const char *const tarball[] = {".tgz", ".tar", ".tar.gz", NULL};
+	size_t n = strlen(s);
+	for (size_t i = 0; tarball[i]; i++)
+		if (n >= strlen(tarball[i]) && strcasecmp(s + n - strlen(tarball[i]), tarball[i]) == 0)
+			return false;
 	if (strncmp(s, "npm:", 4) == 0) {
 		const char *at = strrchr(s + 4, '@');
 		if (!at || at == s + 4)
@@ -91,6 +99,40 @@ static bool spec_ok(const char *s)
 		return name_ok(name) && strspn(at + 1, range) == strlen(at + 1);
 	}
 	return strlen(s) <= 256 && strspn(s, range) == strlen(s);
+}
+
+/* The package a dependency named dep with registry specifier spec
+ * installs: dep, or NAME of "npm:NAME@RANGE". */
+static void spec_target(const char *dep, const char *spec, char *name, size_t cap)
+{
+	if (strncmp(spec, "npm:", 4) == 0)
+		snprintf(name, cap, "%.*s", (int)(strrchr(spec + 4, '@') - (spec + 4)), spec + 4);
+	else
+		snprintf(name, cap, "%s", dep);
+}
+
+/* A lock key, the install path: npm names joined by '/' ("a", "@s/a",
+ * "a/b", "@s/a/@t/b"), bounded in length and depth. last gets the last
+ * name. */
+static bool key_ok(const char *key, char last[216])
+{
+	size_t depth = 0;
+	if (strlen(key) > JIG_DEPS_KEY_MAX)
+		return false;
+	for (const char *p = key;;) {
+		const char *end = strchrnul(p, '/');
+		if (*p == '@' && *end == '/')
+			end = strchrnul(end + 1, '/');
+		if ((size_t)(end - p) >= 216 || ++depth > JIG_DEPS_MAX_DEPTH)
+			return false;
+		memcpy(last, p, (size_t)(end - p));
+		last[end - p] = '\0';
+		if (!name_ok(last))
+			return false;
+		if (!*end)
+			return true;
+		p = end + 1;
+	}
 }
 
 /* "1.2.3", "1.2.3-beta.1", "1.2.3+build": the one version a lock pins. */
@@ -114,6 +156,19 @@ static bool integrity_ok(const char *s)
 {
 	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	return strncmp(s, "sha512-", 7) == 0 && strlen(s) == 7 + 88 && strspn(s + 7, b64) == 86 && strcmp(s + 93, "==") == 0;
+}
+
+/* overrides (or resolutions): {selector: registry specifier}. */
+static int check_overrides(json_t *o, const char *file, const char *key, const char *verb, struct jig_error *e)
+{
+	const char *k;
+	json_t *v;
+	if (o && !json_is_object(o))
+		return refuse(e, "%s: %s must be an object of name: registry version", file, key);
+	json_object_foreach(o, k, v)
+		if (!json_is_string(v) || !spec_ok(json_string_value(v)))
+			return refuse(e, "%s: %s.%.64s: only a registry version may %s", file, key, k, verb);
+	return 0;
 }
 
 static int check_root(json_t *m, const char *what, bool *declared, struct jig_error *e)
@@ -147,23 +202,16 @@ static int check_root(json_t *m, const char *what, bool *declared, struct jig_er
 					      what, sections[i], k, json_is_string(v) ? json_string_value(v) : "(not a string)");
 		}
 	}
-	const char *k;
-	json_t *v;
-	json_object_foreach(json_object_get(m, "overrides"), k, v)
-		if (!json_is_string(v) || !spec_ok(json_string_value(v)))
-			return refuse(e, "%s: overrides.%.64s: only a registry version may override", what, k);
-	json_object_foreach(json_object_get(m, "resolutions"), k, v)
-		if (!json_is_string(v) || !spec_ok(json_string_value(v)))
-			return refuse(e, "%s: resolutions.%.64s: only a registry version may resolve", what, k);
-	return 0;
+	int r = check_overrides(json_object_get(m, "overrides"), what, "overrides", "override", e);
+	return r ? r : check_overrides(json_object_get(m, "resolutions"), what, "resolutions", "resolve", e);
 }
 
 /* The package at install path key that a dependency named dep of the
  * package at from resolves to: node_modules lookup, nearest first. */
 static json_t *resolve(json_t *packages, const char *from, const char *dep, char *found, size_t cap)
 {
-	char path[1024];
-	snprintf(path, sizeof(path), "%s", from);
+	char path[JIG_DEPS_KEY_MAX + 1];
+	snprintf(path, sizeof(path), "%s", from); /* from is a checked key */
 	for (;;) {
 		if ((size_t)snprintf(found, cap, "%s%s%s", path, *path ? "/" : "", dep) < cap &&
 		    json_object_get(packages, found))
@@ -196,12 +244,16 @@ static int split_spec(const char *spec, char *name, size_t ncap, const char **ve
 	return 0;
 }
 
-static int check_entry(const char *key, json_t *ent, json_t *out, struct jig_error *e)
+static int check_entry(const char *key, json_t *ent, json_t *out, size_t *edges, struct jig_error *e)
 {
-	char name[216];
+	char name[216], last[216];
 	const char *version;
 	json_t *spec = json_array_get(ent, 0), *reg = json_array_get(ent, 1), *meta = json_array_get(ent, 2),
 	       *integ = json_array_get(ent, 3);
+	if (!key_ok(key, last))
+		return refuse(e,
+			      "bun.lock: packages.%.120s: the key is not a node_modules path of npm package names (\"a\", \"@s/a\", \"a/b\"; at most %d names and %d bytes)",
+			      key, JIG_DEPS_MAX_DEPTH, JIG_DEPS_KEY_MAX);
 	if (!json_is_array(ent) || json_array_size(ent) != 4 || !json_is_string(spec) || !json_is_string(reg) ||
 	    !json_is_object(meta) || !json_is_string(integ))
 		return refuse(e, "bun.lock: packages.%.120s: not a registry package [name@version, registry, {...}, integrity]%s",
@@ -219,10 +271,25 @@ static int check_entry(const char *key, json_t *ent, json_t *out, struct jig_err
 		return refuse(e, "bun.lock: packages.%.120s: needs a sha512 integrity (\"sha512-\" and 88 base64 characters)", key);
 	const char *k;
 	json_t *v;
-	for (size_t i = 0; sections[i]; i++)
-		json_object_foreach(json_object_get(meta, sections[i]), k, v)
+	size_t n = 0;
+	for (size_t i = 0; sections[i]; i++) {
+		json_t *sec = json_object_get(meta, sections[i]);
+		if (sec && !json_is_object(sec))
+			return refuse(e, "bun.lock: packages.%.120s: %s must be an object of name: version range", key, sections[i]);
+		n += json_object_size(sec);
+		if (n > JIG_DEPS_MAX_DEPS)
+			return refuse(e, "bun.lock: packages.%.120s: more than %d dependencies", key, JIG_DEPS_MAX_DEPS);
+		*edges += json_object_size(sec);
+		if (*edges > JIG_DEPS_MAX_EDGES)
+			return refuse(e, "bun.lock: packages.%.120s: the lock's packages declare more than %d dependencies in all", key,
+				      JIG_DEPS_MAX_EDGES);
+		json_object_foreach(sec, k, v) {
+			if (!name_ok(k))
+				return refuse(e, "bun.lock: packages.%.120s: %s: \"%.64s\" is not an npm package name", key, sections[i], k);
 			if (!json_is_string(v) || !spec_ok(json_string_value(v)))
 				return refuse(e, "bun.lock: packages.%.120s: %s.%.64s is not a registry version", key, sections[i], k);
+		}
+	}
 	json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:O}", "path", key, "name", name, "version", version, "integrity", integ));
 	return 0;
 }
@@ -245,13 +312,25 @@ static int closure(json_t *packages, json_t *root, json_t *seen, struct jig_erro
 			const char *dep;
 			json_t *v;
 			json_object_foreach(json_object_get(decl, sections[i]), dep, v) {
-				char found[1100];
-				if (!resolve(packages, from, dep, found, sizeof(found))) {
+				char found[JIG_DEPS_KEY_MAX + 216 + 2], want[216], name[216];
+				const char *version;
+				json_t *ent = resolve(packages, from, dep, found, sizeof(found));
+				if (!ent) {
 					/* Optional and peer dependencies may be absent. */
 					if (strcmp(sections[i], "optionalDependencies") == 0 || strcmp(sections[i], "peerDependencies") == 0)
 						continue;
 					r = refuse(e, "bun.lock does not resolve %s%.120s's dependency %.120s; run the pinned Bun's install to update it",
 						   *from ? "package " : "", *from ? from : "the manifest", dep);
+					break;
+				}
+				/* The key's package is the one asked for: the dependency's
+				 * own name, or its npm: alias target. */
+				spec_target(dep, json_string_value(v), want, sizeof(want));
+				split_spec(json_string_value(json_array_get(ent, 0)), name, sizeof(name), &version);
+				if (strcmp(name, want) != 0) {
+					r = refuse(e, "bun.lock: packages.%.120s is %.120s, but %s%.120s's dependency %.120s (%.120s) asks for %.120s",
+						   found, json_string_value(json_array_get(ent, 0)), *from ? "package " : "",
+						   *from ? from : "the manifest", dep, json_string_value(v), want);
 					break;
 				}
 				if (!json_object_get(seen, found)) {
@@ -320,9 +399,12 @@ static int check_lock(int pkgfd, json_t *manifest, struct jig_deps *d, struct ji
 		r = refuse(e, "bun.lock: its patchedDependencies differ from package.json's");
 		goto out;
 	}
+	if ((r = check_overrides(json_object_get(lock, "overrides"), JIG_DEPS_LOCK, "overrides", "override", e)))
+		goto out;
 	d->packages = json_array();
+	size_t edges = 0;
 	json_object_foreach(packages, k, v)
-		if ((r = check_entry(k, v, d->packages, e)))
+		if ((r = check_entry(k, v, d->packages, &edges, e)))
 			goto out;
 	if ((r = closure(packages, root, seen, e)))
 		goto out;

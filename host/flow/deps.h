@@ -8,8 +8,10 @@
  * file, link, workspace, portal or a tarball URL). The lock must then be
  * complete and closed: its root workspace declares exactly the manifest's
  * dependencies, every package is one registry version with a sha512
- * integrity, every dependency of every package resolves inside the lock,
- * and every package is reached from the manifest. */
+ * integrity at a key that is a node_modules path of npm names, every
+ * dependency of every package resolves inside the lock to the package it
+ * names (or its npm: alias target), and every package is reached from the
+ * manifest. */
 #ifndef JIG_FLOW_DEPS_H
 #define JIG_FLOW_DEPS_H
 
@@ -26,6 +28,10 @@
 #define JIG_DEPS_MAX_PACKAGES 4096
 #define JIG_DEPS_MAX_PATCHES 16
 #define JIG_DEPS_PATCH_MAX (1u << 20)
+#define JIG_DEPS_KEY_MAX 1024	 /* a lock key (install path), in bytes */
+#define JIG_DEPS_MAX_DEPTH 32	 /* package names in one lock key */
+#define JIG_DEPS_MAX_DEPS 1024	 /* dependencies one locked package declares */
+#define JIG_DEPS_MAX_EDGES 65536 /* dependencies all locked packages declare */
 
 struct jig_deps {
 	bool declared;	      /* the package has dependencies at all */

@@ -2,9 +2,11 @@
  * (issue 16; docs/dependencies.md): its bytes must match the lock's sha512
  * integrity, and its entries — read with libarchive, bounded — must be
  * plain files and directories below one top directory, at normalised
- * paths, within the preparation's file and byte budget. Links, devices,
- * FIFOs, absolute or ".." paths, and anything over the budget refuse the
- * whole preparation. */
+ * paths, each path once, within the preparation's file and byte budget.
+ * Links, devices, FIFOs, absolute or ".." paths, duplicates, entries
+ * below a file, setuid/setgid/sticky bits, more than
+ * JIG_TARBALL_UNPACKED_MAX decompressed, and anything over the budget
+ * refuse the whole preparation. */
 #ifndef JIG_FLOW_TARBALL_H
 #define JIG_FLOW_TARBALL_H
 
@@ -16,6 +18,7 @@
 #define JIG_PREPARED_FILES_MAX 4096
 #define JIG_PREPARED_BYTES_MAX (32u << 20)
 #define JIG_TARBALL_MAX (16u << 20) /* compressed, as fetched */
+#define JIG_TARBALL_UNPACKED_MAX (64u << 20) /* decompressed, headers and padding included */
 
 /* What a preparation may still unpack; each inspection takes its share. */
 struct jig_tarball_budget {

@@ -189,5 +189,81 @@ case_patches() {
 	bad "patches/left-pad.patch: is a symbolic link"
 }
 
+case_lock_keys() {
+	# Every key is a node_modules path of npm names, bounded; nested and
+	# scoped keys are accepted.
+	for change in \
+		'.packages["Left-Pad"] = .packages["left-pad"]@@packages.Left-Pad: the key is not a node_modules path' \
+		'.packages["@s"] = .packages["left-pad"]@@packages.@s: the key is not' \
+		'.packages["is-odd/"] = .packages["is-number"]@@packages.is-odd/: the key is not' \
+		'.packages["is-odd//is-number"] = .packages["is-number"]@@packages.is-odd//is-number: the key is not' \
+		'.packages["../is-number"] = .packages["is-number"]@@packages.../is-number: the key is not' \
+		'.packages[([range(33)] | map("a") | join("/"))] = .packages["is-number"]@@packages.a/a/.*: the key .*at most 32 names and 1024 bytes' \
+		'.packages[([range(6)] | map("a" * 200) | join("/"))] = .packages["is-number"]@@packages.aaa.*: the key .*at most 32 names and 1024 bytes'; do
+		project . "${change%%@@*}"
+		bad "flow uses: bun.lock: ${change#*@@}"
+	done
+	# 32 names deep is accepted by the key check (then not reached).
+	project . '.packages[([range(32)] | map("a") | join("/"))] = .packages["is-number"]'
+	bad "package a/a/.*/a is not reached"
+	project . '.packages["is-odd/is-number"] = .packages["is-number"] | del(.packages["is-number"])'
+	reaches_preparation
+	project . '.packages["is-odd"][2].dependencies = {"@t/n": "^6.0.0"} | .packages["is-odd/@t/n"] = (.packages["is-number"] | .[0] = "@t/n@6.0.0") | del(.packages["is-number"])'
+	reaches_preparation
+}
+case_lock_names() {
+	# A key installs the package its dependents name, or their npm:
+	# alias's target; dependency names are npm names.
+	project . '.packages["left-pad"][0] = "right-pad@1.3.0"'
+	bad "flow uses: bun.lock: packages.left-pad is right-pad@1.3.0, but the manifest's dependency left-pad (^1.3.0) asks for left-pad"
+	project . '.packages["is-number"][0] = "is-even@6.0.0"'
+	bad "bun.lock: packages.is-number is is-even@6.0.0, but package is-odd's dependency is-number (^6.0.0) asks for is-number"
+	project '.dependencies["left-pad"] = "npm:right-pad@^1.3.0"' '.workspaces[""].dependencies["left-pad"] = "npm:right-pad@^1.3.0"'
+	bad "bun.lock: packages.left-pad is left-pad@1.3.0, but the manifest's dependency left-pad (npm:right-pad@^1.3.0) asks for right-pad"
+	# An alias to the package the key holds is accepted.
+	project '.dependencies = {"csv-parse": "5.5.6", "pad": "npm:left-pad@^1.3.0"}' \
+		'.workspaces[""].dependencies = {"csv-parse": "5.5.6", "pad": "npm:left-pad@^1.3.0"} | .packages["pad"] = .packages["left-pad"] | del(.packages["left-pad"])'
+	reaches_preparation
+	project . '.packages["is-odd"][2].dependencies["Bad Name"] = "1.0.0"'
+	bad "bun.lock: packages.is-odd: dependencies: \"Bad Name\" is not an npm package name"
+	project . '.packages["is-odd"][2].peerDependencies = "is-number"'
+	bad "bun.lock: packages.is-odd: peerDependencies must be an object"
+}
+case_lock_dependency_caps() {
+	# 1,024 dependencies a package, 65,536 in all.
+	project . '.packages["is-odd"][2].optionalDependencies = ([range(1023)] | map({key: "o\(.)", value: "1.0.0"}) | from_entries)'
+	reaches_preparation
+	project . '.packages["is-odd"][2].optionalDependencies = ([range(1024)] | map({key: "o\(.)", value: "1.0.0"}) | from_entries)'
+	bad "bun.lock: packages.is-odd: more than 1024 dependencies"
+	project . '([range(1024)] | map({key: "o\(.)", value: "1.0.0"}) | from_entries) as $o |
+		.packages += ([range(65)] | map({key: "p\(.)", value: ["p\(.)@1.0.0", "", {optionalDependencies: $o}, ("sha512-" + ("A" * 86) + "==")]}) | from_entries)'
+	bad "bun.lock: packages.p[0-9]*: the lock's packages declare more than 65536 dependencies in all"
+}
+case_refuse_tarball_specs() {
+	# A tarball path is no registry version, with or without a scheme.
+	for spec in left-pad-1.3.0.tgz x.tar x.tar.gz X.TGZ "npm:left-pad@x.tgz"; do
+		project ".dependencies[\"left-pad\"] = \"$spec\""
+		bad "dependencies.left-pad: .* is not a registry version"
+	done
+	project '.overrides = {"left-pad": "left-pad-1.3.0.tgz"}'
+	bad "package.json: overrides.left-pad: only a registry version"
+	project . '.packages["is-odd"][2].dependencies["is-number"] = "is-number-6.0.0.tgz"'
+	bad "bun.lock: packages.is-odd: dependencies.is-number is not a registry version"
+}
+case_lock_overrides() {
+	# The lock's overrides follow package.json's rules.
+	project . '.overrides = {"left-pad": "1.3.0"}'
+	reaches_preparation
+	for change in '.overrides = {"left-pad": "github:a/b"}@@overrides.left-pad: only a registry version may override' \
+		'.overrides = {"left-pad": "x.tgz"}@@overrides.left-pad: only a registry version may override' \
+		'.overrides = {"left-pad": {"is-number": "1.0.0"}}@@overrides.left-pad: only a registry version may override' \
+		'.overrides = "github:a/b"@@overrides must be an object'; do
+		project . "${change%%@@*}"
+		bad "flow uses: bun.lock: ${change#*@@}"
+	done
+	project '.overrides = "github:a/b"'
+	bad "package.json: overrides must be an object"
+}
+
 "case_$1"
 echo "PASS: $1"

@@ -1,7 +1,8 @@
 /* The tarball inspector (host/prepare/tarball.c) against archives this
  * test writes with libarchive: a good package, and each hostile shape —
  * "..", absolute paths, links, devices, FIFOs, a 40 MiB file, 5,000 files,
- * two top directories, a wrong integrity, not a tarball. Issue 16. */
+ * two top directories, duplicates, entries below a file, setuid bits, a
+ * header bomb, a wrong or overlong integrity, not a tarball. Issue 16. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,12 +41,13 @@ static void tgz_open(struct tgz *t, size_t cap)
 
 /* type: AE_IFREG, AE_IFDIR, AE_IFLNK (link: target), AE_IFCHR, AE_IFIFO;
  * hardlink: a hard link to link. */
-static void add(struct tgz *t, const char *path, unsigned type, size_t size, const char *link, int hardlink)
+static void add_perm(struct tgz *t, const char *path, unsigned type, unsigned perm, size_t size, const char *link,
+		     int hardlink)
 {
 	struct archive_entry *e = archive_entry_new();
 	archive_entry_set_pathname(e, path);
 	archive_entry_set_filetype(e, type);
-	archive_entry_set_perm(e, 0644);
+	archive_entry_set_perm(e, perm);
 	archive_entry_set_size(e, type == AE_IFREG && !hardlink ? (la_int64_t)size : 0);
 	if (type == AE_IFLNK)
 		archive_entry_set_symlink(e, link);
@@ -60,6 +62,10 @@ static void add(struct tgz *t, const char *path, unsigned type, size_t size, con
 		assert_int_equal(archive_write_data(t->a, zeros, n), (la_ssize_t)n);
 	}
 	archive_entry_free(e);
+}
+static void add(struct tgz *t, const char *path, unsigned type, size_t size, const char *link, int hardlink)
+{
+	add_perm(t, path, type, 0644, size, link, hardlink);
 }
 
 static void tgz_close(struct tgz *t, char integrity[128])
@@ -142,6 +148,97 @@ static void two_tops(struct tgz *t)
 	add(t, "other/b.js", AE_IFREG, 1, NULL, 0);
 }
 static void odd_name(struct tgz *t) { add(t, "package/a\nb", AE_IFREG, 1, NULL, 0); }
+static void odd_top(struct tgz *t) { add(t, "pack\033age/a.js", AE_IFREG, 1, NULL, 0); }
+static void top_file(struct tgz *t) { add(t, "package", AE_IFREG, 1, NULL, 0); }
+static void twice(struct tgz *t)
+{
+	add(t, "package/a.js", AE_IFREG, 1, NULL, 0);
+	add(t, "package/b.js", AE_IFREG, 1, NULL, 0);
+	add(t, "package/a.js", AE_IFREG, 2, NULL, 0);
+}
+static void file_and_dir(struct tgz *t)
+{
+	add(t, "package/lib/", AE_IFDIR, 0, NULL, 0);
+	add(t, "package/lib", AE_IFREG, 1, NULL, 0);
+}
+static void below_file(struct tgz *t)
+{
+	add(t, "package/lib", AE_IFREG, 1, NULL, 0);
+	add(t, "package/lib-x.js", AE_IFREG, 1, NULL, 0);
+	add(t, "package/lib/evil.js", AE_IFREG, 1, NULL, 0);
+}
+static void below_file_first(struct tgz *t)
+{
+	add(t, "package/lib/a/b.js", AE_IFREG, 1, NULL, 0);
+	add(t, "package/lib", AE_IFREG, 1, NULL, 0);
+}
+static void set_uid(struct tgz *t) { add_perm(t, "package/x", AE_IFREG, 04755, 1, NULL, 0); }
+static void set_gid(struct tgz *t) { add_perm(t, "package/x", AE_IFREG, 02755, 1, NULL, 0); }
+static void sticky(struct tgz *t) { add_perm(t, "package/d", AE_IFDIR, 01777, 0, NULL, 0); }
+static void odd_perms(struct tgz *t)
+{
+	add_perm(t, "package/", AE_IFDIR, 0777, 0, NULL, 0);
+	add_perm(t, "package/x", AE_IFREG, 0600, 1, NULL, 0);
+	add_perm(t, "package/y", AE_IFREG, 0777, 1, NULL, 0);
+}
+
+/* ustar header block h for name, typeflag and size. */
+static void ustar(char h[512], const char *name, char type, size_t size)
+{
+	memset(h, 0, 512);
+	snprintf(h, 100, "%s", name);
+	memcpy(h + 100, "0000644", 8);
+	memcpy(h + 108, "0000000", 8);
+	memcpy(h + 116, "0000000", 8);
+	snprintf(h + 124, 12, "%011zo", size);
+	memcpy(h + 136, "00000000000", 12);
+	h[156] = type;
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
+	memset(h + 148, ' ', 8);
+	unsigned sum = 0;
+	for (size_t i = 0; i < 512; i++)
+		sum += (unsigned char)h[i];
+	snprintf(h + 148, 8, "%06o", sum);
+}
+
+/* A gzip'd tar of 80 entries, each after a pax global header ('g') of
+ * 1 MiB less a block of zeros that the tar reader skips: 80 MiB
+ * through the decompressor, nearly all of it headers and padding, under
+ * every entry and content budget. */
+static void header_bomb(struct tgz *t, char integrity[128])
+{
+	const size_t gsize = (1u << 20) - 512;
+	char h[512];
+	static char zeros[65536];
+	t->cap = 4u << 20;
+	t->buf = malloc(t->cap);
+	t->used = 0;
+	t->a = archive_write_new();
+	archive_write_add_filter_gzip(t->a);
+	archive_write_set_format_raw(t->a);
+	archive_write_set_bytes_in_last_block(t->a, 1);
+	assert_int_equal(archive_write_open_memory(t->a, t->buf, t->cap, &t->used), ARCHIVE_OK);
+	struct archive_entry *e = archive_entry_new();
+	archive_entry_set_pathname(e, "raw");
+	archive_entry_set_filetype(e, AE_IFREG);
+	assert_int_equal(archive_write_header(t->a, e), ARCHIVE_OK);
+	archive_entry_free(e);
+	for (int i = 0; i < 80; i++) {
+		char name[32];
+		ustar(h, "pax_global_header", 'g', gsize);
+		assert_int_equal(archive_write_data(t->a, h, 512), 512);
+		for (size_t off = 0; off < gsize; off += sizeof(zeros)) {
+			size_t n = gsize - off < sizeof(zeros) ? gsize - off : sizeof(zeros);
+			assert_int_equal(archive_write_data(t->a, zeros, n), (la_ssize_t)n);
+		}
+		snprintf(name, sizeof(name), "package/f%d", i);
+		ustar(h, name, '0', 0);
+		assert_int_equal(archive_write_data(t->a, h, 512), 512);
+	}
+	assert_int_equal(archive_write_data(t->a, zeros, 1024), 1024);
+	tgz_close(t, integrity);
+}
 
 static void test_good_and_budget(void **state)
 {
@@ -168,6 +265,22 @@ static void test_good_and_budget(void **state)
 	assert_true(inspect(&t, other, &b, &e) < 0);
 	assert_non_null(strstr(e.msg, "does not match the lock's sha512 integrity"));
 	assert_true(inspect(&t, "sha1-abc", &b, &e) < 0);
+	/* An integrity of any other length is refused before it is decoded
+	 * (a long one used to overflow the decoded digest's buffer). */
+	char *lng = malloc(7 + 100000 + 1);
+	strcpy(lng, "sha512-");
+	memset(lng + 7, 'A', 100000);
+	lng[7 + 100000] = '\0';
+	assert_true(inspect(&t, lng, &b, &e) < 0);
+	assert_non_null(strstr(e.msg, "is not sha512 base64"));
+	lng[7 + 92] = '\0'; /* 4 characters over */
+	assert_true(inspect(&t, lng, &b, &e) < 0);
+	assert_non_null(strstr(e.msg, "is not sha512 base64"));
+	free(lng);
+	strcpy(other, integ);
+	other[20] = '!';
+	assert_true(inspect(&t, other, &b, &e) < 0);
+	assert_non_null(strstr(e.msg, "is not sha512 base64"));
 	assert_true(jig_tarball_inspect("not a tarball", 13, integ, "x", &b, &e) < 0);
 	free(t.buf);
 }
@@ -187,9 +300,35 @@ static void test_hostile(void **state)
 	assert_non_null(strstr(refusal(many), "more than 4096 files"));
 	assert_non_null(strstr(refusal(two_tops), "outside its top directory"));
 	assert_non_null(strstr(refusal(odd_name), "is not a normalised path"));
+	assert_non_null(strstr(refusal(odd_top), "the top directory is not a plain name"));
+	assert_non_null(strstr(refusal(top_file), "is a file, not the top directory"));
+	assert_non_null(strstr(refusal(twice), "\"package/a.js\" appears twice"));
+	assert_non_null(strstr(refusal(file_and_dir), "\"package/lib\" appears twice"));
+	assert_non_null(strstr(refusal(below_file), "\"package/lib/evil.js\" is below \"package/lib\", which is a file"));
+	assert_non_null(strstr(refusal(below_file_first), "\"package/lib/a/b.js\" is below \"package/lib\", which is a file"));
+	assert_non_null(strstr(refusal(set_uid), "is setuid, setgid or sticky (mode 4755)"));
+	assert_non_null(strstr(refusal(set_gid), "is setuid, setgid or sticky"));
+	assert_non_null(strstr(refusal(sticky), "is setuid, setgid or sticky"));
+	assert_null(refusal(odd_perms));
 	/* At the caps: accepted. */
 	assert_null(refusal(at_bytes));
 	assert_null(refusal(at_files));
+}
+
+static void test_header_bomb(void **state)
+{
+	(void)state;
+	struct tgz t;
+	char integ[128];
+	/* Even with an unlimited content budget: the cap is on every byte
+	 * the decompressor hands the tar reader. */
+	struct jig_tarball_budget b = {JIG_PREPARED_FILES_MAX, UINT64_MAX};
+	struct jig_error e = {0};
+	header_bomb(&t, integ);
+	assert_true(t.used < JIG_TARBALL_MAX);
+	assert_true(inspect(&t, integ, &b, &e) < 0);
+	assert_non_null(strstr(e.msg, "unpacks to more than 67108864 bytes"));
+	free(t.buf);
 }
 
 int main(void)
@@ -197,6 +336,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_and_budget),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_header_bomb),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
