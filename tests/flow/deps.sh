@@ -117,6 +117,27 @@ case_example_runs_offline() {
 	[ "$rc" -eq 0 ] || fail "the re-review needed the registry"
 	[ "$(jq -r .plan_sha256 "$T/review.out")" = "$sha" ] || fail "the re-review's Plan differs"
 }
+case_real_example() {
+	# R-E01 R-E09: examples/npm-csv, its real bun.lock made by the pinned
+	# Bun, reviewed against the real csv-parse tarball (vendored in
+	# tests/fixtures/npm, served on loopback) and run offline.
+	rm -rf "$T/reg" && mkdir -p "$T/reg/csv-parse/-"
+	cp "$JIG_SOURCE/tests/fixtures/npm/csv-parse-5.5.6.tgz" "$T/reg/csv-parse/-/"
+	serve
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p" && cp -r "$JIG_SOURCE/examples/npm-csv" "$T/p"
+	review
+	[ "$rc" -eq 0 ] || fail "review failed"
+	cat "$T/review.out"
+	only_tarballs 1
+	grep -q "npm dependencies: prepared installation sha256 [0-9a-f]\{64\} (1 packages" "$T/review.out" || fail "no installation in the Plan"
+	: >"$T/log"
+	(cd "$T/p" && "$JIG" run csv-columns --input data="$T/p/csv-columns/sample.csv" --output "$T/pkt") || fail "the Run failed"
+	cat "$T/pkt/files/columns.json"
+	jq -e '.rows == 4 and .columns.city.distinct == 4 and .columns["population, millions"].filled == 3' "$T/pkt/files/columns.json" >/dev/null ||
+		fail "csv-parse did not parse"
+	[ ! -s "$T/log" ] || fail "the Run made a request"
+}
 case_scripts_never_run() {
 	# R-E09: lifecycle scripts (pre/install, postinstall, prepare) and code
 	# on import would write a marker and reach the listener; none runs.
