@@ -480,6 +480,10 @@ static int prepare_flow(struct one *o, struct jig_error *e)
 	size_t sfiles;
 	if ((r = jig_store_capture(o->p, src, what, source, &sbytes, &sfiles, e)))
 		return r;
+	if (sbytes > JIG_PREPARE_SOURCE_BYTES)
+		return jig_err(e, JIG_E_USAGE,
+			       "%s (package.json, bun.lock and the declared patches) are %llu bytes, over the %llu MiB a preparation may read; not admitted",
+			       what, (unsigned long long)sbytes, (unsigned long long)(JIG_PREPARE_SOURCE_BYTES >> 20));
 	/* The identity of a preparation: the sources and everything of the
 	 * installer (its scope, the worker, the runtime support, Bun). */
 	char worker[JIG_SHA256_HEX], script[JIG_SHA256_HEX], bun[JIG_SHA256_HEX];

@@ -28,6 +28,7 @@
 #define JIG_PREPARE_ONE_MS 60000
 #define JIG_PREPARE_MAX 16			/* distinct preparations */
 #define JIG_PREPARE_PHASE_BYTES (256ull << 20) /* prepared content, all of them */
+#define JIG_PREPARE_SOURCE_BYTES (16ull << 20)  /* what one preparation reads (its files: at most 2 + 16) */
 
 struct jig_prepare_phase {
 	const struct jig_snapshot *snapshot;

@@ -171,6 +171,19 @@ case_lock_at_caps() {
 	project . '.packages = ([range(4097)] | map({key: "p\(.)", value: ["p\(.)@1.0.0", "", {}, ("sha512-" + ("A" * 86) + "==")]}) | from_entries)'
 	bad "packages must be an object of at most 4096 packages"
 }
+case_sources_at_cap() {
+	# R-E10: what one preparation reads (package.json, bun.lock, patches)
+	# is at most 16 MiB together: at the cap it reaches the preparation,
+	# one byte over it is refused.
+	project '.patchedDependencies = {"left-pad@1.3.0": "p.patch"}' '.patchedDependencies = {"left-pad@1.3.0": "p.patch"}'
+	head -c $((1024 * 1024)) /dev/zero | tr '\0' 'x' >"$T/p/uses/p.patch"
+	have=$(($(wc -c <"$T/p/uses/package.json") + $(wc -c <"$T/p/uses/bun.lock") + 1024 * 1024))
+	head -c $((16 * 1024 * 1024 - have)) /dev/zero | tr '\0' ' ' >>"$T/p/uses/bun.lock"
+	chown -R "$USER_NAME" "$T/p"
+	reaches_preparation
+	printf ' ' >>"$T/p/uses/bun.lock"
+	bad "its dependency sources (package.json, bun.lock and the declared patches) are 16777217 bytes, over the 16 MiB"
+}
 case_patches() {
 	# Declared patch files must be regular files inside the package,
 	# bounded, and the lock must declare the same patches.
