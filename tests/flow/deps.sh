@@ -246,6 +246,31 @@ case_resolved_lock_outside_registry() {
 	refused_flag "not the registry's own"
 	! grep -q '\.tgz$' "$T/log" || fail "a tarball was fetched"
 }
+case_phase_at_most_16() {
+	# R-E10 (part): one review runs the installer at most 16 times: 17
+	# Flows with distinct locks — the first 16 prepared (at the cap), the
+	# 17th refused before it launches (over it).
+	serve
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p" "$T/reg" && mkdir -p "$T/p" "$T/reg"
+	flows=""
+	for i in $(seq 1 17); do
+		f=$(printf 'f%02d' "$i")
+		mkdir "$T/p/$f"
+		jq --arg n "$f" '.name = $n' "$JIG_SOURCE/tests/flow/npm/uses/flow.json" >"$T/p/$f/flow.json"
+		printf 'import pad from "jig-fixture-pad";\nexport default async function (jig) { jig.write("out.txt", pad("x", 3)); }\n' >"$T/p/$f/main.ts"
+		python3 "$REGISTRY" make "$T/reg" "$T/p/$f" "$(spec '{"jig-fixture-pad": "1.0.'"$i"'"}' "$(pkg jig-fixture-pad "1.0.$i" "$(jq -cn --arg js "$PAD_JS" '{files: {"index.js": $js}}')")")"
+		flows="$flows${flows:+,}\"$f\": \"$f\""
+	done
+	printf '{"format": "jig-project/1", "flows": {%s}}\n' "$flows" >"$T/p/jig.json"
+	refused_phase() {
+		review
+		[ "$rc" -eq 2 ] || fail "exit $rc"
+		grep -q "flow f17: a review runs the installer at most 16 times" "$T/review.err" || fail "not the preparation cap"
+	}
+	refused_phase
+	[ "$(grep -c '\.tgz$' "$T/log")" -eq 16 ] || fail "not 16 preparations: $(grep -c '\.tgz$' "$T/log")"
+}
 case_registry_stalls() {
 	# R-E10 (part): a registry that never answers ends the preparation at its
 	# deadline (60 s); nothing is admitted.
