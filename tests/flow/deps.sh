@@ -168,6 +168,23 @@ case_only_manifests_reach_installer() {
 	only_tarballs 2
 	! grep -q "bunfig\|npmrc" "$T/log" || fail "the installer read the project's configuration"
 }
+case_patch_applied() {
+	# R-E08: a declared patch is captured with the sources, checked against
+	# the lock, and applied by Bun in the same script-disabled scope.
+	serve
+	project "$(greet_spec)"
+	mkdir "$T/p/uses/patches"
+	printf '%s\n' 'diff --git a/index.js b/index.js' '--- a/index.js' '+++ b/index.js' '@@ -1 +1 @@' \
+		'-module.exports = (s, n) => s.padStart(n, ".");' '\ No newline at end of file' \
+		'+module.exports = (s, n) => s.padStart(n, "*");' '\ No newline at end of file' >"$T/p/uses/patches/pad.patch"
+	for f in package.json bun.lock; do
+		jq '.patchedDependencies = {"jig-fixture-pad@1.0.0": "patches/pad.patch"}' "$T/p/uses/$f" >"$T/x" && mv "$T/x" "$T/p/uses/$f"
+	done
+	review
+	[ "$rc" -eq 0 ] || fail "review failed"
+	(cd "$T/p" && "$JIG" run uses --output "$T/pkt") || fail "the Run failed"
+	[ "$(cat "$T/pkt/files/out.txt")" = "***hello jig!" ] || fail "the patch was not applied: $(cat "$T/pkt/files/out.txt")"
+}
 case_bin_and_links_dropped() {
 	# R-E09: a package's bin entries become no links in the installation.
 	serve
@@ -180,7 +197,9 @@ case_bin_and_links_dropped() {
 case_hostile_tarballs() {
 	# issue 16: jig's own reader refuses each archive before Bun unpacks it.
 	serve
-	for h in dotdot@@path absolute@@path device@@device fifo@@FIFO symlink@@link hardlink@@link big@@MiB many@@entries; do
+	for h in 'dotdot@@is not a normalised path' 'absolute@@is not below one top directory' 'device@@is a device, FIFO or socket' \
+		'fifo@@is a device, FIFO or socket' 'symlink@@is a link' 'hardlink@@is a link' 'big@@takes the preparation over 33554432 bytes' \
+		'many@@more than 4096 files'; do
 		project "$(spec '{"jig-fixture-evil": "1.0.0"}' "$(pkg jig-fixture-evil 1.0.0 "{\"hostile\": \"${h%%@@*}\"}")")"
 		refused "preparing its dependencies refused: jig-fixture-evil@1.0.0: .*${h#*@@}"
 	done
@@ -246,23 +265,53 @@ case_resolved_lock_outside_registry() {
 	refused_flag "not the registry's own"
 	! grep -q '\.tgz$' "$T/log" || fail "a tarball was fetched"
 }
+# flows N SPEC_FN: a project of N Flows f01..fNN, each importing
+# jig-fixture-pad, with the package.json and bun.lock `SPEC_FN I` makes.
+flows() {
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p" "$T/reg" && mkdir -p "$T/p" "$T/reg"
+	names=""
+	for i in $(seq 1 "$1"); do
+		f=$(printf 'f%02d' "$i")
+		mkdir "$T/p/$f"
+		jq --arg n "$f" '.name = $n' "$JIG_SOURCE/tests/flow/npm/uses/flow.json" >"$T/p/$f/flow.json"
+		printf 'import pad from "jig-fixture-pad";\nexport default async function (jig) { jig.write("out.txt", pad("x", 3)); }\n' >"$T/p/$f/main.ts"
+		python3 "$REGISTRY" make "$T/reg" "$T/p/$f" "$($2 "$i")"
+		names="$names${names:+,}\"$f\": \"$f\""
+	done
+	printf '{"format": "jig-project/1", "flows": {%s}}\n' "$names" >"$T/p/jig.json"
+}
+pad_version() { spec '{"jig-fixture-pad": "1.0.'"$1"'"}' "$(pkg jig-fixture-pad "1.0.$1" "$(jq -cn --arg js "$PAD_JS" '{files: {"index.js": $js}}')")"; }
+pad_30mib() { spec '{"jig-fixture-pad": "1.0.'"$1"'"}' "$(pkg jig-fixture-pad "1.0.$1" "$(jq -cn --arg js "$PAD_JS" '{files: {"index.js": $js}, hostile: "big30"}')")"; }
+case_phase_bytes_256mib() {
+	# R-E10 (part): one review prepares at most 256 MiB: eight Flows of
+	# 30 MiB each are prepared (240 MiB), the ninth (270 MiB) is refused.
+	serve
+	flows 9 pad_30mib
+	review
+	[ "$rc" -eq 2 ] || fail "exit $rc"
+	grep -q "flow f09: the review's prepared dependencies exceed 256 MiB" "$T/review.err" || fail "not the phase's byte cap"
+	[ "$(grep -c '\.tgz$' "$T/log")" -eq 9 ] || fail "not nine preparations"
+}
+case_phase_deadline_180s() {
+	# R-E10 (part): the dependency phase has one 180 s deadline: a registry
+	# that answers each request after 50 s lets about three Flows prepare;
+	# the one running when the phase's time is up is cut off.
+	serve 50
+	flows 4 pad_version
+	start=$(date +%s)
+	review
+	took=$(($(date +%s) - start))
+	[ "$rc" -eq 2 ] || [ "$rc" -eq 3 ] || fail "exit $rc"
+	grep -q "flow f0[34]: .*\(180 s phase deadline\|deadline of 180 s passed\)" "$T/review.err" || fail "not the phase deadline"
+	[ "$took" -ge 175 ] && [ "$took" -lt 240 ] || fail "took $took s"
+}
 case_phase_at_most_16() {
 	# R-E10 (part): one review runs the installer at most 16 times: 17
 	# Flows with distinct locks — the first 16 prepared (at the cap), the
 	# 17th refused before it launches (over it).
 	serve
-	chmod -R u+w "$T/p" 2>/dev/null || true
-	rm -rf "$T/p" "$T/reg" && mkdir -p "$T/p" "$T/reg"
-	flows=""
-	for i in $(seq 1 17); do
-		f=$(printf 'f%02d' "$i")
-		mkdir "$T/p/$f"
-		jq --arg n "$f" '.name = $n' "$JIG_SOURCE/tests/flow/npm/uses/flow.json" >"$T/p/$f/flow.json"
-		printf 'import pad from "jig-fixture-pad";\nexport default async function (jig) { jig.write("out.txt", pad("x", 3)); }\n' >"$T/p/$f/main.ts"
-		python3 "$REGISTRY" make "$T/reg" "$T/p/$f" "$(spec '{"jig-fixture-pad": "1.0.'"$i"'"}' "$(pkg jig-fixture-pad "1.0.$i" "$(jq -cn --arg js "$PAD_JS" '{files: {"index.js": $js}}')")")"
-		flows="$flows${flows:+,}\"$f\": \"$f\""
-	done
-	printf '{"format": "jig-project/1", "flows": {%s}}\n' "$flows" >"$T/p/jig.json"
+	flows 17 pad_version
 	refused_phase() {
 		review
 		[ "$rc" -eq 2 ] || fail "exit $rc"

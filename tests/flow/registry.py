@@ -18,7 +18,8 @@ SPEC: {"name": root name, "dependencies": {NAME: RANGE},
        "packages": [{"name", "version", "dependencies"?, "scripts"?,
                      "main"?, "bin"?, "files"?: {PATH: TEXT},
                      "hostile"?: "dotdot" | "absolute" | "device" | "fifo" |
-                                 "symlink" | "hardlink" | "big" | "many"}],
+                                 "symlink" | "hardlink" | "big" | "many" |
+                                 "big30" (a 30 MiB file, not hostile)}],
        "lock": {"integrity"?: {NAME: VALUE}, "source"?: {NAME: SOURCE}}}
 The packages are built by the suite itself; nothing comes from outside.
 """
@@ -67,6 +68,8 @@ def pack(p):
             add("package/passwd", type=tarfile.LNKTYPE, linkname="/etc/passwd")
         elif h == "big":
             add("package/big.bin", b"\0" * (40 << 20))
+        elif h == "big30":
+            add("package/big.bin", b"\0" * (30 << 20))
         elif h == "many":
             for i in range(5000):
                 add("package/f/%d.js" % i, b"")
