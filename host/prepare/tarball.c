@@ -66,8 +66,24 @@ static int check_path(const char *p, char *top, size_t cap, char *full, size_t f
 		rl--;
 	if (n + 1 + rl >= fcap)
 		return bad(e, "%s: tarball entry \"%.120s\" has too long a path", what, p);
-	memcpy(full, p, n + (rl ? 1 + rl : 0));
-	full[n + (rl ? 1 + rl : 0)] = '\0';
+	/* "." components are dropped ("package/./dist/x" is "package/dist/x":
+	 * real registry tarballs have them); "..", empty components and odd
+	 * characters are refused below. */
+	memcpy(full, p, n);
+	size_t fl = n;
+	for (size_t i = 0; i < rl;) {
+		size_t c = 0;
+		while (i + c < rl && rest[i + c] != '/')
+			c++;
+		if (!(c == 1 && rest[i] == '.')) {
+			full[fl++] = '/';
+			memcpy(full + fl, rest + i, c);
+			fl += c;
+		}
+		i += c + 1;
+	}
+	full[fl] = '\0';
+	rl = fl > n ? fl - n - 1 : 0;
 	if (rl && !jig_path_is_normal_relative(full + n + 1))
 		return bad(e, "%s: tarball entry \"%.120s\" is not a normalised path (no \"..\", \".\", \"//\" or odd characters)",
 			   what, p);
@@ -108,6 +124,8 @@ static la_ssize_t pull(struct archive *tar, void *arg, const void **out)
 struct seen {
 	char *path;
 	bool dir;
+	unsigned perm;
+	uint8_t sha256[SHA256_DIGEST_SIZE]; /* a file's content */
 };
 
 /* Byte order with '/' lowest: everything below "a/" sorts right after
@@ -123,16 +141,20 @@ static int seen_cmp(const void *x, const void *y)
 	}
 }
 
-/* No path twice (as a file or a directory), and no entry below a file:
- * an installer would overwrite, or fail halfway, or follow what the
- * first entry left. */
+/* No path twice with different meanings (a file and a directory, or two
+ * contents or modes), and no entry below a file: an installer would
+ * overwrite, or fail halfway, or follow what the first entry left. The
+ * very same entry twice (real tarballs carry "./x" beside "x") installs
+ * one way whatever the order, and is accepted. */
 static int check_unique(struct seen *s, size_t n, const char *what, struct jig_error *e)
 {
 	qsort(s, n, sizeof(*s), seen_cmp);
 	for (size_t i = 0; i + 1 < n; i++) {
 		size_t l = strlen(s[i].path);
-		if (strcmp(s[i].path, s[i + 1].path) == 0)
-			return bad(e, "%s: tarball entry \"%.120s\" appears twice", what, s[i].path);
+		if (strcmp(s[i].path, s[i + 1].path) == 0 &&
+		    (s[i].dir != s[i + 1].dir || s[i].perm != s[i + 1].perm ||
+		     (!s[i].dir && memcmp(s[i].sha256, s[i + 1].sha256, sizeof(s[i].sha256)) != 0)))
+			return bad(e, "%s: tarball entry \"%.120s\" appears twice, differently", what, s[i].path);
 		if (!s[i].dir && strncmp(s[i].path, s[i + 1].path, l) == 0 && s[i + 1].path[l] == '/')
 			return bad(e, "%s: tarball entry \"%.120s\" is below \"%.120s\", which is a file", what, s[i + 1].path,
 				   s[i].path);
@@ -222,7 +244,11 @@ int jig_tarball_inspect(const void *buf, size_t len, const char *integrity, cons
 			r = jig_err(e, JIG_E_INTERNAL, "out of memory");
 			goto out;
 		}
-		seen[n_seen++].dir = type == AE_IFDIR;
+		seen[n_seen].dir = type == AE_IFDIR;
+		seen[n_seen].perm = type == AE_IFDIR ? 0 : (unsigned)archive_entry_perm(ent);
+		struct seen *cur = &seen[n_seen++];
+		struct sha256_ctx h;
+		sha256_init(&h);
 		/* The bytes as read, not as the header claims. */
 		for (;;) {
 			la_ssize_t n = archive_read_data(a, block, BLOCK);
@@ -238,7 +264,9 @@ int jig_tarball_inspect(const void *buf, size_t len, const char *integrity, cons
 				goto out;
 			}
 			budget->bytes -= (uint64_t)n;
+			sha256_update(&h, (size_t)n, (const uint8_t *)block);
 		}
+		sha256_digest(&h, sizeof(cur->sha256), cur->sha256);
 	}
 	r = check_unique(seen, n_seen, what, e);
 out:

@@ -16,7 +16,9 @@
  * force, becomes the subreaper, starts the payload with only the selected
  * descriptors, and reports every termination it reaps: the real signal
  * number and core flag, or the exit status. It exits with the payload.
- * Statically linked: it needs nothing from the scope's binds. */
+ * Statically linked against musl, without libcap (issue 14: it is hashed
+ * and started on every launch, so it is kept small): it needs nothing
+ * from the scope's binds. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -24,10 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
+#include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,33 +95,57 @@ static void close_others(const int *keep, int n)
 {
 	unsigned from = 0;
 	for (int i = 0; i < n; i++) {
-		if ((unsigned)keep[i] > from && close_range(from, (unsigned)keep[i] - 1, 0) < 0)
+		if ((unsigned)keep[i] > from && syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0) < 0)
 			refuse("close_range", errno);
 		from = (unsigned)keep[i] + 1;
 	}
-	if (close_range(from, ~0u, 0) < 0)
+	if (syscall(SYS_close_range, from, ~0u, 0) < 0)
 		refuse("close_range", errno);
 }
 
+/* capget(2)'s ABI (<linux/capability.h>, version 3: two 32-bit words per
+ * set), declared here: musl's headers do not carry the kernel's. */
+struct cap_header {
+	uint32_t version;
+	int pid;
+};
+struct cap_data {
+	uint32_t effective, permitted, inheritable;
+};
+#define CAP_VERSION_3 0x20080522
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_IS_SET 1
+#endif
+
 static void check_no_capabilities(void)
 {
-	cap_t now = cap_get_proc(), none = cap_init();
-	if (!now || !none)
-		refuse("cap_get_proc", errno);
-	if (cap_compare(now, none) != 0)
-		refuse("a capability is still in the effective, permitted or inheritable set", 0);
-	cap_free(now);
-	cap_free(none);
-	/* Every capability the running kernel knows, not only those this
-	 * build's headers name. */
-	cap_value_t last = (cap_value_t)cap_max_bits() - 1;
-	if (last < CAP_LAST_CAP)
-		last = CAP_LAST_CAP;
-	for (cap_value_t c = 0; c <= last; c++) {
-		if (cap_get_bound(c) > 0)
+	struct cap_header h = {.version = CAP_VERSION_3, .pid = 0};
+	struct cap_data d[2];
+	memset(d, 0xff, sizeof(d));
+	if (syscall(SYS_capget, &h, d) < 0)
+		refuse("capget", errno);
+	for (int i = 0; i < 2; i++)
+		if (d[i].effective || d[i].permitted || d[i].inheritable)
+			refuse("a capability is still in the effective, permitted or inheritable set", 0);
+	/* Every capability the running kernel knows, not only those a header
+	 * names: PR_CAPBSET_READ answers EINVAL past the kernel's last one. */
+	for (unsigned long c = 0;; c++) {
+		int b = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+		if (b < 0 && errno == EINVAL && c > 0)
+			break;
+		if (b < 0)
+			refuse("PR_CAPBSET_READ", errno);
+		if (b > 0)
 			refuse("a capability is still in the bounding set", 0);
-		if (cap_get_ambient(c) > 0)
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, c, 0, 0) > 0)
 			refuse("a capability is still in the ambient set", 0);
+		if (c > 1024)
+			refuse("PR_CAPBSET_READ never ends", 0);
 	}
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
 		refuse("no_new_privs is not set", 0);

@@ -156,6 +156,24 @@ static void twice(struct tgz *t)
 	add(t, "package/b.js", AE_IFREG, 1, NULL, 0);
 	add(t, "package/a.js", AE_IFREG, 2, NULL, 0);
 }
+/* Real registry tarballs (csv-parse 5.5.6) carry "package/./x" beside
+ * "package/x": the same entry twice is accepted; twice differently is not. */
+static void dot_same(struct tgz *t)
+{
+	add(t, "package/./dist/a.js", AE_IFREG, 3, NULL, 0);
+	add(t, "package/dist/a.js", AE_IFREG, 3, NULL, 0);
+}
+static void dot_differs(struct tgz *t)
+{
+	add(t, "package/./dist/a.js", AE_IFREG, 3, NULL, 0);
+	add(t, "package/dist/a.js", AE_IFREG, 4, NULL, 0);
+}
+static void twice_mode(struct tgz *t)
+{
+	add_perm(t, "package/a.js", AE_IFREG, 0644, 1, NULL, 0);
+	add_perm(t, "package/a.js", AE_IFREG, 0755, 1, NULL, 0);
+}
+static void dot_dotdot(struct tgz *t) { add(t, "package/./../evil.js", AE_IFREG, 1, NULL, 0); }
 static void file_and_dir(struct tgz *t)
 {
 	add(t, "package/lib/", AE_IFDIR, 0, NULL, 0);
@@ -304,6 +322,10 @@ static void test_hostile(void **state)
 	assert_non_null(strstr(refusal(top_file), "is a file, not the top directory"));
 	assert_non_null(strstr(refusal(twice), "\"package/a.js\" appears twice"));
 	assert_non_null(strstr(refusal(file_and_dir), "\"package/lib\" appears twice"));
+	assert_null(refusal(dot_same));
+	assert_non_null(strstr(refusal(dot_differs), "\"package/dist/a.js\" appears twice, differently"));
+	assert_non_null(strstr(refusal(twice_mode), "\"package/a.js\" appears twice, differently"));
+	assert_non_null(strstr(refusal(dot_dotdot), "is not a normalised path"));
 	assert_non_null(strstr(refusal(below_file), "\"package/lib/evil.js\" is below \"package/lib\", which is a file"));
 	assert_non_null(strstr(refusal(below_file_first), "\"package/lib/a/b.js\" is below \"package/lib\", which is a file"));
 	assert_non_null(strstr(refusal(set_uid), "is setuid, setgid or sticky (mode 4755)"));
