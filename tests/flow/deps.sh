@@ -138,22 +138,30 @@ case_real_example() {
 		fail "csv-parse did not parse"
 	[ ! -s "$T/log" ] || fail "the Run made a request"
 }
-case_scripts_never_run() {
-	# R-E09: lifecycle scripts (pre/install, postinstall, prepare) and code
-	# on import would write a marker and reach the listener; none runs.
+# script WHICH: a dependency whose WHICH lifecycle script (or, for
+# "import", its main module) would write a marker in its directory and
+# reach the listener; neither happens during review.
+script() {
 	serve
-	probe() { printf 'touch MARK-%s; bun -e "await fetch(\\"http://127.0.0.1:%s/script-%s\\")"; curl -s http://127.0.0.1:%s/curl-%s' "$1" "$PORT" "$1" "$PORT" "$1"; }
-	scripts=$(jq -cn --arg a "$(probe preinstall)" --arg b "$(probe install)" --arg c "$(probe postinstall)" --arg d "$(probe prepare)" \
-		'{scripts: {preinstall: $a, install: $b, postinstall: $c, prepare: $d}}')
-	js="require('node:fs').writeFileSync('MARK-import', 'x'); fetch('http://127.0.0.1:$PORT/import'); $GREET_JS"
-	project "$(greet_spec "$(jq -cn --argjson s "$scripts" --arg js "$js" '$s + {files: {"index.js": $js}}')")"
+	probe="touch MARK-$1; bun -e \"await fetch('http://127.0.0.1:$PORT/script-$1')\"; curl -s http://127.0.0.1:$PORT/curl-$1"
+	if [ "$1" = import ]; then
+		extra=$(jq -cn --arg js "require('node:fs').writeFileSync('MARK-import', 'x'); fetch('http://127.0.0.1:$PORT/import'); $GREET_JS" '{files: {"index.js": $js}}')
+	else
+		extra=$(jq -cn --arg w "$1" --arg p "$probe" --arg js "$GREET_JS" '{scripts: {($w): $p}, files: {"index.js": $js}}')
+	fi
+	project "$(greet_spec "$extra")"
 	review
 	[ "$rc" -eq 0 ] || fail "review failed"
 	sleep 1
 	only_tarballs 2
 	tree_paths >"$T/paths"
-	! grep -q MARK "$T/paths" || fail "a script ran: $(grep MARK "$T/paths")"
+	! grep -q MARK "$T/paths" || fail "it ran: $(grep MARK "$T/paths")"
 }
+case_script_preinstall() { script preinstall; }
+case_script_install() { script install; }
+case_script_postinstall() { script postinstall; }
+case_script_prepare() { script prepare; }
+case_code_on_import() { script import; }
 case_only_manifests_reach_installer() {
 	# R-E07: the project's other configuration (bunfig.toml, .npmrc, a
 	# foreign lockfile) would send Bun to another registry path; it never
@@ -194,16 +202,22 @@ case_bin_and_links_dropped() {
 	tree_paths >"$T/paths"
 	! grep -q '\.bin' "$T/paths" || fail "bin links in the installation"
 }
-case_hostile_tarballs() {
-	# issue 16: jig's own reader refuses each archive before Bun unpacks it.
+# hostile KIND PATTERN: a package whose tarball is KIND (registry.py's)
+# is refused by jig's own reader before Bun unpacks it.
+hostile() {
 	serve
-	for h in 'dotdot@@is not a normalised path' 'absolute@@is not below one top directory' 'device@@is a device, FIFO or socket' \
-		'fifo@@is a device, FIFO or socket' 'symlink@@is a link' 'hardlink@@is a link' 'big@@takes the preparation over 33554432 bytes' \
-		'many@@more than 4096 files'; do
-		project "$(spec '{"jig-fixture-evil": "1.0.0"}' "$(pkg jig-fixture-evil 1.0.0 "{\"hostile\": \"${h%%@@*}\"}")")"
-		refused "preparing its dependencies refused: jig-fixture-evil@1.0.0: .*${h#*@@}"
-	done
+	project "$(spec '{"jig-fixture-evil": "1.0.0"}' "$(pkg jig-fixture-evil 1.0.0 "{\"hostile\": \"$1\"}")")"
+	refused "preparing its dependencies refused: jig-fixture-evil@1.0.0: .*$2"
+	only_tarballs 1
 }
+case_hostile_dotdot() { hostile dotdot "is not a normalised path"; }
+case_hostile_absolute() { hostile absolute "is not below one top directory"; }
+case_hostile_device() { hostile device "is a device, FIFO or socket"; }
+case_hostile_fifo() { hostile fifo "is a device, FIFO or socket"; }
+case_hostile_symlink() { hostile symlink "is a link"; }
+case_hostile_hardlink() { hostile hardlink "is a link"; }
+case_hostile_40mib_file() { hostile big "takes the preparation over 33554432 bytes"; }
+case_hostile_5000_files() { hostile many "more than 4096 files"; }
 case_integrity_mismatch() {
 	# R-E02: the lock's integrity is checked by jig against the bytes fetched.
 	serve
@@ -218,6 +232,8 @@ case_lock_refused_before_fetch() {
 	for change in '.lock.source = {"jig-fixture-pad": "jig-fixture-pad@git+https://127.0.0.1/x.git"}@@' \
 		'.lock.source = {"jig-fixture-pad": "jig-fixture-pad@file:../x"}@@' \
 		'.lock.integrity = {"jig-fixture-pad": ""}@@integrity' \
+		'.lock.source = {"jig-fixture-pad": "jig-fixture-pad@link:../x"}@@' \
+		'.lock.source = {"jig-fixture-pad": "jig-fixture-pad@https://127.0.0.1/x.tgz"}@@' \
 		'.dependencies = {"jig-fixture-pad": "file:../pad"}@@file:'; do
 		project "$(spec '{"jig-fixture-pad": "1.0.0"}' "$(pkg jig-fixture-pad 1.0.0)" | jq -c "${change%%@@*}")"
 		refused "flow uses: .*${change#*@@}"
