@@ -56,6 +56,29 @@ static int copy_hashing(int dst, int src, uint64_t size, unsigned char digest[JI
 	return rc;
 }
 
+/* The file's bytes hashed from a read-only mapping (no copy). */
+static int hash_in_place(int fd, uint64_t size, unsigned char digest[JIG_SHA256_LEN])
+{
+	if (size == 0)
+		return jig_sha256("", 0, digest);
+	void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	int r = jig_sha256(p, (size_t)size, digest);
+	munmap(p, (size_t)size);
+	return r;
+}
+
+static int mismatch(const struct jig_snapshot *s, const struct jig_manifest_module *mm, const unsigned char got[JIG_SHA256_LEN],
+		    struct jig_error *e)
+{
+	char want[JIG_SHA256_HEX], have[JIG_SHA256_HEX];
+	jig_hex(mm->file->sha256, JIG_SHA256_LEN, want);
+	jig_hex(got, JIG_SHA256_LEN, have);
+	return jig_err(e, JIG_E_INTEGRITY, "module %s (%s/%s): sha256 %s, expected %s from the signed manifest; refusing to load it",
+		       mm->name, s->dirpath, mm->file->path, have, want);
+}
+
 int jig_module_verified_fd(const struct jig_snapshot *s, const struct jig_manifest_module *mm,
 			   struct jig_error *e)
 {
@@ -74,6 +97,22 @@ int jig_module_verified_fd(const struct jig_snapshot *s, const struct jig_manife
 	jig_autoclose int fd = jig_snapshot_open_file(s, f, e);
 	if (fd < 0)
 		return fd;
+	/* A file of root's that no one else may write cannot change under an
+	 * unprivileged caller: its bytes are hashed where they are and loaded
+	 * from the same inode, with no private copy (issue 14). Root's own
+	 * commands, and snapshots an ordinary user installed (which that user
+	 * could rewrite meanwhile), take the sealed copy below. */
+	struct stat fst;
+	if (geteuid() != 0 && fstat(fd, &fst) == 0 && fst.st_uid == 0 && !(fst.st_mode & 022) && S_ISREG(fst.st_mode) &&
+	    (uint64_t)fst.st_size == f->size) {
+		unsigned char got[JIG_SHA256_LEN];
+		if (hash_in_place(fd, f->size, got) < 0)
+			return jig_err(e, JIG_E_INTEGRITY, "module %s: cannot read %llu bytes from %s/%s", mm->name,
+				       (unsigned long long)f->size, s->dirpath, f->path);
+		if (memcmp(got, f->sha256, JIG_SHA256_LEN) != 0)
+			return mismatch(s, mm, got, e);
+		return jig_steal_fd(&fd);
+	}
 	char label[96];
 	snprintf(label, sizeof(label), "jig-module:%s", mm->name);
 	jig_autoclose int mfd = memfd_create(label, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
@@ -92,14 +131,8 @@ int jig_module_verified_fd(const struct jig_snapshot *s, const struct jig_manife
 	if (fstat(mfd, &st) < 0 || (uint64_t)st.st_size != f->size)
 		return jig_err(e, JIG_E_INTEGRITY, "module %s: %s/%s changed size while being read",
 			       mm->name, s->dirpath, f->path);
-	if (memcmp(got, f->sha256, JIG_SHA256_LEN) != 0) {
-		char want[JIG_SHA256_HEX], have[JIG_SHA256_HEX];
-		jig_hex(f->sha256, JIG_SHA256_LEN, want);
-		jig_hex(got, JIG_SHA256_LEN, have);
-		return jig_err(e, JIG_E_INTEGRITY,
-			       "module %s (%s/%s): sha256 %s, expected %s from the signed manifest; refusing to load it",
-			       mm->name, s->dirpath, f->path, have, want);
-	}
+	if (memcmp(got, f->sha256, JIG_SHA256_LEN) != 0)
+		return mismatch(s, mm, got, e);
 	return jig_steal_fd(&mfd);
 }
 

@@ -1,7 +1,10 @@
 /* Verified module loading. The bytes are copied from one O_NOFOLLOW fd into
  * a sealed memfd, hashed there and compared with the signed manifest; only
  * then is that same memfd handed to dlopen. What was hashed is what runs,
- * whatever happens to the file on disk meanwhile. */
+ * whatever happens to the file on disk meanwhile. An unprivileged caller
+ * loading a file root owns and no one else may write skips the copy: the
+ * file is hashed in place and that same open file is loaded — no one but
+ * root (trusted) can change it (decision 65). */
 #ifndef JIG_LOADER_H
 #define JIG_LOADER_H
 
@@ -18,7 +21,8 @@ struct jig_module_handle {
 	unsigned char sha256[JIG_SHA256_LEN];
 };
 
-/* Stage 1: checks and hashes the module's bytes; returns a sealed memfd. */
+/* Stage 1: checks and hashes the module's bytes; returns a sealed memfd,
+ * or the open file itself when it cannot change under this caller. */
 int jig_module_verified_fd(const struct jig_snapshot *s, const struct jig_manifest_module *mm,
 			   struct jig_error *e);
 /* Stage 2: dlopen of that memfd, descriptor checks, init. Takes fd. */

@@ -171,6 +171,53 @@ static void test_concurrent_change(void **state)
 	copy(JIG_TESTMODS "/testmod.so", p);
 }
 
+/* Issue 14: an unprivileged caller loads a module root owns and no one
+ * else may write in place (no private copy: that caller cannot change
+ * it); the same module is copied and sealed when root loads it. */
+static int loaded_in_place(uid_t as, mode_t mode)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/modules/testmod.so", dir);
+	chmod(p, mode);
+	struct stat want;
+	stat(p, &want);
+	pid_t child = fork();
+	if (child == 0) {
+		if (as && setuid(as) < 0)
+			_exit(90);
+		struct jig_snapshot s;
+		struct jig_error e = {0};
+		struct jig_module_handle h;
+		if (jig_snapshot_open_dir(&s, dir, &e) < 0)
+			_exit(91);
+		const struct jig_manifest_module *mm = jig_manifest_find_module(&s.m, "testmod");
+		int fd = mm ? jig_module_verified_fd(&s, mm, &e) : -1;
+		if (fd < 0)
+			_exit(92);
+		struct stat st;
+		int in_place = fstat(fd, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino &&
+			       fcntl(fd, F_GET_SEALS) < 0;
+		if (jig_module_load_fd(&s, mm, fd, &h, &e) < 0 || strcmp(h.desc->version, "A") != 0)
+			_exit(93);
+		jig_module_unload(&h);
+		_exit(in_place ? 0 : 1);
+	}
+	int st = 0;
+	waitpid(child, &st, 0);
+	chmod(p, 0644);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static void test_in_place_for_unprivileged(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* needs root to own the fixture and to become another user */
+	assert_int_equal(loaded_in_place(65534, 0644), 0); /* in place */
+	assert_int_equal(loaded_in_place(0, 0644), 1);	   /* root: a sealed copy */
+}
+
 static void test_launch_identity(void **state)
 {
 	(void)state;
@@ -308,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_load_ok),
 		cmocka_unit_test(test_swap_after_verify),
 		cmocka_unit_test(test_concurrent_change),
+		cmocka_unit_test(test_in_place_for_unprivileged),
 		cmocka_unit_test(test_launch_identity),
 		cmocka_unit_test(test_manifest_rejects),
 	};
