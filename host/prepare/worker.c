@@ -229,6 +229,96 @@ static json_t *install(const char *bun, const char *script, const char *request,
 	return r;
 }
 
+/* Resolution: Bun writes /work/bun.lock from the registry's metadata. */
+static int resolve(const char *bun, const char *script, const char *registry)
+{
+	json_t *rreq = json_pack("{s:s,s:s,s:s}", "format", "jig-install-request/1", "mode", "resolve", "registry", registry);
+	char *rtext = rreq ? json_dumps(rreq, JSON_COMPACT) : NULL;
+	json_decref(rreq);
+	char why[512] = "";
+	json_t *r = rtext ? install(bun, script, rtext, why, sizeof(why)) : NULL;
+	free(rtext);
+	if (!r)
+		return finish("failed", "%s", why[0] ? why : "out of memory");
+	json_int_t code = json_integer_value(json_object_get(r, "exit"));
+	const char *err = json_string_value(json_object_get(r, "stderr"));
+	if (!json_is_integer(json_object_get(r, "exit")) || code != 0)
+		finish("failed", "bun install --lockfile-only exited %d: %.500s", (int)code, err ? err : "");
+	else
+		finish("ok", NULL);
+	json_decref(r);
+	return 0;
+}
+
+/* Fetches and inspects every package's tarball into dir: the index of
+ * registry paths Bun may ask for, or NULL once finish() has reported. */
+static json_t *fetch_all(json_t *pkgs, const char *registry, const char *dir, const struct timespec *deadline)
+{
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		finish("failed", "libcurl cannot initialise");
+		return NULL;
+	}
+	CURL *c = curl_easy_init();
+	struct jig_tarball_budget budget = {.files = JIG_PREPARED_FILES_MAX, .bytes = JIG_PREPARED_BYTES_MAX};
+	struct buf b = {0};
+	json_t *index = json_object();
+	size_t i;
+	json_t *p;
+	uint64_t fetched_bytes = 0;
+	int failed = 0;
+	size_t rlen = strlen(registry);
+	const char *sep = rlen && registry[rlen - 1] == '/' ? "" : "/";
+	json_array_foreach(pkgs, i, p) {
+		const char *name = json_string_value(json_object_get(p, "name"));
+		const char *version = json_string_value(json_object_get(p, "version"));
+		const char *integrity = json_string_value(json_object_get(p, "integrity"));
+		char what[300], rel[600], url[2048], why[512], file[640];
+		struct jig_error e = {0};
+		failed = 1;
+		if (!c || !name || !version || !integrity || strlen(name) > 214 || strlen(version) > 64) {
+			finish("failed", "malformed request (package %zu)", i);
+			break;
+		}
+		snprintf(what, sizeof(what), "%s@%s", name, version);
+		tarball_path(rel, sizeof(rel), name, version);
+		snprintf(url, sizeof(url), "%s%s%s", registry, sep, rel);
+		snprintf(file, sizeof(file), "%s/%zu.tgz", dir, i);
+		if (fetch(c, url, &b, ms_left(deadline), why, sizeof(why)) < 0)
+			finish("failed", "%s: fetching %s: %s", what, url, why);
+		else if (jig_tarball_inspect(b.p, b.len, integrity, what, &budget, &e) < 0)
+			finish("refused", "%s", e.msg);
+		else if (write_all(file, b.p, b.len) < 0)
+			finish("failed", "%s: %s", file, strerror(errno));
+		else
+			failed = 0;
+		if (failed)
+			break;
+		fetched_bytes += b.len;
+		/* Bun asks for a scoped package's tarball with its "/" as is or
+		 * escaped; both lead to these bytes, nothing else does. */
+		char key[640];
+		snprintf(key, sizeof(key), "/%s", rel);
+		json_object_set_new(index, key, json_string(file));
+		char *slash = name[0] == '@' ? strchr(key + 1, '/') : NULL;
+		if (slash) {
+			char esc[700];
+			snprintf(esc, sizeof(esc), "%.*s%%2f%s", (int)(slash - key), key, slash + 1);
+			json_object_set_new(index, esc, json_string(file));
+		}
+	}
+	free(b.p);
+	if (c)
+		curl_easy_cleanup(c);
+	curl_global_cleanup();
+	json_object_set_new(out, "fetched", json_integer((json_int_t)json_array_size(pkgs)));
+	json_object_set_new(out, "bytes", json_integer((json_int_t)fetched_bytes));
+	if (failed) {
+		json_decref(index);
+		return NULL;
+	}
+	return index;
+}
+
 int main(int argc, char **argv)
 {
 	const char *bun = "/.jig/bun", *script = "/.jig/runtime/install.js", *scratch = "/scratch";
@@ -250,99 +340,20 @@ int main(int argc, char **argv)
 	free(text);
 	const char *format = json_string_value(json_object_get(req, "format"));
 	const char *registry = json_string_value(json_object_get(req, "registry"));
+	const char *mode = json_string_value(json_object_get(req, "mode"));
 	json_t *pkgs = json_object_get(req, "packages");
 	if (!format || strcmp(format, "jig-prepare-request/1") != 0 || !registry || !json_is_array(pkgs) ||
 	    (strncmp(registry, "https://", 8) != 0 && strncmp(registry, "http://", 7) != 0))
 		return finish("failed", "malformed request");
-	const char *mode = json_string_value(json_object_get(req, "mode"));
-	if (mode && strcmp(mode, "resolve") == 0) {
-		json_t *rreq = json_pack("{s:s,s:s,s:s}", "format", "jig-install-request/1", "mode", "resolve", "registry", registry);
-		char *rtext = rreq ? json_dumps(rreq, JSON_COMPACT) : NULL;
-		json_decref(rreq);
-		char why[512] = "";
-		json_t *r = rtext ? install(bun, script, rtext, why, sizeof(why)) : NULL;
-		free(rtext);
-		json_decref(req);
-		if (!r)
-			return finish("failed", "%s", why[0] ? why : "out of memory");
-		json_int_t code = json_integer_value(json_object_get(r, "exit"));
-		const char *err = json_string_value(json_object_get(r, "stderr"));
-		if (!json_is_integer(json_object_get(r, "exit")) || code != 0)
-			finish("failed", "bun install --lockfile-only exited %d: %.500s", (int)code, err ? err : "");
-		else
-			finish("ok", NULL);
-		json_decref(r);
-		return 0;
-	}
-	char dir[512], index_path[600];
+	if (mode && strcmp(mode, "resolve") == 0)
+		return resolve(bun, script, registry);
+	char dir[512];
 	snprintf(dir, sizeof(dir), "%s/tarballs", scratch);
-	snprintf(index_path, sizeof(index_path), "%s/index.json", dir);
 	if (mkdir(dir, 0700) < 0)
 		return finish("failed", "%s: %s", dir, strerror(errno));
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		return finish("failed", "libcurl cannot initialise");
-	CURL *c = curl_easy_init();
-	struct jig_tarball_budget budget = {.files = JIG_PREPARED_FILES_MAX, .bytes = JIG_PREPARED_BYTES_MAX};
-	struct buf b = {0};
-	json_t *index = json_object();
-	size_t i;
-	json_t *p;
-	uint64_t fetched_bytes = 0;
-	int rc = 0;
-	size_t rlen = strlen(registry);
-	const char *sep = rlen && registry[rlen - 1] == '/' ? "" : "/";
-	json_array_foreach(pkgs, i, p) {
-		const char *name = json_string_value(json_object_get(p, "name"));
-		const char *version = json_string_value(json_object_get(p, "version"));
-		const char *integrity = json_string_value(json_object_get(p, "integrity"));
-		char what[300], rel[600], url[2048], why[512], file[640];
-		if (!c || !name || !version || !integrity || strlen(name) > 214 || strlen(version) > 64) {
-			rc = finish("failed", "malformed request (package %zu)", i);
-			break;
-		}
-		snprintf(what, sizeof(what), "%s@%s", name, version);
-		tarball_path(rel, sizeof(rel), name, version);
-		snprintf(url, sizeof(url), "%s%s%s", registry, sep, rel);
-		struct jig_error e = {0};
-		if (fetch(c, url, &b, ms_left(&deadline), why, sizeof(why)) < 0) {
-			rc = finish("failed", "%s: fetching %s: %s", what, url, why);
-			break;
-		}
-		if (jig_tarball_inspect(b.p, b.len, integrity, what, &budget, &e) < 0) {
-			rc = finish("refused", "%s", e.msg);
-			break;
-		}
-		snprintf(file, sizeof(file), "%s/%zu.tgz", dir, i);
-		if (write_all(file, b.p, b.len) < 0) {
-			rc = finish("failed", "%s: %s", file, strerror(errno));
-			break;
-		}
-		fetched_bytes += b.len;
-		/* Bun asks for a scoped package's tarball with its "/" as is or
-		 * escaped; both lead to these bytes, nothing else does. */
-		char key[640];
-		snprintf(key, sizeof(key), "/%s", rel);
-		json_object_set_new(index, key, json_string(file));
-		if (name[0] == '@') {
-			char *slash = strchr(key, '/') ? strchr(key + 1, '/') : NULL;
-			if (slash) {
-				char esc[700];
-				snprintf(esc, sizeof(esc), "%.*s%%2f%s", (int)(slash - key), key, slash + 1);
-				json_object_set_new(index, esc, json_string(file));
-			}
-		}
-	}
-	free(b.p);
-	if (c)
-		curl_easy_cleanup(c);
-	curl_global_cleanup();
-	json_object_set_new(out, "fetched", json_integer((json_int_t)json_array_size(pkgs)));
-	json_object_set_new(out, "bytes", json_integer((json_int_t)fetched_bytes));
-	if (rc || json_object_get(out, "outcome")) {
-		json_decref(index);
-		json_decref(req);
+	json_t *index = fetch_all(pkgs, registry, dir, &deadline);
+	if (!index)
 		return 0;
-	}
 	json_t *ireq = json_pack("{s:s,s:o}", "format", "jig-install-request/1", "tarballs", index);
 	char *itext = ireq ? json_dumps(ireq, JSON_COMPACT) : NULL;
 	json_decref(ireq);
