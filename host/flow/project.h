@@ -51,6 +51,19 @@ struct jig_agent_grant {
 	bool retain_sessions; /* the client's session history kept for a later turn (Codex) */
 };
 
+/* One reviewed Project Command route (flow.json "commands"): the Flow
+ * supplies a small program's text per call, run with the installed Bun in a
+ * keyless, offline scope of its own (docs/commands.md). "input" is one of
+ * the Flow's declared attachments, projected read-only; NULL: none. */
+#define JIG_COMMAND_MAX_ROUTES 8
+#define JIG_COMMAND_TIMEOUT_MIN 1000
+#define JIG_COMMAND_TIMEOUT_MAX 600000 /* ceiling of timeout_ms (the catalog's command-limits) */
+struct jig_command_grant {
+	char *route;
+	char *input;
+	uint64_t timeout_ms;
+};
+
 struct jig_flow {
 	char *name;
 	char *dir;   /* package directory, relative to the project root */
@@ -63,6 +76,8 @@ struct jig_flow {
 	size_t n_http;
 	struct jig_agent_grant *agents;
 	size_t n_agents;
+	struct jig_command_grant *commands;
+	size_t n_commands;
 	char package_sha256[JIG_SHA256_HEX]; /* set by capture */
 	uint64_t package_bytes;
 	size_t package_files;
@@ -102,6 +117,9 @@ const struct jig_http_grant *jig_flow_http_grant(const struct jig_flow *f, const
 
 /* The Flow's Agent route, or NULL. */
 const struct jig_agent_grant *jig_flow_agent_grant(const struct jig_flow *f, const char *route);
+
+/* The Flow's Project Command route, or NULL. */
+const struct jig_command_grant *jig_flow_command_grant(const struct jig_flow *f, const char *route);
 
 /* Names: [a-z0-9][a-z0-9_-]{0,63}. */
 int jig_valid_name(const char *s);
