@@ -298,13 +298,15 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 				break;
 			pl->n_scopes++;
 			json_array_append_new(commands,
-					      json_pack("{s:s,s:s?,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:o}", "route", g->route, "input",
-							g->input, "timeout_ms", (json_int_t)g->timeout_ms, "caps", "files",
+					      json_pack("{s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:o}", "route", g->route, "timeout_ms", (json_int_t)g->timeout_ms, "caps", "files",
 							(json_int_t)JIG_COMMAND_MAX_FILES, "text_bytes", (json_int_t)JIG_COMMAND_MAX_TEXT,
 							"args", (json_int_t)JIG_COMMAND_MAX_ARGS, "stdin_bytes",
 							(json_int_t)JIG_COMMAND_MAX_STDIN, "retained_bytes_per_pipe",
 							(json_int_t)JIG_COMMAND_RETAIN, "calls_per_run", (json_int_t)JIG_COMMAND_MAX_CALLS,
 							"command_scope", scope_json(&cs->t)));
+			if (g->input)
+				json_object_set_new(json_array_get(commands, json_array_size(commands) - 1), "input",
+						    json_string(g->input));
 		}
 		if (json_array_size(commands))
 			json_object_set(fj, "commands", commands);
