@@ -23,7 +23,7 @@
 
 /* One reviewed HTTP request a Flow may ask for (flow.json "http"). */
 #define JIG_HTTP_MAX_ROUTES 16
-#define JIG_HTTP_REQUEST_MAX 61440	    /* ceiling of max_request_bytes (a Run/0 line is 64 KiB) */
+#define JIG_HTTP_REQUEST_MAX 61440	    /* ceiling of max_request_bytes (kept when Run/0 lines grew to 1 MiB) */
 #define JIG_HTTP_RESPONSE_MAX (4ull << 20)  /* ceiling of max_response_bytes */
 #define JIG_HTTP_TIMEOUT_MAX 60000	    /* ceiling of timeout_ms */
 struct jig_http_grant {
@@ -38,7 +38,7 @@ struct jig_http_grant {
  * provider and the model, both pinned in the Plan with the provider's
  * identity (docs/agents.md). jig supplies no default model. */
 #define JIG_AGENT_MAX_ROUTES 8
-#define JIG_AGENT_PROMPT_MAX 49152	  /* ceiling of max_prompt_bytes (a Run/0 line is 64 KiB) */
+#define JIG_AGENT_PROMPT_MAX 49152	  /* ceiling of max_prompt_bytes (kept when Run/0 lines grew to 1 MiB) */
 #define JIG_AGENT_ANSWER_MAX (1u << 20)	  /* ceiling of max_answer_bytes */
 #define JIG_AGENT_TIMEOUT_MAX 600000	  /* ceiling of timeout_ms */
 struct jig_agent_grant {

@@ -304,7 +304,7 @@ command_project() {
 	chown -R "$USER_NAME" "$T/p"
 }
 case_command_routes_in_plan() {
-	# R-X01: the Plan pins each command route (its deadline, attachment,
+	# R-K01: the Plan pins each command route (its deadline, attachment,
 	# caps) and its own scope: Bun, the supplied files read-only at
 	# /command, only the route's attachment, no network, the effect envelope.
 	command_project
