@@ -145,9 +145,9 @@ console.log(JSON.stringify(r));'
 	succeeded
 	expect_ok 0
 	out=$(res 0 .stdout)
-	echo "$out"
-	echo "$out" | jq -e '.env | keys == ["HOME", "LANG", "NO_COLOR", "TMPDIR"]' >/dev/null || fail "environment: $(echo "$out" | jq -c .env)"
-	echo "$out" | jq -e '.flow == false and .input == ["data"] and .data == "attached data\n" and .cwd == "/command"
+	printf "%s\n" "$out"
+	printf "%s\n" "$out" | jq -e '.env | keys == ["HOME", "LANG", "NO_COLOR", "TMPDIR"]' >/dev/null || fail "environment: $(printf "%s\n" "$out" | jq -c .env)"
+	printf "%s\n" "$out" | jq -e '.flow == false and (.root | index("flow") == null and index("output") == null and index("scratch") == null) and .input == ["data"] and .data == "attached data\n" and .cwd == "/command"
 		and .inputWrite != "written" and .inputOverwrite != "written" and .commandWrite != "written"
 		and .commandOverwrite != "written" and .tmpWrite == "written" and .connect != "connected"' >/dev/null || fail "containment: $out"
 	res 1 .stdout | jq -e 'index("input") == null and index("flow") == null' >/dev/null || fail "a route without an input sees /input: $(res 1 .stdout)"
