@@ -1,17 +1,25 @@
 // jig runtime support: what a Flow sees of jig (docs/flow-format.md).
 // Fixed, installed in the signed snapshot, bound read-only at /.jig/runtime.
 // The Flow talks to its coordinator only over Run/0: newline-delimited JSON
-// on descriptor 3, each message at most 64 KiB.
+// on descriptor 3, each message at most 1 MiB (each operation has its own
+// caps within that).
 import { closeSync, mkdirSync, readFileSync, readSync, readdirSync, writeFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 const RUN0 = 3;
-const MAX_MESSAGE = 65536;
+const MAX_MESSAGE = 1 << 20;
 
 function send(msg) {
   const line = JSON.stringify(msg) + "\n";
-  if (Buffer.byteLength(line) > MAX_MESSAGE) throw new Error("jig: Run/0 message larger than 64 KiB");
+  if (Buffer.byteLength(line) > MAX_MESSAGE) throw new Error("jig: Run/0 message larger than 1 MiB");
   writeSync(RUN0, line);
+}
+
+// Bytes of a string (UTF-8) or a byte array, in base64 for Run/0.
+function bytes64(v, what) {
+  if (typeof v === "string") return Buffer.from(v, "utf8").toString("base64");
+  if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("base64");
+  throw new Error(`jig.command: ${what} must be a string or a Uint8Array`);
 }
 
 // Replies (to http) are one line each; read exactly up to the newline.
@@ -106,6 +114,43 @@ const jig = Object.freeze({
       timing: Object.freeze({ ...r.timing }),
       ...(r.session !== undefined ? { session: r.session } : {}),
       ...(r.session_error !== undefined ? { sessionError: r.session_error } : {}),
+    });
+  },
+  /**
+   * One Project Command: a route of flow.json "commands". files maps
+   * normalised relative paths to their text (strings, UTF-8, or
+   * Uint8Arrays; <= 256 KiB in <= 64 files together); entry is one of them,
+   * run with the installed Bun as /command/<entry> with args (<= 32
+   * strings) and stdin (<= 16 KiB), in a scope of its own: no network, no
+   * credentials, no Flow package, the route's attachment (if any)
+   * read-only at /input/NAME. Resolves to { outcome ("exited", "signaled",
+   * "timeout", "oom"), exitCode, signal, stdout, stderr, stdoutBytes,
+   * stderrBytes, stdoutTruncated, stderrTruncated, stdoutRaw, stderrRaw,
+   * wallMs }: stdout and stderr are the first 64 KiB of each pipe decoded
+   * as UTF-8 with replacement (U+FFFD for invalid bytes, also where the
+   * cut splits a character), *Raw the same bytes exactly, *Bytes what was
+   * written in all. Rejects when jig refuses (caps, no such route) or the
+   * command could not be run. Output and exit status are the command's own
+   * account: they do not prove what it ran.
+   */
+  async command(route, { files, entry, args, stdin } = {}) {
+    const msg = { op: "command", route, entry };
+    if (files === null || typeof files !== "object") throw new Error(`jig.command ${route}: files must be an object of path: text`);
+    msg.files = {};
+    for (const [path, text] of Object.entries(files)) msg.files[path] = bytes64(text, `file ${path}`);
+    if (args !== undefined) msg.args = args;
+    if (stdin !== undefined) msg.stdin = bytes64(stdin, "stdin");
+    send(msg);
+    const r = receive();
+    if (r.op !== "command") throw new Error("jig: unexpected Run/0 reply");
+    if (!r.ok) throw new Error(`jig.command ${route}: ${r.error}`);
+    const out = Buffer.from(r.stdout_base64, "base64"), err = Buffer.from(r.stderr_base64, "base64");
+    const utf8 = new TextDecoder("utf-8"); // not fatal: invalid bytes become U+FFFD
+    return Object.freeze({
+      outcome: r.outcome, exitCode: r.exit_code, signal: r.signal,
+      stdout: utf8.decode(out), stderr: utf8.decode(err), stdoutRaw: out, stderrRaw: err,
+      stdoutBytes: r.stdout_bytes, stderrBytes: r.stderr_bytes,
+      stdoutTruncated: r.stdout_truncated, stderrTruncated: r.stderr_truncated, wallMs: r.wall_ms,
     });
   },
   /** A log line for the Run record. */

@@ -18,7 +18,7 @@
 
 /* The request: a sealed memfd (no one, the worker included, can change or
  * grow what jig wrote; it may hold a credential for this one launch). */
-static int memfd_with(const char *name, const char *data, size_t len)
+int jig_worker_memfd(const char *name, const char *data, size_t len)
 {
 	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
@@ -73,7 +73,7 @@ int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_
 {
 	*result = NULL;
 	const struct jig_scope_template *t = c->t;
-	jig_autoclose int in = memfd_with("jig-worker-request", c->input, strlen(c->input));
+	jig_autoclose int in = jig_worker_memfd("jig-worker-request", c->input, strlen(c->input));
 	jig_autoclose int out = memfd_create("jig-worker-result", MFD_CLOEXEC);
 	jig_autoclose int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (!t || in < 0 || out < 0 || devnull < 0) {

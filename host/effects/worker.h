@@ -27,6 +27,10 @@ struct jig_worker_call {
  * or -1 with a one-line reason in why. res says how the scope ended. */
 int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_scope_result *res, char *why, size_t cap);
 
+/* A sealed memfd holding data[0..len), at offset 0, or -1: no one, the
+ * scope included, can change or grow it. */
+int jig_worker_memfd(const char *name, const char *data, size_t len);
+
 /* The first key of a Run/0 operation that is not in keys (NULL-terminated),
  * or NULL. */
 const char *jig_effect_unknown_key(json_t *op, const char *const *keys);

@@ -23,6 +23,7 @@
 #include "snapshot/loader.h"
 #include "util/cleanup.h"
 #include "prepare/prepare.h"
+#include "run/limits.h"
 #include "util/fileio.h"
 #include "util/json.h"
 #include "util/text.h"
@@ -145,6 +146,17 @@ int jig_plan_compose_agent(const struct jig_catalog *c, const struct jig_snapsho
 	return jig_catalog_compose(c, &facts, t, e);
 }
 
+int jig_plan_compose_command(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_command_grant *g,
+			     struct jig_scope_template *t, struct jig_error *e)
+{
+	char name[40];
+	scope_name(name, sizeof(name), "command-", g->route);
+	struct jig_scope_facts facts = {.kind = g->input ? "command-input" : "command", .name = name,
+					.snapshot_dir = s->dirpath, .wall_ms = g->timeout_ms, .home = jig_caller_home(),
+					.input = g->input};
+	return jig_catalog_compose(c, &facts, t, e);
+}
+
 static json_t *scope_json(const struct jig_scope_template *t)
 {
 	json_t *argv = json_array();
@@ -241,7 +253,7 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 	int r = jig_catalog_load(s, &cat, e);
 	size_t n = 0;
 	for (size_t i = 0; i < p->n_flows; i++)
-		n += 1 + p->flows[i].n_http + p->flows[i].n_agents;
+		n += 1 + p->flows[i].n_http + p->flows[i].n_agents + p->flows[i].n_commands;
 	if (!r && !(pl->scopes = calloc(n ? n : 1, sizeof(*pl->scopes))))
 		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
 	for (size_t i = 0; !r && i < p->n_flows; i++) {
@@ -275,6 +287,30 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 		if (json_array_size(agents))
 			json_object_set(fj, "agents", agents);
 		json_decref(agents);
+		/* "commands" likewise only when there are routes. */
+		json_t *commands = json_array();
+		for (size_t k = 0; !r && k < f->n_commands; k++) {
+			const struct jig_command_grant *g = &f->commands[k];
+			struct jig_plan_scope *cs = &pl->scopes[pl->n_scopes];
+			cs->flow = f->name;
+			cs->route = g->route;
+			if ((r = jig_plan_compose_command(&cat, s, g, &cs->t, e)))
+				break;
+			pl->n_scopes++;
+			json_array_append_new(commands,
+					      json_pack("{s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:o}", "route", g->route, "timeout_ms", (json_int_t)g->timeout_ms, "caps", "files",
+							(json_int_t)JIG_COMMAND_MAX_FILES, "text_bytes", (json_int_t)JIG_COMMAND_MAX_TEXT,
+							"args", (json_int_t)JIG_COMMAND_MAX_ARGS, "stdin_bytes",
+							(json_int_t)JIG_COMMAND_MAX_STDIN, "retained_bytes_per_pipe",
+							(json_int_t)JIG_COMMAND_RETAIN, "calls_per_run", (json_int_t)JIG_COMMAND_MAX_CALLS,
+							"command_scope", scope_json(&cs->t)));
+			if (g->input)
+				json_object_set_new(json_array_get(commands, json_array_size(commands) - 1), "input",
+						    json_string(g->input));
+		}
+		if (json_array_size(commands))
+			json_object_set(fj, "commands", commands);
+		json_decref(commands);
 		/* "dependencies" only for a Flow whose npm dependencies were
 		 * prepared at review (prepare/prepare.h). */
 		json_t *rec = jig_prepared_record(p, f);
@@ -471,6 +507,31 @@ static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, 
 	jig_scope_plan_print(&jig_plan_scope(pl, flow, route)->policy, "      ", out);
 }
 
+/* A Project Command route: what the Flow may supply per call, what the
+ * candidate sees, and its scope. */
+static void print_command(FILE *out, const struct jig_plan *pl, const char *flow, json_t *c)
+{
+	const char *route = json_string_value(json_object_get(c, "route"));
+	const char *input = json_string_value(json_object_get(c, "input"));
+	json_t *caps = json_object_get(c, "caps");
+	fprintf(out, "    command %s: program text the Flow supplies per call (<= %lld bytes in <= %lld files, never kept),\n"
+		     "      <= %lld arguments, <= %lld bytes of stdin, at most %lld calls per Run, deadline %lld ms; run with the\n"
+		     "      installed Bun, read-only at /command; ",
+		route, json_integer_value(json_object_get(caps, "text_bytes")), json_integer_value(json_object_get(caps, "files")),
+		json_integer_value(json_object_get(caps, "args")), json_integer_value(json_object_get(caps, "stdin_bytes")),
+		json_integer_value(json_object_get(caps, "calls_per_run")), json_integer_value(json_object_get(c, "timeout_ms")));
+	if (input)
+		fprintf(out, "attachment %s read-only at /input/%s;\n", input, input);
+	else
+		fprintf(out, "no attachment;\n");
+	fprintf(out, "      stdout and stderr read by jig outside the scope, the first %lld bytes of each kept, the rest counted;\n"
+		     "      no Flow package, credentials or network; its output and exit do not prove what it ran.\n"
+		     "      It runs in this scope of its own (its policy sha256 %s):\n",
+		json_integer_value(json_object_get(caps, "retained_bytes_per_pipe")),
+		json_string_value(json_object_get(json_object_get(c, "command_scope"), "policy_sha256")));
+	jig_scope_plan_print(&jig_plan_scope(pl, flow, route)->policy, "      ", out);
+}
+
 void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 {
 	fprintf(out, "Plan %s\n  project ", pl->sha256);
@@ -516,6 +577,8 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 		}
 		json_array_foreach(json_object_get(f, "agents"), k, v)
 			print_agent(out, pl, name, v);
+		json_array_foreach(json_object_get(f, "commands"), k, v)
+			print_command(out, pl, name, v);
 		json_t *dep = json_object_get(f, "dependencies");
 		if (dep)
 			fprintf(out, "    npm dependencies: prepared installation sha256 %s (%lld packages, %lld files, %lld bytes),\n"

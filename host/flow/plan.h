@@ -64,6 +64,8 @@ int jig_plan_compose_flow(const struct jig_catalog *c, const struct jig_snapshot
 			  struct jig_scope_template *t, struct jig_error *e);
 int jig_plan_compose_http(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_http_grant *g,
 			  struct jig_scope_template *t, struct jig_error *e);
+int jig_plan_compose_command(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_command_grant *g,
+			     struct jig_scope_template *t, struct jig_error *e);
 struct jig_agent_grant;
 struct jig_agent_provider;
 int jig_plan_compose_agent(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_agent_grant *g,

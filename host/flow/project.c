@@ -213,6 +213,64 @@ static int parse_agents(json_t *obj, const char *what, struct jig_flow *f, struc
 	return 0;
 }
 
+/* "commands": [{"route", "input"?, "timeout_ms"}]. A route name is the
+ * Flow's, shared with its HTTP and Agent routes (one scope per route in the
+ * Plan); "input" must be one of the Flow's declared inputs. */
+static int parse_commands(json_t *arr, const char *what, struct jig_flow *f, struct jig_error *e)
+{
+	if (!arr)
+		return 0;
+	if (!json_is_array(arr) || json_array_size(arr) > JIG_COMMAND_MAX_ROUTES)
+		return jig_err(e, JIG_E_USAGE, "%s: commands: must be an array of at most %d routes", what, JIG_COMMAND_MAX_ROUTES);
+	if (!(f->commands = calloc(json_array_size(arr) + 1, sizeof(*f->commands))))
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	static const char *const keys[] = {"route", "input", "timeout_ms", NULL};
+	size_t i;
+	json_t *g;
+	json_array_foreach(arr, i, g) {
+		struct jig_command_grant *c = &f->commands[f->n_commands++];
+		char w[300];
+		snprintf(w, sizeof(w), "%s: commands[%zu]", what, i);
+		const char *route;
+		int r;
+		if (!json_is_object(g))
+			return jig_err(e, JIG_E_USAGE, "%s: must be an object {\"route\", \"input\"?, \"timeout_ms\"}", w);
+		if ((r = jig_json_only_keys(g, keys, w, e)) || (r = jig_json_get_string(g, "route", w, &route, e)))
+			return usage(r, e);
+		if (!jig_valid_name(route))
+			return jig_err(e, JIG_E_USAGE, "%s: route name \"%.64s\" must be of [a-z0-9_-]", w, route);
+		snprintf(w, sizeof(w), "%s: command route \"%s\"", what, route);
+		if (jig_flow_http_grant(f, route) || jig_flow_agent_grant(f, route) || jig_flow_command_grant(f, route))
+			return jig_err(e, JIG_E_USAGE, "%s: is named twice (routes of http, agents and commands share names); a route name means one grant", w);
+		if (!json_object_get(g, "timeout_ms"))
+			return jig_err(e, JIG_E_USAGE, "%s: needs \"timeout_ms\" (%d-%d), its deadline", w, JIG_COMMAND_TIMEOUT_MIN, JIG_COMMAND_TIMEOUT_MAX);
+		if ((r = jig_json_get_uint(g, "timeout_ms", w, JIG_COMMAND_TIMEOUT_MIN, JIG_COMMAND_TIMEOUT_MAX, &c->timeout_ms, e)))
+			return usage(r, e);
+		json_t *in = json_object_get(g, "input");
+		if (in) {
+			const char *name = json_string_value(in);
+			bool declared = false;
+			for (size_t k = 0; name && k < f->n_inputs; k++)
+				declared |= strcmp(f->inputs[k], name) == 0;
+			if (!declared)
+				return jig_err(e, JIG_E_USAGE, "%s: input must name one of this Flow's declared \"inputs\"", w);
+			if (!(c->input = strdup(name)))
+				return jig_err(e, JIG_E_INTERNAL, "out of memory");
+		}
+		if (!(c->route = strdup(route)))
+			return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	}
+	return 0;
+}
+
+const struct jig_command_grant *jig_flow_command_grant(const struct jig_flow *f, const char *route)
+{
+	for (size_t i = 0; i < f->n_commands; i++)
+		if (f->commands[i].route && strcmp(f->commands[i].route, route) == 0)
+			return &f->commands[i];
+	return NULL;
+}
+
 const struct jig_agent_grant *jig_flow_agent_grant(const struct jig_flow *f, const char *route)
 {
 	for (size_t i = 0; i < f->n_agents; i++)
@@ -246,7 +304,7 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	json_t *doc = NULL;
 	if ((r = usage(jig_json_parse_object(buf, len, what, &doc, e), e)))
 		return r;
-	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", "http", "agents", NULL};
+	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", "http", "agents", "commands", NULL};
 	const char *format, *fname, *entry;
 	if ((r = jig_json_only_keys(doc, keys, what, e)) || (r = jig_json_get_string(doc, "format", what, &format, e)) ||
 	    (r = jig_json_get_string(doc, "name", what, &fname, e)) ||
@@ -272,7 +330,8 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	if ((r = strings(json_object_get(doc, "outputs"), w2, true, &f->outputs, &f->n_outputs, e)))
 		goto out;
 	if ((r = parse_http(json_object_get(doc, "http"), what, f, e)) ||
-	    (r = parse_agents(json_object_get(doc, "agents"), what, f, e)))
+	    (r = parse_agents(json_object_get(doc, "agents"), what, f, e)) ||
+	    (r = parse_commands(json_object_get(doc, "commands"), what, f, e)))
 		goto out;
 	f->name = strdup(name);
 	f->dir = strdup(dir);
@@ -401,6 +460,11 @@ void jig_project_close(struct jig_project *p)
 			free(f->agents[k].model);
 		}
 		free(f->agents);
+		for (size_t k = 0; k < f->n_commands; k++) {
+			free(f->commands[k].route);
+			free(f->commands[k].input);
+		}
+		free(f->commands);
 	}
 	free(p->flows);
 	free(p->root);

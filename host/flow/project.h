@@ -23,7 +23,7 @@
 
 /* One reviewed HTTP request a Flow may ask for (flow.json "http"). */
 #define JIG_HTTP_MAX_ROUTES 16
-#define JIG_HTTP_REQUEST_MAX 61440	    /* ceiling of max_request_bytes (a Run/0 line is 64 KiB) */
+#define JIG_HTTP_REQUEST_MAX 61440	    /* ceiling of max_request_bytes (kept when Run/0 lines grew to 1 MiB) */
 #define JIG_HTTP_RESPONSE_MAX (4ull << 20)  /* ceiling of max_response_bytes */
 #define JIG_HTTP_TIMEOUT_MAX 60000	    /* ceiling of timeout_ms */
 struct jig_http_grant {
@@ -38,7 +38,7 @@ struct jig_http_grant {
  * provider and the model, both pinned in the Plan with the provider's
  * identity (docs/agents.md). jig supplies no default model. */
 #define JIG_AGENT_MAX_ROUTES 8
-#define JIG_AGENT_PROMPT_MAX 49152	  /* ceiling of max_prompt_bytes (a Run/0 line is 64 KiB) */
+#define JIG_AGENT_PROMPT_MAX 49152	  /* ceiling of max_prompt_bytes (kept when Run/0 lines grew to 1 MiB) */
 #define JIG_AGENT_ANSWER_MAX (1u << 20)	  /* ceiling of max_answer_bytes */
 #define JIG_AGENT_TIMEOUT_MAX 600000	  /* ceiling of timeout_ms */
 struct jig_agent_grant {
@@ -49,6 +49,19 @@ struct jig_agent_grant {
 	char *model;
 	uint64_t max_prompt_bytes, max_answer_bytes, timeout_ms;
 	bool retain_sessions; /* the client's session history kept for a later turn (Codex) */
+};
+
+/* One reviewed Project Command route (flow.json "commands"): the Flow
+ * supplies a small program's text per call, run with the installed Bun in a
+ * keyless, offline scope of its own (docs/commands.md). "input" is one of
+ * the Flow's declared attachments, projected read-only; NULL: none. */
+#define JIG_COMMAND_MAX_ROUTES 8
+#define JIG_COMMAND_TIMEOUT_MIN 1000
+#define JIG_COMMAND_TIMEOUT_MAX 600000 /* ceiling of timeout_ms (the catalog's command-limits) */
+struct jig_command_grant {
+	char *route;
+	char *input;
+	uint64_t timeout_ms;
 };
 
 struct jig_flow {
@@ -63,6 +76,8 @@ struct jig_flow {
 	size_t n_http;
 	struct jig_agent_grant *agents;
 	size_t n_agents;
+	struct jig_command_grant *commands;
+	size_t n_commands;
 	char package_sha256[JIG_SHA256_HEX]; /* set by capture */
 	uint64_t package_bytes;
 	size_t package_files;
@@ -102,6 +117,9 @@ const struct jig_http_grant *jig_flow_http_grant(const struct jig_flow *f, const
 
 /* The Flow's Agent route, or NULL. */
 const struct jig_agent_grant *jig_flow_agent_grant(const struct jig_flow *f, const char *route);
+
+/* The Flow's Project Command route, or NULL. */
+const struct jig_command_grant *jig_flow_command_grant(const struct jig_flow *f, const char *route);
 
 /* Names: [a-z0-9][a-z0-9_-]{0,63}. */
 int jig_valid_name(const char *s);

@@ -56,6 +56,19 @@ static int check_binds(const char *name, json_t *binds, struct jig_error *e)
 	return 0;
 }
 
+/* "@input" as a path's last component is the route's reviewed attachment
+ * (a name of [a-z0-9_-]): s with it filled into buf, s itself without it,
+ * or NULL when there is none to fill. */
+static const char *fill_input(const char *s, const char *input, char *buf, size_t cap)
+{
+	size_t n = strlen(s);
+	if (n < 7 || strcmp(s + n - 7, "/@input") != 0)
+		return s;
+	if (!input || snprintf(buf, cap, "%.*s/%s", (int)(n - 7), s, input) >= (int)cap)
+		return NULL;
+	return buf;
+}
+
 /* The policy document of fragments on the deny-all base: no files, no
  * writable mount, no environment or descriptor, no network, cwd "/". */
 static json_t *base_doc(const char *scope)
@@ -88,7 +101,11 @@ static int check_fragment(const char *name, json_t *fr, struct jig_error *e)
 			continue; /* the reviewed client trees: checked when composed */
 		if (snapshot_ref(src, &rel))
 			snprintf(path, sizeof(path), "/opt/jig-snapshot/%s", rel), src = path;
-		json_array_append_new(binds, json_pack("{s:s,s:O}", "source", src, "target", json_object_get(b, "target")));
+		char s2[PATH_MAX], t2[PATH_MAX];
+		const char *target = json_string_value(json_object_get(b, "target"));
+		src = fill_input(src, "input-name", s2, sizeof(s2));
+		target = target ? fill_input(target, "input-name", t2, sizeof(t2)) : NULL;
+		json_array_append_new(binds, json_pack("{s:s,s:s?}", "source", src, "target", target));
 	}
 	static const char *const copied[] = {"tmpfs", "symlinks", "env", "descriptors", "network", "cwd", "limits", NULL};
 	for (const char *const *k = copied; *k; k++)
@@ -246,7 +263,11 @@ static int add_binds(struct compose *c, const struct jig_scope_facts *f, const c
 		const char *src = json_string_value(json_object_get(b, "source")), *rel;
 		const char *target = json_string_value(json_object_get(b, "target"));
 		bool optional = json_is_true(json_object_get(b, "optional"));
-		char path[PATH_MAX], real[PATH_MAX], what[300];
+		char path[PATH_MAX], real[PATH_MAX], what[300], s2[PATH_MAX], t2[PATH_MAX];
+		src = fill_input(src, f->input, s2, sizeof(s2));
+		target = fill_input(target, f->input, t2, sizeof(t2));
+		if (!src || !target)
+			return jig_err(e, JIG_E_INTERNAL, "catalog fragment \"%s\": its bind needs an input name (\"@input\")", frag);
 		if (strcmp(src, "@client") == 0) {
 			int r = add_client_trees(c, f, frag, e);
 			if (r)

@@ -44,6 +44,9 @@ struct jig_scope_facts {
 	 * read-only at their own paths (reviewed provider identity). */
 	const char *const *client_trees;
 	size_t n_client_trees;
+	/* "@input" as the last component of a bind's source or target: the
+	 * name of a reviewed attachment (a Project Command's route input). */
+	const char *input;
 };
 
 /* A composed scope: the policy template (its digest is what the Plan

@@ -204,17 +204,26 @@ static int check_unique_targets(json_t *lists[3], struct jig_error *e)
  * "target" and one more field, checked per kind, sorted by target. */
 enum mount_list { LIST_BINDS, LIST_TMPFS, LIST_SYMLINKS };
 
-/* A runtime slot: "@NAME" (a descriptor) or "@run/NAME" (a bind source
- * below the per-run directory), NAME of [a-z0-9-]. */
+/* A runtime slot: "@NAME" (a descriptor, NAME of [a-z0-9-], at most 32)
+ * or "@run/NAME" (a bind source below the per-run directory: one or two
+ * components of [a-z0-9_-], at most 100 characters; no ".", so never
+ * outside it). "@run/input/NAME" is one attachment of the Run. */
 static bool is_slot(const char *s, const char *prefix)
 {
 	size_t n = strlen(prefix);
-	if (strncmp(s, prefix, n) != 0 || !s[n] || strlen(s + n) > 32)
+	bool run = strcmp(prefix, "@run/") == 0;
+	if (strncmp(s, prefix, n) != 0 || !s[n] || strlen(s + n) > (run ? 100 : 32))
 		return false;
-	for (const char *c = s + n; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-'))
+	char prev = '/';
+	int slashes = 0;
+	for (const char *c = s + n; *c; prev = *c++) {
+		if (run && *c == '/') {
+			if (prev == '/' || ++slashes > 1)
+				return false;
+		} else if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || (run && *c == '_')))
 			return false;
-	return true;
+	}
+	return prev != '/';
 }
 
 static int parse_mounts(json_t *root, enum mount_list kind, const char *home, unsigned flags, json_t **out,

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "effects/agents.h"
+#include "effects/command.h"
 #include "effects/http.h"
 #include "flow/plan.h"
 #include "flow/tree.h"
@@ -44,6 +45,7 @@ struct run {
 	struct jig_run0 r0;
 	struct jig_http_effect_env http;
 	struct jig_agent_effect_env agent;
+	struct jig_command_effect_env command;
 	struct jig_scope_result res;
 	long long started_ms;
 };
@@ -231,6 +233,12 @@ static void agent_effect(void *ctx, json_t *op, json_t **reply, json_t **evidenc
 	jig_agent_effect(&r->agent, r->f, op, reply, evidence, interrupted);
 }
 
+static void command_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+{
+	struct run *r = ctx;
+	jig_command_effect(&r->command, r->f, op, reply, evidence, interrupted);
+}
+
 /* launch: the Plan's scope for this Flow with this run's slot values, and
  * Run/0 read alongside. Returns when the scope is fenced. */
 static int launch(struct run *r, struct jig_error *e)
@@ -255,6 +263,9 @@ static int launch(struct run *r, struct jig_error *e)
 	r->agent = (struct jig_agent_effect_env){.http = &r->http, .sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
 						 .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid,
 						 .statefd = r->p.statefd};
+	r->command = (struct jig_command_effect_env){.sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
+						     .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid,
+						     .run_dir = r->req->run_dir, .rundir = r->rundir};
 	/* From here a cancellation (SIGTERM from the outer command) is the
 	 * supervisor's to handle (it fences and reports it): blocked in this
 	 * thread and in the Run/0 reader (which inherits the mask), relayed to
@@ -265,7 +276,7 @@ static int launch(struct run *r, struct jig_error *e)
 		return jig_err(e, JIG_E_INTERNAL, "signalfd: %s", strerror(errno));
 	sc.interrupt_fd = r->interrupt;
 	if (jig_run0_start(&r->r0, r->sv[0], r->ab[1], r->f->n_http ? http_effect : NULL,
-			   r->f->n_agents ? agent_effect : NULL, r) < 0)
+			   r->f->n_agents ? agent_effect : NULL, r->f->n_commands ? command_effect : NULL, r) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
 	r->have_run0 = true;
 	r->started_ms = now_ms();
@@ -319,7 +330,7 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 					 .package_sha256 = r->f->package_sha256, .timeout_ms = r->req->timeout_ms,
 					 .started_ms = r->started_ms, .inputs = r->inputs, .outputs = r->outputs, .logs = r->r0.logs};
 	json_t *rec = jig_record_new(&facts, &r->res);
-	if (rec && (r->f->n_http || r->f->n_agents))
+	if (rec && (r->f->n_http || r->f->n_agents || r->f->n_commands))
 		json_object_set(rec, "effects", r->r0.effects);
 	/* The scope that ran: the Plan's digest and its canonical policy (this
 	 * run's slot values are not part of it). */

@@ -15,8 +15,10 @@
 #define JIG_OUTPUT_MAX_ENTRIES 256
 #define JIG_OUTPUT_MAX_BYTES (16ull << 20)
 
-/* Run/0: newline-delimited JSON, bounded. */
-#define JIG_RUN0_MAX_LINE 65536
+/* Run/0: newline-delimited JSON, bounded. A line holds one Project
+ * Command's files (base64) and arguments; each operation keeps its own
+ * field caps (docs/decisions.md). */
+#define JIG_RUN0_MAX_LINE (1 << 20)
 #define JIG_RUN0_MAX_MESSAGES 1024
 #define JIG_RUN0_MAX_LOGS 256
 
@@ -25,6 +27,24 @@
 
 /* Agent effect: turns per Run. */
 #define JIG_AGENT_MAX_TURNS 16
+
+/* Project Commands (docs/commands.md): per call, what the Flow supplies
+ * and what jig keeps of the output; calls per Run. The worst-case Run/0
+ * line (files and stdin in base64, names and arguments JSON-escaped at six
+ * bytes a byte) stays below JIG_RUN0_MAX_LINE. */
+#define JIG_COMMAND_MAX_FILES 64
+#define JIG_COMMAND_MAX_TEXT (256u << 10) /* bytes, all files together */
+#define JIG_COMMAND_MAX_PATH 255	  /* bytes of one file's path */
+#define JIG_COMMAND_MAX_STDIN (16u << 10)
+#define JIG_COMMAND_MAX_ARGS 32
+#define JIG_COMMAND_MAX_ARG 4096	       /* bytes of one argument */
+#define JIG_COMMAND_MAX_ARGS_BYTES (16u << 10) /* all arguments together */
+#define JIG_COMMAND_RETAIN (64u << 10)	       /* of each of stdout and stderr */
+#define JIG_COMMAND_MAX_CALLS 16
+_Static_assert((JIG_COMMAND_MAX_TEXT + JIG_COMMAND_MAX_STDIN) / 3 * 4 + 8 +
+			       6 * (JIG_COMMAND_MAX_FILES * JIG_COMMAND_MAX_PATH + JIG_COMMAND_MAX_ARGS_BYTES) + 4096 <
+		       JIG_RUN0_MAX_LINE,
+	       "a command's largest request fits one Run/0 line");
 
 /* A packet's record.json is read up to this size. */
 #define JIG_RECORD_MAX_BYTES (4u << 20)

@@ -140,9 +140,16 @@ void jig_record_print(FILE *out, const char *packet, json_t *rec)
 	}
 	json_array_foreach(json_object_get(rec, "effects"), i, o) {
 		const char *kind = json_string_value(json_object_get(o, "effect"));
-		bool agent = kind && strcmp(kind, "agent") == 0;
-		put_field(out, agent ? "  agent " : "  http ", o, "route", " ");
+		bool agent = kind && strcmp(kind, "agent") == 0, command = kind && strcmp(kind, "command") == 0;
+		put_field(out, agent ? "  agent " : command ? "  command " : "  http ", o, "route", " ");
 		put_field(out, "", o, "outcome", "");
+		if (command && json_is_integer(json_object_get(o, "exit_code")))
+			fprintf(out, " exit %lld", int_field(o, "exit_code"));
+		if (command && json_is_integer(json_object_get(o, "signal")))
+			fprintf(out, " signal %lld", int_field(o, "signal"));
+		if (command && json_is_integer(json_object_get(o, "stdout_bytes")))
+			fprintf(out, ", %lld stdout and %lld stderr bytes, cleanup %s", int_field(o, "stdout_bytes"),
+				int_field(o, "stderr_bytes"), json_is_true(json_object_get(o, "cleanup_confirmed")) ? "confirmed" : "NOT confirmed");
 		if (agent && json_is_string(json_object_get(o, "model"))) {
 			put_field(out, " (", o, json_object_get(o, "provider") ? "provider" : "api", ", ");
 			put_field(out, "model ", o, "model", ")");

@@ -73,7 +73,8 @@ static bool text_op(json_t *m)
 	return json_object_size(m) == 2 && json_is_string(json_object_get(m, "text"));
 }
 
-/* {"op":"log","text"} | {"op":"done"} | {"op":"error","text"} | {"op":"http",...} | {"op":"agent",...} */
+/* {"op":"log","text"} | {"op":"done"} | {"op":"error","text"} | {"op":"http",...} | {"op":"agent",...} |
+ * {"op":"command",...} */
 static void message(struct jig_run0 *r, const char *line, size_t len)
 {
 	char why[64];
@@ -93,6 +94,8 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 		effect(r, m, r->http, &r->http_requests, JIG_HTTP_MAX_REQUESTS, "HTTP requests");
 	else if (strcmp(op, "agent") == 0 && r->agent)
 		effect(r, m, r->agent, &r->agent_turns, JIG_AGENT_MAX_TURNS, "Agent turns");
+	else if (strcmp(op, "command") == 0 && r->command)
+		effect(r, m, r->command, &r->commands, JIG_COMMAND_MAX_CALLS, "Project Commands");
 	else if (strcmp(op, "done") == 0 && json_object_size(m) == 1)
 		r->done = true;
 	else if (strcmp(op, "error") == 0 && text_op(m)) {
@@ -134,13 +137,14 @@ static void *reader(void *arg)
 }
 
 int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
-		   void *ctx)
+		   jig_run0_effect_fn command, void *ctx)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
 	r->abort_wr = abort_wr;
 	r->http = http;
 	r->agent = agent;
+	r->command = command;
 	r->ctx = ctx;
 	r->logs = json_array();
 	r->effects = json_array();

@@ -24,17 +24,18 @@ struct jig_run0 {
 	bool done;	 /* the Flow said it finished */
 	bool violation;	 /* a protocol violation ended the Run */
 	char error[512]; /* the violation, or the Flow's own error text */
-	size_t messages, http_requests, agent_turns;
+	size_t messages, http_requests, agent_turns, commands;
 	int interrupted_by;
-	/* The http and agent operations; NULL: the Flow has no such route. */
-	jig_run0_effect_fn http, agent;
+	/* The http, agent and command operations; NULL: the Flow has no such
+	 * route. */
+	jig_run0_effect_fn http, agent, command;
 	void *ctx;
 	pthread_t thread;
 };
 
 /* Starts reading fd in a thread. */
 int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
-		   void *ctx);
+		   jig_run0_effect_fn command, void *ctx);
 /* Waits for the reader (the Flow's end must be closed). */
 void jig_run0_join(struct jig_run0 *r);
 void jig_run0_free(struct jig_run0 *r);

@@ -297,7 +297,7 @@ run0_refused() {
 	[ "$(rec termination.cleanup_confirmed)" = true ] || fail "cleanup"
 	"$JIG" --version >/dev/null || fail "jig is not healthy"
 }
-case_run0_huge_line() { project "$HOSTILE"; hostile "hugeline 100"; run0_refused "longer than 64 KiB"; }
+case_run0_huge_line() { project "$HOSTILE"; hostile "hugeline 100"; run0_refused "longer than 1024 KiB"; }
 case_run0_invalid_json() { project "$HOSTILE"; hostile "badjson"; run0_refused "not a JSON object"; }
 case_run0_unknown_op() { project "$HOSTILE"; hostile "unknownop"; run0_refused "unknown or malformed operation"; }
 case_run0_flood() { project "$HOSTILE"; hostile "flood 5000"; run0_refused "more than 1024 messages"; }

@@ -297,6 +297,50 @@ case_refuse_agent_grant_fields() {
 	done
 }
 
+# Issue 17: Project Command routes at review.
+command_project() {
+	rm -rf "$T/p"; cp -r "$JIG_SOURCE/tests/flow/command" "$T/p"
+	[ -z "${1:-}" ] || { jq "$1" "$JIG_SOURCE/tests/flow/command/caller/flow.json" >"$T/p/caller/flow.json"; }
+	chown -R "$USER_NAME" "$T/p"
+}
+case_command_routes_in_plan() {
+	# R-K01: the Plan pins each command route (its deadline, attachment,
+	# caps) and its own scope: Bun, the supplied files read-only at
+	# /command, only the route's attachment, no network, the effect envelope.
+	command_project
+	review --yes >"$T/out"
+	cat "$T/out"
+	grep -q "command run: program text the Flow supplies per call (<= 262144 bytes in <= 64 files, never kept)" "$T/out" &&
+		grep -q "command tests: .*" "$T/out" && grep -q "attachment data read-only at /input/data" "$T/out" &&
+		grep -q "no Flow package, credentials or network; its output and exit do not prove what it ran" "$T/out" || fail "plan text"
+	review --json >"$T/plan.json"
+	jq -e '.plan.flows[0].commands | length == 3 and (.[0] | .route == "run" and .timeout_ms == 30000 and (has("input") | not)
+		and .caps == {files: 64, text_bytes: 262144, args: 32, stdin_bytes: 16384, retained_bytes_per_pipe: 65536, calls_per_run: 16}
+		and .command_scope.permission_plan.network == "none" and .command_scope.argv == ["/.jig/bun"])
+		and (.[1] | .input == "data") and .[0].command_scope.policy_sha256 != .[1].command_scope.policy_sha256
+		and .[0].command_scope.policy_sha256 != .[2].command_scope.policy_sha256' "$T/plan.json" >/dev/null ||
+		fail "plan json: $(jq -c '.plan.flows[0].commands' "$T/plan.json")"
+	jq -c '.plan.flows[0].commands[1].command_scope.permission_plan' "$T/plan.json"
+	jq -e '.plan.flows[0].commands[1].command_scope.permission_plan | tostring | test("/input/data") and (test("\"/flow\"") | not)' "$T/plan.json" >/dev/null ||
+		fail "the tests route does not see its attachment, or sees the Flow package"
+	jq -e '.plan.flows[0].commands[0].command_scope.permission_plan | tostring | test("/input") | not' "$T/plan.json" >/dev/null ||
+		fail "a route without an input sees /input"
+	a=$(jq -r .plan_sha256 "$T/plan.json")
+	command_project '.commands[0].timeout_ms = 30001'
+	[ "$(review --json | jq -r .plan_sha256)" != "$a" ] || fail "a changed deadline kept the Plan identity"
+	# A Flow without command routes has none in its Plan.
+	fresh
+	review --json | jq -e '[.plan.flows[] | has("commands")] | any | not' >/dev/null || fail "commands in a Plan without routes"
+}
+case_refuse_command_grant_fields() {
+	for change in '.commands = {}' '.commands[0].timeout_ms = 600001' '.commands[0].timeout_ms = 999' 'del(.commands[0].timeout_ms)' \
+		'.commands[0].extra = 1' '.commands[0].route = "Bad Name"' '.commands[1].route = "run"' '.commands[0].input = "nope"' \
+		'.commands[0].input = 1' 'del(.commands[0].route)' '.commands[0] = "run"' '.commands = [range(9) | {route: "r\(.)", timeout_ms: 1000}]'; do
+		command_project "$change"
+		bad 'command'
+	done
+}
+
 # Issue 13: with --json every failure prints jig-error/1 on stdout (and the
 # line on stderr), usage errors included, for every command.
 case_json_failures_are_jig_error() {

@@ -29,8 +29,9 @@ static void make_snapshot_dir(void)
 	mkdir(p, 0755);
 	snprintf(p, sizeof(p), "%s/libexec/runtime", snapdir);
 	mkdir(p, 0755);
-	const char *files[] = {"libexec/bun", "libexec/jig-http-worker", "libexec/jig-acp-worker", "libexec/jig-pi-launcher"};
-	for (int i = 0; i < 4; i++) {
+	const char *files[] = {"libexec/bun", "libexec/jig-http-worker", "libexec/jig-acp-worker", "libexec/jig-pi-launcher",
+			       "libexec/jig-prepare-worker"};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", snapdir, files[i]);
 		FILE *f = fopen(p, "w");
 		assert_non_null(f);
@@ -63,7 +64,7 @@ static int teardown(void **state)
 
 static struct jig_scope_facts facts(const char *kind)
 {
-	return (struct jig_scope_facts){.kind = kind, .name = "t", .snapshot_dir = snapdir, .entry = "main.ts"};
+	return (struct jig_scope_facts){.kind = kind, .name = "t", .snapshot_dir = snapdir, .entry = "main.ts", .input = "in"};
 }
 
 /* A catalog with one fragment "f" (JSON text) and a kind "k" of frags. */
@@ -263,6 +264,10 @@ static void each_fragment_absent_unless_selected(void **state)
 						json_array_foreach(json_object_get(x, l3[l]), b, w)
 							clash |= json_equal(json_object_get(u, "target"), json_object_get(w, "target"));
 				}
+				const char *var;
+				json_t *val;
+				json_object_foreach(json_object_get(o, "env"), var, val)
+					clash |= json_object_get(json_object_get(x, "env"), var) != NULL;
 			}
 			if (clash)
 				continue;

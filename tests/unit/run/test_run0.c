@@ -34,7 +34,7 @@ static void start(struct session *s, bool http)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	assert_int_equal(pipe(s->ab), 0);
 	s->flow = sv[1];
-	assert_int_equal(jig_run0_start(&s->r, sv[0], s->ab[1], http ? http_stub : NULL, NULL, NULL), 0);
+	assert_int_equal(jig_run0_start(&s->r, sv[0], s->ab[1], http ? http_stub : NULL, NULL, NULL, NULL), 0);
 }
 
 static void send_all(struct session *s, const char *data, size_t len)
@@ -127,7 +127,7 @@ static void bounds(void **state)
 	size_t big = JIG_RUN0_MAX_LINE + 10;
 	char *line = malloc(big);
 	memset(line, 'a', big);
-	violation(line, big, false, "longer than 64 KiB");
+	violation(line, big, false, "longer than 1024 KiB");
 	free(line);
 	size_t n = JIG_RUN0_MAX_MESSAGES + 1, one = strlen("{\"op\":\"log\",\"text\":\"x\"}\n");
 	char *many = malloc(n * one + 1);

@@ -1,0 +1,39 @@
+/* Project Commands (issue 17, docs/commands.md): the coordinator's half.
+ * A Flow supplies a small program's text per call ({"op":"command",
+ * "route", "files", "entry", "args"?, "stdin"?}); jig checks every cap
+ * before anything is written, writes the files into a fresh private
+ * directory of the run directory, and runs them with the installed Bun in
+ * the route's own keyless, offline scope (catalog kind "command"), stdin
+ * from a sealed memfd. A collector thread here, outside the scope, reads
+ * stdout and stderr, keeps the first JIG_COMMAND_RETAIN bytes of each and
+ * counts and discards the rest, so the command never blocks on a full
+ * pipe. The record keeps the files' digest and sizes, never their bytes.
+ *
+ * What comes back (an exit status and output) does not prove what the
+ * command did: it is the candidate's own account. */
+#ifndef JIG_EFFECTS_COMMAND_H
+#define JIG_EFFECTS_COMMAND_H
+
+#include <jansson.h>
+
+#include "flow/plan.h"
+#include "flow/project.h"
+#include "sandbox/door.h"
+
+struct jig_command_effect_env {
+	struct jig_sandbox *sandbox;
+	const struct jig_plan *plan; /* the routes' composed scopes */
+	int init_fd;		     /* the trusted launcher */
+	int abort_fd;		     /* readable when the Run ends: the command is fenced */
+	int companion_pid;	     /* see struct jig_scope */
+	const char *run_dir;	     /* "@run/" binds: the command's files and the attachments */
+	int rundir;		     /* the same, open */
+};
+
+/* Runs the Run/0 operation op for Flow f. Always sets *reply (for the
+ * Flow) and *evidence (for the record). *interrupted is the stop signal
+ * the command's supervisor took, or 0. */
+void jig_command_effect(const struct jig_command_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
+			json_t **evidence, int *interrupted);
+
+#endif

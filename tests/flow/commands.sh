@@ -1,0 +1,179 @@
+#!/bin/sh
+# Project Commands end to end (issue 17): a Flow's jig.command, run with the
+# installed Bun in the route's own scope, its output collected outside it.
+# Each case_* is one ctest (command.<case>) in the supported-host lane, run
+# as the unprivileged user.
+# Requirements: R-K01, R-K02, R-K04 (see docs/requirements.md).
+set -eu
+: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
+JIG="$JIG_TEST_PREFIX/bin/jig"
+CALLER="$JIG_SOURCE/tests/flow/command"
+
+T=$(mktemp -d /tmp/jig-command.XXXXXX)
+PEERS=""
+trap 'for p in $PEERS; do kill "$p" 2>/dev/null || true; done; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+CANARY=CANARY-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+mkdir -p "$T/data"
+printf 'attached %s\n' "data" >"$T/data/a.txt"
+
+# project [FLOW_JQ]: a private copy of the test project, its flow.json
+# edited by FLOW_JQ, reviewed.
+project() {
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p"
+	cp -r "$CALLER" "$T/p"
+	jq "${1:-.}" "$CALLER/caller/flow.json" >"$T/p/caller/flow.json"
+	(cd "$T/p" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }
+}
+# steps JSON: jig run of the caller with those steps; $rc, $took, $T/out, $T/err.
+# A credential-looking canary is in jig's own environment.
+steps() {
+	printf '%s\n' "$1" >"$T/steps"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true
+	rm -rf "$T/pkt"
+	set +e
+	start=$(date +%s)
+	(cd "$T/p" && GITHUB_TOKEN="$CANARY" MY_API_KEY="$CANARY" "$JIG" run caller --output "$T/pkt" --input steps="$T/steps" \
+		--input data="$T/data" --timeout "${RUN_TIMEOUT:-120s}") >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	took=$(($(date +%s) - start))
+	set -e
+	echo "--- jig run caller (exit $rc, ${took} s)"
+	cat "$T/out" "$T/err"
+	[ ! -f "$T/pkt/files/result.json" ] || jq -c '[.[] | {ok, error, outcome, exitCode, stdoutBytes, stdoutTruncated}]' "$T/pkt/files/result.json"
+	[ ! -f "$T/pkt/record.json" ] || jq -c '.effects' "$T/pkt/record.json"
+	return 0
+}
+rec() { jq -r ".$1" "$T/pkt/record.json"; }
+res() { jq -r ".[$1]$2" "$T/pkt/files/result.json"; }
+ev() { jq -r ".effects[$1]$2" "$T/pkt/record.json"; }
+succeeded() { [ "$rc" -eq 0 ] && [ "$(rec status)" = succeeded ] || fail "the Run did not succeed"; }
+expect_ok() { [ "$(res "$1" .ok)" = true ] || fail "step $1 failed: $(res "$1" .error)"; }
+expect_refused() { # expect_refused STEP PATTERN: refused before launch
+	[ "$(res "$1" .ok)" = false ] || fail "step $1 was not refused"
+	res "$1" .error | grep -q -- "$2" || fail "step $1: error does not match /$2/: $(res "$1" .error)"
+	[ "$(ev "$1" .outcome)" = refused ] && [ "$(ev "$1" .wall_ms)" = null ] || fail "step $1: launched: $(ev "$1" '')"
+}
+# step ROUTE JS [EXTRA_JQ]: one step running JS as main.js.
+step() { jq -cn --arg r "$1" --arg js "$2" "{route: \$r, files: {\"main.js\": \$js}, entry: \"main.js\"} | ${3:-.}"; }
+
+case_runs() {
+	# R-K01, R-K04: a command runs with its args and stdin; its stdout,
+	# stderr and exit code come back; the record keeps the digest and
+	# sizes of what was supplied, never the text.
+	project
+	js='const s = await Bun.stdin.text(); console.log("MARK-" + process.argv.slice(2).join(",") + "-" + s); console.error("err"); process.exit(3)'
+	steps "[$(step run "$js" '.args = ["a", "b c"] | .stdin = "in" | .files["lib/x.js"] = "export const x = 1"')]"
+	succeeded
+	expect_ok 0
+	[ "$(res 0 .outcome)" = exited ] && [ "$(res 0 .exitCode)" = 3 ] || fail "outcome $(res 0 .outcome) exit $(res 0 .exitCode)"
+	[ "$(res 0 .stdout)" = "MARK-a,b c-in" ] && [ "$(res 0 .stderr)" = err ] || fail "output: $(res 0 '')"
+	sum=$(printf '%s' "$js" | sha256sum | cut -d' ' -f1) sum2=$(printf '%s' "export const x = 1" | sha256sum | cut -d' ' -f1)
+	digest=$(jq -cjn --arg a "$sum" --arg b "$sum2" '{"lib/x.js": $b, "main.js": $a}' | sha256sum | cut -d' ' -f1)
+	pol=$(cd "$T/p" && "$JIG" review --json | jq -r '.plan.flows[0].commands[0].command_scope.policy_sha256')
+	jq -e --arg d "$digest" --arg pol "$pol" '.effects[0] | .effect == "command" and .route == "run" and .outcome == "exited"
+		and .exit_code == 3 and .scope_policy_sha256 == $pol and .files.count == 2 and .files.sha256 == $d
+		and .args == 2 and .stdin_bytes == 2 and .stdout_bytes == 14 and .stderr_bytes == 4 and .stdout_truncated == false
+		and .cleanup_confirmed == true' "$T/pkt/record.json" >/dev/null || fail "evidence: $(ev 0 '')"
+	! grep -q "MARK-\|Bun.stdin" "$T/pkt/record.json" || fail "the record holds the command's text or output"
+	[ ! -e "$T/pkt/files/command" ] || fail "the command's files were published"
+	(cd "$T/p" && "$JIG" inspect "$T/pkt") | grep -q "command run exited exit 3" || fail "inspect does not show the command"
+}
+case_caps() {
+	# R-K04: each cap at the cap runs, one over is refused before launch
+	# with a message naming it.
+	project
+	js='console.log(process.argv.length - 2, (await Bun.stdin.arrayBuffer()).byteLength)'
+	steps "[$(step run "$js" '.nFiles = 64'), $(step run "$js" '.nFiles = 65'),
+		$(step run "$js" '.textBytes = 262144'), $(step run "$js" '.textBytes = 262145'),
+		$(step run "$js" '.stdinBytes = 16384'), $(step run "$js" '.stdinBytes = 16385'),
+		$(step run "$js" '.nArgs = 32'), $(step run "$js" '.nArgs = 33'),
+		$(step run "$js" '.files["../x.js"] = ""'), $(step run "$js" '.entry = "none.js"'),
+		$(step run "$js" '.args = [1]'), $(step nope "$js")]"
+	succeeded
+	for i in 0 2 4 6; do expect_ok $i; done
+	[ "$(res 4 .stdout)" = "0 16384" ] && [ "$(res 6 .stdout)" = "32 0" ] || fail "stdin or args did not arrive"
+	[ "$(ev 2 .files.bytes)" = 262144 ] && [ "$(ev 0 .files.count)" = 64 ] || fail "sizes in the evidence"
+	expect_refused 1 "65 files, over the cap of 64"
+	expect_refused 3 "over the cap of 262144 bytes"
+	expect_refused 5 "stdin is over the cap of 16384 bytes"
+	expect_refused 7 "33 arguments, over the cap of 32"
+	expect_refused 8 "not a normalised relative path"
+	expect_refused 9 "entry must name one of the files"
+	expect_refused 10 "must be a string"
+	expect_refused 11 "no reviewed command route \"nope\""
+}
+case_output_drained() {
+	# R-K04: output beyond 64 KiB per pipe is drained and counted, not
+	# kept; the command is not blocked and exits normally; invalid UTF-8 is
+	# decoded with replacement.
+	project
+	big='import { writeSync } from "node:fs"; const b = Buffer.alloc(1 << 20, 120); for (let i = 0; i < 8; i++) writeSync(1, b); writeSync(2, Buffer.alloc(300000, 121)); process.exit(0)'
+	bad='import { writeSync } from "node:fs"; writeSync(1, Buffer.from([0x66, 0xff, 0xfe, 0x6f, 0xe2, 0x82]))'
+	steps "[$(step run "$big"), $(step run "$bad")]"
+	succeeded
+	expect_ok 0
+	[ "$(res 0 .outcome)" = exited ] && [ "$(res 0 .exitCode)" = 0 ] || fail "the command did not exit normally"
+	jq -e '.[0] | .stdoutBytes == 8388608 and .stderrBytes == 300000 and .stdoutTruncated and .stderrTruncated
+		and .stdoutRawLength == 65536 and (.stdout | length) == 65536' "$T/pkt/files/result.json" >/dev/null || fail "drain: $(res 0 '| del(.stdout, .stderr)')"
+	jq -e '.effects[0] | .stdout_bytes == 8388608 and .stdout_truncated and .stderr_truncated and .cleanup_confirmed' "$T/pkt/record.json" >/dev/null || fail "evidence"
+	expect_ok 1
+	[ "$(res 1 .stdout)" = "$(printf 'f\357\277\275\357\277\275o\357\277\275')" ] || fail "invalid UTF-8: $(res 1 .stdout | od -c)"
+	[ "$(res 1 .stdoutBytes)" = 6 ] || fail "raw count"
+}
+case_contained() {
+	# R-K01, R-K02: the candidate has no network (a loopback listener on the host
+	# is unreachable), no credentials in its environment, no Flow package,
+	# its attachment and its own files read-only.
+	project
+	python3 -c 'import socket,sys,time
+s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(8); open(sys.argv[1],"w").write(str(s.getsockname()[1])); time.sleep(600)' "$T/port" &
+	PEERS="$PEERS $!"
+	i=0; while [ ! -s "$T/port" ]; do i=$((i + 1)); [ $i -lt 100 ] || fail "no listener"; sleep 0.1; done
+	port=$(cat "$T/port")
+	probe='import fs from "node:fs"; import net from "node:net";
+const r = { env: process.env, flow: fs.existsSync("/flow"), root: fs.readdirSync("/").sort(), input: fs.readdirSync("/input"),
+  data: fs.readFileSync("/input/data/a.txt", "utf8"), cwd: process.cwd() };
+const tryw = (p) => { try { fs.writeFileSync(p, "x"); return "written"; } catch (e) { return e.code; } };
+r.inputWrite = tryw("/input/data/new.txt"); r.inputOverwrite = tryw("/input/data/a.txt"); r.commandWrite = tryw("/command/new.js");
+r.commandOverwrite = tryw("/command/main.js"); r.tmpWrite = tryw("/tmp/x");
+r.connect = await new Promise((res) => { const s = net.connect(Number(process.argv[2]), "127.0.0.1");
+  s.on("connect", () => { s.destroy(); res("connected"); }); s.on("error", (e) => res(e.code)); setTimeout(() => res("timeout"), 3000); });
+console.log(JSON.stringify(r));'
+	steps "[$(step tests "$probe" ".args = [\"$port\"]"), $(step run 'import fs from "node:fs"; console.log(JSON.stringify(fs.readdirSync("/")))')]"
+	succeeded
+	expect_ok 0
+	out=$(res 0 .stdout)
+	printf "%s\n" "$out"
+	printf "%s\n" "$out" | jq -e '.env | keys == ["HOME", "LANG", "NO_COLOR", "TMPDIR"]' >/dev/null || fail "environment: $(printf "%s\n" "$out" | jq -c .env)"
+	printf "%s\n" "$out" | jq -e '.flow == false and (.root | index("flow") == null and index("output") == null and index("scratch") == null) and .input == ["data"] and .data == "attached data\n" and .cwd == "/command"
+		and .inputWrite != "written" and .inputOverwrite != "written" and .commandWrite != "written"
+		and .commandOverwrite != "written" and .tmpWrite == "written" and .connect != "connected"' >/dev/null || fail "containment: $out"
+	res 1 .stdout | jq -e 'index("input") == null and index("flow") == null' >/dev/null || fail "a route without an input sees /input: $(res 1 .stdout)"
+	! grep -rqa -- "$CANARY" "$T/pkt" || fail "the canary reached the packet"
+}
+case_deadline() {
+	# R-K01: a command that hangs ends at its route's deadline (3 s) and is
+	# fenced; the Flow goes on; nothing of it is left.
+	project
+	steps "[$(step quick 'setInterval(() => {}, 1000); console.log("started")'), $(step run 'console.log("after")')]"
+	succeeded
+	expect_ok 0
+	[ "$(res 0 .outcome)" = timeout ] && [ "$(res 0 .stdout)" = started ] || fail "outcome $(res 0 .outcome): $(res 0 .stdout)"
+	[ "$(res 0 .exitCode)" = null ] || fail "a timed-out command has an exit code"
+	jq -e '.effects[0] | .outcome == "timeout" and .cleanup_confirmed and .wall_ms >= 3000 and .wall_ms < 15000' "$T/pkt/record.json" >/dev/null || fail "evidence"
+	[ "$(res 1 .stdout)" = after ] || fail "the Flow did not go on"
+	! pgrep -f "/command/main.js" >/dev/null || fail "a command outlived its scope"
+}
+case_without_grant() {
+	# R-K01: a Flow without a command route cannot call one: the operation
+	# is unknown to its Run/0, which ends the Run.
+	project 'del(.commands)'
+	steps "[$(step run 'console.log(1)')]"
+	[ "$rc" -ne 0 ] && [ "$(rec status)" = failed ] || fail "the Run did not fail"
+	rec error | grep -q "unknown or malformed operation" || fail "error: $(rec error)"
+}
+
+"case_$1"
+echo "PASS: $1"
