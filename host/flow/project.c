@@ -213,35 +213,34 @@ static int parse_agents(json_t *obj, const char *what, struct jig_flow *f, struc
 	return 0;
 }
 
-/* "commands": [{"route", "input"?, "timeout_ms"}]. A route name is the
- * Flow's, shared with its HTTP and Agent routes (one scope per route in the
- * Plan); "input" must be one of the Flow's declared inputs. */
-static int parse_commands(json_t *arr, const char *what, struct jig_flow *f, struct jig_error *e)
+/* "commands": {ROUTE: {"input"?, "timeout_ms"}}, like "http" and
+ * "agents". A route name is the Flow's, shared with its HTTP and Agent
+ * routes (one scope per route in the Plan); "input" must be one of the
+ * Flow's declared inputs. */
+static int parse_commands(json_t *obj, const char *what, struct jig_flow *f, struct jig_error *e)
 {
-	if (!arr)
+	if (!obj)
 		return 0;
-	if (!json_is_array(arr) || json_array_size(arr) > JIG_COMMAND_MAX_ROUTES)
-		return jig_err(e, JIG_E_USAGE, "%s: commands: must be an array of at most %d routes", what, JIG_COMMAND_MAX_ROUTES);
-	if (!(f->commands = calloc(json_array_size(arr) + 1, sizeof(*f->commands))))
+	if (!json_is_object(obj) || json_object_size(obj) > JIG_COMMAND_MAX_ROUTES)
+		return jig_err(e, JIG_E_USAGE, "%s: commands: must be an object of at most %d routes", what, JIG_COMMAND_MAX_ROUTES);
+	if (!(f->commands = calloc(json_object_size(obj) + 1, sizeof(*f->commands))))
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	static const char *const keys[] = {"route", "input", "timeout_ms", NULL};
-	size_t i;
+	static const char *const keys[] = {"input", "timeout_ms", NULL};
+	const char *route;
 	json_t *g;
-	json_array_foreach(arr, i, g) {
-		struct jig_command_grant *c = &f->commands[f->n_commands++];
+	json_object_foreach(obj, route, g) {
 		char w[300];
-		snprintf(w, sizeof(w), "%s: commands[%zu]", what, i);
-		const char *route;
 		int r;
-		if (!json_is_object(g))
-			return jig_err(e, JIG_E_USAGE, "%s: must be an object {\"route\", \"input\"?, \"timeout_ms\"}", w);
-		if ((r = jig_json_only_keys(g, keys, w, e)) || (r = jig_json_get_string(g, "route", w, &route, e)))
-			return usage(r, e);
 		if (!jig_valid_name(route))
-			return jig_err(e, JIG_E_USAGE, "%s: route name \"%.64s\" must be of [a-z0-9_-]", w, route);
+			return jig_err(e, JIG_E_USAGE, "%s: commands: route name \"%.64s\" must be of [a-z0-9_-]", what, route);
 		snprintf(w, sizeof(w), "%s: command route \"%s\"", what, route);
-		if (jig_flow_http_grant(f, route) || jig_flow_agent_grant(f, route) || jig_flow_command_grant(f, route))
+		if (jig_flow_http_grant(f, route) || jig_flow_agent_grant(f, route))
 			return jig_err(e, JIG_E_USAGE, "%s: is named twice (routes of http, agents and commands share names); a route name means one grant", w);
+		struct jig_command_grant *c = &f->commands[f->n_commands++];
+		if (!json_is_object(g))
+			return jig_err(e, JIG_E_USAGE, "%s: must be an object {\"input\"?, \"timeout_ms\"}", w);
+		if ((r = jig_json_only_keys(g, keys, w, e)))
+			return usage(r, e);
 		if (!json_object_get(g, "timeout_ms"))
 			return jig_err(e, JIG_E_USAGE, "%s: needs \"timeout_ms\" (%d-%d), its deadline", w, JIG_COMMAND_TIMEOUT_MIN, JIG_COMMAND_TIMEOUT_MAX);
 		if ((r = jig_json_get_uint(g, "timeout_ms", w, JIG_COMMAND_TIMEOUT_MIN, JIG_COMMAND_TIMEOUT_MAX, &c->timeout_ms, e)))

@@ -326,16 +326,17 @@ case_command_routes_in_plan() {
 	jq -e '.plan.flows[0].commands[0].command_scope.permission_plan | tostring | test("/input") | not' "$T/plan.json" >/dev/null ||
 		fail "a route without an input sees /input"
 	a=$(jq -r .plan_sha256 "$T/plan.json")
-	command_project '.commands[0].timeout_ms = 30001'
+	command_project '.commands.run.timeout_ms = 30001'
 	[ "$(review --json | jq -r .plan_sha256)" != "$a" ] || fail "a changed deadline kept the Plan identity"
 	# A Flow without command routes has none in its Plan.
 	fresh
 	review --json | jq -e '[.plan.flows[] | has("commands")] | any | not' >/dev/null || fail "commands in a Plan without routes"
 }
 case_refuse_command_grant_fields() {
-	for change in '.commands = {}' '.commands[0].timeout_ms = 600001' '.commands[0].timeout_ms = 999' 'del(.commands[0].timeout_ms)' \
-		'.commands[0].extra = 1' '.commands[0].route = "Bad Name"' '.commands[1].route = "run"' '.commands[0].input = "nope"' \
-		'.commands[0].input = 1' 'del(.commands[0].route)' '.commands[0] = "run"' '.commands = [range(9) | {route: "r\(.)", timeout_ms: 1000}]'; do
+	for change in '.commands = []' '.commands.run.timeout_ms = 600001' '.commands.run.timeout_ms = 999' 'del(.commands.run.timeout_ms)' \
+		'.commands.run.extra = 1' '.commands["Bad Name"] = {timeout_ms: 1000}' '.commands.run.input = "nope"' \
+		'.commands.run.input = 1' '.commands.run = "x"' '.commands = ([range(9) | {key: "r\(.)", value: {timeout_ms: 1000}}] | from_entries)' \
+		'.http = {run: {method: "GET", url: "https://example.com/", timeout_ms: 1000}}'; do
 		command_project "$change"
 		bad 'command'
 	done
