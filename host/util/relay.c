@@ -139,7 +139,7 @@ int jig_relay_start(struct jig_relay **out, struct jig_scope_fd *fds, size_t n, 
 		struct stream *s = &r->s[r->n];
 		int p[2];
 		/* Not calloc'd into the struct (issue 14): zeroing 192 KiB of
-		 * buffers cost ~30 ms per launch under QEMU TCG. */
+		 * buffers showed as a ~30 ms gap per launch (strace, QEMU TCG). */
 		if (r->n == 3 || !(s->buf = malloc(BUF)) || pipe2(p, O_CLOEXEC) < 0) {
 			jig_relay_finish(r);
 			return jig_err(e, JIG_E_INTERNAL, "standard streams: %s", strerror(errno ? errno : EINVAL));
