@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <jig/sandbox.h>
+#include <jig/trace.h>
 
 #include "../policy/scope_policy.h"
 #include "../sandbox/door.h"
@@ -117,7 +118,9 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 
 	struct jig_scope_policy p;
 	struct jig_error e = {0};
-	if (jig_scope_policy_load(policy_path, jig_caller_home(), run ? 0 : JIG_POLICY_SLOTS, &p, &e) < 0) {
+	const char *home = jig_caller_home();
+	JIG_TRACE_POINT("cli: caller's home looked up");
+	if (jig_scope_policy_load(policy_path, home, run ? 0 : JIG_POLICY_SLOTS, &p, &e) < 0) {
 		jig_cli_fail(json, &e);
 		return e.code;
 	}

@@ -39,6 +39,7 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	 * descriptor that was hashed is the one bwrap binds. Standard streams
 	 * reach the scope as pipes, never as the caller's terminal or files. */
 	int init_fd = jig_snapshot_open_listed(&s, JIG_SCOPE_INIT_FILE, true, e);
+	JIG_TRACE_POINT("scope: launcher hashed");
 	struct jig_scope_fd fds[JIG_SCOPE_MAX_FDS];
 	memcpy(fds, p->fds, p->n_fds * sizeof(*fds));
 	struct jig_relay *relay = NULL;
@@ -47,6 +48,7 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	 * (and in the relay thread) and relayed to the supervisor. */
 	sigset_t saved;
 	int interrupt = jig_sandbox_interrupt_open(&saved);
+	JIG_TRACE_POINT("scope: interrupts blocked");
 	struct jig_scope_launch l = {.init_fd = init_fd, .argv = (const char *const *)prog, .abort_fd = -1, .fds = fds,
 				     .interrupt_fd = interrupt};
 	r = init_fd < 0 ? init_fd : interrupt < 0 ? jig_err(e, JIG_E_INTERNAL, "signalfd failed") : jig_relay_start(&relay, fds, p->n_fds, e);

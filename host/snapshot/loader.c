@@ -4,12 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <jig/sandbox.h>
+#include <jig/trace.h>
 
 #include "../util/cleanup.h"
 #include "../util/text.h"
@@ -25,14 +27,17 @@
  * only up to size (the digest decides). */
 static int copy_hashing(int dst, int src, uint64_t size, unsigned char digest[JIG_SHA256_LEN])
 {
-	static _Thread_local unsigned char buf[64 * 1024];
-	struct jig_sha256_ctx *h = jig_sha256_begin();
+	/* On the heap, not _Thread_local: a 64 KiB TLS block is allocated and
+	 * zeroed for every thread jig starts (the stream relay of each scope). */
+	enum { BUFSZ = 64 * 1024 };
+	jig_autofree unsigned char *buf = malloc(BUFSZ);
+	struct jig_sha256_ctx *h = buf ? jig_sha256_begin() : NULL;
 	if (!h)
 		return -1;
 	uint64_t done = 0;
 	int rc = 0;
 	while (done < size && rc == 0) {
-		size_t want = size - done < sizeof(buf) ? (size_t)(size - done) : sizeof(buf);
+		size_t want = size - done < BUFSZ ? (size_t)(size - done) : BUFSZ;
 		ssize_t n = read(src, buf, want);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -244,6 +249,7 @@ int jig_module_load(const struct jig_snapshot *s, const char *name, uint32_t kin
 	int fd = jig_module_verified_fd(s, mm, e);
 	if (fd < 0)
 		return fd;
+	JIG_TRACE_POINT("module: verified");
 	return jig_module_load_fd(s, mm, fd, h, e);
 }
 

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jig/trace.h>
+
 #include "../util/cleanup.h"
 #include "../util/fileio.h"
 #include "../util/json.h"
@@ -224,6 +226,7 @@ static int open_common(struct jig_snapshot *s, int dirfd, const char *dirpath, u
 	if ((r = jig_signature_verify(s->manifest_bytes, s->manifest_len, sig, slen, &s->anchor,
 				      s->keyid, e)) < 0)
 		goto fail;
+	JIG_TRACE_POINT("snapshot: manifest read, signature verified");
 	jig_sha256(s->manifest_bytes, s->manifest_len, s->manifest_sha256);
 	snprintf(what, sizeof(what), "%s/manifest.files", dirpath);
 	if ((r = jig_read_file_at(dirfd, "manifest.files", JIG_MANIFEST_MAX_BYTES, what, &files, &flen,
@@ -232,6 +235,7 @@ static int open_common(struct jig_snapshot *s, int dirfd, const char *dirpath, u
 		goto fail;
 	if ((r = jig_manifest_parse(&s->m, s->manifest_bytes, s->manifest_len, files, flen, e)) < 0)
 		goto fail;
+	JIG_TRACE_POINT("snapshot: manifest parsed");
 	if (strcmp(s->m.platform, jig_host_platform()) != 0) {
 		r = jig_err(e, JIG_E_INTEGRITY,
 			    "%s: snapshot is for platform %s, this host is %s; install the snapshot built for this host",

@@ -86,13 +86,24 @@ int jig_read_fd(int fd, size_t cap, const char *what, char **out, size_t *len, s
 	if ((uint64_t)sb.st_size > cap)
 		return jig_err(e, JIG_E_INTEGRITY, "%s: %lld bytes, more than the %zu allowed", what,
 			       (long long)sb.st_size, cap);
-	/* Read at most cap+1 so a file that grows after fstat is still caught. */
-	jig_autofree char *buf = malloc(cap + 2);
+	/* Read at most cap+1 so a file that grows after fstat is still caught.
+	 * The buffer starts at the size fstat gave (issue 14: a cap-sized one,
+	 * 16 MiB for a manifest, was mapped and unmapped on every read) and
+	 * grows to cap+1 only if the file turns out longer. */
+	size_t room = (size_t)sb.st_size + 1;
+	jig_autofree char *buf = malloc(room + 1);
 	if (!buf)
 		return jig_err(e, JIG_E_INTERNAL, "%s: out of memory", what);
 	size_t got = 0;
 	while (got <= cap) {
-		ssize_t n = read(fd, buf + got, cap + 1 - got);
+		if (got == room) {
+			char *more = realloc(buf, cap + 2);
+			if (!more)
+				return jig_err(e, JIG_E_INTERNAL, "%s: out of memory", what);
+			buf = more;
+			room = cap + 1;
+		}
+		ssize_t n = read(fd, buf + got, room - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
