@@ -158,13 +158,25 @@ const jig = Object.freeze({
 });
 globalThis.jig = jig;
 
-const entry = process.argv[2];
-try {
-  const mod = await import("/flow/" + clean(entry));
-  if (typeof mod.default === "function") await mod.default(jig);
-  send({ op: "done" });
-} catch (err) {
-  send({ op: "error", text: String(err && err.stack || err).slice(0, 4096) });
-  process.exitCode = 1;
+// The end of a Run: done, or the error; Run/0 closed.
+export async function finish(body) {
+  try {
+    await body();
+    send({ op: "done" });
+  } catch (err) {
+    send({ op: "error", text: String(err && err.stack || err).slice(0, 4096) });
+    process.exitCode = 1;
+  }
+  closeSync(RUN0);
 }
-closeSync(RUN0);
+export { jig, clean };
+
+// Run as the entry (the "flow" kind): the Flow's module. The bundled
+// Markdown interpreter (markdown.js) imports this file instead.
+if (import.meta.main) {
+  const entry = process.argv[2];
+  await finish(async () => {
+    const mod = await import("/flow/" + clean(entry));
+    if (typeof mod.default === "function") await mod.default(jig);
+  });
+}

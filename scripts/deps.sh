@@ -5,7 +5,7 @@ set -eu
 PKGS="
   build-essential cmake pkg-config git ca-certificates openssl jq xxd util-linux
   libssl-dev libjansson-dev libcurl4-openssl-dev libseccomp-dev
-  libarchive-dev libcmocka-dev nettle-dev
+  libarchive-dev libcmocka-dev nettle-dev libyaml-dev
   bubblewrap uidmap
   valgrind hyperfine python3 curl clang musl-tools
   qemu-system-x86 busybox-static linux-image-amd64 kmod cpio

@@ -16,6 +16,7 @@
 #include "effects/agents.h"
 #include "effects/grant_url.h"
 #include "effects/http.h"
+#include "flow/recipe.h"
 #include "policy/catalog.h"
 #include "sandbox/door.h"
 #include "policy/scope_policy.h"
@@ -45,7 +46,7 @@ size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[JI
 {
 	static const char *const all[] = {JIG_SANDBOX_MODULE_FILE, JIG_SCOPE_INIT_FILE, JIG_RUNTIME_BUN,
 					  JIG_RUNTIME_BOOT, JIG_CATALOG_FILE, JIG_HTTP_MODULE_FILE, JIG_HTTP_WORKER_FILE,
-					  JIG_ACP_MODULE_FILE, JIG_ACP_WORKER_FILE, JIG_ACP_PI_LAUNCHER_FILE};
+					  JIG_ACP_MODULE_FILE, JIG_ACP_WORKER_FILE, JIG_ACP_PI_LAUNCHER_FILE, JIG_RUNTIME_MARKDOWN};
 	size_t n = 0;
 	for (size_t i = 0; i < JIG_PLAN_MAX_INSTALLED; i++)
 		if (i < 5 || snapshot_file(s, all[i]))
@@ -114,7 +115,9 @@ int jig_plan_compose_flow(const struct jig_catalog *c, const struct jig_snapshot
 {
 	char name[40];
 	scope_name(name, sizeof(name), "flow-", f->name);
-	struct jig_scope_facts facts = {.kind = "flow", .name = name, .snapshot_dir = s->dirpath, .entry = f->entry,
+	/* A Markdown recipe runs with the bundled interpreter (the catalog's
+	 * markdown-flow kind: the same envelope, another argv). */
+	struct jig_scope_facts facts = {.kind = f->recipe ? "markdown-flow" : "flow", .name = name, .snapshot_dir = s->dirpath, .entry = f->entry,
 					.home = jig_caller_home()};
 	return jig_catalog_compose(c, &facts, t, e);
 }
@@ -286,6 +289,8 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 		 * them keep their identity. */
 		if (json_array_size(agents))
 			json_object_set(fj, "agents", agents);
+		if (f->recipe) /* "recipe" only for a Markdown Flow */
+			json_object_set(fj, "recipe", f->recipe);
 		json_decref(agents);
 		/* "commands" likewise only when there are routes. */
 		json_t *commands = json_array();
@@ -340,9 +345,10 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 	const char *used[JIG_PLAN_MAX_INSTALLED] = {JIG_SANDBOX_MODULE_FILE, JIG_SCOPE_INIT_FILE, JIG_RUNTIME_BUN,
 						    JIG_RUNTIME_BOOT, JIG_CATALOG_FILE};
 	size_t n_used = 5;
-	bool http = false, agents = false;
+	bool http = false, agents = false, recipes = false;
 	for (size_t i = 0; i < p->n_flows; i++) {
 		http |= p->flows[i].n_http > 0;
+		recipes |= p->flows[i].recipe != NULL;
 		for (size_t k = 0; k < p->flows[i].n_agents; k++)
 			agents |= p->flows[i].agents[k].provider != NULL; /* a native client: plugins/acp */
 	}
@@ -350,6 +356,8 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 		used[n_used++] = JIG_HTTP_MODULE_FILE, used[n_used++] = JIG_HTTP_WORKER_FILE;
 	if (agents)
 		used[n_used++] = JIG_ACP_MODULE_FILE, used[n_used++] = JIG_ACP_WORKER_FILE, used[n_used++] = JIG_ACP_PI_LAUNCHER_FILE;
+	if (recipes)
+		used[n_used++] = JIG_RUNTIME_MARKDOWN;
 	for (size_t i = 0; i < n_used; i++)
 		if (!snapshot_file(s, used[i]))
 			return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; it cannot run these Flows (reinstall jig)", s->m.id, used[i]);
@@ -436,7 +444,7 @@ static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, 
 		jig_text_put(out, json_string_value(v));
 	}
 	fputc('\n', out);
-	if (json_object_get(id, "pi_command")) {
+	if (json_is_array(json_object_get(id, "pi_command"))) {
 		fprintf(out, "      Pi command:");
 		json_array_foreach(json_object_get(id, "pi_command"), i, v) {
 			fputc(' ', out);
@@ -458,7 +466,7 @@ static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, 
 		fputc('\n', out);
 	}
 	json_t *prof = json_object_get(id, "profile");
-	if (prof) {
+	if (json_object_size(prof)) {
 		fprintf(out, "      jig's %s profile:", json_string_value(json_object_get(id, "client")));
 		if (json_object_get(prof, "session_meta")) {
 			char *m = json_dumps(json_object_get(prof, "session_meta"), JSON_COMPACT | JSON_SORT_KEYS);
@@ -488,9 +496,9 @@ static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, 
 		json_object_foreach(json_object_get(prof, "env"), k, v)
 			fprintf(out, "      client environment %s=%s (the profile's)\n", k, json_string_value(v));
 	}
-	if (json_object_get(id, "model_env"))
+	if (json_is_string(json_object_get(id, "model_env")))
 		fprintf(out, "      client environment %s=<the model>\n", json_string_value(json_object_get(id, "model_env")));
-	if (json_object_get(id, "credential_env"))
+	if (json_is_string(json_object_get(id, "credential_env")))
 		fprintf(out, "      client environment %s=<your credential, read from agents.json per turn; never shown or recorded>\n",
 			json_string_value(json_object_get(id, "credential_env")));
 	fprintf(out, "      prompt <= %lld bytes, answer <= %lld bytes, deadline %lld ms; no filesystem, terminal or MCP offered,\n"
@@ -558,6 +566,20 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 		fprintf(out, "\n    may publish from /output:");
 		print_strings(out, json_object_get(f, "outputs"));
 		fprintf(out, "\n    deadline 30 s unless --timeout (at most 24 h)\n");
+		json_t *rc = json_object_get(f, "recipe");
+		if (rc) {
+			fprintf(out, "    Markdown recipe %s, run by jig's bundled interpreter (%s), which calls only Agent route %s;\n"
+				     "      it reads only the package's captured files and writes only the outputs above; resources:",
+				json_string_value(json_object_get(f, "entry")), json_string_value(json_object_get(rc, "interpreter")),
+				json_string_value(json_object_get(rc, "agent_route")));
+			print_strings(out, json_object_get(rc, "resources"));
+			fputc('\n', out);
+			if (json_object_get(rc, "allowed_tools")) {
+				fprintf(out, "      allowed-tools (the recipe's text, shown; it grants nothing): ");
+				jig_text_put(out, json_string_value(json_object_get(rc, "allowed_tools")));
+				fputc('\n', out);
+			}
+		}
 		/* The permission plan printed from the very policy the launch
 		 * consumes. */
 		jig_scope_plan_print(&jig_plan_scope(pl, name, NULL)->policy, "    ", out);

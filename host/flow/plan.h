@@ -45,7 +45,7 @@ struct jig_plan {
 /* The snapshot files Flows use (the sandbox module, the launcher, Bun, the
  * runtime support, the capability catalog, and the http module and worker
  * where installed): what every review, Run and inspection verifies. */
-#define JIG_PLAN_MAX_INSTALLED 10
+#define JIG_PLAN_MAX_INSTALLED 11
 size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[JIG_PLAN_MAX_INSTALLED]);
 /* Verifies those files by v's mode, each once; with launcher_fd, the
  * launcher is also opened (verified) and returned there. */

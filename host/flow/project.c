@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "effects/schema0.h"
+#include "flow/recipe.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -337,6 +338,8 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	f->entry = strdup(entry);
 	if (!f->name || !f->dir || !f->entry)
 		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
+	else
+		r = jig_recipe_check(pfd, f, what, e); /* a Markdown recipe; the reserved route */
 out:
 	json_decref(doc);
 	return usage(r, e);
@@ -442,6 +445,7 @@ void jig_project_close(struct jig_project *p)
 		free(f->name);
 		free(f->dir);
 		free(f->entry);
+		json_decref(f->recipe);
 		free_strv(f->inputs, f->n_inputs);
 		free_strv(f->outputs, f->n_outputs);
 		for (size_t k = 0; k < f->n_http; k++) {

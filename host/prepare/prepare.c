@@ -518,6 +518,8 @@ int jig_prepare_project(struct jig_project *p, struct jig_prepare_phase *ph, str
 	int r = 0;
 	for (size_t i = 0; !r && i < p->n_flows; i++) {
 		struct one o = {.p = p, .f = &p->flows[i], .ph = ph, .runfd = -1};
+		if (p->flows[i].recipe)
+			continue; /* a Markdown recipe: its files are resources, never dependencies (issue 20) */
 		r = prepare_flow(&o, e);
 		if (o.runfd >= 0) {
 			close(o.runfd);

@@ -36,7 +36,10 @@ static const char usage[] =
 	"       nonewline nullid closein tasks memory\n"
 	"       codex [big|secret:VAR|twice|link|crash|noload|dirty|oddname]: Codex's rollout history under\n"
 	"         (crash also when the prompt says CRASH)\n"
-	"         $HOME/.codex/sessions, session/load, the answer \"ANSWER:history=N <prompt>\"\n";
+	"         $HOME/.codex/sessions, session/load, the answer \"ANSWER:history=N <prompt>\"\n"
+	"       script FILE: a Markdown recipe's model: answers element N-1 of FILE's JSON array\n"
+	"         (a string as it is, anything else as JSON) at \"jig-markdown turn N\" in the prompt\n"
+	"       obey: a model that obeys injected text: {\"actions\": [every \"DO: {json}\" line of the prompt, done]}\n";
 
 static bool is(const char *m)
 {
@@ -419,6 +422,50 @@ static void codex_load(json_t *id, json_t *params)
 	respond(id, json_object());
 }
 
+/* The whole prompt text, its blocks joined (at most 64 KiB). */
+static const char *prompt_text(json_t *params)
+{
+	static char text[65536];
+	size_t i;
+	json_t *b;
+	text[0] = 0;
+	json_array_foreach(json_object_get(params, "prompt"), i, b) {
+		const char *t = json_string_value(json_object_get(b, "text"));
+		if (t && strlen(text) + strlen(t) + 1 < sizeof(text))
+			strcat(strcat(text, t), "\n");
+	}
+	return text;
+}
+
+/* script FILE and obey: a Markdown recipe's model (runtime/markdown.js). */
+static void markdown_model(json_t *params)
+{
+	const char *t = prompt_text(params), *turn = strstr(t, "jig-markdown turn ");
+	json_t *out = NULL;
+	if (is("script")) {
+		json_t *all = arg ? json_load_file(arg, 0, NULL) : NULL;
+		long n = turn ? strtol(turn + 18, NULL, 10) : 0;
+		json_t *v = json_array_get(all, (size_t)(n - 1));
+		out = v ? json_incref(v) : json_pack("{s:[{s:s}]}", "actions", "action", "done");
+		json_decref(all);
+	} else {
+		json_t *acts = json_array();
+		for (const char *l = strstr(t, "DO: "); l; l = strstr(l + 1, "DO: ")) {
+			const char *end = strchr(l, '\n');
+			json_t *a = json_loadb(l + 4, end ? (size_t)(end - l - 4) : strlen(l + 4), 0, NULL);
+			if (a)
+				json_array_append_new(acts, a);
+		}
+		json_array_append_new(acts, json_pack("{s:s}", "action", "done"));
+		out = json_pack("{s:o}", "actions", acts);
+	}
+	if (json_is_string(out))
+		chunk("agent_message_chunk", json_string_value(out), strlen(json_string_value(out)));
+	else
+		answer_text(json_incref(out));
+	json_decref(out);
+}
+
 /* The prompt: what the mode does with it. */
 static void prompt(json_t *id, json_t *params)
 {
@@ -480,6 +527,8 @@ static void prompt(json_t *id, json_t *params)
 			exit(3);
 		}
 	}
+	if (is("script") || is("obey"))
+		markdown_model(params);
 	if (is("answer") || is("noise") || is("late") || is("fork") || is("wrongname") || is("longline") ||
 	    is("flood")) {
 		static char text[65536];
@@ -592,7 +641,7 @@ int main(int argc, char **argv)
 	static const char *const modes[] = {"answer", "report", "profile", "fs", "terminal", "mcp", "permission", "longline",
 					    "flood", "bigtext", "crash", "segv", "hang", "hang_cancel", "late",
 					    "echo", "badversion", "noise", "fork", "error", "wrongname", "nonewline", "nullid",
-					    "closein", "tasks", "memory", "codex", NULL};
+					    "closein", "tasks", "memory", "codex", "script", "obey", NULL};
 	size_t k = 0;
 	while (modes[k] && !is(modes[k]))
 		k++;

@@ -33,7 +33,7 @@ j() {
 }
 review() { j -- review --yes --json "$@"; }
 v() { jq -r ".verification.$1" "$T/out"; }
-files=$(cd "$SNAP" && ls modules/sandbox-linux.so libexec/jig-scope-init libexec/bun libexec/runtime/boot.js libexec/catalog.json modules/http.so libexec/jig-http-worker modules/acp.so libexec/jig-acp-worker libexec/jig-pi-launcher | wc -l)
+files=$(cd "$SNAP" && ls modules/sandbox-linux.so libexec/jig-scope-init libexec/bun libexec/runtime/boot.js libexec/catalog.json libexec/runtime/markdown.js modules/http.so libexec/jig-http-worker modules/acp.so libexec/jig-acp-worker libexec/jig-pi-launcher | wc -l)
 # change_in_place: one byte of boot.js altered, size and mtime kept.
 change_in_place() {
 	touch -r "$BOOT" "$T/stamp"
