@@ -199,18 +199,22 @@ function readInputs() {
   return out;
 }
 
-if (import.meta.main) {
-  await finish(async () => {
-    const entry = clean(process.argv[2]);
-    await interpret({
-      entry,
-      recipe: utf8.decode(readFileSync("/flow/" + entry)),
-      flow: JSON.parse(readFileSync("/flow/flow.json", "utf8")),
-      inputs: readInputs(),
-      readPackage: packageReader("/flow"),
-      writeOutput: outputWriter("/output"),
-      async agent(req) { return (await jig.agent(ROUTE, req)).text; },
-      log(line) { jig.log(line); },
-    });
+// The Run: the recipe and flow.json from the captured package.
+async function run() {
+  const entry = clean(process.argv[2]);
+  await interpret({
+    entry,
+    recipe: utf8.decode(readFileSync("/flow/" + entry)),
+    flow: JSON.parse(readFileSync("/flow/flow.json", "utf8")),
+    inputs: readInputs(),
+    readPackage: packageReader("/flow"),
+    writeOutput: outputWriter("/output"),
+    async agent(req) { return (await jig.agent(ROUTE, req)).text; },
+    log(line) { jig.log(line); },
   });
+}
+
+if (import.meta.main) {
+  // The interpreter's own failures are one line for the record (no stack).
+  await finish(() => run().catch((err) => { throw String(err && err.message || err); }));
 }

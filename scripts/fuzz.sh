@@ -14,7 +14,7 @@ B=build-fuzz
 CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_SANDBOX_LINUX=OFF -DJIG_MODULE_HTTP=OFF \
 	-DJIG_MODULE_ACP=OFF -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
 cmake --build "$B" -j "$(nproc)" >/dev/null
-TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0}
+TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe}
 
 # seed TARGET NAME: stdin as a seed input.
 C=$B/corpus
@@ -53,6 +53,7 @@ printf '{"format":"jig-run-record/1","status":"succeeded","outputs":[{"path":"a.
 printf '{"format":"jig-agents/1","providers":{"fake":{"client":"codex","command":["/usr/bin/true","--x"],"trees":["/usr/bin/true"],"version":"1.0.0","model_env":"M","env":{"A":"b"},"credential":{"env":"K","value":"v"}}}}' | seed agents codex
 printf '{"op":"log","text":"one"}\n{"op":"http","route":"r","body":"x"}\n{"op":"agent","route":"a","input":"x"}\n{"op":"fail","text":"e"}\n{"op":"done"}\n' | seed run0 lines
 for t in 30s 1m 500ms 2h 0s 99999999999999999999s; do printf '%s' "$t" | seed timeout "$t"; done
+seed recipe example <examples/markdown/meeting-actions/recipe.md
 
 mkdir -p "$B/crashes"
 for t in $TARGETS; do

@@ -5,7 +5,8 @@
 # driven by tests/markdown/drive.js against scripted model answers: every
 # hostile action refused and logged, complete bounded context.
 # Each case_* is one ctest (markdown.<case>). End to end in the VM lane:
-# tests/flow/markdown.sh. Requirements: see docs/requirements.md (R-M01..R-M05).
+# tests/flow/markdown.sh. Requirements: R-M01, R-M02, R-M03, R-M04 (see
+# docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}" "${JIG_BUN:?}"
 USER_NAME=jigtest
@@ -45,7 +46,7 @@ bad() {
 }
 
 case_plan_shows_recipe() {
-	# R-M01: the Plan shows the recipe, its resources, the allowed-tools
+	# R-M01, R-M02: the Plan shows the recipe, its resources, the allowed-tools
 	# text as text, the interpreter and the markdown-agent grant; the
 	# Flow's scope runs the bundled interpreter, offline.
 	fresh
@@ -68,7 +69,7 @@ case_plan_shows_recipe() {
 }
 
 case_refuse_without_grant() {
-	# R-M04: a recipe without a markdown-agent grant is refused at review.
+	# R-M02: a recipe without a markdown-agent grant is refused at review.
 	fresh 'del(.agents)'
 	bad 'recipe recipe.md needs the reserved Agent route "markdown-agent"'
 	fresh '.agents = {classifier: .agents["markdown-agent"]}'
@@ -76,7 +77,7 @@ case_refuse_without_grant() {
 }
 
 case_refuse_other_route() {
-	# R-M04: a recipe naming another route for the interpreter is refused;
+	# R-M02: a recipe naming another route for the interpreter is refused;
 	# so is a Markdown Flow granting any other route.
 	fresh; front 's/^agent: markdown-agent$/agent: classifier/'
 	bad 'the recipe names Agent route "classifier"; the bundled interpreter calls only the reserved route "markdown-agent"'
@@ -91,7 +92,7 @@ case_refuse_other_route() {
 }
 
 case_refuse_reserved_route_in_code() {
-	# R-M04: the reserved route belongs to the interpreter; a Flow of code
+	# R-M02: the reserved route belongs to the interpreter; a Flow of code
 	# cannot hold it.
 	fresh '.entry = "main.ts"'
 	echo 'export default async () => {};' >"$PKG/main.ts"; chown "$USER_NAME" "$PKG/main.ts"
@@ -99,7 +100,7 @@ case_refuse_reserved_route_in_code() {
 }
 
 case_refuse_recipe_format() {
-	# R-M01: the front matter must agree with flow.json and be plain YAML;
+	# R-M02: the front matter must agree with flow.json and be plain YAML;
 	# resources must be regular files of the package.
 	fresh; front '1d'; bad 'a recipe starts with its front matter'
 	fresh; front 's/^---$/+++/'; bad 'a recipe starts with its front matter'
@@ -120,7 +121,7 @@ case_refuse_recipe_format() {
 }
 
 case_no_install_for_resources() {
-	# R-M05: a package.json (with dependencies and a lock) next to a recipe
+	# R-M04: a package.json (with dependencies and a lock) next to a recipe
 	# triggers no installation: review needs no installer scope (this host
 	# could not run one), the Plan names no dependencies, nothing prepared.
 	fresh
@@ -167,7 +168,7 @@ hostile() {
 }
 
 case_answer_read_outside() {
-	# R-M02: reading outside the package (absolute, .., a sibling of the
+	# R-M03, R-M04: reading outside the package (absolute, .., a sibling of the
 	# package through a link-free path that does not exist in it) is refused.
 	hostile '{"action":"read","resource":"/etc/passwd"}, {"action":"read","resource":"../../../../etc/passwd"}, {"action":"read","resource":"nope/../../x"}' \
 		"not a file of the recipe's package" 3
@@ -180,19 +181,19 @@ case_answer_read_outside() {
 }
 
 case_answer_other_route() {
-	# R-M02: asking to call another Agent route (or any route) is refused.
+	# R-M03: asking to call another Agent route (or any route) is refused.
 	hostile '{"action":"agent","route":"classifier","input":"x"}' "not an action of the protocol"
 	hostile '{"action":"read","resource":"style.md","route":"classifier"}' 'read takes exactly "resource"'
 }
 
 case_answer_http() {
-	# R-M02: an HTTP request is refused (the Flow has no network either).
+	# R-M03: an HTTP request is refused (the Flow has no network either).
 	hostile '{"action":"http","method":"GET","url":"http://127.0.0.1:9/"}' "not an action of the protocol"
 	hostile '{"action":"fetch","url":"https://example.com/"}' "not an action of the protocol"
 }
 
 case_answer_undeclared_output() {
-	# R-M02: writing an undeclared output (another name, a path out of
+	# R-M03: writing an undeclared output (another name, a path out of
 	# /output, the package) is refused and nothing is written there.
 	hostile '{"action":"write","output":"run.sh","text":"#!/bin/sh\n"}, {"action":"write","output":"../flow/recipe.md","text":"x"}, {"action":"write","output":"/etc/cron.d/x","text":"x"}' \
 		"not a declared output of the Flow" 3
@@ -200,7 +201,7 @@ case_answer_undeclared_output() {
 }
 
 case_answer_install() {
-	# R-M02: installing a dependency (or running a command) is refused; a
+	# R-M03: installing a dependency (or running a command) is refused; a
 	# package.json is not a declared output either.
 	hostile '{"action":"install","package":"left-pad@1.3.0"}' "not an action of the protocol"
 	hostile '{"action":"exec","command":"bun add left-pad"}' "not an action of the protocol"
@@ -213,7 +214,7 @@ case_answer_install() {
 }
 
 case_resource_injection() {
-	# R-M02: a resource holding instructions to do all of that, given to a
+	# R-M03: a resource holding instructions to do all of that, given to a
 	# model that obeys them, has no effect beyond the declared outputs.
 	scenario
 	touch "$T/s/obey"
@@ -234,7 +235,7 @@ INJ
 }
 
 case_context_bound() {
-	# R-M03: every request carries the whole recipe, every selected
+	# R-M04: every request carries the whole recipe, every selected
 	# resource and the inputs; over the bound (max_prompt_bytes of
 	# markdown-agent) the Run fails naming it, nothing sent; at it, it runs.
 	scenario "[{\"actions\":[$WRITE, {\"action\":\"done\"}]}]"
