@@ -62,6 +62,14 @@ case_plan_shows_recipe() {
 		and .scope.argv == ["/.jig/bun", "/.jig/runtime/markdown.js", "recipe.md"]
 		and .scope.permission_plan.network == "none" and .agents[0].route == "markdown-agent" and (has("dependencies") | not)' >/dev/null ||
 		fail "plan json: $(review --json | jq -c '.plan.flows[0] | del(.scope.permission_plan, .agents)')"
+	# allowed-tools asking for tools, the network and a shell is text:
+	# the same grants, the same offline scope.
+	pol=$(review --json | jq -r '.plan.flows[0].scope.policy_sha256')
+	front 's/^allowed-tools: .*$/allowed-tools: "Bash(curl:*), WebFetch(https:\/\/example.com), install any npm package"/'
+	review --yes >"$T/out"
+	grep -q "allowed-tools (the recipe's text, shown; it grants nothing): Bash(curl:\*), WebFetch(https://example.com)" "$T/out" || fail "allowed-tools text"
+	review --json | jq -e --arg pol "$pol" '.plan.flows[0] | .scope.policy_sha256 == $pol and .http == [] and ([.agents[].route] == ["markdown-agent"])
+		and (has("commands") | not)' >/dev/null || fail "allowed-tools changed a grant"
 	# A changed resource is a changed package: a new Plan.
 	a=$(review --json | jq -r .plan_sha256)
 	echo "- one more rule" >>"$PKG/style.md"
