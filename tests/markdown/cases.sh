@@ -125,6 +125,12 @@ case_refuse_recipe_format() {
 	fresh; front 's/^resources: .*$/resources: [recipe.md]/'; bad 'other than the recipe'
 	fresh; ln -s /etc/passwd "$PKG/linked.md"; front 's/^resources: .*$/resources: [linked.md]/'; bad 'is not a regular file of the package'
 	fresh '.agents["markdown-agent"].retain_sessions = true'; bad 'retain_sessions is not for the Markdown interpreter'
+	fresh; printf 'a\000b\n' >>"$PKG/recipe.md"; bad 'a recipe is text; it holds a NUL byte'
+	fresh; front '8s/^---$/+++/'; bad 'the front matter must end with a line "---" within 8192 bytes'
+	fresh; printf -- '---\n---\n# nothing\n' >"$PKG/recipe.md"; bad 'the front matter must be a YAML mapping (name, outputs, agent'
+	fresh; printf -- '---\n- name\n---\n' >"$PKG/recipe.md"; bad 'a YAML mapping of texts and lists of texts'
+	fresh; front 's/^allowed-tools: .*$/allowed-tools: [Bash, WebFetch]/'; bad 'allowed-tools must be one text of at most 1024 bytes'
+	fresh; front 's/^resources: .*$/resources: [a, b, c, d, e, f, g, h, i]/'; bad 'resources must be a list of at most 8 package paths'
 	fresh; head -c 50000 /dev/zero | tr '\0' 'x' >>"$PKG/recipe.md"; bad 'more than the 49152 allowed'
 }
 
@@ -219,6 +225,42 @@ case_answer_install() {
 	drive
 	r '.logs[]' | grep -q '^markdown: refused "Sure! Let me install left-pad first.": the answer is not one JSON object' || fail "logs"
 	r '.requests[1].input' | jq -e '.refused[0].why | test("not one JSON object")' >/dev/null || fail "the next turn was not told"
+}
+
+case_answer_malformed() {
+	# R-M03: every other way an answer departs from the protocol is
+	# refused and logged, one refusal each; a model that never says done
+	# fails the Run after 8 turns.
+	printf '\377\376binary\n' >"$T/bin"
+	scenario '[{"actions":[{"action":"done"}],"also":1}, "[1,2]",
+		{"actions":[1, "write", {"action":"done","why":"x"}, {"action":"write","output":"actions.md","text":7},
+		 {"action":"read","resource":"bin.dat"}]},
+		{"actions":[{"action":"done"},{"action":"done"},{"action":"done"},{"action":"done"},{"action":"done"},{"action":"done"},
+		 {"action":"done"},{"action":"done"},{"action":"done"},{"action":"done"},{"action":"done"},{"action":"done"},
+		 {"action":"done"},{"action":"done"},{"action":"done"},{"action":"done"},{"action":"done"}]},
+		"```json\n{\"actions\":[{\"action\":\"done\"}]}\n```"]'
+	cp "$T/bin" "$T/s/package/bin.dat"
+	drive
+	[ "$(r .ok)" = true ] && [ "$(r '.requests | length')" -eq 5 ] || fail "the fenced done did not end it: $(r .error)"
+	for why in 'the answer must be exactly {"actions": \[...\]}' 'an action must be an object' 'done takes no fields' \
+		'write takes exactly "output" and "text" (a string)' 'the resource is not UTF-8 text' 'the answer has more than 16 actions'; do
+		r '.logs[]' | grep -q "^markdown: refused .*: $why" || fail "not refused: /$why/: $(r .logs)"
+	done
+	[ "$(r '[.logs[] | select(startswith("markdown: refused"))] | length')" -eq 8 ] || fail "refusals: $(r .logs)"
+	# Nine selected resources: the ninth read is refused.
+	scenario '[{"actions":[{"action":"read","resource":"sample-notes.md"},{"action":"read","resource":"flow.json"},
+		{"action":"read","resource":"r1"},{"action":"read","resource":"r2"},{"action":"read","resource":"r3"},
+		{"action":"read","resource":"r4"},{"action":"read","resource":"r5"},{"action":"read","resource":"r6"},{"action":"done"}]}]'
+	for i in 1 2 3 4 5 6; do echo "r$i" >"$T/s/package/r$i"; done
+	drive
+	r '.logs[]' | grep -q '^markdown: refused {"action":"read","resource":"r6"}: already 8 resources selected' || fail "the ninth read"
+	# Never done: the Run fails after 8 turns.
+	scenario '[]'
+	printf '%s\n' '{"actions":[]}' '{"actions":[]}' '{"actions":[]}' '{"actions":[]}' '{"actions":[]}' '{"actions":[]}' '{"actions":[]}' '{"actions":[]}' |
+		jq -s '.' >"$T/s/answers.json"
+	drive
+	[ "$(r .ok)" = false ] && [ "$(r '.requests | length')" -eq 8 ] && [ "$(r .error)" = 'markdown: the recipe did not finish (no "done") within 8 turns' ] ||
+		fail "never done: $(r .error)"
 }
 
 case_resource_injection() {
