@@ -99,6 +99,18 @@ case_refuse_other_route() {
 	bad 'the recipe must name its Agent route: "agent: markdown-agent"'
 }
 
+case_api_backed_grant() {
+	# R-M02: markdown-agent may be an API-backed Agent; its http route is
+	# the only other grant allowed, and only that one.
+	api='.http = {llm: {method: "POST", url: "https://models.example.com/v1/chat/completions"}}
+		| .agents["markdown-agent"] = {api: "openai-chat", http: "llm", model: "m"}'
+	fresh "$api"
+	review --yes >"$T/out" || fail "review: $(cat "$T/out")"
+	grep -q "agent markdown-agent: API-backed (openai-chat), model m" "$T/out" || fail "plan text"
+	fresh "$api | .http.other = {method: \"GET\", url: \"https://example.com/\"}"
+	bad 'a Markdown Flow may grant only the route "markdown-agent" (and the http route it sends through)'
+}
+
 case_refuse_reserved_route_in_code() {
 	# R-M02: the reserved route belongs to the interpreter; a Flow of code
 	# cannot hold it.
