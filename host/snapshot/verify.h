@@ -39,7 +39,7 @@ struct jig_verifier {
 	struct jig_verifier_entry {
 		const char *path, *val; /* val: "SHA256\tMETA" */
 	} * arr;
-	size_t n;
+	size_t n, next; /* entries; the one after the last hit */
 	json_t *added;
 	bool loaded, dirty, writable;
 	char dir[PATH_MAX];

@@ -207,6 +207,31 @@ static json_t *fds_report(void)
 	return json_pack("{s:o,s:s}", "open", fds, "stderr", target);
 }
 
+/* The managed restriction files the clients read, as the client sees them:
+ * their text (or null when absent) and whether it can open them to write. */
+static json_t *managed_report(void)
+{
+	static const char *const paths[] = {"/etc/claude-code/managed-settings.json", "/etc/codex/requirements.toml"};
+	json_t *out = json_object();
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char buf[8192];
+		size_t len = 0;
+		ssize_t n = 0;
+		int fd = open(paths[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		while (fd >= 0 && len < sizeof(buf) && (n = read(fd, buf + len, sizeof(buf) - len)) > 0)
+			len += (size_t)n;
+		if (fd >= 0)
+			close(fd);
+		int w = open(paths[i], O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (w >= 0)
+			close(w);
+		json_object_set_new(out, paths[i],
+				    fd < 0 ? json_null()
+					   : json_pack("{s:s%,s:b}", "text", buf, len, "writable", w >= 0));
+	}
+	return out;
+}
+
 static json_t *report(void)
 {
 	char cwd[4096];
@@ -229,7 +254,7 @@ static json_t *report(void)
 	for (char *p = paths ? strtok_r(paths, ":", &save) : NULL; p; p = strtok_r(NULL, ":", &save))
 		json_object_set_new(probe, p, json_boolean(lstat(p, &st) == 0));
 	free(paths);
-	return json_pack("{s:s,s:o,s:s?,s:o,s:o,s:o,s:o,s:o,s:i,s:i,s:i,s:i,s:i}", "cwd", cwd, "entries",
+	return json_pack("{s:s,s:o,s:o,s:s?,s:o,s:o,s:o,s:o,s:o,s:i,s:i,s:i,s:i,s:i}", "cwd", cwd, "managed", managed_report(), "entries",
 			 sorted_strings(entries), "home", home, "home_tmpfs", tmpfs, "env", sorted_strings(env),
 			 "fds", fds_report(),
 			 "credential", credential_report(), "probe", probe, "uid", (int)getuid(), "pid", (int)getpid(),

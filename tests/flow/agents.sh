@@ -128,6 +128,7 @@ case_answer() {
 
 case_sees_nothing() {
 	# R-A03, R-A05, R-A07, R-C12: from inside the provider scope: an empty work directory,
+	# jig's managed restrictions for the native clients,
 	# a private tmpfs HOME, no project, input, output or operator file, the
 	# credential only in the client's own environment; the Flow itself has
 	# still no network and no credential.
@@ -145,6 +146,13 @@ case_sees_nothing() {
 	jq -e '.credential.name == "FAKE_KEY" and (.credential.found_in | length) == 0' "$T/report.json" >/dev/null ||
 		fail "the credential is missing or in another process: $(jq -c .credential "$T/report.json")"
 	jq -e '.fds.open == [0,1,2]' "$T/report.json" >/dev/null || fail "the client has other descriptors: $(jq -c .fds "$T/report.json")"
+	# R-A07 (managed restrictions): jig's fixed managed settings for Claude
+	# Code and requirements for Codex, exactly the signed snapshot's bytes,
+	# read-only where each client reads them.
+	for m in /etc/claude-code/managed-settings.json:claude-code-managed-settings.json /etc/codex/requirements.toml:codex-requirements.toml; do
+		jq -e --arg p "${m%%:*}" --rawfile want "$JIG_SOURCE/policy/managed/${m#*:}" '.managed[$p].text == $want and .managed[$p].writable == false' \
+			"$T/report.json" >/dev/null || fail "the managed restrictions at ${m%%:*}: $(jq -c --arg p "${m%%:*}" '.managed[$p]' "$T/report.json")"
+	done
 	jq -e '(.env | sort) == (["FAKE_AGENT_PROBE","FAKE_KEY","FAKE_MODEL","HOME","LANG","NO_COLOR","PATH","TMPDIR"])' "$T/report.json" >/dev/null ||
 		fail "the client's environment is not the Plan's: $(jq -c .env "$T/report.json")"
 	expect_refused 1 ""
@@ -348,19 +356,15 @@ case_example_classify() {
 	grep -q "category: ANSWER:" "$T/pkt/files/classification.md" || fail "classification"
 }
 
-case_claude_code() {
-	# R-A02, R-A05, R-A06 (the Claude Code part), R-A09: the real Claude Code
-	# ACP adapter (@zed-industries/claude-code-acp from npm, pinned by
-	# tests/acp/clients) in the provider scope, against a stub Messages API
-	# on loopback: jig's claude-code profile turns its built-in tools off
-	# (the model request carries no tool), selects the reviewed model, reads
-	# no settings; the API key reaches the service, not the Flow.
+# claude_code CREDENTIAL_ENV AUTH: the real Claude Code adapter, its
+# credential in CREDENTIAL_ENV; the stub must see AUTH.
+claude_code() {
 	peer
 	cc="$JIG_ACP_CLIENTS/node_modules/@zed-industries/claude-code-acp/dist/index.js"
-	jq -n --arg cc "$cc" --arg nm "$JIG_ACP_CLIENTS/node_modules" --arg key "$XDG_CONFIG_HOME/jig/fake.key" \
+	jq -n --arg cc "$cc" --arg nm "$JIG_ACP_CLIENTS/node_modules" --arg key "$XDG_CONFIG_HOME/jig/fake.key" --arg cred "$1" \
 		'{format: "jig-agents/1", providers: {fake: {client: "claude-code", command: ["/usr/bin/node", $cc],
 		  trees: ["/usr/bin/node", $nm], version: "0.16.2", env: {ANTHROPIC_BASE_URL: "http://127.0.0.1:18090"},
-		  credential: {env: "ANTHROPIC_API_KEY", file: $key}}}}' >"$XDG_CONFIG_HOME/jig/agents.json"
+		  credential: {env: $cred, file: $key}}}}' >"$XDG_CONFIG_HOME/jig/agents.json"
 	chmod 600 "$XDG_CONFIG_HOME/jig/agents.json"
 	project '.agents.ask.timeout_ms = 300000'
 	RUN_TIMEOUT=6m
@@ -369,12 +373,29 @@ case_claude_code() {
 	steps "[$ask]"
 	succeeded
 	expect_ok 0
-	answer 0 | jq -e '.stub and .model == "fake-model-1" and .tools == 0 and .auth == "api-key" and (.user | contains("Say hello"))' >/dev/null ||
+	answer 0 | jq -e --arg auth "$2" '.stub and .model == "fake-model-1" and .tools == 0 and .auth == $auth and (.user | contains("Say hello"))' >/dev/null ||
 		fail "the model service saw: $(answer 0)"
 	[ "$(ev 0 .agent.name)" = "@zed-industries/claude-code-acp" ] && [ "$(ev 0 .agent.version)" = 0.16.2 ] || fail "agent info"
 	grep -q "^POST /v1/messages" "$T/peer.log" || fail "no request reached the stub"
 	no_canary
 	! pgrep -f claude-code-acp >/dev/null || fail "a client process outlived the Run"
+}
+case_claude_code() {
+	# R-A02, R-A05, R-A06 (the Claude Code part), R-A09: the real Claude Code
+	# ACP adapter (@zed-industries/claude-code-acp from npm, pinned by
+	# tests/acp/clients) in the provider scope, against a stub Messages API
+	# on loopback: jig's claude-code profile turns its built-in tools off
+	# (the model request carries no tool), selects the reviewed model, reads
+	# no settings; the API key reaches the service, not the Flow.
+	claude_code ANTHROPIC_API_KEY api-key
+}
+case_claude_code_subscription() {
+	# R-A07 (subscription authentication): a Claude subscription's token
+	# (CLAUDE_CODE_OAUTH_TOKEN, from `claude setup-token`) is projected like
+	# any credential: in the client's memory only, its HOME an ephemeral
+	# tmpfs; Claude Code sends it as a bearer, and it is in no file a tool
+	# could read afterwards (no_canary: not in the packet, record or store).
+	claude_code CLAUDE_CODE_OAUTH_TOKEN bearer
 }
 case_codex() {
 	# R-A02, R-A06 (the Codex part), R-A09: the real Codex ACP adapter

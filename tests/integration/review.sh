@@ -221,6 +221,10 @@ case_agent_pi_profile_in_plan() {
 		grep -q "client environment PI_ACP_PI_COMMAND=/.jig/pi-launcher (the profile's)" "$T/out" &&
 		grep -q "client environment PI_OFFLINE=1 (the profile's)" "$T/out" || fail "plan text"
 	grep -q "/.jig/pi-launcher" "$T/out" || fail "the provider scope does not bind the launcher"
+	# R-A07 (managed restrictions): the provider scope binds jig's managed
+	# settings and requirements where Claude Code and Codex read them.
+	grep -q "/etc/claude-code/managed-settings.json" "$T/out" && grep -q "/etc/codex/requirements.toml" "$T/out" ||
+		fail "the provider scope does not bind the managed restrictions"
 	review --json | jq -e '.plan.flows[0].agents[0].identity | .client == "pi" and .pi_command == ["/usr/bin/false", "'"$T/pi/models.json"'"]
 		and .pi_models == "'"$T/pi/models.json"'" and (.profile.pi_args | index("--no-tools")) and .profile.select_model == false' >/dev/null || fail "plan json"
 	! grep -rq "inline-credential-canary" "$T/p/.jig" "$T/out" || fail "the credential is in the Plan"

@@ -130,7 +130,7 @@ rewritten() { # the bad cache was replaced by a good one, used next time
 }
 case_cache_corrupted() { warm; printf 'garbage{' >"$CACHE"; ignored "corrupted"; rewritten; }
 case_cache_truncated() { warm; head -c 100 "$CACHE" >"$T/c"; cat "$T/c" >"$CACHE"; ignored "truncated"; rewritten; }
-case_cache_wrong_version() { warm; sed -i '1s,/1$,/9,' "$CACHE"; ignored "another version"; rewritten; }
+case_cache_wrong_version() { warm; sed -i '1s,/2$,/9,' "$CACHE"; ignored "another version"; rewritten; }
 case_cache_bad_line() { warm; sed -i '2s/^[0-9a-f]/Z/' "$CACHE"; ignored "corrupted"; rewritten; }
 case_cache_world_writable() {
 	warm
@@ -161,8 +161,8 @@ case_cache_holds_no_authority() {
 	# Only paths, metadata and digests; private modes.
 	warm
 	[ "$(stat -c %a "$T/home/.cache/jig")" = 700 ] && [ "$(stat -c %a "$CACHE")" = 600 ] || fail "modes"
-	[ "$(head -1 "$CACHE")" = jig-verification-cache/1 ] || fail "format line"
-	tail -n +2 "$CACHE" | grep -Evq '^[0-9a-f]{64}	dev=[0-9]+ ino=[0-9]+ mode=[0-7]+ uid=[0-9]+ size=[0-9]+ mtime=[0-9]+\.[0-9]{9} ctime=[0-9]+\.[0-9]{9}	/' && fail "a cache line holds something else"
+	[ "$(head -1 "$CACHE")" = jig-verification-cache/2 ] || fail "format line"
+	tail -n +2 "$CACHE" | grep -Evq '^[0-9a-f]{64}	dev=[0-9a-f]+ ino=[0-9a-f]+ mode=[0-9a-f]+ uid=[0-9a-f]+ size=[0-9a-f]+ mtime=[0-9a-f]+\.[0-9a-f]+ ctime=[0-9a-f]+\.[0-9a-f]+	/' && fail "a cache line holds something else"
 	[ "$(tail -n +2 "$CACHE" | wc -l)" -eq "$files" ] || fail "entries"
 	! grep -q "plan\|admit" "$CACHE" || fail "the cache mentions approvals"
 }

@@ -29,8 +29,11 @@ static void make_snapshot_dir(void)
 	mkdir(p, 0755);
 	snprintf(p, sizeof(p), "%s/libexec/runtime", snapdir);
 	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/libexec/managed", snapdir);
+	mkdir(p, 0755);
 	const char *files[] = {"libexec/bun", "libexec/jig-http-worker", "libexec/jig-acp-worker", "libexec/jig-pi-launcher",
-			       "libexec/jig-prepare-worker"};
+			       "libexec/jig-prepare-worker", "libexec/managed/claude-code-managed-settings.json",
+			       "libexec/managed/codex-requirements.toml"};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", snapdir, files[i]);
 		FILE *f = fopen(p, "w");
