@@ -118,6 +118,10 @@ int jig_recipe_front_matter(const char *text, size_t len, const char *what, json
 	*out = NULL;
 	if (memchr(text, 0, len))
 		return jig_err(e, JIG_E_USAGE, "%s: a recipe is text; it holds a NUL byte", what);
+	json_t *utf8 = json_stringn(text, len); /* jansson's UTF-8 check: the interpreter reads it so */
+	if (!utf8)
+		return jig_err(e, JIG_E_USAGE, "%s: a recipe is UTF-8 text; it is not", what);
+	json_decref(utf8);
 	if (len < 4 || memcmp(text, "---\n", 4) != 0)
 		return jig_err(e, JIG_E_USAGE, "%s: a recipe starts with its front matter, a line \"---\"", what);
 	const char *end = NULL;

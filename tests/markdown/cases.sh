@@ -138,6 +138,7 @@ case_refuse_recipe_format() {
 	fresh; ln -s /etc/passwd "$PKG/linked.md"; front 's/^resources: .*$/resources: [linked.md]/'; bad 'is not a regular file of the package'
 	fresh '.agents["markdown-agent"].retain_sessions = true'; bad 'retain_sessions is not for the Markdown interpreter'
 	fresh; printf 'a\000b\n' >>"$PKG/recipe.md"; bad 'a recipe is text; it holds a NUL byte'
+	fresh; printf '\377\376\n' >>"$PKG/recipe.md"; bad 'a recipe is UTF-8 text; it is not'
 	fresh; front '8s/^---$/+++/'; bad 'the front matter must end with a line "---" within 8192 bytes'
 	fresh; printf -- '---\n---\n# nothing\n' >"$PKG/recipe.md"; bad 'the front matter must be a YAML mapping (name, outputs, agent'
 	fresh; printf -- '---\n- name\n---\n' >"$PKG/recipe.md"; bad 'a YAML mapping of texts and lists of texts'

@@ -64,6 +64,7 @@ static void rejects(void **state)
 	struct jig_error e = {0};
 	assert_int_equal(jig_recipe_front_matter("---\nname: x\n---\na\0b", 19, "r.md", &fm, &body, &e), -JIG_E_USAGE);
 	assert_non_null(strstr(e.msg, "NUL"));
+	assert_null(parse("---\nname: x\n---\n\xff\xfe\n", &body, -JIG_E_USAGE));
 	/* A front matter longer than its cap. */
 	static char big[JIG_RECIPE_FRONT_MAX + 64];
 	memset(big, 'a', sizeof(big) - 1);
