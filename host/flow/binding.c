@@ -344,3 +344,40 @@ int jig_binding_plan(const struct jig_project *p, const struct jig_plan *pl, jso
 		return oom(e);
 	return 0;
 }
+
+static void print_map(FILE *out, json_t *m, const char *arrow)
+{
+	const char *k;
+	json_t *v;
+	int n = 0;
+	json_object_foreach(m, k, v)
+		fprintf(out, "%s%s %s %s", n++ ? ", " : " ", k, arrow, json_string_value(v));
+	if (!n)
+		fputs(" nothing", out);
+}
+
+void jig_binding_print(FILE *out, json_t *fj)
+{
+	size_t i;
+	json_t *b;
+	json_array_foreach(json_object_get(fj, "bindings"), i, b) {
+		struct jig_reservation r = {0};
+		jig_reservation_from_json(json_object_get(b, "reserves"), &r);
+		char res[96];
+		mib_cpu(&r, res, sizeof(res));
+		fprintf(out, "    binding %s -> flow %s: deadline %lld ms (capped by the root's); reads", json_string_value(json_object_get(b, "name")),
+			json_string_value(json_object_get(b, "flow")), json_integer_value(json_object_get(b, "timeout_ms")));
+		print_map(out, json_object_get(b, "read"), "<-");
+		fputs("; writes", out);
+		print_map(out, json_object_get(b, "write"), "->");
+		fprintf(out, "\n      its branch reserves %s of the root budget before dispatch, until its cleanup is confirmed\n", res);
+	}
+	json_t *rr = json_object_get(fj, "root_reservation");
+	if (rr && json_array_size(json_object_get(fj, "bindings"))) {
+		struct jig_reservation r = {0};
+		jig_reservation_from_json(rr, &r);
+		char res[96];
+		mib_cpu(&r, res, sizeof(res));
+		fprintf(out, "    as a root with its branches: at most %s reserved (budget 1792 MiB, 576 tasks, 3.5 CPU)\n", res);
+	}
+}

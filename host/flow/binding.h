@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "flow/plan.h"
 #include "flow/project.h"
@@ -60,6 +61,9 @@ const struct jig_binding *jig_flow_binding(const struct jig_flow *f, const char 
  * their identity). A violation is one line naming the rule. */
 int jig_binding_plan(const struct jig_project *p, const struct jig_plan *pl, json_t *flows, json_t **budget,
 		     struct jig_error *e);
+
+/* The Plan text of a Flow's bindings (its entry fj). */
+void jig_binding_print(FILE *out, json_t *fj);
 
 /* Reservation arithmetic: a + b, and whether r fits the root budget. */
 void jig_reservation_add(struct jig_reservation *a, const struct jig_reservation *b);

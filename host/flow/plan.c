@@ -589,6 +589,7 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 			print_agent(out, pl, name, v);
 		json_array_foreach(json_object_get(f, "commands"), k, v)
 			print_command(out, pl, name, v);
+		jig_binding_print(out, f);
 		json_t *dep = json_object_get(f, "dependencies");
 		if (dep)
 			fprintf(out, "    npm dependencies: prepared installation sha256 %s (%lld packages, %lld files, %lld bytes),\n"
