@@ -3,9 +3,10 @@
 // passed down every level through the read maps), keyed by the Flow's name:
 //   {"calls": [[b, ...], ...]  groups of bindings, each group at once
 //    "write": {path: text}      outputs of its own
-//    "command": true            one Project Command (route "run")
+//    "command": true | {sleep: ms}  one Project Command (route "run")
 //    "sleep": ms, "spin": ms, "crash": true, "fail": true, "hog": true
-//    "probe": [path, ...]       tries to read (and /output/x to write) each
+//    "delay": ms                before the probes
+//    "probe": [path, ...]       tries to read each ("write:PATH": to write it)
 //    "log": text}
 // It writes result.json: {name, calls: [{binding, ok, outcome, error,
 // outputs}], probes: {path: "read"|"denied"|"wrote"}, command}.
@@ -17,6 +18,7 @@ export default async function (jig) {
   const result = { name, calls: [], probes: {}, inputs: jig.inputs() };
   if (plan.log) jig.log(plan.log);
   for (const [path, text] of Object.entries(plan.write ?? {})) jig.write(path, text);
+  if (plan.delay) await Bun.sleep(plan.delay);
   for (const p of plan.probe ?? []) {
     try {
       if (p.startsWith("write:")) { writeFileSync(p.slice(6), "x"); result.probes[p] = "wrote"; continue; }
@@ -25,7 +27,8 @@ export default async function (jig) {
     } catch (e) { result.probes[p] = "denied"; }
   }
   if (plan.command) {
-    const r = await jig.command("run", { files: { "m.js": "console.log('cmd-' + 6 * 7)" }, entry: "m.js" });
+    const wait = plan.command.sleep ? `await Bun.sleep(${Number(plan.command.sleep)});` : "";
+    const r = await jig.command("run", { files: { "m.js": wait + "console.log('cmd-' + 6 * 7)" }, entry: "m.js" });
     result.command = r.stdout.trim();
   }
   for (const group of plan.calls ?? []) {
