@@ -3,7 +3,7 @@
 // The Flow talks to its coordinator only over Run/0: newline-delimited JSON
 // on descriptor 3, each message at most 1 MiB (each operation has its own
 // caps within that).
-import { closeSync, mkdirSync, readFileSync, readSync, readdirSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, copyFileSync, constants, mkdirSync, readFileSync, readSync, readdirSync, writeFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 const RUN0 = 3;
@@ -45,6 +45,47 @@ function clean(path) {
   if (typeof path !== "string" || path === "" || path.startsWith("/") || path.split("/").some((c) => c === "" || c === "." || c === ".."))
     throw new Error(`jig: "${path}" is not a normalised relative path`);
   return path;
+}
+
+// Bindings: calls are answered in any order (two siblings run at once),
+// matched by id. The pump blocks on Run/0 while a call is pending; a Flow
+// with bindings has no effect routes, so nothing else is answered.
+const calls = new Map();
+let nextCall = 1, pumping = false;
+function pump() {
+  pumping = false;
+  if (calls.size === 0) return;
+  let r;
+  try { r = receive(); } catch (err) {
+    for (const { reject } of calls.values()) reject(err);
+    calls.clear();
+    return;
+  }
+  const c = r.op === "call" ? calls.get(r.id) : undefined;
+  if (!c) throw new Error("jig: unexpected Run/0 reply");
+  calls.delete(r.id);
+  if (r.outcome === "refused") c.reject(new Error(`jig.call ${c.binding}: ${r.error}`));
+  else {
+    // The write map's accepted files, from the import stage into this
+    // Flow's own output (its bounded tmpfs); then the stage goes.
+    const imported = [];
+    try {
+      for (const [to, from] of Object.entries(r.outputs || {})) {
+        const p = "/output/" + clean(to);
+        mkdirSync(dirname(p), { recursive: true });
+        copyFileSync(from, p, constants.COPYFILE_EXCL);
+        imported.push(to);
+      }
+    } catch (err) {
+      send({ op: "imported", id: r.id });
+      c.reject(new Error(`jig.call ${c.binding}: import: ${err.message}`));
+      if (calls.size && !pumping) { pumping = true; setImmediate(pump); }
+      return;
+    }
+    if (Object.keys(r.outputs || {}).length) send({ op: "imported", id: r.id });
+    c.resolve(Object.freeze({ ok: r.ok, outcome: r.outcome, error: r.error, outputs: Object.freeze(imported) }));
+  }
+  if (calls.size && !pumping) { pumping = true; setImmediate(pump); }
 }
 
 const jig = Object.freeze({
@@ -151,6 +192,24 @@ const jig = Object.freeze({
       stdout: utf8.decode(out), stderr: utf8.decode(err), stdoutRaw: out, stderrRaw: err,
       stdoutBytes: r.stdout_bytes, stderrBytes: r.stderr_bytes,
       stdoutTruncated: r.stdout_truncated, stderrTruncated: r.stderr_truncated, wallMs: r.wall_ms,
+    });
+  },
+  /**
+   * One reviewed child Flow: a binding of flow.json "bindings". The child
+   * runs in its own scope with the read map's inputs while this Flow waits;
+   * its deadline is the binding's, capped by the root's. Resolves to
+   * { ok, outcome ("succeeded", "failed", "timeout", "cancelled"), error,
+   * outputs }: outputs are this Flow's output paths that the write map
+   * filled from the child's accepted output (already copied to /output).
+   * Rejects when jig refuses the call before dispatch (no such binding,
+   * the shape rules, the root budget).
+   */
+  call(binding) {
+    const id = nextCall++;
+    send({ op: "call", id, binding });
+    return new Promise((resolve, reject) => {
+      calls.set(id, { binding, resolve, reject });
+      if (!pumping) { pumping = true; setImmediate(pump); }
     });
   },
   /** A log line for the Run record. */

@@ -17,6 +17,7 @@
 #include "effects/grant_url.h"
 #include "effects/http.h"
 #include "flow/recipe.h"
+#include "flow/binding.h"
 #include "policy/catalog.h"
 #include "sandbox/door.h"
 #include "policy/scope_policy.h"
@@ -116,8 +117,11 @@ int jig_plan_compose_flow(const struct jig_catalog *c, const struct jig_snapshot
 	char name[40];
 	scope_name(name, sizeof(name), "flow-", f->name);
 	/* A Markdown recipe runs with the bundled interpreter (the catalog's
-	 * markdown-flow kind: the same envelope, another argv). */
-	struct jig_scope_facts facts = {.kind = f->recipe ? "markdown-flow" : "flow", .name = name, .snapshot_dir = s->dirpath, .entry = f->entry,
+	 * markdown-flow kind: the same envelope, another argv); a Flow in a
+	 * binding relation has the table's envelope (flow-bound). Review
+	 * refuses a recipe in a binding relation. */
+	struct jig_scope_facts facts = {.kind = f->recipe ? "markdown-flow" : f->bound ? "flow-bound" : "flow", .name = name,
+					.snapshot_dir = s->dirpath, .entry = f->entry,
 					.home = jig_caller_home()};
 	return jig_catalog_compose(c, &facts, t, e);
 }
@@ -373,6 +377,12 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 		jig_plan_free(out);
 		return r;
 	}
+	json_t *budget = NULL; /* Bindings: the fixed root budget (flow/binding.h) */
+	if ((r = jig_binding_plan(p, out, flows, &budget, e))) {
+		json_decref(flows);
+		jig_plan_free(out);
+		return r;
+	}
 	char msha[JIG_SHA256_HEX];
 	jig_hex(s->manifest_sha256, JIG_SHA256_LEN, msha);
 	char csha[JIG_SHA256_HEX];
@@ -381,6 +391,9 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 			     "flows", flows, "runtime", "bun_sha256", bun, "support", JIG_RUNTIME_BOOT, "snapshot",
 			     "id", s->m.id, "manifest_sha256", msha, "launch_identity", ident, "catalog_sha256", csha, "deadline",
 			     "default", "30s", "maximum", "24h", "set_by", "jig run --timeout (invocation policy)");
+	if (out->doc && budget)
+		json_object_set(out->doc, "root_budget", budget);
+	json_decref(budget);
 	if (!out->doc || !(out->canonical = jig_json_canonical(out->doc))) {
 		jig_plan_free(out);
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
@@ -601,6 +614,7 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 			print_agent(out, pl, name, v);
 		json_array_foreach(json_object_get(f, "commands"), k, v)
 			print_command(out, pl, name, v);
+		jig_binding_print(out, f);
 		json_t *dep = json_object_get(f, "dependencies");
 		if (dep)
 			fprintf(out, "    npm dependencies: prepared installation sha256 %s (%lld packages, %lld files, %lld bytes),\n"

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "flow/binding.h"
 #include "effects/schema0.h"
 #include "flow/recipe.h"
 #include "util/cleanup.h"
@@ -304,7 +305,7 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	json_t *doc = NULL;
 	if ((r = usage(jig_json_parse_object(buf, len, what, &doc, e), e)))
 		return r;
-	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", "http", "agents", "commands", NULL};
+	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", "http", "agents", "commands", "bindings", NULL};
 	const char *format, *fname, *entry;
 	if ((r = jig_json_only_keys(doc, keys, what, e)) || (r = jig_json_get_string(doc, "format", what, &format, e)) ||
 	    (r = jig_json_get_string(doc, "name", what, &fname, e)) ||
@@ -331,7 +332,8 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 		goto out;
 	if ((r = parse_http(json_object_get(doc, "http"), what, f, e)) ||
 	    (r = parse_agents(json_object_get(doc, "agents"), what, f, e)) ||
-	    (r = parse_commands(json_object_get(doc, "commands"), what, f, e)))
+	    (r = parse_commands(json_object_get(doc, "commands"), what, f, e)) ||
+	    (r = jig_binding_parse(json_object_get(doc, "bindings"), what, f, e)))
 		goto out;
 	f->name = strdup(name);
 	f->dir = strdup(dir);
@@ -420,6 +422,8 @@ int jig_project_open(const char *path, struct jig_project *p, struct jig_error *
 				break;
 		}
 	json_decref(doc);
+	if (!r)
+		r = jig_binding_link(p, e);
 	if (!r) {
 		p->statefd = open_state(p->rootfd, path, e);
 		if (p->statefd < 0)
@@ -468,6 +472,7 @@ void jig_project_close(struct jig_project *p)
 			free(f->commands[k].input);
 		}
 		free(f->commands);
+		jig_binding_free(f);
 	}
 	free(p->flows);
 	free(p->root);

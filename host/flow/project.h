@@ -64,6 +64,7 @@ struct jig_command_grant {
 	uint64_t timeout_ms;
 };
 
+struct jig_binding;
 struct jig_flow {
 	char *name;
 	char *dir;   /* package directory, relative to the project root */
@@ -79,6 +80,9 @@ struct jig_flow {
 	struct jig_command_grant *commands;
 	size_t n_commands;
 	json_t *recipe; /* a Markdown recipe's facts for the Plan (flow/recipe.h), or NULL: code */
+	struct jig_binding *bindings; /* flow/binding.h */
+	size_t n_bindings;
+	bool bound; /* has a binding or is one's target: scope kind flow-bound */
 	char package_sha256[JIG_SHA256_HEX]; /* set by capture */
 	uint64_t package_bytes;
 	size_t package_files;

@@ -18,6 +18,7 @@
 #include "effects/command.h"
 #include "effects/http.h"
 #include "flow/plan.h"
+#include "run/call.h"
 #include "flow/tree.h"
 #include "run/publish.h"
 #include "run/record.h"
@@ -48,6 +49,10 @@ struct run {
 	struct jig_command_effect_env command;
 	struct jig_scope_result res;
 	long long started_ms;
+	/* Bindings (run/call.h): the root's ledger and its calls. */
+	struct jig_call_root calls;
+	struct jig_call_caller caller;
+	bool have_calls;
 };
 
 static long long now_ms(void)
@@ -213,6 +218,8 @@ static int prepare(struct run *r, struct jig_error *e)
 		if (nm >= 0)
 			fchmod(nm, 0555);
 	}
+	if (!rc && r->f->bound)
+		rc = jig_call_prepare_stage(r->rundir, e); /* the import stages at /stage */
 	struct jig_tree_stats ist = {.list = r->inputs};
 	for (size_t k = 0; !rc && k < r->req->n_inputs; k++)
 		rc = attach(&r->req->inputs[k], in, r->p.statefd, &ist, e);
@@ -237,6 +244,22 @@ static void command_effect(void *ctx, json_t *op, json_t **reply, json_t **evide
 {
 	struct run *r = ctx;
 	jig_command_effect(&r->command, r->f, op, reply, evidence, interrupted);
+}
+
+/* Bindings: the root's durable ledger (its own envelope first) and the
+ * root as a caller; its children are fenced when it is (cancel). */
+static int bindings_start(struct run *r, struct jig_error *e)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	r->calls = (struct jig_call_root){.p = &r->p, .pl = &r->pl, .sb = &r->sb, .init_fd = r->init_fd, .outer_pid = r->req->outer_pid,
+					  .run_dir = r->req->run_dir, .rundir = r->rundir,
+					  .deadline_ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + (long long)r->req->timeout_ms};
+	int rc = jig_call_root_init(&r->calls, r->tmpl, e);
+	r->caller = (struct jig_call_caller){.root = &r->calls, .f = r->f, .rundir = r->rundir, .abort_fd = r->cancel[0],
+					     .children = json_array()};
+	r->have_calls = true;
+	return rc;
 }
 
 /* launch: the Plan's scope for this Flow with this run's slot values, and
@@ -275,8 +298,11 @@ static int launch(struct run *r, struct jig_error *e)
 	if ((r->interrupt = jig_sandbox_interrupt_open(&saved)) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "signalfd: %s", strerror(errno));
 	sc.interrupt_fd = r->interrupt;
-	if (jig_run0_start(&r->r0, r->sv[0], r->ab[1], r->f->n_http ? http_effect : NULL,
-			   r->f->n_agents ? agent_effect : NULL, r->f->n_commands ? command_effect : NULL, r) < 0)
+	if (r->f->n_bindings && (rc = bindings_start(r, e)))
+		return rc;
+	if (jig_run0_start_calls(&r->r0, r->sv[0], r->ab[1], r->f->n_http ? http_effect : NULL,
+				 r->f->n_agents ? agent_effect : NULL, r->f->n_commands ? command_effect : NULL, r,
+				 r->have_calls ? jig_call_op : NULL, &r->caller) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
 	r->have_run0 = true;
 	r->started_ms = now_ms();
@@ -285,6 +311,8 @@ static int launch(struct run *r, struct jig_error *e)
 	r->sv[1] = -1;
 	jig_poke(r->cancel[1]); /* the Flow is fenced: a request in flight is cancelled */
 	jig_run0_join(&r->r0);
+	if (r->have_calls)
+		jig_call_join(&r->caller); /* fenced with the root (cancel), reservations settled */
 	if (lr == JIG_MOD_OK)
 		return 0;
 	return jig_err(e, JIG_E_HOST, "flow %s refused: %s", r->f->name, r->res.error[0] ? r->res.error : "launch failed");
@@ -332,6 +360,10 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 	json_t *rec = jig_record_new(&facts, &r->res);
 	if (rec && (r->f->n_http || r->f->n_agents || r->f->n_commands))
 		json_object_set(rec, "effects", r->r0.effects);
+	if (rec && r->have_calls) { /* the tree of children (run/call.h) */
+		json_object_set(rec, "children", r->caller.children);
+		json_object_set_new(rec, "root_budget", jig_call_root_json(&r->calls));
+	}
 	/* The scope that ran: the Plan's digest and its canonical policy (this
 	 * run's slot values are not part of it). */
 	if (rec) {
@@ -364,6 +396,10 @@ static void finish(struct run *r)
 	json_decref(r->outputs);
 	if (r->have_run0)
 		jig_run0_free(&r->r0);
+	if (r->have_calls) {
+		json_decref(r->caller.children);
+		jig_call_root_free(&r->calls);
+	}
 	if (r->have_policy)
 		jig_scope_policy_free(&r->policy);
 	jig_plan_free(&r->pl);

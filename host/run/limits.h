@@ -46,6 +46,12 @@ _Static_assert((JIG_COMMAND_MAX_TEXT + JIG_COMMAND_MAX_STDIN) / 3 * 4 + 8 +
 		       JIG_RUN0_MAX_LINE,
 	       "a command's largest request fits one Run/0 line");
 
+/* Bindings (docs/bindings.md): calls per Flow run, import stages per
+ * caller (the contract's two). The shape and the root budget are
+ * flow/binding.h's. */
+#define JIG_CALL_MAX_CALLS 16
+#define JIG_CALL_MAX_STAGES 2
+
 /* A packet's record.json is read up to this size. */
 #define JIG_RECORD_MAX_BYTES (4u << 20)
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "flow/tree.h"
+#include "run/call.h"
 #include "run/limits.h"
 #include "sandbox/door.h"
 #include "util/cleanup.h"
@@ -162,6 +163,7 @@ void jig_record_print(FILE *out, const char *packet, json_t *rec)
 			put_field(out, ": ", o, "error", "");
 		fputc('\n', out);
 	}
+	jig_call_print_tree(out, json_object_get(rec, "children"), 1); /* Bindings */
 	json_array_foreach(json_object_get(rec, "logs"), i, o) {
 		fputs("  log ", out);
 		jig_text_put(out, json_string_value(o));

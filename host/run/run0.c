@@ -25,9 +25,17 @@ static void fail(struct jig_run0 *r, const char *why)
 	}
 }
 
+void jig_run0_violation(struct jig_run0 *r, const char *why)
+{
+	pthread_mutex_lock(&r->send_lock);
+	fail(r, why);
+	pthread_mutex_unlock(&r->send_lock);
+}
+
 /* A reply to the Flow: one line. The Flow may be gone (never SIGPIPE). */
 static void reply(struct jig_run0 *r, json_t *msg)
 {
+	pthread_mutex_lock(&r->send_lock);
 	char *txt = json_dumps(msg, JSON_COMPACT);
 	size_t len = txt ? strlen(txt) : 0, off = 0;
 	if (txt)
@@ -40,7 +48,13 @@ static void reply(struct jig_run0 *r, json_t *msg)
 			break;
 		off += (size_t)n;
 	}
+	pthread_mutex_unlock(&r->send_lock);
 	free(txt);
+}
+
+void jig_run0_send(struct jig_run0 *r, json_t *msg)
+{
+	reply(r, msg);
 }
 
 /* One effect, one at a time (the reader waits for it): its evidence in
@@ -96,7 +110,13 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 		effect(r, m, r->agent, &r->agent_turns, JIG_AGENT_MAX_TURNS, "Agent turns");
 	else if (strcmp(op, "command") == 0 && r->command)
 		effect(r, m, r->command, &r->commands, JIG_COMMAND_MAX_CALLS, "Project Commands");
-	else if (strcmp(op, "done") == 0 && json_object_size(m) == 1)
+	else if ((strcmp(op, "call") == 0 || strcmp(op, "imported") == 0) && r->call) {
+		if (strcmp(op, "call") == 0 && ++r->calls > JIG_CALL_MAX_CALLS) {
+			snprintf(why, sizeof(why), "more than %d binding calls", JIG_CALL_MAX_CALLS);
+			fail(r, why);
+		} else
+			r->call(r->call_ctx, r, m);
+	} else if (strcmp(op, "done") == 0 && json_object_size(m) == 1)
 		r->done = true;
 	else if (strcmp(op, "error") == 0 && text_op(m)) {
 		if (!r->error[0])
@@ -139,7 +159,17 @@ static void *reader(void *arg)
 int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
 		   jig_run0_effect_fn command, void *ctx)
 {
+	return jig_run0_start_calls(r, fd, abort_wr, http, agent, command, ctx, NULL, NULL);
+}
+
+int jig_run0_start_calls(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
+			 jig_run0_effect_fn command, void *ctx, void (*call)(void *, struct jig_run0 *, json_t *),
+			 void *call_ctx)
+{
 	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->send_lock, NULL);
+	r->call = call;
+	r->call_ctx = call_ctx;
 	r->fd = fd;
 	r->abort_wr = abort_wr;
 	r->http = http;

@@ -31,11 +31,26 @@ struct jig_run0 {
 	jig_run0_effect_fn http, agent, command;
 	void *ctx;
 	pthread_t thread;
+	/* Bindings (run/call.h): "call" and "imported" go to call(call_ctx,
+	 * op), which answers later from threads of its own through
+	 * jig_run0_send; NULL: the Flow has no bindings. */
+	void (*call)(void *call_ctx, struct jig_run0 *r, json_t *op);
+	void *call_ctx;
+	size_t calls;
+	pthread_mutex_t send_lock;
 };
 
 /* Starts reading fd in a thread. */
 int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
 		   jig_run0_effect_fn command, void *ctx);
+/* The same, with a Flow's bindings (call: see above). */
+int jig_run0_start_calls(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
+			 jig_run0_effect_fn command, void *ctx, void (*call)(void *, struct jig_run0 *, json_t *),
+			 void *call_ctx);
+/* One line to the Flow, from any thread. */
+void jig_run0_send(struct jig_run0 *r, json_t *msg);
+/* Ends the Run for a protocol violation (any thread). */
+void jig_run0_violation(struct jig_run0 *r, const char *why);
 /* Waits for the reader (the Flow's end must be closed). */
 void jig_run0_join(struct jig_run0 *r);
 void jig_run0_free(struct jig_run0 *r);

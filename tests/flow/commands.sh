@@ -90,7 +90,9 @@ case_caps() {
 		$(step run "$js" '.stdinBytes = 16384'), $(step run "$js" '.stdinBytes = 16385'),
 		$(step run "$js" '.nArgs = 32'), $(step run "$js" '.nArgs = 33'),
 		$(step run "$js" '.files["../x.js"] = ""'), $(step run "$js" '.entry = "none.js"'),
-		$(step run "$js" '.args = [1]'), $(step nope "$js")]"
+		$(step run "$js" '.args = [1]'), $(step nope "$js"),
+		$(step run "$js" '.args = ["a" * 4096]'), $(step run "$js" '.args = ["a" * 4097]'),
+		$(step run "$js" '.args = [range(4) | "a" * 4096]'), $(step run "$js" '.args = [(range(4) | "a" * 4096), "a"]')]"
 	succeeded
 	for i in 0 2 4 6; do expect_ok $i; done
 	[ "$(res 4 .stdout)" = "0 16384" ] && [ "$(res 6 .stdout)" = "32 0" ] || fail "stdin or args did not arrive"
@@ -103,6 +105,12 @@ case_caps() {
 	expect_refused 9 "entry must name one of the files"
 	expect_refused 10 "must be a string"
 	expect_refused 11 "no reviewed command route \"nope\""
+	# One argument at 4,096 bytes and all of them at 16 KiB run; a byte over either is refused.
+	expect_ok 12
+	expect_ok 14
+	[ "$(res 12 .stdout)" = "1 0" ] && [ "$(res 14 .stdout)" = "4 0" ] || fail "arguments at the cap did not arrive"
+	expect_refused 13 "an argument is at most 4096 bytes, all of them 16384"
+	expect_refused 15 "an argument is at most 4096 bytes, all of them 16384"
 }
 case_output_drained() {
 	# R-K04: output beyond 64 KiB per pipe is drained and counted, not
@@ -111,7 +119,8 @@ case_output_drained() {
 	project
 	big='import { writeSync } from "node:fs"; const b = Buffer.alloc(1 << 20, 120); for (let i = 0; i < 8; i++) writeSync(1, b); writeSync(2, Buffer.alloc(300000, 121)); process.exit(0)'
 	bad='import { writeSync } from "node:fs"; writeSync(1, Buffer.from([0x66, 0xff, 0xfe, 0x6f, 0xe2, 0x82]))'
-	steps "[$(step run "$big"), $(step run "$bad")]"
+	at='import { writeSync } from "node:fs"; writeSync(1, Buffer.alloc(65536, 97)); writeSync(2, Buffer.alloc(65537, 98))'
+	steps "[$(step run "$big"), $(step run "$bad"), $(step run "$at")]"
 	succeeded
 	expect_ok 0
 	[ "$(res 0 .outcome)" = exited ] && [ "$(res 0 .exitCode)" = 0 ] || fail "the command did not exit normally"
@@ -121,6 +130,10 @@ case_output_drained() {
 	expect_ok 1
 	[ "$(res 1 .stdout)" = "$(printf 'f\357\277\275\357\277\275o\357\277\275')" ] || fail "invalid UTF-8: $(res 1 .stdout | od -c)"
 	[ "$(res 1 .stdoutBytes)" = 6 ] || fail "raw count"
+	# Exactly 64 KiB is all kept; one byte more is drained (truncated).
+	expect_ok 2
+	jq -e '.[2] | .stdoutBytes == 65536 and .stdoutRawLength == 65536 and (.stdoutTruncated | not)
+		and .stderrBytes == 65537 and .stderrTruncated' "$T/pkt/files/result.json" >/dev/null || fail "at the retain cap: $(res 2 '| del(.stdout, .stderr)')"
 }
 case_contained() {
 	# R-K01, R-K02: the candidate has no network (a loopback listener on the host

@@ -1,0 +1,74 @@
+/* Bindings (issue 17, docs/bindings.md): a Flow's named child Flows of
+ * the same project (flow.json "bindings"), each with a deadline, a read
+ * map (child input <- the caller's whole input) and a write map (child
+ * output -> the caller's output), and the fixed root budget they are
+ * reserved against. Review checks the contract's shape rules for every
+ * Flow as a root and pins each binding's branch reservation in the Plan;
+ * a Run reserves it before dispatch (run/call.c). */
+#ifndef JIG_FLOW_BINDING_H
+#define JIG_FLOW_BINDING_H
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "flow/plan.h"
+#include "flow/project.h"
+
+#define JIG_BINDING_MAX 4 /* per flow.json; the shape rules then allow 2 at a root, 1 in a child */
+#define JIG_BINDING_TIMEOUT_MIN 1000
+#define JIG_BINDING_TIMEOUT_MAX 86400000 /* the root's 24 h; a Run caps it by the root's deadline */
+
+/* The fixed reservation policy (the contract's root budget). */
+#define JIG_ROOT_BUDGET_FORMAT "jig-root-budget/1"
+#define JIG_ROOT_MEMORY_BYTES (1792ull << 20)
+#define JIG_ROOT_TASKS 576u
+#define JIG_ROOT_CPU_QUOTA_US 350000u /* per 100,000 us period: 3.5 CPU */
+#define JIG_ROOT_SIBLINGS 2	      /* child Flows the root may have */
+#define JIG_CHILD_FLOWS 1	      /* child Flows a child may have */
+#define JIG_CHILD_LEVELS 5	      /* the longest branch */
+
+struct jig_binding_map {
+	char *child, *caller; /* read: child input <- caller input; write: child output -> caller output */
+};
+
+struct jig_binding {
+	char *name, *flow;
+	uint64_t timeout_ms;
+	struct jig_binding_map *read, *write;
+	size_t n_read, n_write;
+};
+
+struct jig_reservation {
+	uint64_t memory_bytes;
+	uint64_t tasks;
+	uint64_t cpu_quota_us;
+};
+
+/* flow.json "bindings": {NAME: {"flow", "timeout_ms", "read"?, "write"?}}. */
+int jig_binding_parse(json_t *obj, const char *what, struct jig_flow *f, struct jig_error *e);
+void jig_binding_free(struct jig_flow *f);
+/* After every Flow is parsed: each target exists, each map names the
+ * child's and the caller's declared inputs and outputs, and the Flows in
+ * a binding relation are marked bound (their scope kind is flow-bound). */
+int jig_binding_link(struct jig_project *p, struct jig_error *e);
+const struct jig_binding *jig_flow_binding(const struct jig_flow *f, const char *name);
+
+/* The shape rules and the reservations of every Flow taken as a root,
+ * from the Plan's composed scopes: each binding's "reserves" and each
+ * bound Flow's "root_reservation" into its entry of flows, and the fixed
+ * policy into *budget (NULL when no Flow has bindings, so such Plans keep
+ * their identity). A violation is one line naming the rule. */
+int jig_binding_plan(const struct jig_project *p, const struct jig_plan *pl, json_t *flows, json_t **budget,
+		     struct jig_error *e);
+
+/* The Plan text of a Flow's bindings (its entry fj). */
+void jig_binding_print(FILE *out, json_t *fj);
+
+/* Reservation arithmetic: a + b, and whether r fits the root budget. */
+void jig_reservation_add(struct jig_reservation *a, const struct jig_reservation *b);
+int jig_reservation_fits(const struct jig_reservation *r);
+json_t *jig_reservation_json(const struct jig_reservation *r);
+int jig_reservation_from_json(json_t *v, struct jig_reservation *r);
+
+#endif

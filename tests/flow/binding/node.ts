@@ -1,0 +1,46 @@
+// Test Flow for Bindings (tests/flow/bindings.sh): every Flow of the test
+// project is this file; what each does comes from its "plan" input (JSON,
+// passed down every level through the read maps), keyed by the Flow's name:
+//   {"calls": [[b, ...], ...]  groups of bindings, each group at once
+//    "write": {path: text}      outputs of its own
+//    "command": true | {sleep: ms}  one Project Command (route "run")
+//    "sleep": ms, "spin": ms, "crash": true, "fail": true, "hog": true
+//    "delay": ms                before the probes
+//    "probe": [path, ...]       tries to read each ("write:PATH": to write it)
+//    "log": text}
+// It writes result.json: {name, calls: [{binding, ok, outcome, error,
+// outputs}], probes: {path: "read"|"denied"|"wrote"}, command}.
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+
+export default async function (jig) {
+  const name = JSON.parse(readFileSync("/flow/flow.json", "utf8")).name;
+  const plan = JSON.parse(jig.read("plan").toString())[name] ?? {};
+  const result = { name, calls: [], probes: {}, inputs: jig.inputs() };
+  if (plan.log) jig.log(plan.log);
+  for (const [path, text] of Object.entries(plan.write ?? {})) jig.write(path, text);
+  if (plan.delay) await Bun.sleep(plan.delay);
+  for (const p of plan.probe ?? []) {
+    try {
+      if (p.startsWith("write:")) { writeFileSync(p.slice(6), "x"); result.probes[p] = "wrote"; continue; }
+      try { readdirSync(p); } catch { readFileSync(p); }
+      result.probes[p] = "read";
+    } catch (e) { result.probes[p] = "denied"; }
+  }
+  if (plan.command) {
+    const wait = plan.command.sleep ? `await Bun.sleep(${Number(plan.command.sleep)});` : "";
+    const r = await jig.command("run", { files: { "m.js": wait + "console.log('cmd-' + 6 * 7)" }, entry: "m.js" });
+    result.command = r.stdout.trim();
+  }
+  for (const group of plan.calls ?? []) {
+    const settled = await Promise.allSettled(group.map((b) => jig.call(b)));
+    settled.forEach((s, i) => result.calls.push(s.status === "fulfilled"
+      ? { binding: group[i], ok: s.value.ok, outcome: s.value.outcome, error: s.value.error, outputs: s.value.outputs }
+      : { binding: group[i], ok: false, outcome: "rejected", error: String(s.reason.message) }));
+  }
+  if (plan.sleep) await Bun.sleep(plan.sleep);
+  if (plan.spin) { const end = Date.now() + plan.spin; while (Date.now() < end); }
+  if (plan.hog) { const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1)); }
+  if (plan.crash) process.kill(process.pid, "SIGSEGV");
+  jig.write("result.json", JSON.stringify(result));
+  if (plan.fail) throw new Error("asked to fail");
+}

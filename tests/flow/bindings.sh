@@ -1,0 +1,196 @@
+#!/bin/sh
+# Bindings end to end (issue 17): child Flows under the fixed root budget.
+# Every Flow of the generated test project is tests/flow/binding/node.ts,
+# steered by its "plan" input. Each case_* is one ctest (binding.<case>) in
+# the supported-host lane, run as the unprivileged user.
+# Requirements: R-B01, R-B02, R-B03, R-B04, R-B05 (see docs/requirements.md).
+set -eu
+: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
+JIG="$JIG_TEST_PREFIX/bin/jig"
+MK="$JIG_SOURCE/tests/flow/binding/mkproject.sh"
+
+T=$(mktemp -d /tmp/jig-binding.XXXXXX)
+BG=""
+trap 'for p in $BG; do kill "$p" 2>/dev/null || true; done; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# project SPEC: a fresh project (mkproject.sh), reviewed and admitted.
+project() {
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p"
+	sh "$MK" "$T/p" "$1"
+	(cd "$T/p" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }
+}
+# run PLAN [TIMEOUT]: jig run root with that plan; $rc, $T/out, $T/err, $T/pkt.
+run() {
+	printf '%s\n' "$1" >"$T/plan"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true
+	rm -rf "$T/pkt"
+	set +e
+	# shellcheck disable=SC2086 # EXTRA: more --input arguments
+	(cd "$T/p" && "$JIG" run root --output "$T/pkt" --input plan="$T/plan" ${EXTRA:-} --timeout "${2:-120s}") >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	echo "--- jig run root (exit $rc)"
+	cat "$T/out" "$T/err"
+	[ ! -f "$T/pkt/record.json" ] || jq -c '{status, why, children: [.children[]? | {binding, flow, status, why, cleanup_confirmed, reservation_released}], root_budget}' "$T/pkt/record.json"
+	[ ! -f "$T/pkt/files/result.json" ] || cat "$T/pkt/files/result.json"
+	echo
+}
+rec() { jq -r "$1" "$T/pkt/record.json"; }
+res() { jq -r "$1" "$T/pkt/files/result.json"; }
+check() { jq -e "$1" "$T/pkt/record.json" >/dev/null || fail "${2:-record}: $1"; }
+# No process, cgroup or directory of the Run is left.
+nothing_left() {
+	! ls -d /tmp/jig-run-* 2>/dev/null | grep -q . || fail "a run directory is left: $(ls -d /tmp/jig-run-*)"
+	! find /sys/fs/cgroup -name 'jig-[0-9]*' -type d 2>/dev/null | grep -q . || fail "a cgroup is left: $(find /sys/fs/cgroup -name 'jig-[0-9]*' -type d)"
+	! pgrep -u "$(id -u)" -f '/.jig/bun' >/dev/null || fail "a Flow process is left"
+}
+
+CHAIN='{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json","out.txt":"from-x.txt"}}}},
+	"a":{"bindings":{"x":{"flow":"b","write":{"result.json":"from-x.json"}}}},
+	"b":{"commands":true}}'
+
+case_three_level_chain() {
+	# R-B01, R-B05: root -> a -> b (b with a Project Command) completes and
+	# publishes; each write map brings the child's result into its caller;
+	# the record is the tree; jig inspect shows it.
+	project "$CHAIN"
+	run '{"root":{"calls":[["x"]],"write":{"out.txt":"root"}},"a":{"calls":[["x"]],"write":{"out.txt":"from a"}},"b":{"command":true,"write":{"out.txt":"from b"}}}'
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the Run did not succeed"
+	[ "$(res '.calls[0].ok')" = true ] || fail "root's call"
+	[ "$(cat "$T/pkt/files/from-x.txt")" = "from a" ] || fail "a's out.txt did not reach root's from-x.txt"
+	jq -e '.name == "a" and .calls[0].ok and .calls[0].outputs == ["from-x.json"]' "$T/pkt/files/from-x.json" >/dev/null || fail "a's result"
+	check '.children | length == 1'
+	check '.children[0] | .binding == "x" and .flow == "a" and .level == 1 and .status == "succeeded" and .cleanup_confirmed and .reservation_released'
+	check '.children[0].children[0] | .flow == "b" and .level == 2 and .status == "succeeded" and .cleanup_confirmed and (.effects | length) == 1 and .effects[0].effect == "command"'
+	check '.children[0].reservation == {memory_bytes: 805306368, tasks: 256, cpu_quota_us: 150000}' reservation
+	check '.root_budget.peak_reserved == {memory_bytes: 1073741824, tasks: 320, cpu_quota_us: 200000} and .root_budget.reserved_at_end.memory_bytes == 268435456' ledger
+	pol=$(cd "$T/p" && "$JIG" review --json | jq -r '.plan.flows[] | select(.name == "a") | .scope.policy_sha256')
+	check ".children[0].scope_policy_sha256 == \"$pol\"" "policy digest"
+	check '.children[0].termination | .outcome == "exited" and .exit_status == 0 and .wall_ms > 0'
+	(cd "$T/p" && "$JIG" inspect "$T/pkt") >"$T/inspect" || { cat "$T/inspect"; fail "inspect"; }
+	cat "$T/inspect"
+	grep -q "child x -> flow a: succeeded" "$T/inspect" && grep -q "  child x -> flow b: succeeded" "$T/inspect" || fail "inspect shows no tree"
+	nothing_left
+}
+
+# sampler: every 100 ms until $T/stop, one block per sample: a line per live
+# scope cgroup (name memory.max pids.max cpu-quota), then "--".
+sampler() {
+	while [ ! -e "$T/stop" ]; do
+		for m in /sys/fs/cgroup/*/jig-[0-9]*/*/memory.max /sys/fs/cgroup/*/*/jig-[0-9]*/*/memory.max \
+			/sys/fs/cgroup/*/*/*/jig-[0-9]*/*/memory.max /sys/fs/cgroup/*/*/*/*/jig-[0-9]*/*/memory.max; do
+			d=${m%/memory.max}
+			[ -e "$m" ] || continue
+			# A scope that ends while it is read is left out of this sample.
+			m=$(cat "$d/memory.max" 2>/dev/null) && t=$(cat "$d/pids.max" 2>/dev/null) &&
+				c=$(cut -d' ' -f1 "$d/cpu.max" 2>/dev/null) && [ -n "$c" ] && printf '%s %s %s %s\n' "${d##*/}" "$m" "$t" "$c" || true
+		done
+		echo --
+		sleep 0.1
+	done >"$T/samples"
+}
+
+TWO='{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}},"y":{"flow":"b","write":{"result.json":"from-y.json"}}}},
+	"a":{"bindings":{"x":{"flow":"a2","write":{"result.json":"from-x.json"}}}},"b":{"bindings":{"x":{"flow":"b2","write":{"result.json":"from-y.json"}}}},
+	"a2":{"commands":true},"b2":{"commands":true}}'
+
+case_two_branches_budget() {
+	# R-B01, R-B02: two simultaneous two-level branches, each with its own
+	# effect (the contract's example: exactly the root budget) complete;
+	# sampled every 100 ms while they run, the sum of memory.max, pids.max
+	# and cpu.max over every live scope never exceeds 1,792 MiB, 576 tasks
+	# and 3.5 CPU, and each scope's limits are the table's.
+	project "$TWO"
+	rm -f "$T/stop"
+	sampler &
+	BG="$BG $!"
+	run '{"root":{"calls":[["x","y"]]},"a":{"calls":[["x"]]},"b":{"calls":[["x"]]},"a2":{"command":{"sleep":10000}},"b2":{"command":{"sleep":10000}}}'
+	touch "$T/stop"
+	wait
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the Run did not succeed"
+	res '.calls | map(.ok) == [true, true]' | grep -q true || fail "the branches"
+	jq -e '.calls[0].ok and .command == null' "$T/pkt/files/from-x.json" >/dev/null || fail "branch x's result"
+	jq -e '.name == "a2" and .command == "cmd-42"' "$T/pkt/files/from-x.json" >/dev/null 2>&1 || \
+		jq -e '.name == "a" and .calls[0].outputs == ["from-x.json"]' "$T/pkt/files/from-x.json" >/dev/null || fail "a's result"
+	check '[.children[] | .status] == ["succeeded", "succeeded"] and ([.children[].children[0].effects[0].outcome] == ["exited", "exited"])'
+	check '.root_budget.peak_reserved == {memory_bytes: 1879048192, tasks: 576, cpu_quota_us: 350000}' "peak reservation"
+	awk '
+		$1 == "--" { if (n > most) most = n; if (m > mm) mm = m; if (t > mt) mt = t; if (c > mc) mc = c; n = m = t = c = 0; next }
+		{ n++; m += $2; t += $3; c += $4
+		  if (!(($2 == 268435456 && $3 == 64 && $4 == 50000) || ($2 == 268435456 && $3 == 128 && $4 == 50000))) bad = bad " " $0 }
+		END { printf "samples: at most %d live scopes; sums at most %d bytes, %d tasks, %d us\n", most, mm, mt, mc
+		      if (bad != "") { print "limits not the table'"'"'s:" bad; exit 1 }
+		      if (mm > 1879048192 || mt > 576 || mc > 350000) { print "over the root budget"; exit 1 }
+		      if (most < 5) { print "never saw both branches with an effect at once"; exit 1 } }' "$T/samples" || fail "sampled limits"
+	nothing_left
+}
+
+case_child_failures_fenced() {
+	# R-B03: a child that hangs (past its binding's deadline), crashes or
+	# exceeds its memory is fenced; its record says so, with its cleanup
+	# confirmed and only then its reservation released; the parent sees a
+	# clear outcome and goes on. Every child's deadline is capped by the
+	# root's.
+	project '{"root":{"bindings":{"x":{"flow":"a","timeout_ms":3000},"y":{"flow":"b"}}},"a":{},"b":{}}'
+	run '{"root":{"calls":[["x"],["y"]]},"a":{"sleep":600000},"b":{"crash":true}}'
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the root did not go on"
+	res '[.calls[] | .outcome]' | jq -e '. == ["timeout", "failed"]' >/dev/null || fail "outcomes the root saw"
+	check '.children[0] | .status == "timeout" and .termination.outcome == "timeout" and .termination.fenced and .cleanup_confirmed and .reservation_released and .deadline_ms == 3000'
+	check '.children[1] | .status == "failed" and .termination.signal == 11 and (.why | test("signal 11|SIGSEGV")) and .cleanup_confirmed and .reservation_released'
+	check '.root_budget.reserved_at_end == {memory_bytes: 268435456, tasks: 64, cpu_quota_us: 50000} and .root_budget.held_after_unconfirmed_cleanup == false'
+	run '{"root":{"calls":[["y"]]},"b":{"hog":true}}'
+	check '.children[0] | .status == "failed" and .termination.outcome == "oom" and .termination.oom_kills > 0 and .cleanup_confirmed and .reservation_released'
+	# The root's deadline caps the child's: 6 s of root, a 60 s binding.
+	run '{"root":{"calls":[["y"]]},"b":{"sleep":600000}}' 6s
+	[ "$(rec .status)" = timeout ] || fail "the root did not time out"
+	check '.children[0] | .deadline_ms <= 6000 and (.status == "timeout" or .status == "cancelled") and .cleanup_confirmed'
+	nothing_left
+}
+
+case_coordinator_killed_mid_branch() {
+	# R-B03, R-L06: the coordinator killed (SIGKILL) while both branches
+	# run: the outer command fences every scope and removes the run
+	# directory with its ledger; nothing is published.
+	project "$TWO"
+	printf '%s\n' '{"root":{"calls":[["x","y"]]},"a":{"calls":[["x"]]},"b":{"calls":[["x"]]},"a2":{"sleep":600000},"b2":{"sleep":600000}}' >"$T/plan"
+	(cd "$T/p" && exec "$JIG" run root --output "$T/pkt" --input plan="$T/plan" --timeout 300s) >"$T/out" 2>"$T/err" </dev/null &
+	outer=$!
+	BG="$BG $outer"
+	i=0
+	until [ "$(find /sys/fs/cgroup -path '*/jig-[0-9]*/flow-*' -name memory.max 2>/dev/null | wc -l)" -ge 5 ]; do
+		i=$((i + 1)); [ "$i" -lt 600 ] || fail "the branches never all ran"; sleep 0.1
+	done
+	ledger=$(ls /tmp/jig-run-*/reservations.json)
+	jq -e '(.live | length) == 3 and .reserved.memory_bytes == 1879048192' "$ledger" >/dev/null || fail "the durable ledger: $(cat "$ledger")"
+	coord=$(pgrep -P "$outer" | head -1)
+	kill -KILL "$coord"
+	set +e; wait "$outer"; orc=$?; set -e
+	cat "$T/out" "$T/err"
+	[ "$orc" -ne 0 ] && grep -q "was killed by signal 9" "$T/err" || fail "the outer command did not report the lost coordinator"
+	[ ! -e "$T/pkt" ] || fail "something was published"
+	nothing_left
+}
+
+case_isolation() {
+	# R-B04: a child sees only its read map's whole inputs: not the
+	# caller's other inputs, output, scratch, stages or run directory, nor
+	# its sibling's output or scratch; it cannot write /input or /stage;
+	# what it writes reaches the caller only through the write map.
+	project '{"root":{"inputs":["plan","secret"],"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}},"y":{"flow":"b"}}},"a":{},"b":{}}'
+	printf 'SECRET-INPUT' >"$T/secret"
+	EXTRA="--input secret=$T/secret" run '{"root":{"write":{"out.txt":"PARENT-OUTPUT"},"calls":[["x","y"]]},
+		"a":{"write":{"out.txt":"FROM-A"},"delay":1500,"probe":["/input/secret","/output/from-x.json","/stage/1","/scratch/sibling","/tmp/sibling",
+			"/run0","write:/input/x","write:/stage/x","write:/flow/x","/proc/1/root/output/out.txt"]},
+		"b":{"write":{"out.txt":"SIBLING-OUTPUT"},"sleep":4000}}'
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the Run did not succeed"
+	jq -e '.inputs == ["plan"] and ([.probes[]] | all(. == "denied"))' "$T/pkt/files/from-x.json" >/dev/null || fail "the child saw more: $(cat "$T/pkt/files/from-x.json")"
+	[ "$(cat "$T/pkt/files/out.txt")" = PARENT-OUTPUT ] || fail "the caller's output changed"
+	[ ! -e "$T/pkt/files/from-x.txt" ] && ! grep -rq "FROM-A\|SIBLING-OUTPUT" "$T/pkt/files" || fail "an unmapped child output reached the caller"
+	check '.children[] | select(.binding == "x") | .staged == {"from-x.json": "/stage/1/0"}'
+	nothing_left
+}
+
+"case_$1"
+echo "PASS: $1"

@@ -1,0 +1,129 @@
+#!/bin/sh
+# Bindings at review (issue 17, plain lane): flow.json "bindings", the read
+# and write maps, the contract's shape rules and the root budget, each
+# refusal one line naming its rule. Projects come from
+# tests/flow/binding/mkproject.sh. Each case_* is one ctest (bindings.<case>).
+# Requirements: R-B01, R-B02, R-B04 (see docs/requirements.md).
+set -eu
+: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
+USER_NAME=jigtest
+T=$(mktemp -d /var/tmp/jig-bindings.XXXXXX)
+chmod 755 "$T"
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+jig() { runuser -u "$USER_NAME" -- "$JIG_TEST_PREFIX/bin/jig" "$@"; }
+project() { rm -rf "$T/p"; sh "$JIG_SOURCE/tests/flow/binding/mkproject.sh" "$T/p" "$1"; chown -R "$USER_NAME" "$T/p"; }
+edit() { jq "$2" "$T/p/$1/flow.json" >"$T/j" && cp "$T/j" "$T/p/$1/flow.json"; }
+review() { (cd "$T/p" && jig review "$@"); }
+ok() { review --yes >"$T/out" 2>&1 || { cat "$T/out"; fail "review refused"; }; }
+# bad PATTERN: review exits 2 with one line matching PATTERN and admits nothing.
+bad() {
+	set +e; review --yes >"$T/out" 2>"$T/err"; rc=$?; set -e
+	cat "$T/err"
+	[ "$rc" -eq 2 ] || fail "exit $rc, expected 2"
+	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "not one line"
+	grep -q -- "$1" "$T/err" || fail "error does not match /$1/"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "something was admitted"
+}
+# chain N [LAST]: root -> c1 -> ... -> cN; cN gets LAST's fields (e.g. commands).
+chain() {
+	spec='{"root":{"bindings":{"x":{"flow":"c1"}}}'
+	i=1
+	while [ "$i" -lt "$1" ]; do spec="$spec,\"c$i\":{\"bindings\":{\"x\":{\"flow\":\"c$((i + 1))\"}}}"; i=$((i + 1)); done
+	printf '%s,"c%s":{%s}}' "$spec" "$1" "${2:-}"
+}
+MIB=1048576
+
+case_plan_pins_bindings() {
+	# R-B01, R-B02: the Plan pins each binding (flow, deadline, maps, its
+	# branch's reservation) and the fixed reservation policy; Flows in a
+	# binding relation are composed as flow-bound (the table's 0.5 CPU);
+	# changing a binding changes the Plan's identity.
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}}}},"a":{"commands":true},"lone":{}}'
+	ok
+	review --json >"$T/plan.json"
+	jq -e --argjson m $MIB '.plan.root_budget == {format: "jig-root-budget/1", memory_bytes: (1792 * $m), tasks: 576, cpu_quota_us: 350000,
+		cpu_period_us: 100000, root_siblings: 2, child_flows: 1, child_levels: 5, borrowing: false}' "$T/plan.json" >/dev/null || fail "root_budget"
+	jq -e --argjson m $MIB '.plan.flows[] | select(.name == "root") | .bindings == [{name: "x", flow: "a", timeout_ms: 60000,
+		read: {plan: "plan"}, write: {"result.json": "from-x.json"}, reserves: {memory_bytes: (512 * $m), tasks: 192, cpu_quota_us: 100000}}]
+		and .root_reservation == {memory_bytes: (768 * $m), tasks: 256, cpu_quota_us: 150000}' "$T/plan.json" >/dev/null || fail "the root's bindings"
+	jq -e '[.plan.flows[] | select(.name == "a" or .name == "root") | .scope.permission_plan.limits]
+		== [range(2) | {memory_bytes: 268435456, tasks: 64, cpu_quota_us: 50000, wall_ms: 86400000}]' "$T/plan.json" >/dev/null \
+		|| fail "bound Flows are not the table's envelope: $(jq -c '[.plan.flows[].scope.permission_plan.limits]' "$T/plan.json")"
+	jq -e '.plan.flows[] | select(.name == "lone") | (has("bindings") | not) and .scope.permission_plan.limits.cpu_quota_us == 100000
+		and ([.scope.permission_plan.binds[] | select(.target == "/stage")] | length) == 0' "$T/plan.json" >/dev/null \
+		|| fail "a Flow outside any binding changed"
+	jq -e '.plan.flows[] | select(.name == "root") | [.scope.permission_plan.binds[] | select(.target == "/stage")] | length == 1' "$T/plan.json" >/dev/null \
+		|| fail "no import stage at /stage: $(jq -c '.plan.flows[] | select(.name == "root") | .scope.permission_plan.binds' "$T/plan.json")"
+	a=$(jq -r .plan_sha256 "$T/plan.json")
+	edit root '.bindings.x.timeout_ms = 30000'
+	b=$(review --json | jq -r .plan_sha256)
+	[ "$a" != "$b" ] || fail "a changed binding kept the Plan identity"
+	review >"$T/text"
+	grep -q "binding x -> flow a: deadline 30000 ms" "$T/text" && grep -q "its branch reserves 512 MiB, 192 tasks, 1.0 CPU" "$T/text" || fail "the Plan's text does not show the binding"
+}
+case_contract_shapes_admitted() {
+	# R-B01: the contract's example shapes fit: five child levels with one
+	# effect (root, five Flows, one effect), and two simultaneous two-level
+	# branches each with its own effect (exactly the root budget).
+	project "$(chain 5 '"commands":true')"
+	ok
+	review --json | jq -e '.plan.flows[] | select(.name == "root") | .root_reservation == {memory_bytes: 1879048192, tasks: 512, cpu_quota_us: 350000}' >/dev/null || fail "chain of five"
+	project '{"root":{"bindings":{"x":{"flow":"a"},"y":{"flow":"b"}}},"a":{"bindings":{"x":{"flow":"a2"}}},"b":{"bindings":{"x":{"flow":"b2"}}},
+		"a2":{"commands":true},"b2":{"commands":true}}'
+	ok
+	review --json | jq -e '.plan.flows[] | select(.name == "root") | .root_reservation == {memory_bytes: 1879048192, tasks: 576, cpu_quota_us: 350000}' >/dev/null || fail "two branches"
+}
+case_refuse_sixth_level() { project "$(chain 6)"; bad "flow root: flow c6 would be child level 6; the longest branch is at most 5 child Flow levels (shape rule)"; }
+case_refuse_cycle() { project '{"root":{"bindings":{"x":{"flow":"root"}}}}'; bad "child level 6; the longest branch is at most 5"; }
+case_refuse_third_sibling() {
+	project '{"root":{"bindings":{"x":{"flow":"a"},"y":{"flow":"a"},"z":{"flow":"a"}}},"a":{}}'
+	bad "flow root: 3 bindings; the root permits two sibling Flows (shape rule)"
+}
+case_refuse_flow_beside_effect() {
+	project '{"root":{"bindings":{"x":{"flow":"a"}},"commands":true},"a":{}}'
+	bad "flow root: a binding beside effect routes; the root permits two sibling Flows or one exclusive effect, not a Flow beside an exclusive effect (shape rule)"
+}
+case_refuse_child_two_flows() {
+	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{"bindings":{"x":{"flow":"b"},"y":{"flow":"b"}}},"b":{}}'
+	bad "flow a: 2 bindings; the root permits two sibling Flows\|child flow a has 2 bindings; each child permits one Flow or effect (shape rule)"
+}
+case_refuse_child_flow_and_effect() {
+	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{"bindings":{"x":{"flow":"b"}},"commands":true},"b":{}}'
+	bad "binding beside effect routes"
+}
+case_refuse_over_root_budget() {
+	# R-B02: a three-level branch with an effect beside a two-level one
+	# with an effect reserves 2,048 MiB: over the budget, refused.
+	project '{"root":{"bindings":{"x":{"flow":"a"},"y":{"flow":"b"}}},"a":{"bindings":{"x":{"flow":"a2"}}},"a2":{"bindings":{"x":{"flow":"a3"}}},
+		"a3":{"commands":true},"b":{"bindings":{"x":{"flow":"b2"}}},"b2":{"commands":true}}'
+	bad "flow root: its branches reserve 2048 MiB, 640 tasks, 4.0 CPU with the root; reservations over the root budget of 1792 MiB, 576 tasks, 3.5 CPU"
+}
+case_refuse_bad_bindings() {
+	# Each malformed binding or map: one line naming it.
+	project '{"root":{"bindings":{"x":{"flow":"nosuch"}}}}'
+	bad 'binding x: the project has no Flow "nosuch"'
+	project '{"root":{"bindings":{"x":{"flow":"a","read":{"plan":"secret"}}}},"a":{}}'
+	bad 'read map: "secret" is not one of this Flow.s declared inputs; a child borrows only its caller.s whole inputs'
+	project '{"root":{"bindings":{"x":{"flow":"a","read":{"plan":"plan","more":"plan"}}}},"a":{}}'
+	bad 'read map: flow a declares no input "more"'
+	project '{"root":{"bindings":{"x":{"flow":"a","read":{}}}},"a":{}}'
+	bad "read map: flow a's input \"plan\" is not mapped"
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"elsewhere.json"}}}},"a":{}}'
+	bad 'write map: "elsewhere.json" is not one of this Flow.s declared outputs'
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"secret.txt":"out.txt"}}}},"a":{}}'
+	bad 'write map: flow a declares no output "secret.txt"'
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"out.txt","out.txt":"out.txt"}}}},"a":{}}'
+	bad 'write map: output "out.txt" is written twice'
+	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{}}'
+	edit root 'del(.bindings.x.timeout_ms)'
+	bad 'binding "x": needs "timeout_ms"'
+	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{}}'
+	edit root '.bindings.x.extra = 1'
+	bad 'unknown key "extra"'
+	project '{"root":{"bindings":{"x":{"flow":"a"},"y":{"flow":"a"},"z":{"flow":"a"},"w":{"flow":"a"},"v":{"flow":"a"}}},"a":{}}'
+	bad "bindings: must be an object of at most 4 bindings"
+}
+
+"case_$1"
+echo "PASS: $1"
