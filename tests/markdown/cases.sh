@@ -99,6 +99,23 @@ case_refuse_other_route() {
 	bad 'the recipe must name its Agent route: "agent: markdown-agent"'
 }
 
+case_refuse_in_binding() {
+	# A Markdown Flow takes no part in a binding (its only grant is
+	# markdown-agent): neither as a caller nor as a child Flow.
+	fresh '.bindings = {x: {flow: "caller", timeout_ms: 60000}}'
+	mkdir "$T/p/caller" && echo 'export default async () => {};' >"$T/p/caller/main.ts"
+	jq -n '{format: "jig-flow/1", name: "caller", entry: "main.ts", inputs: [], outputs: []}' >"$T/p/caller/flow.json"
+	jq '.flows.caller = "caller"' "$EX/jig.json" >"$T/p/jig.json"
+	chown -R "$USER_NAME" "$T/p"
+	bad 'binding x: a Markdown Flow (meeting-actions) cannot take part in a binding'
+	fresh
+	mkdir "$T/p/caller" && echo 'export default async () => {};' >"$T/p/caller/main.ts"
+	jq -n '{format: "jig-flow/1", name: "caller", entry: "main.ts", inputs: [], outputs: [], bindings: {x: {flow: "meeting-actions", timeout_ms: 60000}}}' >"$T/p/caller/flow.json"
+	jq '.flows.caller = "caller"' "$EX/jig.json" >"$T/p/jig.json"
+	chown -R "$USER_NAME" "$T/p"
+	bad 'flow caller binding x: a Markdown Flow (meeting-actions) cannot take part in a binding'
+}
+
 case_api_backed_grant() {
 	# R-M02: markdown-agent may be an API-backed Agent; its http route is
 	# the only other grant allowed, and only that one.
