@@ -25,6 +25,7 @@
 #define JIG_DISPLAY_MAX_REQUEST_BYTES (16u << 10) /* request line + headers, per connection */
 #define JIG_DISPLAY_IDLE_TIMEOUT_S 10
 #define JIG_DISPLAY_HEAD_DEADLINE_MS 5000 /* a request head must arrive within this */
+#define JIG_DISPLAY_DRAIN_MS 1000 /* closing: answers in flight get this long */
 #define JIG_DISPLAY_MAX_VIEW_BYTES (1u << 20)
 #define JIG_DISPLAY_MAX_STRING 4096 /* any one string of the view */
 #define JIG_DISPLAY_MAX_LOGS 256

@@ -107,8 +107,8 @@ struct jig_display_decision jig_display_authorize(const struct jig_display_polic
 	unsigned st = origin_rules(p, rq, get && strcmp(rq->target, "/") == 0);
 	if (st)
 		return refuse(st);
-	bool close = strcmp(rq->target, "/api/close") == 0;
-	if (!get && !(close && strcmp(rq->method, "POST") == 0))
+	bool close = strcmp(rq->target, "/api/close") == 0, post = strcmp(rq->method, "POST") == 0;
+	if (close ? !post : !get)
 		return refuse(405);
 	if (rq->has_body)
 		return refuse(400);

@@ -159,7 +159,7 @@ int jig_display_open(struct jig_display **out, const struct jig_snapshot *s, str
 		struct jig_display_config c = {
 			.struct_size = sizeof(c), .max_clients = JIG_DISPLAY_MAX_CLIENTS,
 			.max_request_bytes = JIG_DISPLAY_MAX_REQUEST_BYTES, .idle_timeout_s = JIG_DISPLAY_IDLE_TIMEOUT_S,
-			.request_deadline_ms = JIG_DISPLAY_HEAD_DEADLINE_MS, .headers = jig_display_headers,
+			.request_deadline_ms = JIG_DISPLAY_HEAD_DEADLINE_MS, .drain_ms = JIG_DISPLAY_DRAIN_MS, .headers = jig_display_headers,
 			.handler = handle, .ctx = d};
 		if (d->ops->start(d->h.state, &c, &d->server, &d->port, why, sizeof(why)) != JIG_MOD_OK)
 			r = jig_err(e, JIG_E_INTERNAL, "%s", why);
@@ -251,7 +251,11 @@ const char *jig_display_wait(struct jig_display *d, uint64_t max_ms)
 			break;
 		}
 		if (n > 0 && sfd >= 0 && (p[1].revents & POLLIN)) {
-			why = "interrupted";
+			struct signalfd_siginfo si; /* consumed: not delivered once unblocked */
+			if (read(sfd, &si, sizeof(si)) < 0)
+				why = "interrupted (unread signal)";
+			else
+				why = "interrupted";
 			break;
 		}
 	}

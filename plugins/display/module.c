@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -69,7 +70,8 @@ static void set_deadline(struct server *s, struct MHD_Connection *c, uint64_t wh
 }
 
 /* A connection gets a slot and a deadline for its first request's head.
- * Without a free slot it cannot be bounded, so it is cut at once. */
+ * One over max_clients is cut at once (libmicrohttpd's own limit, a few
+ * higher, would leave it waiting in the listen queue instead). */
 static void notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 			      enum MHD_ConnectionNotificationCode code)
 {
@@ -78,10 +80,13 @@ static void notify_connection(void *cls, struct MHD_Connection *c, void **socket
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
 		struct slot *free_slot = NULL;
-		for (size_t i = 0; i < s->n_slots && !free_slot; i++)
-			if (!s->slots[i].used)
+		size_t used = 0;
+		for (size_t i = 0; i < s->n_slots; i++) {
+			used += s->slots[i].used;
+			if (!s->slots[i].used && !free_slot)
 				free_slot = &s->slots[i];
-		if (free_slot && ci) {
+		}
+		if (free_slot && ci && used < s->c.max_clients) {
 			*free_slot = (struct slot){.used = true, .fd = ci->connect_fd,
 						   .deadline_ms = now_ms() + s->c.request_deadline_ms};
 			*socket_context = free_slot;
@@ -268,8 +273,8 @@ static int display_start(void *state, const struct jig_display_config *c, void *
 	s->watching = true;
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	s->d = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, &sa,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)c->max_clients, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, &sa,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->n_slots, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 		(size_t)c->max_request_bytes, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->idle_timeout_s,
 		MHD_OPTION_STRICT_FOR_CLIENT, (int)1, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
 		MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
@@ -293,6 +298,16 @@ static void display_stop(void *state, void *server)
 	struct server *s = server;
 	if (!s)
 		return;
+	MHD_socket l = MHD_quiesce_daemon(s->d);
+	if (l != MHD_INVALID_SOCKET)
+		close(l);
+	for (uint64_t end = now_ms() + s->c.drain_ms; now_ms() < end;) {
+		const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+		if (!di || di->num_connections == 0)
+			break;
+		struct timespec ts = {0, 10 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
 	MHD_stop_daemon(s->d);
 	server_free(s);
 }

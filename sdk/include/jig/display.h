@@ -54,6 +54,7 @@ struct jig_display_config {
 	uint32_t idle_timeout_s;      /* no byte read or written for this long: closed */
 	uint32_t request_deadline_ms; /* a request's head must arrive within this of the connection's
 					 start or its previous response: else closed */
+	uint32_t drain_ms; /* stop: answers in flight get this long to finish */
 	/* Added to every response the handler makes: name/value pairs, NULL-ended. */
 	const char *const *headers;
 	jig_display_handler handler;
@@ -66,7 +67,8 @@ struct jig_display_ops {
 	 * JIG_MOD_OK, or an error with a one-line reason in why. */
 	int (*start)(void *state, const struct jig_display_config *c, void **server, uint16_t *port, char *why,
 		     size_t cap);
-	/* Closes the listener and every connection; no handler runs after it. */
+	/* Stops accepting, lets answers in flight finish within drain_ms, then
+	 * closes every connection; no handler runs after it. */
 	void (*stop)(void *state, void *server);
 	/* The bundled asset name ("index.html", "app.js", "app.css"): its bytes
 	 * and media type, or JIG_MOD_EINVAL for any other name. */
