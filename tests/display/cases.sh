@@ -391,4 +391,35 @@ case_usage() {
 	done
 }
 
+case_browser() {
+	[ -x /usr/bin/chromium ] || fail "Debian's chromium is not installed (scripts/deps.sh)"
+	: "${JIG_DISPLAY_BROWSER:?}" "${JIG_ARTIFACTS:?}"
+	mkdir -p "$JIG_ARTIFACTS"
+	mkdir "$T/shots" && chown "$USER_NAME" "$T/shots"
+	show
+	python3 - "$T/pk" "$LINK" "$PORT" "$CAP" "$JIG_DISPLAY_BROWSER/node_modules" "$T/shots" >"$T/args.json" <<'PY'
+import json, os, sys
+d, link, port, cap, mods, out = sys.argv[1:]
+rec = json.load(open(d + "/record.json"))
+files = {o["path"]: open(d + "/files/" + o["path"], encoding="utf-8").read() for o in rec["outputs"]}
+print(json.dumps({"link": link, "port": port, "cap": cap, "modules": mods, "out": out, "files": files,
+                  "logs": rec["logs"]}))
+PY
+	chmod 644 "$T/args.json"
+	# The browser runs as the unprivileged user, with its own profile.
+	(cd "$T/shots" && setpriv --reuid="$USER_NAME" --regid="$(id -g "$USER_NAME")" --init-groups \
+		env -i HOME="$T/home" PATH=/usr/bin:/bin node "$JIG_SOURCE/tests/display/browser.mjs" "$T/args.json") ||
+		fail "the browser test failed"
+	set +e
+	wait "$JPID"
+	rc=$?
+	set -e
+	JPID=""
+	[ "$rc" -eq 0 ] && grep -q '^display: closed (closed from the page)' "$T/out" || fail "not closed from the page: $rc"
+	not_listening "$PORT"
+	cp "$T/shots"/*.png "$JIG_ARTIFACTS/"
+	echo "screenshots: $(ls "$JIG_ARTIFACTS"/display-*.png)"
+	no_cap_in_files "$CAP"
+}
+
 "case_$1"
