@@ -118,7 +118,7 @@ case_refuse_other_snapshot() {
 	cur=/var/tmp/prefix/lib/jig/$(readlink /var/tmp/prefix/lib/jig/current)
 	mkdir "$T/stage" && (cd "$cur" && cp -r modules libexec "$T/stage/")
 	seq=$(($(jq .sequence "$cur/manifest.json") + 1))
-	/var/tmp/prefix/bin/jig-snapshot create --dir "$T/stage" --id "s$seq" --sequence "$seq" --module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so >/dev/null
+	/var/tmp/prefix/bin/jig-snapshot create --dir "$T/stage" --id "s$seq" --sequence "$seq" --module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so --module display:display:modules/display.so >/dev/null
 	/var/tmp/prefix/bin/jig-snapshot sign --dir "$T/stage" --key /var/tmp/devkey >/dev/null
 	/var/tmp/prefix/bin/jig-snapshot install --dir "$T/stage" --prefix /var/tmp/prefix >/dev/null
 	run csv-report --input data="$EX/csv-report/sample.csv"
@@ -617,7 +617,7 @@ case_http_worker_writable_mounts_are_the_plan() {
 	mkdir "$T/stage" && (cd "$cur" && cp -r modules libexec "$T/stage/")
 	cp "$JIG_PROBE" "$T/stage/libexec/jig-http-worker"
 	seq=$(($(jq .sequence "$cur/manifest.json") + 1))
-	/var/tmp/prefix/bin/jig-snapshot create --dir "$T/stage" --id "s$seq" --sequence "$seq" --module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so >/dev/null
+	/var/tmp/prefix/bin/jig-snapshot create --dir "$T/stage" --id "s$seq" --sequence "$seq" --module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so --module display:display:modules/display.so >/dev/null
 	/var/tmp/prefix/bin/jig-snapshot sign --dir "$T/stage" --key /var/tmp/devkey >/dev/null
 	/var/tmp/prefix/bin/jig-snapshot install --dir "$T/stage" --prefix /var/tmp/prefix >/dev/null
 	project "$CALLER"

@@ -93,10 +93,10 @@ case_verify_ok() {
 }
 case_list() {
 	jig modules list | grep -q "sandbox-linux" || fail "list"
-	jig modules list --json | jq -e '.schema == "jig-modules/1" and ([.modules[] | "\(.name):\(.kind)"] | sort) == ["acp:acp", "http:http", "sandbox-linux:sandbox"]' >/dev/null || fail "list --json"
+	jig modules list --json | jq -e '.schema == "jig-modules/1" and ([.modules[] | "\(.name):\(.kind)"] | sort) == ["acp:acp", "display:display", "http:http", "sandbox-linux:sandbox"]' >/dev/null || fail "list --json"
 }
 case_cli() {
-	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.2, trusts a DEVELOPMENT key" || fail "--version"
+	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.3, trusts a DEVELOPMENT key" || fail "--version"
 	jig help | grep -q "host check" || fail help
 	expect 2 "unknown command" -- jig frobnicate
 	expect 2 "unknown argument" -- jig modules list --yaml
