@@ -44,7 +44,7 @@ struct server {
 /* One request: the raw target the parser read (URI log callback). */
 struct request {
 	char *uri;
-	bool answered;
+	bool head, answered;
 };
 
 static uint64_t now_ms(void)
@@ -208,18 +208,27 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	rq->answered = true;
-	set_deadline(s, c, 0);
-	struct headers h = {0};
-	MHD_get_connection_values(c, MHD_HEADER_KIND, collect, &h);
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	bool body = te != NULL || (cl && strcmp(cl, "0") != 0) || *upload_data_size > 0;
+	if (!rq->head) {
+		/* The head is complete. Without a body the answer comes on the
+		 * next call (an answer queued now would close the connection);
+		 * with one it comes now, and the body is never read. */
+		rq->head = true;
+		set_deadline(s, c, 0);
+		if (!body)
+			return MHD_YES;
+	}
+	rq->answered = true;
+	struct headers h = {0};
+	MHD_get_connection_values(c, MHD_HEADER_KIND, collect, &h);
 	char *q = strchr(rq->uri, '?');
 	if (q)
 		*q = '\0';
 	struct jig_display_request in = {
 		.struct_size = sizeof(in), .method = method, .target = rq->uri, .version = version,
-		.has_query = q != NULL, .has_body = te != NULL || (cl && strcmp(cl, "0") != 0) || *upload_data_size > 0,
+		.has_query = q != NULL, .has_body = body,
 		.n_headers = h.n, .names = h.names, .values = h.values};
 	(void)url;
 	if (h.overflow)
