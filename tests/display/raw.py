@@ -45,11 +45,39 @@ def rss(pid):
     return -1
 
 
+def read_answer(s):
+    """One answer: its head, then Content-Length bytes (no wait for close)."""
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            b = s.recv(65536)
+            if not b:
+                return data
+            data += b
+        head, _, body = data.partition(b"\r\n\r\n")
+        n = 0
+        for line in head.split(b"\r\n")[1:]:
+            k, _, v = line.partition(b":")
+            if k.strip().lower() == b"content-length":
+                n = int(v.strip())
+        while len(body) < n:
+            b = s.recv(65536)
+            if not b:
+                break
+            body += b
+        return head + b"\r\n\r\n" + body
+    except (socket.timeout, ConnectionResetError):
+        return data
+
+
 if mode == "send":
     req = sys.stdin.buffer.read()
     s = conn()
-    s.sendall(req)
-    data = read_all(s)
+    try:
+        s.sendall(req)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    data = read_answer(s)
     if not data:
         print("closed")
     else:
