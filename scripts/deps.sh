@@ -5,9 +5,10 @@ set -eu
 PKGS="
   build-essential cmake pkg-config git ca-certificates openssl jq xxd util-linux
   libssl-dev libjansson-dev libcurl4-openssl-dev libseccomp-dev
-  libarchive-dev libcmocka-dev nettle-dev libyaml-dev
+  libarchive-dev libcmocka-dev nettle-dev libyaml-dev libmicrohttpd-dev
   bubblewrap uidmap
   valgrind hyperfine python3 curl clang musl-tools
+  chromium wrk
   qemu-system-x86 busybox-static linux-image-amd64 kmod cpio
 "
 # Bun comes from the npm registry (scripts/bun.sh); Debian's npm unless the

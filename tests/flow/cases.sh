@@ -79,6 +79,27 @@ case_csv_report() {
 	"$JIG" inspect "$T/pkt" | tee "$T/inspect"
 	grep -q "report.md .* verified" "$T/inspect" || fail "inspect"
 	"$JIG" inspect "$T/pkt" --json | jq -e '.verified == true and .record.status == "succeeded"' >/dev/null || fail "inspect json"
+	# The real packet through --display web (docs/display.md; the rules are
+	# tests/display/cases.sh): the report by its content identity, then
+	# closed from the page.
+	"$JIG" inspect "$T/pkt" --display web >"$T/display" 2>&1 &
+	dpid=$!
+	i=0
+	until grep -q '^display: http' "$T/display"; do
+		i=$((i + 1)); [ $i -lt 100 ] || fail "no display link"; sleep 0.1
+	done
+	link=$(sed -n 's/^display: \(http[^ ]*\).*/\1/p' "$T/display")
+	port=${link#http://127.0.0.1:}; port=${port%%/*}; cap=${link##*#cap=}
+	id=$(sha256sum "$T/pkt/files/report.md" | cut -d' ' -f1)
+	printf 'GET /api/artifact/%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nX-Jig-Capability: %s\r\nConnection: close\r\n\r\n' \
+		"$id" "$port" "$cap" | python3 "$JIG_SOURCE/tests/display/raw.py" "$port" send >"$T/art"
+	head -n1 "$T/art" | grep -q ' 200 ' || fail "display artifact: $(head -n1 "$T/art")"
+	sed -n '/^{/p' "$T/art" | jq -e --arg id "$id" '.id == $id and (.excerpt | contains("| population | yes | 236710 | 522250 |"))' >/dev/null ||
+		fail "display excerpt"
+	printf 'POST /api/close HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nX-Jig-Capability: %s\r\nOrigin: http://127.0.0.1:%s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n' \
+		"$port" "$cap" "$port" | python3 "$JIG_SOURCE/tests/display/raw.py" "$port" send | head -n1 | grep -q ' 204 ' || fail "display close"
+	wait "$dpid" || fail "display exit"
+	! grep -rqF "$cap" "$T/pkt" || fail "the capability is in the packet"
 }
 case_notes_index() {
 	project "$EX"
@@ -118,7 +139,7 @@ case_refuse_other_snapshot() {
 	cur=/var/tmp/prefix/lib/jig/$(readlink /var/tmp/prefix/lib/jig/current)
 	mkdir "$T/stage" && (cd "$cur" && cp -r modules libexec "$T/stage/")
 	seq=$(($(jq .sequence "$cur/manifest.json") + 1))
-	/var/tmp/prefix/bin/jig-snapshot create --dir "$T/stage" --id "s$seq" --sequence "$seq" --module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so >/dev/null
+	/var/tmp/prefix/bin/jig-snapshot create --dir "$T/stage" --id "s$seq" --sequence "$seq" --module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so --module display:display:modules/display.so >/dev/null
 	/var/tmp/prefix/bin/jig-snapshot sign --dir "$T/stage" --key /var/tmp/devkey >/dev/null
 	/var/tmp/prefix/bin/jig-snapshot install --dir "$T/stage" --prefix /var/tmp/prefix >/dev/null
 	run csv-report --input data="$EX/csv-report/sample.csv"
@@ -617,7 +638,7 @@ case_http_worker_writable_mounts_are_the_plan() {
 	mkdir "$T/stage" && (cd "$cur" && cp -r modules libexec "$T/stage/")
 	cp "$JIG_PROBE" "$T/stage/libexec/jig-http-worker"
 	seq=$(($(jq .sequence "$cur/manifest.json") + 1))
-	/var/tmp/prefix/bin/jig-snapshot create --dir "$T/stage" --id "s$seq" --sequence "$seq" --module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so >/dev/null
+	/var/tmp/prefix/bin/jig-snapshot create --dir "$T/stage" --id "s$seq" --sequence "$seq" --module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so --module display:display:modules/display.so >/dev/null
 	/var/tmp/prefix/bin/jig-snapshot sign --dir "$T/stage" --key /var/tmp/devkey >/dev/null
 	/var/tmp/prefix/bin/jig-snapshot install --dir "$T/stage" --prefix /var/tmp/prefix >/dev/null
 	project "$CALLER"

@@ -33,7 +33,7 @@ install_with() {
 	[ -z "$1" ] || jq "$1" "$cur/libexec/catalog.json" >"$T/stage/libexec/catalog.json"
 	seq=$(($(jq .sequence "$cur/manifest.json") + 1))
 	"$P/bin/jig-snapshot" create --dir "$T/stage" --id "s$seq" --sequence "$seq" \
-		--module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so >/dev/null
+		--module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so --module display:display:modules/display.so >/dev/null
 	[ -z "${2:-}" ] || $2
 	"$P/bin/jig-snapshot" sign --dir "$T/stage" --key "$JIG_DEV_KEY" >/dev/null
 	"$P/bin/jig-snapshot" install --dir "$T/stage" --prefix "$P" >/dev/null
@@ -92,7 +92,7 @@ case_not_in_manifest() {
 	rm "$T/stage/libexec/catalog.json"
 	seq=$(($(jq .sequence "$(snap)/manifest.json") + 1))
 	"$P/bin/jig-snapshot" create --dir "$T/stage" --id "s$seq" --sequence "$seq" \
-		--module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so >/dev/null
+		--module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so --module display:display:modules/display.so >/dev/null
 	"$P/bin/jig-snapshot" sign --dir "$T/stage" --key "$JIG_DEV_KEY" >/dev/null
 	"$P/bin/jig-snapshot" install --dir "$T/stage" --prefix "$P" >/dev/null
 	refused 'libexec/catalog.json'

@@ -83,7 +83,7 @@ install_snap() { "$TOOL" install --dir "$1" --prefix "$P" >/dev/null; }
 case_verify_ok() {
 	jig modules verify >"$T/out"
 	cat "$T/out"
-	grep -q "ok .*sandbox-linux .*sandbox .*abi 1.2" "$T/out" || fail "sandbox-linux not verified"
+	grep -q "ok .*sandbox-linux .*sandbox .*abi 1.3" "$T/out" || fail "sandbox-linux not verified"
 	grep -q "DEVELOPMENT" "$T/out" || fail "development key not marked"
 	jig modules verify --json >"$T/j"
 	[ "$(jq -r .verified "$T/j")" = true ] || fail "json: verified is not true"
@@ -93,10 +93,10 @@ case_verify_ok() {
 }
 case_list() {
 	jig modules list | grep -q "sandbox-linux" || fail "list"
-	jig modules list --json | jq -e '.schema == "jig-modules/1" and ([.modules[] | "\(.name):\(.kind)"] | sort) == ["acp:acp", "http:http", "sandbox-linux:sandbox"]' >/dev/null || fail "list --json"
+	jig modules list --json | jq -e '.schema == "jig-modules/1" and ([.modules[] | "\(.name):\(.kind)"] | sort) == ["acp:acp", "display:display", "http:http", "sandbox-linux:sandbox"]' >/dev/null || fail "list --json"
 }
 case_cli() {
-	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.2, trusts a DEVELOPMENT key" || fail "--version"
+	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.3, trusts a DEVELOPMENT key" || fail "--version"
 	jig help | grep -q "host check" || fail help
 	expect 2 "unknown command" -- jig frobnicate
 	expect 2 "unknown argument" -- jig modules list --yaml
@@ -207,18 +207,18 @@ case_files_list_altered() {
 case_abi_major() {
 	mksnap "$T/s" abi2 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-abi2.so":2.0
 	install_snap "$T/s"
-	refused "module testmod: built for module ABI 2.0, this jig speaks 1.2"
+	refused "module testmod: built for module ABI 2.0, this jig speaks 1.3"
 }
 case_abi_major_lie() {
 	# The manifest claims 1.0, the descriptor says 2.0: caught after dlopen.
 	mksnap "$T/s" abi2 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-abi2.so"
 	install_snap "$T/s"
-	refused "module testmod: descriptor says module ABI 2.2, this jig speaks 1.2"
+	refused "module testmod: descriptor says module ABI 2.3, this jig speaks 1.3"
 }
 case_abi_minor_newer() {
 	mksnap "$T/s" minor9 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-minor9.so":1.9
 	install_snap "$T/s"
-	refused "module testmod: built for module ABI 1.9, this jig speaks 1.2"
+	refused "module testmod: built for module ABI 1.9, this jig speaks 1.3"
 }
 case_kind_mismatch() {
 	mksnap "$T/s" kind $((SEQ + 1)) testmod:http:"$MODS/testmod.so"

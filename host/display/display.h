@@ -1,0 +1,99 @@
+/* --display web (docs/display.md): the host's side of the read-only local
+ * display. plugins/display parses HTTP and serves; this room decides:
+ * which requests are authorised (exact Host and Origin, fetch site, the
+ * capability header, GET only but the close request, no bodies), which
+ * routes exist, which response headers every answer carries, and what the
+ * page may see: a bounded, validated view and the excerpts of verified,
+ * immutable captures by content identity. The capability is 256 random
+ * bits; it leaves this room only in the link the CLI prints. */
+#ifndef JIG_DISPLAY_DISPLAY_H
+#define JIG_DISPLAY_DISPLAY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jig/display.h>
+
+#include "snapshot/snapshot.h"
+#include "util/error.h"
+
+#define JIG_DISPLAY_CAP_BYTES 32
+#define JIG_DISPLAY_CAP_HEADER "X-Jig-Capability"
+#define JIG_DISPLAY_MAX_CLIENTS 16
+#define JIG_DISPLAY_MAX_REQUEST_BYTES (16u << 10) /* request line + headers, per connection */
+#define JIG_DISPLAY_IDLE_TIMEOUT_S 10
+#define JIG_DISPLAY_HEAD_DEADLINE_MS 5000 /* a request head must arrive within this */
+#define JIG_DISPLAY_DRAIN_MS 1000 /* closing: answers in flight get this long */
+#define JIG_DISPLAY_MAX_VIEW_BYTES (1u << 20)
+#define JIG_DISPLAY_MAX_STRING 4096 /* any one string of the view */
+#define JIG_DISPLAY_MAX_LOGS 256
+#define JIG_DISPLAY_EXCERPT_BYTES (16u << 10)
+#define JIG_DISPLAY_MAX_ARTIFACTS 64
+#define JIG_DISPLAY_MAX_WAIT_MS (60ull * 60 * 1000) /* a presentation is closed after 1 h */
+
+/* What a request may reach once authorised. */
+enum jig_display_route {
+	JIG_ROUTE_REFUSED = 0, /* status says why */
+	JIG_ROUTE_ASSET,       /* asset names the bundled file */
+	JIG_ROUTE_VIEW,
+	JIG_ROUTE_ARTIFACT, /* artifact: the 64 hex digits */
+	JIG_ROUTE_CLOSE,
+};
+
+struct jig_display_decision {
+	enum jig_display_route route;
+	unsigned status; /* for REFUSED: 400, 401, 403, 404, 405, 421 */
+	const char *asset;
+	char artifact[65];
+};
+
+/* The constants a request is checked against. */
+struct jig_display_policy {
+	char host[32];   /* "127.0.0.1:PORT" */
+	char origin[40]; /* "http://127.0.0.1:PORT" */
+	char cap[2 * JIG_DISPLAY_CAP_BYTES + 1];
+};
+
+/* A fresh capability and the constants for port. */
+int jig_display_policy_init(struct jig_display_policy *p, uint16_t port, struct jig_error *e);
+/* The policy, on one request as the parser saw it. Pure. */
+struct jig_display_decision jig_display_authorize(const struct jig_display_policy *p,
+						  const struct jig_display_request *rq);
+/* The fixed headers of every response: name/value pairs, NULL-ended. */
+extern const char *const jig_display_headers[];
+
+/* One verified, immutable capture, shown by content identity only. */
+struct jig_display_artifact {
+	char id[65];  /* SHA-256 of the whole file, hex */
+	char *json;   /* the artifact answer (name, size, excerpt), made once */
+	size_t len;
+};
+
+struct jig_display;
+
+/* Loads the signed display module from s and listens on 127.0.0.1 at a
+ * new port with a new capability. Takes the artifacts (may be none). */
+int jig_display_open(struct jig_display **d, const struct jig_snapshot *s, struct jig_display_artifact *arts,
+		     size_t n_arts, struct jig_error *e);
+/* "http://127.0.0.1:PORT/#cap=..." into out: for the terminal only. */
+void jig_display_link(const struct jig_display *d, char *out, size_t cap);
+uint16_t jig_display_port(const struct jig_display *d);
+/* Replaces the view (bounded: JIG_DISPLAY_MAX_VIEW_BYTES, logs trimmed
+ * first). Steals view. */
+int jig_display_publish(struct jig_display *d, json_t *view, struct jig_error *e);
+/* Waits until the page asks to close, SIGINT/SIGTERM/SIGHUP (which must
+ * be blocked by the caller), or max_ms. Returns the reason as text. */
+const char *jig_display_wait(struct jig_display *d, uint64_t max_ms);
+/* Stops the server (no handler runs after it), forgets the capability. */
+void jig_display_close(struct jig_display *d);
+
+/* The packet view and its artifacts: every listed file re-read from the
+ * packet pfd, hashed whole and compared with the record (so what is shown
+ * is what was verified), its first JIG_DISPLAY_EXCERPT_BYTES kept. */
+int jig_display_packet(int pfd, json_t *rec, json_t **view, struct jig_display_artifact **arts, size_t *n_arts,
+		       struct jig_error *e);
+void jig_display_artifacts_free(struct jig_display_artifact *arts, size_t n);
+
+#endif
