@@ -78,6 +78,7 @@ struct jig_flow {
 	size_t n_agents;
 	struct jig_command_grant *commands;
 	size_t n_commands;
+	bool checkpoint; /* "checkpoint": true: Run Checkpoint (effects/checkpoint.h) */
 	char package_sha256[JIG_SHA256_HEX]; /* set by capture */
 	uint64_t package_bytes;
 	size_t package_files;

@@ -1,6 +1,7 @@
 /* Run/0: the Flow's one channel to its coordinator (docs/flow-format.md).
  * Newline-delimited JSON on a socket, read by a thread of the coordinator:
- * lines of at most JIG_RUN0_MAX_LINE bytes, at most JIG_RUN0_MAX_MESSAGES
+ * lines of at most JIG_RUN0_MAX_LINE bytes (a checkpoint's,
+ * JIG_CHECKPOINT_MAX_LINE), at most JIG_RUN0_MAX_MESSAGES
  * messages, known operations only. Any abuse ends the Run (abort_wr is
  * written, the supervisor fences the scope) and is recorded. */
 #ifndef JIG_RUN_RUN0_H
@@ -24,18 +25,19 @@ struct jig_run0 {
 	bool done;	 /* the Flow said it finished */
 	bool violation;	 /* a protocol violation ended the Run */
 	char error[512]; /* the violation, or the Flow's own error text */
-	size_t messages, http_requests, agent_turns, commands;
+	size_t messages, http_requests, agent_turns, commands, checkpoints;
 	int interrupted_by;
 	/* The http, agent and command operations; NULL: the Flow has no such
 	 * route. */
 	jig_run0_effect_fn http, agent, command;
+	jig_run0_effect_fn checkpoint; /* NULL: the Flow declares no checkpoint */
 	void *ctx;
 	pthread_t thread;
 };
 
 /* Starts reading fd in a thread. */
 int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
-		   jig_run0_effect_fn command, void *ctx);
+		   jig_run0_effect_fn command, jig_run0_effect_fn checkpoint, void *ctx);
 /* Waits for the reader (the Flow's end must be closed). */
 void jig_run0_join(struct jig_run0 *r);
 void jig_run0_free(struct jig_run0 *r);

@@ -1,0 +1,25 @@
+#include "util/fault.h"
+
+#ifdef JIG_FAULT_POINTS
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void jig_fault_point(const char *stage)
+{
+	const char *want = getenv("JIG_FAULT_STOP"), *log = getenv("JIG_FAULT_LOG");
+	if (!want || !log || strcmp(want, stage) != 0)
+		return;
+	int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		dprintf(fd, "%s %d\n", stage, (int)getpid());
+		close(fd);
+	}
+	kill(getpid(), SIGSTOP);
+}
+#else
+typedef int jig_fault_points_compiled_out;
+#endif
