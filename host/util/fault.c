@@ -10,8 +10,9 @@
 
 void jig_fault_point(const char *stage)
 {
+	static int once; /* a process stops at most once */
 	const char *want = getenv("JIG_FAULT_STOP"), *log = getenv("JIG_FAULT_LOG");
-	if (!want || !log || strcmp(want, stage) != 0)
+	if (!want || !log || strcmp(want, stage) != 0 || __atomic_exchange_n(&once, 1, __ATOMIC_SEQ_CST))
 		return;
 	int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd >= 0) {

@@ -51,6 +51,12 @@ gone() { # gone PID...: waits until they have all exited
 	done
 }
 finish() { # waits for the outer command (our child) and whatever was left running
+	# A process that stops later at the same point (the recovery-only
+	# coordinator publishing, say) is resumed: only the first is the fault.
+	while ps -o stat= -p "$outer" | grep -qv Z; do
+		for p in $(awk '{print $NF}' "$T/fault.log" 2>/dev/null); do kill -CONT "$p" 2>/dev/null || true; done
+		sleep 0.05
+	done
 	set +e; wait "$outer"; rc=$?; set -e
 	gone ${coord:-} ${stopped:-}
 	echo "--- exit $rc"; cat "$T/out" "$T/err"
@@ -210,35 +216,41 @@ lost_nothing() { # the coordinator died before the Run was bound
 }
 lost_interrupted() { # lost after binding: recovery published save N
 	grep -q "a recovery-only coordinator published its record (interrupted) and checkpoint save $1" "$T/err" || fail "no recovery report"
-	status interrupted; saved "$1"; no_leftovers
+	status interrupted; rec checkpoint.save | grep -qx "$1" || fail "save $(rec checkpoint.save), expected $1"; no_leftovers
 }
 outer_cancelled() { # the orphaned coordinator cancelled and cleaned up
 	status cancelled; no_leftovers
 }
-case_fault_before_launch() {
+case_fault_admitted() { fault_before_launch admitted; }
+case_fault_capture() { fault_before_launch capture; }
+fault_before_launch() {
 	project "$CK"
-	for stage in admitted capture; do
-		kill_at $stage coordinator saver twice-then-exit; lost_nothing
-		kill_at $stage outer saver twice-then-exit; outer_cancelled; saved 0
-	done
+	kill_at "$1" coordinator saver twice-then-exit; lost_nothing
+	kill_at "$1" outer saver twice-then-exit; outer_cancelled; saved 0
 }
-case_fault_run0_and_save() {
+case_fault_run0() {
+	# At the first Run/0 message (the first save): nothing or that save was
+	# accepted, and what was is what is published.
 	project "$CK"
-	kill_at run0 coordinator saver twice-then-exit; lost_interrupted 0
+	kill_at run0 coordinator saver twice-then-exit
+	lost_interrupted "[01]"
 	kill_at run0 outer saver twice-then-exit; outer_cancelled
+}
+case_fault_checkpoint_save() {
 	# Between the bounded replacement and the rename: save 1 is not accepted.
+	project "$CK"
 	kill_at "checkpoint save" coordinator saver twice-then-exit; lost_interrupted 0
 	[ ! -e "$T/pkt/checkpoint.json" ] || fail "an unaccepted checkpoint was published"
 	kill_at "checkpoint save" outer saver twice-then-exit; outer_cancelled
 }
-case_fault_publication() {
+case_fault_output_copy() { fault_publication "output copy"; }
+case_fault_stage_rename() { fault_publication "stage rename"; }
+fault_publication() {
 	project "$CK"
-	for stage in "output copy" "stage rename"; do
-		kill_at "$stage" coordinator saver twice-then-exit; lost_interrupted 2
-		[ -z "$(ls -A "$T/pkt/files")" ] || fail "$stage: output files were published"
-		# The outer command's loss does not stop a Run that is publishing.
-		kill_at "$stage" outer saver twice-then-exit; status succeeded; no_leftovers
-	done
+	kill_at "$1" coordinator saver twice-then-exit; lost_interrupted 2
+	[ -z "$(ls -A "$T/pkt/files")" ] || fail "$1: output files were published"
+	# The outer command's loss does not stop a Run that is publishing.
+	kill_at "$1" outer saver twice-then-exit; status succeeded; no_leftovers
 }
 case_fault_recovery() {
 	project "$CK"
@@ -268,7 +280,7 @@ peer() { # peer NAME PORT
 	i=0; while [ ! -s "$T/$1.port" ]; do i=$((i + 1)); [ $i -lt 200 ] || fail "peer $1 did not start"; sleep 0.05; done
 	touch "$T/$1.log"
 }
-case_fault_http_and_launch() {
+case_fault_http() {
 	# During an HTTP request: the worker, the coordinator or the outer command.
 	peer srv 18080
 	project "$CALLER"
@@ -294,7 +306,10 @@ case_fault_http_and_launch() {
 		esac
 		no_leftovers
 	done
-	# After launch (the Flow running, no request): the outer command.
+}
+case_fault_launched() {
+	# After launch (the Flow running): the outer command (the coordinator:
+	# flow.coordinator_killed).
 	project "$HOSTILE"; printf 'sleep 60000\n' >"$T/mode"; clear_pkt
 	(cd "$T/p" && exec "$JIG" run hostile --input mode="$T/mode" --output "$T/pkt") >"$T/out" 2>"$T/err" &
 	outer=$!; stopped=""

@@ -2,6 +2,7 @@
 // to do. "twice-then-sleep": two accepted saves, an unfinished output, then
 // sleeps (the test cancels or kills). "limits": every cap at and over it,
 // reported in result.json. "once-then-fail": one save, then an error.
+// "crash": one save, then SIGSEGV. "sleep": sleeps (for --timeout).
 type Jig = any;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -45,5 +46,7 @@ export default async function (jig: Jig) {
   else if (mode === "twice-then-exit") { await twice(jig); }
   else if (mode === "once-then-fail") { await jig.checkpoint({ state: { step: 1 } }); throw new Error("failing on purpose"); }
   else if (mode === "limits") await limits(jig);
+  else if (mode === "crash") { await jig.checkpoint({ state: 1 }); process.kill(process.pid, "SIGSEGV"); await sleep(5000); }
+  else if (mode === "sleep") await sleep(60000);
   else throw new Error(`unknown mode ${mode}`);
 }
