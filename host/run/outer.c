@@ -116,16 +116,15 @@ int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *
 		/* Loss of the outer command is a cancellation (issue 18): the
 		 * stop signals stay blocked, so one that comes before the Flow
 		 * is launched waits for the supervisor's signalfd (it fences
-		 * at once); an orphaned coordinator removes the run directory
-		 * itself when it is done. */
+		 * at once); the coordinator removes the run directory itself
+		 * when it is done, so an orphaned one leaves nothing. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 		if (getppid() != parent)
 			_exit(JIG_E_INTERNAL);
 		close(sfd);
 		int code = coordinator(arg, run_dir);
 		fflush(NULL);
-		if (getppid() != parent)
-			jig_remove_tree(AT_FDCWD, run_dir);
+		jig_remove_tree(AT_FDCWD, run_dir); /* done with it (its owner may be gone) */
 		_exit(code);
 	}
 	int status = c < 0 ? 0 : supervise(c, sfd);

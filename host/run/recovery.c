@@ -124,12 +124,10 @@ int jig_recovery_run(const char *run_dir, const char *output, pid_t lost, int si
 	}
 	fflush(NULL);
 	pid_t c = fork();
-	pid_t owner = getpid();
 	if (c == 0) {
 		close(p[0]);
 		int code = recover(rundir, run ? run + 1 : run_dir, output, lost, sig, p[1]);
-		if (getppid() != owner) /* the outer command is gone too */
-			jig_remove_tree(AT_FDCWD, run_dir);
+		jig_remove_tree(AT_FDCWD, run_dir); /* done with it (the outer command may be gone too) */
 		_exit(code);
 	}
 	close(p[1]);

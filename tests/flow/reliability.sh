@@ -53,12 +53,14 @@ gone() { # gone PID...: waits until they have all exited
 finish() { # waits for the outer command (our child) and whatever was left running
 	# A process that stops later at the same point (the recovery-only
 	# coordinator publishing, say) is resumed: only the first is the fault.
-	while ps -o stat= -p "$outer" | grep -qv Z; do
+	( while :; do
 		for p in $(awk '{print $NF}' "$T/fault.log" 2>/dev/null); do kill -CONT "$p" 2>/dev/null || true; done
 		sleep 0.05
-	done
+	done ) &
+	resumer=$!
 	set +e; wait "$outer"; rc=$?; set -e
 	gone ${coord:-} ${stopped:-}
+	kill "$resumer"; wait "$resumer" 2>/dev/null || true
 	echo "--- exit $rc"; cat "$T/out" "$T/err"
 	[ -f "$T/pkt/record.json" ] && jq -c '{status, error, checkpoint, outputs: [.outputs[].path]}' "$T/pkt/record.json"
 	return 0
