@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 void jig_fault_point(const char *stage)
@@ -19,7 +20,10 @@ void jig_fault_point(const char *stage)
 		dprintf(fd, "%s %d\n", stage, (int)getpid());
 		close(fd);
 	}
-	kill(getpid(), SIGSTOP);
+	/* Directed at this thread: it stops before its next instruction (a
+	 * signal to the process may be taken by another thread first, and this
+	 * one would run on for a while). The others stop with it. */
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGSTOP);
 }
 #else
 typedef int jig_fault_points_compiled_out;

@@ -231,11 +231,9 @@ fault_before_launch() {
 	kill_at "$1" outer saver twice-then-exit; outer_cancelled; saved 0
 }
 case_fault_run0() {
-	# At the first Run/0 message (the first save): nothing or that save was
-	# accepted, and what was is what is published.
+	# At the first Run/0 message (the first save), before it is read.
 	project "$CK"
-	kill_at run0 coordinator saver twice-then-exit
-	lost_interrupted "[01]"
+	kill_at run0 coordinator saver twice-then-exit; lost_interrupted 0
 	kill_at run0 outer saver twice-then-exit; outer_cancelled
 }
 case_fault_checkpoint_save() {
