@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,7 @@ int jig_recovery_run(const char *run_dir, const char *output, pid_t lost, int si
 	pid_t c = fork();
 	if (c == 0) {
 		close(p[0]);
+		signal(SIGPIPE, SIG_IGN); /* its owner may be gone: it still finishes */
 		int code = recover(rundir, run ? run + 1 : run_dir, output, lost, sig, p[1]);
 		jig_remove_tree(AT_FDCWD, run_dir); /* done with it (the outer command may be gone too) */
 		_exit(code);
