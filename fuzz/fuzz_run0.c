@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
 	setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 	struct jig_run0 r;
-	if (jig_run0_start(&r, sv[0], ab[1], stub, stub, stub, NULL) < 0)
+	if (jig_run0_start(&r, sv[0], ab[1], stub, stub, stub, stub, NULL) < 0)
 		abort();
 	for (size_t off = 0; off < n;) {
 		ssize_t w = write(sv[1], d + off, n - off);

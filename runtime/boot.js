@@ -8,6 +8,8 @@ import { dirname } from "node:path";
 
 const RUN0 = 3;
 const MAX_MESSAGE = 1 << 20;
+const MAX_CHECKPOINT_MESSAGE = (2 << 20) + 64; // a checkpoint's line (run/limits.h)
+let checkpointInFlight = false;
 
 function send(msg) {
   const line = JSON.stringify(msg) + "\n";
@@ -211,6 +213,34 @@ const jig = Object.freeze({
       calls.set(id, { binding, resolve, reject });
       if (!pumping) { pumping = true; setImmediate(pump); }
     });
+  },
+  /**
+   * Run Checkpoint (flow.json "checkpoint": true): saves { files, state }
+   * (files: normalised relative paths to UTF-8 text, <= 64 files and
+   * <= 1 MiB together; state: any JSON value; <= 2 MiB of canonical JSON in
+   * all) with jig, outside the scope. Resolves to { save, bytes, sha256 }
+   * once jig has accepted it; rejects when jig refuses (caps, more than 16
+   * saves, one already in flight). If the Run does not complete, its packet
+   * holds the last accepted one (checkpoint.json) and the record says
+   * "interrupted"; output files are then never published.
+   */
+  async checkpoint({ files, state } = {}) {
+    if (checkpointInFlight) throw new Error("jig.checkpoint: a save is already in flight");
+    checkpointInFlight = true;
+    try {
+      const msg = { op: "checkpoint" };
+      if (files !== undefined) msg.files = files;
+      if (state !== undefined) msg.state = state;
+      const line = JSON.stringify(msg) + "\n";
+      if (Buffer.byteLength(line) > MAX_CHECKPOINT_MESSAGE) throw new Error("jig.checkpoint: larger than 2 MiB");
+      writeSync(RUN0, line);
+      const r = receive();
+      if (r.op !== "checkpoint") throw new Error("jig: unexpected Run/0 reply");
+      if (!r.ok) throw new Error(`jig.checkpoint: ${r.error}`);
+      return Object.freeze({ save: r.save, bytes: r.bytes, sha256: r.sha256 });
+    } finally {
+      checkpointInFlight = false;
+    }
   },
   /** A log line for the Run record. */
   log(...parts) { send({ op: "log", text: parts.map(String).join(" ").slice(0, 4096) }); },

@@ -14,7 +14,7 @@ B=build-fuzz
 CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_SANDBOX_LINUX=OFF -DJIG_MODULE_HTTP=OFF \
 	-DJIG_MODULE_ACP=OFF -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
 cmake --build "$B" -j "$(nproc)" >/dev/null
-TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe}
+TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe checkpoint}
 
 # seed TARGET NAME: stdin as a seed input.
 C=$B/corpus
@@ -51,7 +51,9 @@ printf '{"format":"jig-run-record/1","status":"succeeded","outputs":[{"path":"a.
   printf '"http":{"h":{"method":"POST","url":"http://127.0.0.1:9/x","timeout_ms":1000}},'
   printf '"agents":{"a":{"provider":"p","model":"m","retain_sessions":true},"b":{"api":"openai-chat","http":"h","model":"m"}}}'; } | seed project flow
 printf '{"format":"jig-agents/1","providers":{"fake":{"client":"codex","command":["/usr/bin/true","--x"],"trees":["/usr/bin/true"],"version":"1.0.0","model_env":"M","env":{"A":"b"},"credential":{"env":"K","value":"v"}}}}' | seed agents codex
-printf '{"op":"log","text":"one"}\n{"op":"http","route":"r","body":"x"}\n{"op":"agent","route":"a","input":"x"}\n{"op":"fail","text":"e"}\n{"op":"done"}\n' | seed run0 lines
+printf '{"op":"log","text":"one"}\n{"op":"checkpoint","files":{"a":"b"},"state":1}\n{"op":"http","route":"r","body":"x"}\n{"op":"agent","route":"a","input":"x"}\n{"op":"fail","text":"e"}\n{"op":"done"}\n' | seed run0 lines
+printf '{"op":"checkpoint","files":{"notes/a.txt":"one\\n","b.md":"# \\u00e9"},"state":{"step":2,"done":["x"],"f":1.5}}' | seed checkpoint two
+printf '{"op":"checkpoint","state":null}' | seed checkpoint empty
 for t in 30s 1m 500ms 2h 0s 99999999999999999999s; do printf '%s' "$t" | seed timeout "$t"; done
 seed recipe example <examples/markdown/meeting-actions/recipe.md
 

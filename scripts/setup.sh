@@ -9,7 +9,7 @@ BUILD=${BUILD:-build}
 scripts/deps.sh
 # jig is rootless: the main job and the tests run it as this user.
 id jigtest >/dev/null 2>&1 || useradd -m -s /bin/sh jigtest
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${JIG_CMAKE_FLAGS:-} >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"
 # The pinned Bun runtime (npm @oven/bun-linux-x64, version and integrity in
 # scripts/bun.sh).

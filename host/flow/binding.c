@@ -172,6 +172,12 @@ int jig_binding_link(struct jig_project *p, struct jig_error *e)
 			if (f->recipe || child->recipe)
 				return jig_err(e, JIG_E_USAGE, "flow %s binding %s: a Markdown Flow (%s) cannot take part in a binding", f->name,
 					       b->name, f->recipe ? f->name : child->name);
+			/* Run Checkpoint is root-only (decision 71), and the runtime's
+			 * checkpoint is not answered beside calls in flight: no
+			 * checkpoint in a binding relation, for now. */
+			if (f->checkpoint || child->checkpoint)
+				return jig_err(e, JIG_E_USAGE, "flow %s binding %s: Run Checkpoint is root-only and not beside bindings: %s grants it",
+					       f->name, b->name, f->checkpoint ? f->name : child->name);
 			int r = check_maps(f, b, child, e);
 			if (r)
 				return r;

@@ -320,6 +320,12 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 		if (json_array_size(commands))
 			json_object_set(fj, "commands", commands);
 		json_decref(commands);
+		/* "checkpoint" only for a Flow that declares it (issue 18). */
+		if (f->checkpoint)
+			json_object_set_new(fj, "checkpoint", json_pack("{s:I,s:I,s:I,s:I,s:I}", "max_bytes", (json_int_t)JIG_CHECKPOINT_MAX_BYTES,
+									 "max_files", (json_int_t)JIG_CHECKPOINT_MAX_FILES, "max_text_bytes",
+									 (json_int_t)JIG_CHECKPOINT_MAX_TEXT, "max_saves", (json_int_t)JIG_CHECKPOINT_MAX_SAVES,
+									 "in_flight", (json_int_t)1));
 		/* "dependencies" only for a Flow whose npm dependencies were
 		 * prepared at review (prepare/prepare.h). */
 		json_t *rec = jig_prepared_record(p, f);
@@ -615,6 +621,12 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 		json_array_foreach(json_object_get(f, "commands"), k, v)
 			print_command(out, pl, name, v);
 		jig_binding_print(out, f);
+		if ((v = json_object_get(f, "checkpoint")))
+			fprintf(out, "    checkpoint: up to %lld saves (one at a time) of <= %lld bytes of JSON with <= %lld text files\n"
+				     "      (<= %lld bytes together), kept by jig outside the scope; a Run that does not complete\n"
+				     "      publishes the last accepted one (record: interrupted)\n",
+				json_integer_value(json_object_get(v, "max_saves")), json_integer_value(json_object_get(v, "max_bytes")),
+				json_integer_value(json_object_get(v, "max_files")), json_integer_value(json_object_get(v, "max_text_bytes")));
 		json_t *dep = json_object_get(f, "dependencies");
 		if (dep)
 			fprintf(out, "    npm dependencies: prepared installation sha256 %s (%lld packages, %lld files, %lld bytes),\n"

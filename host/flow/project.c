@@ -215,6 +215,18 @@ static int parse_agents(json_t *obj, const char *what, struct jig_flow *f, struc
 	return 0;
 }
 
+/* "checkpoint": true (issue 18): Run Checkpoint needs a writable output
+ * mapping, so declared outputs. */
+static int parse_checkpoint(json_t *v, const char *what, struct jig_flow *f, struct jig_error *e)
+{
+	if (v && !json_is_boolean(v))
+		return jig_err(e, JIG_E_USAGE, "%s: checkpoint must be true or false", what);
+	f->checkpoint = json_is_true(v);
+	if (f->checkpoint && f->n_outputs == 0)
+		return jig_err(e, JIG_E_USAGE, "%s: checkpoint needs declared outputs (a writable output mapping)", what);
+	return 0;
+}
+
 /* "commands": {ROUTE: {"input"?, "timeout_ms"}}, like "http" and
  * "agents". A route name is the Flow's, shared with its HTTP and Agent
  * routes (one scope per route in the Plan); "input" must be one of the
@@ -305,7 +317,8 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	json_t *doc = NULL;
 	if ((r = usage(jig_json_parse_object(buf, len, what, &doc, e), e)))
 		return r;
-	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", "http", "agents", "commands", "bindings", NULL};
+	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", "http", "agents", "commands", "bindings",
+					   "checkpoint", NULL};
 	const char *format, *fname, *entry;
 	if ((r = jig_json_only_keys(doc, keys, what, e)) || (r = jig_json_get_string(doc, "format", what, &format, e)) ||
 	    (r = jig_json_get_string(doc, "name", what, &fname, e)) ||
@@ -333,7 +346,8 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	if ((r = parse_http(json_object_get(doc, "http"), what, f, e)) ||
 	    (r = parse_agents(json_object_get(doc, "agents"), what, f, e)) ||
 	    (r = parse_commands(json_object_get(doc, "commands"), what, f, e)) ||
-	    (r = jig_binding_parse(json_object_get(doc, "bindings"), what, f, e)))
+	    (r = jig_binding_parse(json_object_get(doc, "bindings"), what, f, e)) ||
+	    (r = parse_checkpoint(json_object_get(doc, "checkpoint"), what, f, e)))
 		goto out;
 	f->name = strdup(name);
 	f->dir = strdup(dir);

@@ -83,6 +83,7 @@ struct jig_flow {
 	struct jig_binding *bindings; /* flow/binding.h */
 	size_t n_bindings;
 	bool bound; /* has a binding or is one's target: scope kind flow-bound */
+	bool checkpoint; /* "checkpoint": true: Run Checkpoint (effects/checkpoint.h) */
 	char package_sha256[JIG_SHA256_HEX]; /* set by capture */
 	uint64_t package_bytes;
 	size_t package_files;

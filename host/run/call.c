@@ -301,7 +301,8 @@ static int launch(struct child *c)
 	if (!relaying)
 		failf(c, "the child", "cannot start its abort relay");
 	else if (jig_run0_start_calls(&c->cr0, c->sv[0], c->ab[1], c->f->n_http ? http_effect : NULL,
-				      c->f->n_agents ? agent_effect : NULL, c->f->n_commands ? command_effect : NULL, c,
+				      c->f->n_agents ? agent_effect : NULL, c->f->n_commands ? command_effect : NULL,
+				      NULL /* checkpoints are root-only: review refuses them in a child */, c,
 				      c->f->n_bindings ? jig_call_op : NULL, &c->callee) < 0)
 		failf(c, "Run/0", "cannot start its reader");
 	else {

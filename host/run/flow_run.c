@@ -15,17 +15,20 @@
 #include <unistd.h>
 
 #include "effects/agents.h"
+#include "effects/checkpoint.h"
 #include "effects/command.h"
 #include "effects/http.h"
 #include "flow/plan.h"
 #include "run/call.h"
 #include "flow/tree.h"
 #include "run/publish.h"
+#include "run/recovery.h"
 #include "run/record.h"
 #include "run/run0.h"
 #include "sandbox/door.h"
 #include "snapshot/verify.h"
 #include "util/cleanup.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 #include "util/json.h"
 
@@ -47,6 +50,7 @@ struct run {
 	struct jig_http_effect_env http;
 	struct jig_agent_effect_env agent;
 	struct jig_command_effect_env command;
+	struct jig_checkpoint_env checkpoint;
 	struct jig_scope_result res;
 	long long started_ms;
 	/* Bindings (run/call.h): the root's ledger and its calls. */
@@ -222,7 +226,7 @@ static int prepare(struct run *r, struct jig_error *e)
 		rc = jig_call_prepare_stage(r->rundir, e); /* the import stages at /stage */
 	struct jig_tree_stats ist = {.list = r->inputs};
 	for (size_t k = 0; !rc && k < r->req->n_inputs; k++)
-		rc = attach(&r->req->inputs[k], in, r->p.statefd, &ist, e);
+		rc = attach(&r->req->inputs[k], in, r->p.statefd, &ist, e), JIG_FAULT_POINT("capture");
 	fchmod(pk, 0555);
 	fchmod(in, 0555);
 	return rc;
@@ -238,6 +242,13 @@ static void agent_effect(void *ctx, json_t *op, json_t **reply, json_t **evidenc
 {
 	struct run *r = ctx;
 	jig_agent_effect(&r->agent, r->f, op, reply, evidence, interrupted);
+}
+
+static void checkpoint_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+{
+	struct run *r = ctx;
+	(void)interrupted;
+	jig_checkpoint_effect(&r->checkpoint, op, reply, evidence);
 }
 
 static void command_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
@@ -289,6 +300,11 @@ static int launch(struct run *r, struct jig_error *e)
 	r->command = (struct jig_command_effect_env){.sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
 						     .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid,
 						     .run_dir = r->req->run_dir, .rundir = r->rundir};
+	r->checkpoint = (struct jig_checkpoint_env){.rundir = r->rundir};
+	/* What a recovery-only coordinator needs if this one is lost. */
+	if (r->f->checkpoint && (rc = jig_recovery_bind(r->rundir, r->req->project, r->f->name, r->pl.sha256,
+							 r->f->package_sha256, r->req->timeout_ms, e)))
+		return rc;
 	/* From here a cancellation (SIGTERM from the outer command) is the
 	 * supervisor's to handle (it fences and reports it): blocked in this
 	 * thread and in the Run/0 reader (which inherits the mask), relayed to
@@ -301,8 +317,8 @@ static int launch(struct run *r, struct jig_error *e)
 	if (r->f->n_bindings && (rc = bindings_start(r, e)))
 		return rc;
 	if (jig_run0_start_calls(&r->r0, r->sv[0], r->ab[1], r->f->n_http ? http_effect : NULL,
-				 r->f->n_agents ? agent_effect : NULL, r->f->n_commands ? command_effect : NULL, r,
-				 r->have_calls ? jig_call_op : NULL, &r->caller) < 0)
+				 r->f->n_agents ? agent_effect : NULL, r->f->n_commands ? command_effect : NULL,
+				 r->f->checkpoint ? checkpoint_effect : NULL, r, r->have_calls ? jig_call_op : NULL, &r->caller) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
 	r->have_run0 = true;
 	r->started_ms = now_ms();
@@ -358,12 +374,23 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 					 .package_sha256 = r->f->package_sha256, .timeout_ms = r->req->timeout_ms,
 					 .started_ms = r->started_ms, .inputs = r->inputs, .outputs = r->outputs, .logs = r->r0.logs};
 	json_t *rec = jig_record_new(&facts, &r->res);
-	if (rec && (r->f->n_http || r->f->n_agents || r->f->n_commands))
+	if (rec && (r->f->n_http || r->f->n_agents || r->f->n_commands || r->f->checkpoint))
 		json_object_set(rec, "effects", r->r0.effects);
 	if (rec && r->have_calls) { /* the tree of children (run/call.h) */
 		json_object_set(rec, "children", r->caller.children);
 		json_object_set_new(rec, "root_budget", jig_call_root_json(&r->calls));
 	}
+	/* Interrupted progress, after confirmed fencing only: the accepted
+	 * checkpoint (never unfinished output files); completion says so. */
+	json_t *ck = NULL;
+	if (rec && r->f->checkpoint && strcmp(status, "succeeded") == 0)
+		ck = json_pack("{s:s,s:I}", "progress", "completed", "saves", (json_int_t)r->checkpoint.saves);
+	else if (rec && r->f->checkpoint && r->res.cleanup_confirmed && jig_checkpoint_publish(r->rundir, r->pub.stagefd, &ck, e) < 0) {
+		json_decref(rec);
+		return -JIG_E_INTERNAL;
+	}
+	if (ck)
+		json_object_set_new(rec, "checkpoint", ck);
 	/* The scope that ran: the Plan's digest and its canonical policy (this
 	 * run's slot values are not part of it). */
 	if (rec) {
@@ -422,6 +449,7 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 	JIG_TRACE_POINT("flow: start");
 	int rc = admit(&r, e);
 	JIG_TRACE_POINT("flow: admitted");
+	JIG_FAULT_POINT("admitted");
 	if (!rc)
 		rc = prepare(&r, e);
 	JIG_TRACE_POINT("flow: prepared");

@@ -52,6 +52,19 @@ _Static_assert((JIG_COMMAND_MAX_TEXT + JIG_COMMAND_MAX_STDIN) / 3 * 4 + 8 +
 #define JIG_CALL_MAX_CALLS 16
 #define JIG_CALL_MAX_STAGES 2
 
+/* Run Checkpoint (issue 18, docs/reliability.md): one aggregate of at
+ * most JIG_CHECKPOINT_MAX_BYTES canonical JSON ({"files","state"}), its
+ * files at most JIG_CHECKPOINT_MAX_FILES UTF-8 texts of at most
+ * JIG_CHECKPOINT_MAX_TEXT bytes together; at most JIG_CHECKPOINT_MAX_SAVES
+ * saves a Run, one at a time. A checkpoint's Run/0 line may be longer than
+ * JIG_RUN0_MAX_LINE: it holds the aggregate and the op. */
+#define JIG_CHECKPOINT_MAX_BYTES (2u << 20)
+#define JIG_CHECKPOINT_MAX_FILES 64
+#define JIG_CHECKPOINT_MAX_TEXT (1u << 20)
+#define JIG_CHECKPOINT_MAX_PATH 255
+#define JIG_CHECKPOINT_MAX_SAVES 16
+#define JIG_CHECKPOINT_MAX_LINE (JIG_CHECKPOINT_MAX_BYTES + 64)
+
 /* A packet's record.json is read up to this size. */
 #define JIG_RECORD_MAX_BYTES (4u << 20)
 

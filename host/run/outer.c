@@ -17,6 +17,7 @@
 
 #include "run/limits.h"
 #include "run/publish.h"
+#include "run/recovery.h"
 #include "sandbox/door.h"
 #include "snapshot/snapshot.h"
 #include "util/fileio.h"
@@ -32,8 +33,9 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* After coordinator loss: fence its scopes, remove its stage. */
-static void cleanup_lost(pid_t pid, const char *output, char *msg, size_t cap)
+/* After coordinator loss: fence its scopes, remove its stage. True when
+ * the fencing was confirmed. */
+static bool cleanup_lost(pid_t pid, const char *output, char *msg, size_t cap)
 {
 	size_t len = 0;
 	struct jig_snapshot s;
@@ -50,19 +52,11 @@ static void cleanup_lost(pid_t pid, const char *output, char *msg, size_t cap)
 		jig_snapshot_close(&s);
 	} else
 		len += (size_t)snprintf(msg + len, cap - len, "; cannot open the snapshot to fence: %s", e.msg);
-	if (output) {
-		char parent[PATH_MAX], stage[NAME_MAX + 1];
-		snprintf(parent, sizeof(parent), "%s", output);
-		char *sl = strrchr(parent, '/');
-		jig_publish_stage_name(stage, sizeof(stage), pid, sl ? sl + 1 : parent);
-		int pfd = open(sl ? (sl == parent ? "/" : (*sl = '\0', parent)) : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (pfd >= 0) {
-			jig_remove_tree(pfd, stage);
-			close(pfd);
-		}
-	}
+	if (output)
+		jig_publish_remove_stage(output, pid);
 	if (len == 0)
 		snprintf(msg, cap, "; its scope was fenced and its run directory and stage removed");
+	return len == 0;
 }
 
 /* Waits for the coordinator c, relaying the first stop signal as SIGTERM
@@ -119,13 +113,18 @@ int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *
 	fflush(NULL);
 	pid_t c = sfd < 0 ? -1 : fork();
 	if (c == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		/* Loss of the outer command is a cancellation (issue 18): the
+		 * stop signals stay blocked, so one that comes before the Flow
+		 * is launched waits for the supervisor's signalfd (it fences
+		 * at once); the coordinator removes the run directory itself
+		 * when it is done, so an orphaned one leaves nothing. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 		if (getppid() != parent)
 			_exit(JIG_E_INTERNAL);
 		close(sfd);
-		sigprocmask(SIG_SETMASK, &saved, NULL);
 		int code = coordinator(arg, run_dir);
 		fflush(NULL);
+		jig_remove_tree(AT_FDCWD, run_dir); /* done with it (its owner may be gone) */
 		_exit(code);
 	}
 	int status = c < 0 ? 0 : supervise(c, sfd);
@@ -140,10 +139,10 @@ int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *
 		jig_remove_tree(AT_FDCWD, run_dir);
 		return WEXITSTATUS(status);
 	}
-	char msg[1024] = "";
-	cleanup_lost(c, output, msg, sizeof(msg));
+	char msg[1536] = "";
+	/* Saved progress only after confirmed fencing (run/recovery.h). */
+	int published = cleanup_lost(c, output, msg, sizeof(msg)) ? jig_recovery_run(run_dir, output, c, WTERMSIG(status), msg, sizeof(msg)) : 0;
 	jig_remove_tree(AT_FDCWD, run_dir); /* once its scope is fenced */
-	return jig_err(e, JIG_E_INTERNAL,
-		       "the coordinator (pid %d) was killed by signal %d before it finished; nothing was published%s", (int)c,
-		       WTERMSIG(status), msg);
+	return jig_err(e, JIG_E_INTERNAL, "the coordinator (pid %d) was killed by signal %d before it finished%s%s", (int)c,
+		       WTERMSIG(status), published == 1 ? "" : "; nothing was published", msg);
 }

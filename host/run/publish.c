@@ -10,6 +10,7 @@
 #include "flow/tree.h"
 #include "run/limits.h"
 #include "util/cleanup.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 
 int jig_publish_open(struct jig_publish *p, const char *output, struct jig_error *e)
@@ -41,6 +42,19 @@ void jig_publish_stage_name(char *out, size_t cap, pid_t pid, const char *name)
 	snprintf(out, cap, ".jig-stage-%d-%.80s", (int)pid, name);
 }
 
+void jig_publish_remove_stage(const char *output, pid_t pid)
+{
+	char parent[PATH_MAX], stage[NAME_MAX + 1];
+	snprintf(parent, sizeof(parent), "%s", output);
+	char *sl = strrchr(parent, '/');
+	jig_publish_stage_name(stage, sizeof(stage), pid, sl ? sl + 1 : parent);
+	int pfd = open(sl ? (sl == parent ? "/" : (*sl = '\0', parent)) : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd >= 0) {
+		jig_remove_tree(pfd, stage);
+		close(pfd);
+	}
+}
+
 int jig_publish_stage(struct jig_publish *p, struct jig_error *e)
 {
 	jig_publish_stage_name(p->stage, sizeof(p->stage), getpid(), p->name);
@@ -64,6 +78,7 @@ int jig_publish_collect(struct jig_publish *p, int held_fd, char *const *allowed
 				    .n_allowed = n_allowed};
 	struct jig_tree_stats st = {.list = list};
 	struct jig_error oe = {0};
+	JIG_FAULT_POINT("output copy");
 	if (files < 0 || jig_tree_copy(held_fd, "", files, &l, &st, &oe) < 0)
 		return jig_err(e, JIG_E_USAGE, "output refused, nothing published: %s", files < 0 ? strerror(errno) : oe.msg);
 	fchmod(files, 0555);
@@ -74,6 +89,7 @@ int jig_publish_commit(struct jig_publish *p, const char *record, struct jig_err
 {
 	if (jig_write_file_at(p->stagefd, "record.json", record, strlen(record), 0444, e) < 0)
 		return -JIG_E_INTERNAL;
+	JIG_FAULT_POINT("stage rename");
 	if (fchmod(p->stagefd, 0555) < 0 || renameat2(p->parentfd, p->stage, p->parentfd, p->name, RENAME_NOREPLACE) < 0)
 		return jig_err(e, JIG_E_USAGE, "--output %s: %s; nothing published", p->output,
 			       errno == EEXIST ? "appeared while the Flow ran; jig never replaces a destination" : strerror(errno));

@@ -26,6 +26,8 @@ int jig_publish_open(struct jig_publish *p, const char *output, struct jig_error
 /* The stage's name for the coordinator pid and destination name. */
 void jig_publish_stage_name(char *out, size_t cap, pid_t pid, const char *name);
 int jig_publish_stage(struct jig_publish *p, struct jig_error *e);
+/* Removes the stage pid left for output (after that process was lost). */
+void jig_publish_remove_stage(const char *output, pid_t pid);
 /* Final validation: the held output directory copied into the stage's
  * files/ within the limits, only declared outputs; list gets one entry
  * per file (path, size, sha256). */

@@ -8,6 +8,17 @@
 #include <unistd.h>
 
 #include "run/limits.h"
+#include "util/fault.h"
+
+/* A checkpoint's line may be longer than others (run/limits.h). */
+static const char CHECKPOINT_PREFIX[] = "{\"op\":\"checkpoint\"";
+
+static size_t line_cap(const struct jig_run0 *r, const char *line, size_t have)
+{
+	size_t n = have < sizeof(CHECKPOINT_PREFIX) - 1 ? have : sizeof(CHECKPOINT_PREFIX) - 1;
+	bool ckpt = r->checkpoint && memcmp(line, CHECKPOINT_PREFIX, n) == 0;
+	return ckpt ? JIG_CHECKPOINT_MAX_LINE : JIG_RUN0_MAX_LINE;
+}
 
 void jig_poke(int fd)
 {
@@ -97,6 +108,7 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 		return fail(r, why);
 	}
 	json_error_t je;
+	JIG_FAULT_POINT("run0");
 	json_t *m = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
 	const char *op = json_is_object(m) ? json_string_value(json_object_get(m, "op")) : NULL;
 	if (!op)
@@ -110,6 +122,8 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 		effect(r, m, r->agent, &r->agent_turns, JIG_AGENT_MAX_TURNS, "Agent turns");
 	else if (strcmp(op, "command") == 0 && r->command)
 		effect(r, m, r->command, &r->commands, JIG_COMMAND_MAX_CALLS, "Project Commands");
+	else if (strcmp(op, "checkpoint") == 0 && r->checkpoint && len <= JIG_CHECKPOINT_MAX_LINE)
+		effect(r, m, r->checkpoint, &r->checkpoints, JIG_RUN0_MAX_MESSAGES, "checkpoints"); /* it refuses saves over its cap */
 	else if ((strcmp(op, "call") == 0 || strcmp(op, "imported") == 0) && r->call) {
 		if (strcmp(op, "call") == 0 && ++r->calls > JIG_CALL_MAX_CALLS) {
 			snprintf(why, sizeof(why), "more than %d binding calls", JIG_CALL_MAX_CALLS);
@@ -129,10 +143,11 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 static void *reader(void *arg)
 {
 	struct jig_run0 *r = arg;
-	char *buf = malloc(JIG_RUN0_MAX_LINE + 1), why[64];
+	size_t cap = r->checkpoint ? JIG_CHECKPOINT_MAX_LINE : JIG_RUN0_MAX_LINE;
+	char *buf = malloc(cap + 1), why[64];
 	size_t have = 0;
 	while (buf) {
-		ssize_t n = read(r->fd, buf + have, JIG_RUN0_MAX_LINE + 1 - have);
+		ssize_t n = read(r->fd, buf + have, cap + 1 - have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -140,13 +155,15 @@ static void *reader(void *arg)
 		have += (size_t)n;
 		char *start = buf, *nl;
 		while (!r->violation && (nl = memchr(start, '\n', have - (size_t)(start - buf)))) {
+			if ((size_t)(nl - start) > line_cap(r, start, (size_t)(nl - start)))
+				break; /* refused below */
 			message(r, start, (size_t)(nl - start));
 			start = nl + 1;
 		}
 		have -= (size_t)(start - buf);
 		memmove(buf, start, have);
-		if (have > JIG_RUN0_MAX_LINE) {
-			snprintf(why, sizeof(why), "a message is longer than %d KiB", JIG_RUN0_MAX_LINE / 1024);
+		if (have > line_cap(r, buf, have)) {
+			snprintf(why, sizeof(why), "a message is longer than %zu KiB", line_cap(r, buf, have) / 1024);
 			fail(r, why);
 		}
 		if (r->violation)
@@ -157,14 +174,14 @@ static void *reader(void *arg)
 }
 
 int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
-		   jig_run0_effect_fn command, void *ctx)
+		   jig_run0_effect_fn command, jig_run0_effect_fn checkpoint, void *ctx)
 {
-	return jig_run0_start_calls(r, fd, abort_wr, http, agent, command, ctx, NULL, NULL);
+	return jig_run0_start_calls(r, fd, abort_wr, http, agent, command, checkpoint, ctx, NULL, NULL);
 }
 
 int jig_run0_start_calls(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
-			 jig_run0_effect_fn command, void *ctx, void (*call)(void *, struct jig_run0 *, json_t *),
-			 void *call_ctx)
+			 jig_run0_effect_fn command, jig_run0_effect_fn checkpoint, void *ctx,
+			 void (*call)(void *, struct jig_run0 *, json_t *), void *call_ctx)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->send_lock, NULL);
@@ -175,6 +192,7 @@ int jig_run0_start_calls(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effe
 	r->http = http;
 	r->agent = agent;
 	r->command = command;
+	r->checkpoint = checkpoint;
 	r->ctx = ctx;
 	r->logs = json_array();
 	r->effects = json_array();

@@ -1,6 +1,7 @@
 /* Run/0: the Flow's one channel to its coordinator (docs/flow-format.md).
  * Newline-delimited JSON on a socket, read by a thread of the coordinator:
- * lines of at most JIG_RUN0_MAX_LINE bytes, at most JIG_RUN0_MAX_MESSAGES
+ * lines of at most JIG_RUN0_MAX_LINE bytes (a checkpoint's,
+ * JIG_CHECKPOINT_MAX_LINE), at most JIG_RUN0_MAX_MESSAGES
  * messages, known operations only. Any abuse ends the Run (abort_wr is
  * written, the supervisor fences the scope) and is recorded. */
 #ifndef JIG_RUN_RUN0_H
@@ -24,11 +25,12 @@ struct jig_run0 {
 	bool done;	 /* the Flow said it finished */
 	bool violation;	 /* a protocol violation ended the Run */
 	char error[512]; /* the violation, or the Flow's own error text */
-	size_t messages, http_requests, agent_turns, commands;
+	size_t messages, http_requests, agent_turns, commands, checkpoints;
 	int interrupted_by;
 	/* The http, agent and command operations; NULL: the Flow has no such
 	 * route. */
 	jig_run0_effect_fn http, agent, command;
+	jig_run0_effect_fn checkpoint; /* NULL: the Flow declares no checkpoint */
 	void *ctx;
 	pthread_t thread;
 	/* Bindings (run/call.h): "call" and "imported" go to call(call_ctx,
@@ -42,11 +44,11 @@ struct jig_run0 {
 
 /* Starts reading fd in a thread. */
 int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
-		   jig_run0_effect_fn command, void *ctx);
+		   jig_run0_effect_fn command, jig_run0_effect_fn checkpoint, void *ctx);
 /* The same, with a Flow's bindings (call: see above). */
 int jig_run0_start_calls(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
-			 jig_run0_effect_fn command, void *ctx, void (*call)(void *, struct jig_run0 *, json_t *),
-			 void *call_ctx);
+			 jig_run0_effect_fn command, jig_run0_effect_fn checkpoint, void *ctx,
+			 void (*call)(void *, struct jig_run0 *, json_t *), void *call_ctx);
 /* One line to the Flow, from any thread. */
 void jig_run0_send(struct jig_run0 *r, json_t *msg);
 /* Ends the Run for a protocol violation (any thread). */

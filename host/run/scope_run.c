@@ -7,6 +7,7 @@
 #include <jig/trace.h>
 
 #include "flow/plan.h"
+#include "run/reaper.h"
 #include "sandbox/door.h"
 #include "snapshot/snapshot.h"
 #include "util/relay.h"
@@ -35,6 +36,9 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 		return r;
 	}
 	JIG_TRACE_POINT("scope: sandbox module loaded");
+	/* If this supervisor is SIGKILLed, its reaper removes what it left. */
+	struct jig_reaper reaper;
+	jig_reaper_start(&reaper, &sb);
 	/* The launcher must be the snapshot's own, byte for byte; the
 	 * descriptor that was hashed is the one bwrap binds. Standard streams
 	 * reach the scope as pipes, never as the caller's terminal or files. */
@@ -50,7 +54,7 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	int interrupt = jig_sandbox_interrupt_open(&saved);
 	JIG_TRACE_POINT("scope: interrupts blocked");
 	struct jig_scope_launch l = {.init_fd = init_fd, .argv = (const char *const *)prog, .abort_fd = -1, .fds = fds,
-				     .interrupt_fd = interrupt};
+				     .interrupt_fd = interrupt, .companion_pid = reaper.pid > 0 ? reaper.pid : 0};
 	r = init_fd < 0 ? init_fd : interrupt < 0 ? jig_err(e, JIG_E_INTERNAL, "signalfd failed") : jig_relay_start(&relay, fds, p->n_fds, e);
 	JIG_TRACE_POINT("scope: launcher verified");
 	if (!r)
@@ -60,6 +64,7 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	JIG_TRACE_POINT("scope: launch returned");
 	jig_relay_finish(relay);
 	jig_sandbox_interrupt_close(interrupt, &saved);
+	jig_reaper_stop(&reaper);
 	if (init_fd >= 0)
 		close(init_fd);
 	jig_sandbox_close(&sb);

@@ -65,6 +65,20 @@ case_refuse_entry_outside() { fresh; jq '.entry = "../x.ts"' "$T/p/csv-report/fl
 case_refuse_missing_entry() { fresh; rm "$T/p/csv-report/main.ts"; bad "is not a file of the package"; }
 case_refuse_package_is_state() { fresh; printf '{"format":"jig-project/1","flows":{"a":".jig"}}' >"$T/p/jig.json"; bad "not .jig"; }
 case_refuse_state_mode() { fresh; mkdir -m 755 "$T/p/.jig"; chown "$USER_NAME" "$T/p/.jig"; bad "mode 0700"; }
+# Run Checkpoint (issue 18, R-O01): reviewed, in the Plan, needs outputs.
+ckpt() { jq "$1" "$T/p/csv-report/flow.json" >"$T/j" && cp "$T/j" "$T/p/csv-report/flow.json"; }
+case_refuse_checkpoint_without_outputs() { fresh; ckpt '.checkpoint = true | .outputs = []'; bad "checkpoint needs declared outputs (a writable output mapping)"; }
+case_refuse_checkpoint_not_boolean() { fresh; ckpt '.checkpoint = "yes"'; bad "checkpoint must be true or false"; }
+case_checkpoint_in_plan() {
+	fresh
+	a=$(review --json | jq -r .plan_sha256)
+	! review | grep -q "checkpoint:" || fail "a Plan without checkpoints shows one"
+	ckpt '.checkpoint = true'
+	review | grep -q "checkpoint: up to 16 saves (one at a time) of <= 2097152 bytes of JSON with <= 64 text files" || fail "plan text"
+	review --json | jq -e '.plan.flows[] | select(.name == "csv-report") | .checkpoint == {"max_bytes": 2097152, "max_files": 64, "max_text_bytes": 1048576, "max_saves": 16, "in_flight": 1}' >/dev/null || fail "plan json"
+	[ "$(review --json | jq '[.plan.flows[] | select(has("checkpoint"))] | length')" = 1 ] || fail "other Flows changed"
+	[ "$(review --json | jq -r .plan_sha256)" != "$a" ] || fail "the grant is not part of the Plan's identity"
+}
 case_refuse_package_over_64mib() {
 	fresh; head -c 67108865 /dev/zero >"$T/p/csv-report/blob"; chown "$USER_NAME" "$T/p/csv-report/blob"
 	bad "larger than 64 MiB"

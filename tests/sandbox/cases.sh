@@ -279,6 +279,12 @@ case_supervisor_killed() {
 	n1=$(wc -l <"$T/ticks"); sleep 0.5; n2=$(wc -l <"$T/ticks")
 	[ "$n1" -eq "$n2" ] || fail "the scope survived its supervisor ($n1 -> $n2 ticks)"
 	! pgrep -u "$(id -u)" -f '/probe detach' || fail "probe processes survive"
+	# Issue 18: its reaper removed the empty cgroups, and said so.
+	i=0; while [ -n "$(find /sys/fs/cgroup -name "jig-$sup-*" 2>/dev/null)" ]; do
+		i=$((i+1)); [ $i -lt 100 ] || fail "cgroups left: $(find /sys/fs/cgroup -name "jig-$sup-*")"; sleep 0.05; done
+	i=0; until grep -q "supervisor (pid $sup) was lost; its scope was fenced and its cgroups removed" "$T/out"; do
+		i=$((i+1)); [ $i -lt 100 ] || { cat "$T/out"; fail "no report from the reaper"; }; sleep 0.05; done
+	! pgrep -x jig-reaper >/dev/null || fail "the reaper did not end"
 }
 case_parent_killed_supervisor_finishes() {
 	: >"$T/ticks"

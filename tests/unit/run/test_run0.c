@@ -34,7 +34,7 @@ static void start(struct session *s, bool http)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	assert_int_equal(pipe(s->ab), 0);
 	s->flow = sv[1];
-	assert_int_equal(jig_run0_start(&s->r, sv[0], s->ab[1], http ? http_stub : NULL, NULL, NULL, NULL), 0);
+	assert_int_equal(jig_run0_start(&s->r, sv[0], s->ab[1], http ? http_stub : NULL, NULL, NULL, NULL, NULL), 0);
 }
 
 static void send_all(struct session *s, const char *data, size_t len)

@@ -1,0 +1,30 @@
+#include "util/fault.h"
+
+#ifdef JIG_FAULT_POINTS
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+void jig_fault_point(const char *stage)
+{
+	static int once; /* a process stops at most once */
+	const char *want = getenv("JIG_FAULT_STOP"), *log = getenv("JIG_FAULT_LOG");
+	if (!want || !log || strcmp(want, stage) != 0 || __atomic_exchange_n(&once, 1, __ATOMIC_SEQ_CST))
+		return;
+	int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		dprintf(fd, "%s %d\n", stage, (int)getpid());
+		close(fd);
+	}
+	/* Directed at this thread: it stops before its next instruction (a
+	 * signal to the process may be taken by another thread first, and this
+	 * one would run on for a while). The others stop with it. */
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGSTOP);
+}
+#else
+typedef int jig_fault_points_compiled_out;
+#endif

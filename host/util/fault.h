@@ -1,0 +1,19 @@
+/* Test-only fault points (issue 18; docs/reliability.md, "Fault
+ * injection"). Compiled in only with -DJIG_FAULT_POINTS=ON, which the test
+ * build sets and a release build never does; otherwise every point is
+ * nothing. Compiled in, JIG_FAULT_POINT("stage") in a process whose
+ * environment has JIG_FAULT_STOP=stage appends "stage pid\n" to the file
+ * $JIG_FAULT_LOG and stops the process (SIGSTOP; once a process), so the harness can
+ * SIGKILL whichever owner it chooses at exactly that moment from outside,
+ * then SIGCONT what it spared. Nothing else changes. */
+#ifndef JIG_UTIL_FAULT_H
+#define JIG_UTIL_FAULT_H
+
+#ifdef JIG_FAULT_POINTS
+void jig_fault_point(const char *stage);
+#define JIG_FAULT_POINT(stage) jig_fault_point(stage)
+#else
+#define JIG_FAULT_POINT(stage) ((void)0)
+#endif
+
+#endif

@@ -1,0 +1,322 @@
+#!/bin/sh
+# Checkpoints, the recovery-only coordinator and the fault matrix (issue 18;
+# docs/reliability.md). Each case_* is one ctest (reliability.<case>) in the
+# supported-host lane, run as the unprivileged user. The fault points are
+# the test build's (host/util/fault.h): JIG_FAULT_STOP=STAGE stops the
+# process that reaches STAGE, this script kills an owner from outside and
+# resumes the rest, then checks what is left (nothing) and what was
+# published (whole or nothing).
+# Requirements: R-L05, R-L06 (see docs/requirements.md).
+set -eu
+: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
+JIG="$JIG_TEST_PREFIX/bin/jig"
+CK="$JIG_SOURCE/tests/flow/checkpoint"
+CALLER="$JIG_SOURCE/tests/flow/http"
+HOSTILE="$JIG_SOURCE/tests/flow/hostile"
+
+T=$(mktemp -d /tmp/jig-rel.XXXXXX)
+PEERS=""
+trap 'for p in $PEERS; do kill "$p" 2>/dev/null || true; done; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+project() { # project DIR: a private reviewed copy
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p"
+	cp -r "$1" "$T/p"
+	(cd "$T/p" && "$JIG" review --yes >"$T/review.out") || { cat "$T/review.out"; fail "review failed"; }
+}
+rec() { jq -r ".$1" "$T/pkt/record.json"; }
+clear_pkt() { chmod -R u+w "$T/pkt" 2>/dev/null || true; rm -rf "$T/pkt" "$T/fault.log"; }
+# start FLOW MODE [ENV...]: jig run in the background; $outer, $coord.
+start() {
+	flow=$1 mode=$2; shift 2
+	clear_pkt
+	printf '%s\n' "$mode" >"$T/mode"
+	(cd "$T/p" && exec env "$@" JIG_FAULT_LOG="$T/fault.log" "$JIG" run "$flow" --input mode="$T/mode" --output "$T/pkt") >"$T/out" 2>"$T/err" </dev/null &
+	outer=$!
+	coord=""
+}
+coordinator() { # $coord once the outer command has forked it
+	i=0; until coord=$(pgrep -P "$outer" -x jig); do i=$((i+1)); [ $i -lt 400 ] || fail "no coordinator"; sleep 0.02; done
+}
+stopped_at() { # stopped_at STAGE: waits for the fault point; $stopped is its pid
+	i=0; until grep -q "^$1 " "$T/fault.log" 2>/dev/null; do
+		i=$((i+1)); [ $i -lt 1500 ] || { cat "$T/err"; fail "stage $1 was not reached"; }; sleep 0.02; done
+	stopped=$(sed -n "s/^$1 //p" "$T/fault.log" | head -1)
+	i=0; until [ "$(ps -o stat= -p "$stopped" | cut -c1)" = T ]; do i=$((i+1)); [ $i -lt 500 ] || fail "not stopped"; sleep 0.01; done
+}
+gone() { # gone PID...: waits until they have all exited
+	for p in "$@"; do
+		i=0; while kill -0 "$p" 2>/dev/null; do i=$((i+1)); [ $i -lt 3000 ] || fail "pid $p did not end"; sleep 0.02; done
+	done
+}
+finish() { # waits for the outer command (our child) and whatever was left running
+	# A process that stops later at the same point (the recovery-only
+	# coordinator publishing, say) is resumed: only the first is the fault.
+	( while :; do
+		for p in $(awk '{print $NF}' "$T/fault.log" 2>/dev/null); do kill -CONT "$p" 2>/dev/null || true; done
+		sleep 0.05
+	done ) &
+	resumer=$!
+	set +e; wait "$outer"; rc=$?; set -e
+	gone ${coord:-} ${stopped:-}
+	kill "$resumer"; wait "$resumer" 2>/dev/null || true
+	echo "--- exit $rc"; cat "$T/out" "$T/err"
+	[ -f "$T/pkt/record.json" ] && jq -c '{status, error, checkpoint, outputs: [.outputs[].path]}' "$T/pkt/record.json"
+	return 0
+}
+# Nothing of the Run is left: no Flow or worker process, no cgroup, no run
+# directory, no stage.
+no_leftovers() {
+	! pgrep -f /.jig/runtime/boot.js >/dev/null || fail "a Flow process survived"
+	! pgrep -f /.jig/http-worker >/dev/null || fail "a worker survived"
+	left=$(find /sys/fs/cgroup -name 'jig-[0-9]*' -type d 2>/dev/null)
+	[ -z "$left" ] || fail "cgroups left: $left"
+	[ -z "$(find /tmp -maxdepth 1 -name 'jig-run-*')" ] || fail "a run directory was left: $(find /tmp -maxdepth 1 -name 'jig-run-*')"
+	! ls -a "$T" | grep -q '^\.jig-stage' || fail "a stage was left behind"
+}
+# The packet, if any, is whole: its files verify, and its checkpoint is
+# the accepted aggregate it names (or there is none and it says save 0).
+whole() {
+	[ -e "$T/pkt" ] || return 0
+	"$JIG" inspect "$T/pkt" >"$T/inspect" 2>&1 || { cat "$T/inspect"; fail "the packet does not verify"; }
+	if [ -e "$T/pkt/checkpoint.json" ]; then
+		[ "$(sha256sum <"$T/pkt/checkpoint.json" | cut -d' ' -f1)" = "$(rec checkpoint.sha256)" ] || fail "checkpoint digest"
+		[ "$(jq .save "$T/pkt/checkpoint.json")" = "$(rec checkpoint.save)" ] || fail "checkpoint save"
+	elif [ "$(rec checkpoint)" != null ]; then
+		[ "$(rec checkpoint.progress)" = completed ] || [ "$(rec checkpoint.save)" = 0 ] || fail "a checkpoint is named but missing"
+	fi
+}
+nothing() { [ ! -e "$T/pkt" ] || fail "a packet was published: $(cat "$T/pkt/record.json")"; }
+status() { [ -e "$T/pkt" ] && [ "$(rec status)" = "$1" ] || fail "expected a packet with status $1"; }
+saved() { [ "$(rec checkpoint.save)" = "$1" ] || fail "checkpoint save $(rec checkpoint.save), expected $1"; }
+# wait_saves N: the outer command's run directory holds accepted save N.
+wait_saves() {
+	i=0; until [ "$(jq -r .save /tmp/jig-run-*/checkpoint.json 2>/dev/null)" = "$1" ]; do
+		i=$((i+1)); [ $i -lt 1500 ] || fail "save $1 was not accepted"; sleep 0.02; done
+}
+
+# --- checkpoints ---------------------------------------------------------------------
+case_checkpoint_cancelled() {
+	# Two accepted saves, then SIGTERM: the second is published with a record
+	# saying interrupted; the unfinished output is not.
+	project "$CK"
+	grep -q "checkpoint: up to 16 saves (one at a time) of <= 2097152 bytes" "$T/review.out" || fail "the Plan does not show the checkpoint"
+	start saver twice-then-sleep
+	coordinator; wait_saves 2
+	kill -TERM "$outer"
+	finish
+	[ "$rc" -eq 1 ] || fail "exit $rc"
+	status cancelled; saved 2; whole
+	[ "$(rec checkpoint.progress)" = interrupted ] || fail "not interrupted"
+	[ ! -e "$T/pkt/files/result.json" ] || fail "an unfinished output was published"
+	jq -e '.files == {"b.md": "# é\n", "notes/a.txt": "two\n"} and .state == {"done": ["x"], "step": 2} and .format == "jig-checkpoint/1"' \
+		"$T/pkt/checkpoint.json" >/dev/null || fail "checkpoint content: $(cat "$T/pkt/checkpoint.json")"
+	jq -e '[.effects[] | select(.effect == "checkpoint") | .outcome] == ["accepted", "accepted"]' "$T/pkt/record.json" >/dev/null || fail "evidence"
+	grep -q "saved 2 $(rec checkpoint.sha256)" "$T/pkt/record.json" || fail "the Flow was told another digest"
+	no_leftovers
+}
+case_checkpoint_outcomes() {
+	# Completion is distinct from interrupted progress; a failed Run after one
+	# save publishes it; a Flow that does not declare checkpoint cannot save.
+	project "$CK"
+	start saver twice-then-exit; finish
+	[ "$rc" -eq 0 ] && status succeeded || fail "exit $rc"
+	[ "$(rec checkpoint.progress)" = completed ] && [ "$(rec checkpoint.saves)" = 2 ] || fail "completion"
+	[ ! -e "$T/pkt/checkpoint.json" ] && [ -e "$T/pkt/files/result.json" ] || fail "completed packet"
+	whole
+	start saver once-then-fail; finish
+	status failed; saved 1; whole
+	[ "$(rec checkpoint.progress)" = interrupted ] || fail "not interrupted"
+	clear_pkt
+	set +e; (cd "$T/p" && "$JIG" run plain --output "$T/pkt") >"$T/out" 2>"$T/err"; rc=$?; set -e
+	cat "$T/err"
+	status failed
+	rec error | grep -q "Run/0: unknown or malformed operation" || fail "the undeclared checkpoint was not refused"
+	[ "$(rec checkpoint)" = null ] && [ ! -e "$T/pkt/checkpoint.json" ] || fail "a checkpoint without the grant"
+	no_leftovers
+}
+case_checkpoint_limits() {
+	# Each cap at and over it: files, text, aggregate size, saves; one in
+	# flight (the SDK's saves are taken one after the other).
+	project "$CK"
+	start saver limits; finish
+	[ "$rc" -eq 0 ] && status succeeded || fail "exit $rc"
+	r="$T/pkt/files/result.json"; cat "$r"
+	for ok in files_at_cap text_at_cap size_at_cap save_16; do jq -e ".$ok.ok" "$r" >/dev/null || fail "$ok refused"; done
+	jq -e '.files_over_cap.error | test("more than 64 files")' "$r" >/dev/null || fail files_over_cap
+	jq -e '.text_over_cap.error | test("1048577 bytes; at most 1048576")' "$r" >/dev/null || fail text_over_cap
+	jq -e '.size_at_cap.bytes > 2097152' "$r" >/dev/null || fail "size_at_cap stored size"
+	jq -e '.size_over_cap.error | test("2097153 bytes of canonical JSON; at most 2097152")' "$r" >/dev/null || fail size_over_cap
+	jq -e '.bad_path.error | test("normalised relative path")' "$r" >/dev/null || fail bad_path
+	jq -e '.not_text.error | test("must be text")' "$r" >/dev/null || fail not_text
+	jq -e '.in_flight == {"first": 9, "second": 10}' "$r" >/dev/null || fail in_flight
+	jq -e '.save_16.save == 16 and (.save_17.error | test("more than 16 saves"))' "$r" >/dev/null || fail saves
+	[ "$(rec checkpoint.saves)" = 17 ] || fail "saves counted"
+	no_leftovers
+}
+
+# --- the recovery-only coordinator ------------------------------------------------------
+case_checkpoint_recovered() {
+	# The coordinator is SIGKILLed after two saves: the outer command fences,
+	# then one recovery-only coordinator publishes save 2 and the record.
+	project "$CK"
+	start saver twice-then-sleep
+	coordinator; wait_saves 2
+	kill -KILL "$coord"
+	finish
+	[ "$rc" -eq 1 ] || fail "exit $rc"
+	grep -q "coordinator (pid $coord) was killed by signal 9 before it finished; its scope was fenced.*a recovery-only coordinator published its record (interrupted) and checkpoint save 2" "$T/err" || fail "no clear report"
+	status interrupted; saved 2; whole
+	[ "$(rec termination.outcome)" = coordinator_lost ] && [ "$(rec termination.cleanup_confirmed)" = true ] || fail "termination"
+	[ "$(rec recovery.coordinator_pid)" = "$coord" ] && [ "$(rec recovery.project_ino)" = "$(stat -c %i "$T/p")" ] || fail "binding"
+	[ -z "$(ls -A "$T/pkt/files")" ] || fail "output files were published"
+	no_leftovers
+}
+case_checkpoint_unconfirmed() {
+	# Recovery that cannot confirm the cgroup cleanup publishes nothing and
+	# says so: the harness holds a process of its own in a cgroup it made
+	# inside the scope's, which the fence kills but cannot remove.
+	project "$CK"
+	start saver twice-then-sleep
+	coordinator; wait_saves 2
+	leaf=$(find /sys/fs/cgroup -path "*/jig-$coord-*/*" -maxdepth 6 -name cgroup.procs | grep -v "/jig-$coord-[^/]*/cgroup.procs" | head -1)
+	leaf=${leaf%/cgroup.procs}
+	[ -d "$leaf" ] || fail "no scope cgroup"
+	mkdir "$leaf/held"
+	sleep 600 & held=$!
+	echo "$held" >"$leaf/held/cgroup.procs" || fail "cannot hold a process"
+	kill -KILL "$coord"
+	finish
+	gone "$held"
+	[ "$rc" -eq 1 ] || fail "exit $rc"
+	grep -q "nothing was published; cgroup cleanup NOT confirmed" "$T/err" || fail "the failure was not reported"
+	! grep -q "fenced and its run directory and stage removed" "$T/err" || fail "zero residue claimed"
+	nothing
+	rmdir "$leaf/held" "$leaf" "${leaf%/*}"
+	no_leftovers
+}
+
+# --- the fault matrix (docs/reliability.md) ------------------------------------------------------
+# kill_at STAGE OWNER FLOW MODE: stops the Run at STAGE, SIGKILLs OWNER
+# (coordinator: the stopped process; outer: the outer command, then the
+# stopped one is resumed), waits for everything to end.
+kill_at() {
+	start "$3" "$4" JIG_FAULT_STOP="$1"
+	coordinator; stopped_at "$1"
+	echo "=== $1: SIGKILL $2"
+	case $2 in
+	coordinator) kill -KILL "$stopped" ;;
+	outer) kill -KILL "$outer"; kill -CONT "$stopped" ;;
+	esac
+	finish
+	whole
+}
+lost_nothing() { # the coordinator died before the Run was bound
+	grep -q "killed by signal 9 before it finished; nothing was published; its scope was fenced" "$T/err" || fail "no clear report"
+	nothing; no_leftovers
+}
+lost_interrupted() { # lost after binding: recovery published save N
+	grep -q "a recovery-only coordinator published its record (interrupted) and checkpoint save $1" "$T/err" || fail "no recovery report"
+	status interrupted; rec checkpoint.save | grep -qx "$1" || fail "save $(rec checkpoint.save), expected $1"; no_leftovers
+}
+outer_cancelled() { # the orphaned coordinator cancelled and cleaned up
+	status cancelled; no_leftovers
+}
+case_fault_admitted() { fault_before_launch admitted; }
+case_fault_capture() { fault_before_launch capture; }
+fault_before_launch() {
+	project "$CK"
+	kill_at "$1" coordinator saver twice-then-exit; lost_nothing
+	kill_at "$1" outer saver twice-then-exit; outer_cancelled; saved 0
+}
+case_fault_run0() {
+	# At the first Run/0 message (the first save), before it is read.
+	project "$CK"
+	kill_at run0 coordinator saver twice-then-exit; lost_interrupted 0
+	kill_at run0 outer saver twice-then-exit; outer_cancelled
+}
+case_fault_checkpoint_save() {
+	# Between the bounded replacement and the rename: save 1 is not accepted.
+	project "$CK"
+	kill_at "checkpoint save" coordinator saver twice-then-exit; lost_interrupted 0
+	[ ! -e "$T/pkt/checkpoint.json" ] || fail "an unaccepted checkpoint was published"
+	kill_at "checkpoint save" outer saver twice-then-exit; outer_cancelled
+}
+case_fault_output_copy() { fault_publication "output copy"; }
+case_fault_stage_rename() { fault_publication "stage rename"; }
+fault_publication() {
+	project "$CK"
+	kill_at "$1" coordinator saver twice-then-exit; lost_interrupted 2
+	[ -z "$(ls -A "$T/pkt/files")" ] || fail "$1: output files were published"
+	# The outer command's loss does not stop a Run that is publishing.
+	kill_at "$1" outer saver twice-then-exit; status succeeded; no_leftovers
+}
+case_fault_recovery() {
+	project "$CK"
+	for owner in recovery outer; do
+		start saver twice-then-sleep JIG_FAULT_STOP=recovery
+		coordinator; wait_saves 2
+		kill -KILL "$coord"
+		stopped_at recovery
+		echo "=== recovery: SIGKILL $owner"
+		case $owner in
+		recovery) kill -KILL "$stopped" ;;
+		outer) kill -KILL "$outer"; kill -CONT "$stopped" ;;
+		esac
+		finish; whole
+		if [ $owner = recovery ]; then
+			grep -q "the recovery-only coordinator published nothing: it was killed by signal 9" "$T/err" || fail "no report"
+			nothing
+		else
+			status interrupted; saved 2 # the orphaned recovery coordinator finished
+		fi
+		no_leftovers
+	done
+}
+peer() { # peer NAME PORT
+	/usr/bin/python3 "$JIG_SOURCE/tests/http/peer.py" --port "$2" --portfile "$T/$1.port" --log "$T/$1.log" &
+	PEERS="$PEERS $!"
+	i=0; while [ ! -s "$T/$1.port" ]; do i=$((i + 1)); [ $i -lt 200 ] || fail "peer $1 did not start"; sleep 0.05; done
+	touch "$T/$1.log"
+}
+case_fault_http() {
+	# During an HTTP request: the worker, the coordinator or the outer command.
+	peer srv 18080
+	project "$CALLER"
+	for owner in worker coordinator outer; do
+		: >"$T/srv.log"
+		clear_pkt
+		printf '[{"do":"http","route":"slow"}]\n' >"$T/steps"
+		(cd "$T/p" && exec "$JIG" run caller --input steps="$T/steps" --output "$T/pkt") >"$T/out" 2>"$T/err" &
+		outer=$!; stopped=""
+		coordinator
+		i=0; until grep -q "^GET /slow" "$T/srv.log"; do i=$((i+1)); [ $i -lt 400 ] || fail "the request was not made"; sleep 0.05; done
+		echo "=== http: SIGKILL $owner"
+		case $owner in
+		worker) pkill -KILL -f /.jig/http-worker ;;
+		coordinator) kill -KILL "$coord" ;;
+		outer) kill -KILL "$outer" ;;
+		esac
+		finish; whole
+		case $owner in
+		worker) status succeeded; jq -e '.effects[0].outcome == "failed"' "$T/pkt/record.json" >/dev/null || fail "evidence" ;;
+		coordinator) nothing ;;
+		outer) status cancelled ;;
+		esac
+		no_leftovers
+	done
+}
+case_fault_launched() {
+	# After launch (the Flow running): the outer command (the coordinator:
+	# flow.coordinator_killed).
+	project "$HOSTILE"; printf 'sleep 60000\n' >"$T/mode"; clear_pkt
+	(cd "$T/p" && exec "$JIG" run hostile --input mode="$T/mode" --output "$T/pkt") >"$T/out" 2>"$T/err" &
+	outer=$!; stopped=""
+	coordinator
+	i=0; until pgrep -f /.jig/runtime/boot.js >/dev/null; do i=$((i+1)); [ $i -lt 400 ] || fail "the Flow did not start"; sleep 0.05; done
+	kill -KILL "$outer"
+	finish; whole; status cancelled; no_leftovers
+}
+
+. "$JIG_SOURCE/tests/vm/case-main.sh"
