@@ -12,7 +12,7 @@ SECS=${1:-6}
 [ $# -gt 0 ] && shift
 B=build-fuzz
 CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_SANDBOX_LINUX=OFF -DJIG_MODULE_HTTP=OFF \
-	-DJIG_MODULE_ACP=OFF -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
+	-DJIG_MODULE_ACP=OFF -DJIG_MODULE_DISPLAY=OFF -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
 cmake --build "$B" -j "$(nproc)" >/dev/null
 TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe checkpoint}
 

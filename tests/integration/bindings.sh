@@ -76,6 +76,15 @@ case_contract_shapes_admitted() {
 }
 case_refuse_sixth_level() { project "$(chain 6)"; bad "flow root: flow c6 would be child level 6; the longest branch is at most 5 child Flow levels (shape rule)"; }
 case_refuse_cycle() { project '{"root":{"bindings":{"x":{"flow":"root"}}}}'; bad "child level 6; the longest branch is at most 5"; }
+case_refuse_checkpoint() {
+	# Run Checkpoint is root-only and not beside bindings (decision 71).
+	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{}}'
+	edit a '.checkpoint = true'
+	bad "flow root binding x: Run Checkpoint is root-only and not beside bindings: a grants it"
+	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{}}'
+	edit root '.checkpoint = true'
+	bad "flow root binding x: Run Checkpoint is root-only and not beside bindings: root grants it"
+}
 case_refuse_third_sibling() {
 	project '{"root":{"bindings":{"x":{"flow":"a"},"y":{"flow":"a"},"z":{"flow":"a"}}},"a":{}}'
 	bad "flow root: 3 bindings; the root permits two sibling Flows (shape rule)"
