@@ -68,6 +68,31 @@ static json_t *evidence(json_t *o)
 	return out;
 }
 
+/* The record's tree of child Flows (run/call.h), bounded: what a reader
+ * needs to follow a branch, at most 32 children a level, six levels (the
+ * root's five and one to spare). */
+static json_t *children_view(json_t *list, int depth)
+{
+	static const char *const keys[] = {"binding", "flow", "level", "status", "why", "deadline_ms", "cleanup_confirmed",
+					   "reservation_released", "scope_policy_sha256", NULL};
+	json_t *out = json_array();
+	size_t i;
+	json_t *v;
+	json_array_foreach(list, i, v) {
+		if (i >= 32 || depth >= 6 || !json_is_object(v))
+			break;
+		json_t *c = pick(v, keys);
+		json_t *t = json_object_get(v, "termination");
+		if (t)
+			json_object_set_new(c, "outcome", str(json_object_get(t, "outcome")));
+		json_t *sub = json_object_get(v, "children");
+		if (json_array_size(sub))
+			json_object_set_new(c, "children", children_view(sub, depth + 1));
+		json_array_append_new(out, c);
+	}
+	return out;
+}
+
 static json_t *packet_view(json_t *rec, const struct jig_display_artifact *arts, size_t n_arts)
 {
 	static const char *const summary[] = {"flow", "status", "error", "plan_sha256", "package_sha256", "timeout_ms",
@@ -93,9 +118,9 @@ static json_t *packet_view(json_t *rec, const struct jig_display_artifact *arts,
 			json_array_append_new(files, json_pack("{s:s,s:o,s:O}", "id", arts[i].id, "name",
 							       str(json_object_get(v, "path")), "size",
 							       json_object_get(v, "size")));
-	return json_pack("{s:s,s:s,s:b,s:o,s:[o],s:o,s:o,s:[],s:o}", "format", "jig-display-view/1", "kind", "packet",
+	return json_pack("{s:s,s:s,s:b,s:o,s:[o],s:o,s:o,s:o,s:o}", "format", "jig-display-view/1", "kind", "packet",
 			 "final", 1, "summary", pick(rec, summary), "scopes", scope, "logs", logs, "effects", effects,
-			 "children", "artifacts", files);
+			 "children", children_view(json_object_get(rec, "children"), 0), "artifacts", files);
 }
 
 /* Reads the whole file, hashing it, keeping the first excerpt bytes. */

@@ -47,7 +47,13 @@ rec = {"format": "jig-run-record/1", "status": "succeeded", "error": "", "flow":
        "inputs": [], "outputs": sorted(outs, key=lambda o: o["path"]),
        "logs": ["started <b>bold</b>", "<img src=/x onerror=\"window.__pwned=10\">"],
        "effects": [{"effect": "http", "route": "status", "method": "GET", "url": "https://example.org/",
-                    "outcome": "response", "status": 200, "response_bytes": 12}]}
+                    "outcome": "response", "status": 200, "response_bytes": 12}],
+       "children": [{"id": 1, "binding": "x", "flow": "child", "level": 1, "status": "failed",
+                     "why": "<img src=/x onerror=\"window.__pwned=11\">", "deadline_ms": 60000,
+                     "cleanup_confirmed": True, "reservation_released": True, "scope_policy_sha256": "ef" * 32,
+                     "termination": {"outcome": "exited", "exit_status": 1},
+                     "children": [{"id": 2, "binding": "y", "flow": "grandchild", "level": 2, "status": "succeeded",
+                                   "cleanup_confirmed": True, "reservation_released": False, "secret_path": "/home/x"}]}]}
 json.dump(rec, open(d + "/record.json", "w"))
 PY
 	chown -R "$USER_NAME" "$1"
@@ -116,6 +122,24 @@ expect() { # WHAT WANT GOT
 }
 # body of the last answer, without the Date line
 answer() { grep -v '^Date:' "$T/resp"; }
+
+case_children_tree() {
+	# The record's tree of child Flows in the view, bounded to its fields
+	# (no other key of a node passes), hostile text as data.
+	show
+	expect "GET /api/view" 200 "$(req "GET /api/view HTTP/1.1\r\n$(H)$(CAPH)Connection: close\r\n\r\n")"
+	sed '1,/^\r*$/d' "$T/resp" | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+c = v["children"]
+assert len(c) == 1 and c[0]["binding"] == "x" and c[0]["flow"] == "child" and c[0]["status"] == "failed", c
+assert c[0]["outcome"] == "exited" and c[0]["why"].startswith("<img") and c[0]["cleanup_confirmed"] is True, c
+g = c[0]["children"]
+assert len(g) == 1 and g[0]["flow"] == "grandchild" and g[0]["reservation_released"] is False, g
+assert "secret_path" not in g[0] and "id" not in g[0], g
+print("ok: the tree", json.dumps(c))' || fail "the children in the view"
+	stop
+}
 
 case_page_and_headers() {
 	show
