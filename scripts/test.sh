@@ -18,5 +18,5 @@ cmake --build build-asan -j "$jobs"
 echo "== tests: fuzz smoke (libFuzzer, clang, ASan+UBSan; 6 s a target)"
 scripts/fuzz.sh 6
 echo "== tests: supported host (VM lane; JIG_SUPPORTED_HOST=native runs them on this host)"
-(cd build && ctest --output-on-failure -L supported-host)
+(cd build && ctest --output-on-failure -j 2 -L supported-host)
 echo "== all tests passed"
