@@ -211,7 +211,7 @@ case_refused_before_dispatch() {
 }
 
 case_call_inputs_and_resources() {
-	# R-B04, R-S04: per-call inputs: jig.call(x, {inputs}) gives the child
+	# R-S04: per-call inputs: jig.call(x, {inputs}) gives the child
 	# exactly the named pairs of the reviewed read map (here plan, not
 	# extra); an unreviewed name, a path, the caller's output file or
 	# scratch is refused before dispatch with one line (in the record too).
