@@ -65,7 +65,7 @@ static int parse_resources(json_t *b, const char *w, struct jig_binding *bd, str
 		for (const char *c = path; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
 			state |= strncmp(c, JIG_STATE_DIR, 4) == 0 && (c[4] == '/' || c[4] == '\0');
 		if (!jig_path_is_normal_relative(path))
-			r = jig_err(e, JIG_E_USAGE, "%s: resources: \"%.64s\": \"%.200s\" is not a normalised project-relative path (no /, .., or empty parts at the ends)",
+			r = jig_err(e, JIG_E_USAGE, "%s: resources: \"%.64s\": \"%.200s\" is not a normalised project-relative path (no leading /, no . or .. parts)",
 				    w, bd->res[i].child, path);
 		else if (state)
 			r = jig_err(e, JIG_E_USAGE, "%s: resources: \"%.64s\": the protected .jig state is never a resource", w, bd->res[i].child);

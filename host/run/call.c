@@ -443,6 +443,14 @@ static void node(struct child *c, bool launched, bool cleaned, bool released)
 	json_object_set_new(n, "reservation_released", json_boolean(released));
 	if (c->caller->level > 0) /* held by the branch's entry until its first child is cleaned up */
 		json_object_set_new(n, "reservation_within_branch", json_true());
+	json_t *in = json_array(); /* what the child was given: borrowed inputs, resource trees */
+	for (size_t i = 0; i < c->b->n_read; i++)
+		if (!c->picked || c->pick[i])
+			json_array_append_new(in, json_pack("{s:s,s:s}", "input", c->b->read[i].child, "from", c->b->read[i].caller));
+	for (size_t i = 0; i < c->b->n_res; i++)
+		json_array_append_new(in, json_pack("{s:s,s:s,s:s}", "input", c->b->res[i].child, "resource", c->b->res[i].path, "sha256",
+						    c->b->res[i].sha256));
+	json_object_set_new(n, "inputs", in);
 	json_object_set(n, "outputs", c->outputs);
 	json_object_set(n, "staged", c->staged);
 	if (c->have_cr0) {

@@ -243,6 +243,7 @@ case_call_inputs_and_resources() {
 	res '.calls[4].error' | grep -q '"plan" <- "/scratch/x" is a path' || fail "scratch"
 	res '.calls[5].error' | grep -q '"docs" <- "plan" is not in its reviewed read map' || fail "a resource by a read name"
 	check '[.children[] | .status] == ["succeeded", "refused", "refused", "refused", "refused", "refused"]'
+	check '.children[0].inputs | map(.input) == ["plan", "docs"] and .[0].from == "plan" and .[1].resource == "shared/docs"' "the record's inputs"
 	check '[.children[] | select(.status == "refused") | has("termination")] | all(. == false)' "refused calls ran"
 	nothing_left
 }
