@@ -716,6 +716,19 @@ void jig_call_print_tree(FILE *out, json_t *children, int depth)
 				(double)json_integer_value(json_object_get(rs, "cpu_quota_us")) / 100000.0,
 				json_is_true(json_object_get(n, "reservation_released")) ? "released after confirmed cleanup"
 											   : "HELD: cleanup not confirmed");
+		json_t *in = json_object_get(n, "inputs"), *iv;
+		size_t k;
+		json_array_foreach(in, k, iv) {
+			if (k)
+				fputs(", ", out);
+			else
+				fprintf(out, "%*sgiven ", 2 * depth + 2, "");
+			put(out, iv, "input");
+			fputs(json_object_get(iv, "resource") ? " <- resource tree " : " <- ", out);
+			put(out, iv, json_object_get(iv, "resource") ? "resource" : "from");
+			if (k + 1 == json_array_size(in))
+				fputc('\n', out);
+		}
 		if (t) {
 			fprintf(out, "%*stermination ", 2 * depth + 2, "");
 			put(out, t, "outcome");
@@ -727,7 +740,6 @@ void jig_call_print_tree(FILE *out, json_t *children, int depth)
 			put(out, n, "scope_policy_sha256");
 			fputc('\n', out);
 		}
-		size_t k;
 		json_t *ev;
 		json_array_foreach(json_object_get(n, "effects"), k, ev) {
 			fprintf(out, "%*s", 2 * depth + 2, "");

@@ -244,6 +244,8 @@ case_call_inputs_and_resources() {
 	res '.calls[5].error' | grep -q '"docs" <- "plan" is not in its reviewed read map' || fail "a resource by a read name"
 	check '[.children[] | .status] == ["succeeded", "refused", "refused", "refused", "refused", "refused"]'
 	check '.children[0].inputs | map(.input) == ["plan", "docs"] and .[0].from == "plan" and .[1].resource == "shared/docs"' "the record's inputs"
+	(cd "$T/p" && "$JIG" inspect "$T/pkt") >"$T/inspect" || { cat "$T/inspect"; fail "inspect"; }
+	grep -q "given plan <- plan, docs <- resource tree shared/docs" "$T/inspect" || { cat "$T/inspect"; fail "inspect does not show what the child was given"; }
 	check '[.children[] | select(.status == "refused") | has("termination")] | all(. == false)' "refused calls ran"
 	nothing_left
 }
