@@ -205,10 +205,19 @@ const jig = Object.freeze({
    * filled from the child's accepted output (already copied to /output).
    * Rejects when jig refuses the call before dispatch (no such binding,
    * the shape rules, the root budget).
+   * options.inputs, if given: { child input: this Flow's input name }, each
+   * pair one of the binding's reviewed read map; the child then gets
+   * exactly these (whole, read-only) instead of the whole read map.
    */
-  call(binding) {
+  call(binding, options) {
     const id = nextCall++;
-    send({ op: "call", id, binding });
+    const op = { op: "call", id, binding };
+    if (options !== undefined) {
+      if (options === null || typeof options !== "object" || Object.keys(options).some((k) => k !== "inputs"))
+        return Promise.reject(new Error(`jig.call ${binding}: options are { inputs }`));
+      if (options.inputs !== undefined) op.inputs = options.inputs;
+    }
+    send(op);
     return new Promise((resolve, reject) => {
       calls.set(id, { binding, resolve, reject });
       if (!pumping) { pumping = true; setImmediate(pump); }

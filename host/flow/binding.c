@@ -6,6 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <fcntl.h>
+
+#include "run/limits.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
 #include "util/json.h"
 
 static int oom(struct jig_error *e)
@@ -36,6 +42,37 @@ static int parse_map(json_t *obj, const char *key, const char *w, struct jig_bin
 	return 0;
 }
 
+/* "resources": {child input: project-relative directory}. */
+static int parse_resources(json_t *b, const char *w, struct jig_binding *bd, struct jig_error *e)
+{
+	struct jig_binding_map *m = NULL;
+	size_t n = 0;
+	int r = parse_map(b, "resources", w, &m, &n, e);
+	if (!r && n && !(bd->res = calloc(n, sizeof(*bd->res))))
+		r = oom(e);
+	for (size_t i = 0; i < n; i++) {
+		if (!r && bd->res) {
+			bd->res[bd->n_res++] = (struct jig_binding_res){.child = m[i].child, .path = m[i].caller};
+			m[i].child = m[i].caller = NULL;
+		}
+		free(m[i].child);
+		free(m[i].caller);
+	}
+	free(m);
+	for (size_t i = 0; !r && i < bd->n_res; i++) {
+		const char *path = bd->res[i].path;
+		bool state = false;
+		for (const char *c = path; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL)
+			state |= strncmp(c, JIG_STATE_DIR, 4) == 0 && (c[4] == '/' || c[4] == '\0');
+		if (!jig_path_is_normal_relative(path))
+			r = jig_err(e, JIG_E_USAGE, "%s: resources: \"%.64s\": \"%.200s\" is not a normalised project-relative path (no leading /, no . or .. parts)",
+				    w, bd->res[i].child, path);
+		else if (state)
+			r = jig_err(e, JIG_E_USAGE, "%s: resources: \"%.64s\": the protected .jig state is never a resource", w, bd->res[i].child);
+	}
+	return r;
+}
+
 int jig_binding_parse(json_t *obj, const char *what, struct jig_flow *f, struct jig_error *e)
 {
 	if (!obj)
@@ -44,7 +81,7 @@ int jig_binding_parse(json_t *obj, const char *what, struct jig_flow *f, struct 
 		return jig_err(e, JIG_E_USAGE, "%s: bindings: must be an object of at most %d bindings", what, JIG_BINDING_MAX);
 	if (!(f->bindings = calloc(json_object_size(obj) + 1, sizeof(*f->bindings))))
 		return oom(e);
-	static const char *const keys[] = {"flow", "timeout_ms", "read", "write", NULL};
+	static const char *const keys[] = {"flow", "timeout_ms", "read", "write", "resources", NULL};
 	const char *name, *flow;
 	json_t *b;
 	json_object_foreach(obj, name, b) {
@@ -63,7 +100,7 @@ int jig_binding_parse(json_t *obj, const char *what, struct jig_flow *f, struct 
 				       JIG_BINDING_TIMEOUT_MAX);
 		if ((r = jig_json_get_uint(b, "timeout_ms", w, JIG_BINDING_TIMEOUT_MIN, JIG_BINDING_TIMEOUT_MAX, &bd->timeout_ms, e)) ||
 		    (r = parse_map(b, "read", w, &bd->read, &bd->n_read, e)) ||
-		    (r = parse_map(b, "write", w, &bd->write, &bd->n_write, e)))
+		    (r = parse_map(b, "write", w, &bd->write, &bd->n_write, e)) || (r = parse_resources(b, w, bd, e)))
 			return r;
 		if (!(bd->name = strdup(name)) || !(bd->flow = strdup(flow)))
 			return oom(e);
@@ -87,10 +124,61 @@ void jig_binding_free(struct jig_flow *f)
 		free(f->bindings[i].flow);
 		free_map(f->bindings[i].read, f->bindings[i].n_read);
 		free_map(f->bindings[i].write, f->bindings[i].n_write);
+		for (size_t k = 0; k < f->bindings[i].n_res; k++) {
+			free(f->bindings[i].res[k].child);
+			free(f->bindings[i].res[k].path);
+		}
+		free(f->bindings[i].res);
 	}
 	free(f->bindings);
 	f->bindings = NULL;
 	f->n_bindings = 0;
+}
+
+/* One resource tree: beneath the project root, no symlink on the way, a
+ * directory, within the child's input caps; hashed, then stored. */
+static int capture_res(struct jig_project *p, const struct jig_flow *f, const struct jig_binding *b, struct jig_binding_res *rs,
+		       bool store, uint64_t *used, struct jig_error *e)
+{
+	char what[300];
+	snprintf(what, sizeof(what), "%s binding %s resource %s", f->name, b->name, rs->child);
+	jig_autoclose int fd = jig_open_beneath(p->rootfd, rs->path, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return jig_err(e, JIG_E_USAGE, "flow %s binding %s: resources: \"%s\": %s: %s", f->name, b->name, rs->child, rs->path,
+			       errno == ELOOP || errno == ENOTDIR ? "is not a directory of the project, or passes through a symbolic link; refused"
+								  : strerror(errno));
+	int r = jig_store_capture_tree(p, fd, what, false, used, rs->sha256, &rs->bytes, &rs->files, e);
+	if (r)
+		return r;
+	if (rs->files > JIG_INPUT_MAX_FILES || rs->bytes > JIG_INPUT_MAX_BYTES)
+		return jig_err(e, JIG_E_USAGE,
+			       "flow %s binding %s: resources: \"%s\": %s has %zu files and %llu bytes; a child's inputs and resource trees are at most %d files and %llu bytes together; refused",
+			       f->name, b->name, rs->child, rs->path, rs->files, (unsigned long long)rs->bytes, JIG_INPUT_MAX_FILES,
+			       (unsigned long long)JIG_INPUT_MAX_BYTES);
+	return store ? jig_store_capture_tree(p, fd, what, true, used, rs->sha256, &rs->bytes, &rs->files, e) : 0;
+}
+
+int jig_binding_capture(struct jig_project *p, bool store, uint64_t *used, struct jig_error *e)
+{
+	for (size_t i = 0; i < p->n_flows; i++)
+		for (size_t k = 0; k < p->flows[i].n_bindings; k++) {
+			struct jig_binding *b = &p->flows[i].bindings[k];
+			size_t files = 0;
+			uint64_t bytes = 0;
+			for (size_t j = 0; j < b->n_res; j++) {
+				int r = capture_res(p, &p->flows[i], b, &b->res[j], store, used, e);
+				if (r)
+					return r;
+				files += b->res[j].files;
+				bytes += b->res[j].bytes;
+			}
+			if (files > JIG_INPUT_MAX_FILES || bytes > JIG_INPUT_MAX_BYTES)
+				return jig_err(e, JIG_E_USAGE,
+					       "flow %s binding %s: resources: %zu files and %llu bytes together; a child's inputs and resource trees are at most %d files and %llu bytes together; refused",
+					       p->flows[i].name, b->name, files, (unsigned long long)bytes, JIG_INPUT_MAX_FILES,
+					       (unsigned long long)JIG_INPUT_MAX_BYTES);
+		}
+	return 0;
 }
 
 const struct jig_binding *jig_flow_binding(const struct jig_flow *f, const char *name)
@@ -133,12 +221,23 @@ static int check_maps(const struct jig_flow *caller, const struct jig_binding *b
 			return jig_err(e, JIG_E_USAGE, "flow %s binding %s: read map: \"%s\" is not one of this Flow's declared inputs; a child borrows only its caller's whole inputs",
 				       w, n, b->read[i].caller);
 	}
+	for (size_t i = 0; i < b->n_res; i++) {
+		if (!listed(child->inputs, child->n_inputs, b->res[i].child))
+			return jig_err(e, JIG_E_USAGE, "flow %s binding %s: resources: flow %s declares no input \"%s\"", w, n, child->name,
+				       b->res[i].child);
+		for (size_t k = 0; k < b->n_read; k++)
+			if (strcmp(b->read[k].child, b->res[i].child) == 0)
+				return jig_err(e, JIG_E_USAGE, "flow %s binding %s: flow %s's input \"%s\" is both in the read map and a resource tree", w,
+					       n, child->name, b->res[i].child);
+	}
 	for (size_t k = 0; k < child->n_inputs; k++) {
 		bool mapped = false;
 		for (size_t i = 0; i < b->n_read; i++)
 			mapped |= strcmp(b->read[i].child, child->inputs[k]) == 0;
+		for (size_t i = 0; i < b->n_res; i++)
+			mapped |= strcmp(b->res[i].child, child->inputs[k]) == 0;
 		if (!mapped)
-			return jig_err(e, JIG_E_USAGE, "flow %s binding %s: read map: flow %s's input \"%s\" is not mapped", w, n, child->name,
+			return jig_err(e, JIG_E_USAGE, "flow %s binding %s: read map: flow %s's input \"%s\" is not mapped (read map or resources)", w, n, child->name,
 				       child->inputs[k]);
 	}
 	for (size_t i = 0; i < b->n_write; i++) {
@@ -315,8 +414,17 @@ static int as_root(const struct jig_project *p, const struct jig_plan *pl, const
 			json_object_set_new(rd, b->read[i].child, json_string(b->read[i].caller));
 		for (size_t i = 0; i < b->n_write; i++)
 			json_object_set_new(wr, b->write[i].child, json_string(b->write[i].caller));
-		json_array_append_new(bj, json_pack("{s:s,s:s,s:I,s:o,s:o,s:o}", "name", b->name, "flow", b->flow, "timeout_ms",
-						    (json_int_t)b->timeout_ms, "read", rd, "write", wr, "reserves", jig_reservation_json(&br)));
+		json_t *bo = json_pack("{s:s,s:s,s:I,s:o,s:o,s:o}", "name", b->name, "flow", b->flow, "timeout_ms", (json_int_t)b->timeout_ms,
+				       "read", rd, "write", wr, "reserves", jig_reservation_json(&br));
+		if (b->n_res) { /* only then: Plans without resource trees keep their identity */
+			json_t *rs = json_object();
+			for (size_t i = 0; i < b->n_res; i++)
+				json_object_set_new(rs, b->res[i].child,
+						    json_pack("{s:s,s:s,s:I,s:I}", "path", b->res[i].path, "sha256", b->res[i].sha256, "files",
+							      (json_int_t)b->res[i].files, "bytes", (json_int_t)b->res[i].bytes));
+			json_object_set_new(bo, "resources", rs);
+		}
+		json_array_append_new(bj, bo);
 	}
 	if (!jig_reservation_fits(&sum)) {
 		json_decref(bj);
@@ -381,6 +489,12 @@ void jig_binding_print(FILE *out, json_t *fj)
 		print_map(out, json_object_get(b, "read"), "<-");
 		fputs("; writes", out);
 		print_map(out, json_object_get(b, "write"), "->");
+		const char *rk;
+		json_t *rv;
+		json_object_foreach(json_object_get(b, "resources"), rk, rv)
+			fprintf(out, "\n      resource tree %s <- %s (read-only, captured: %lld files, %lld bytes, %.12s)", rk,
+				json_string_value(json_object_get(rv, "path")), json_integer_value(json_object_get(rv, "files")),
+				json_integer_value(json_object_get(rv, "bytes")), json_string_value(json_object_get(rv, "sha256")));
 		fprintf(out, "\n      its branch reserves %s of the root budget before dispatch, until its cleanup is confirmed\n", res);
 	}
 	json_t *rr = json_object_get(fj, "root_reservation");

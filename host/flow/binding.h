@@ -9,6 +9,7 @@
 #define JIG_FLOW_BINDING_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -32,11 +33,23 @@ struct jig_binding_map {
 	char *child, *caller; /* read: child input <- caller input; write: child output -> caller output */
 };
 
+/* A read-only project-relative resource tree (R-S04): the child's input
+ * child, captured at review into Package/0 as its own jig-package/1
+ * manifest (sha256), pinned in the Plan and projected into each Run. */
+struct jig_binding_res {
+	char *child, *path;
+	char sha256[JIG_SHA256_HEX]; /* set by capture */
+	uint64_t bytes;
+	size_t files;
+};
+
 struct jig_binding {
 	char *name, *flow;
 	uint64_t timeout_ms;
 	struct jig_binding_map *read, *write;
 	size_t n_read, n_write;
+	struct jig_binding_res *res;
+	size_t n_res;
 };
 
 struct jig_reservation {
@@ -45,13 +58,19 @@ struct jig_reservation {
 	uint64_t cpu_quota_us;
 };
 
-/* flow.json "bindings": {NAME: {"flow", "timeout_ms", "read"?, "write"?}}. */
+/* flow.json "bindings": {NAME: {"flow", "timeout_ms", "read"?, "write"?,
+ * "resources"?}}. */
 int jig_binding_parse(json_t *obj, const char *what, struct jig_flow *f, struct jig_error *e);
 void jig_binding_free(struct jig_flow *f);
 /* After every Flow is parsed: each target exists, each map names the
  * child's and the caller's declared inputs and outputs, and the Flows in
  * a binding relation are marked bound (their scope kind is flow-bound). */
 int jig_binding_link(struct jig_project *p, struct jig_error *e);
+/* Captures every binding's resource trees (beneath the project root) into
+ * the store (store) or only hashes them (a Run's check against the Plan).
+ * *used is the store's size, updated. */
+int jig_binding_capture(struct jig_project *p, bool store, uint64_t *used, struct jig_error *e);
+
 const struct jig_binding *jig_flow_binding(const struct jig_flow *f, const char *name);
 
 /* The shape rules and the reservations of every Flow taken as a root,

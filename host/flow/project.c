@@ -535,6 +535,7 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 			close(dup_fd);
 		return jig_err(w->e, JIG_E_INTERNAL, "flow %s: %s: %s", w->flow, prefix, strerror(errno));
 	}
+	rewinddir(d); /* the dup shares the offset: a second walk of dfd starts over */
 	int r = 0;
 	struct dirent *de;
 	while (r == 0 && (de = readdir(d))) {
@@ -768,7 +769,15 @@ int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 		if (r)
 			return r;
 	}
-	return 0;
+	/* Binding resource trees (R-S04): also before any decision, so a
+	 * declined review retains them too. */
+	return jig_binding_capture(p, store, &used, e);
+}
+
+int jig_store_capture_tree(struct jig_project *p, int dirfd, const char *what, bool store, uint64_t *used,
+			   char sha[JIG_SHA256_HEX], uint64_t *bytes, size_t *files, struct jig_error *e)
+{
+	return capture_tree(p, dirfd, what, NULL, NULL, store, used, sha, bytes, files, e);
 }
 
 int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char sha[JIG_SHA256_HEX], uint64_t *bytes,

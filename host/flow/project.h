@@ -110,6 +110,10 @@ const struct jig_flow *jig_project_flow(const struct jig_project *p, const char 
  * artifact would be needed; without, only computes the digests (jig run). */
 int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e);
 
+/* One tree (a binding's resource tree) hashed, and stored if store, under
+ * the store's cap; *used is the store's size, updated. */
+int jig_store_capture_tree(struct jig_project *p, int dirfd, const char *what, bool store, uint64_t *used,
+			   char sha[JIG_SHA256_HEX], uint64_t *bytes, size_t *files, struct jig_error *e);
 /* Captures the tree under dirfd into the store like a package (what names
  * it in messages); its digest into sha, its size into bytes and files. */
 int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char sha[JIG_SHA256_HEX], uint64_t *bytes,

@@ -156,6 +156,9 @@ struct child {
 	char dir[32]; /* child-<seq> beside the root's package */
 	char run_dir[PATH_MAX];
 	struct jig_reservation res;
+	bool picked; /* per-call inputs: only the read map's entries in pick */
+	bool pick[JIG_MAX_DECLARED];
+	json_t *inputs; /* borrowed from the op, during admit */
 	bool stage_slot;
 	uint64_t wall_ms;
 	int dirfd, devnull, sv[2], ab[2], cancel[2], relay_stop[2];
@@ -219,6 +222,27 @@ static int borrow(struct child *c, const struct jig_binding_map *m, int inputdir
 	return 0;
 }
 
+/* A resource tree (R-S04): the retained bytes the Plan pins, revalidated
+ * from Package/0 into the child's input (read-only), counted with the
+ * borrowed inputs under one 64-file / 8 MiB cap. */
+static int project_res(struct child *c, const struct jig_binding_res *rs, int inputdir, struct jig_tree_stats *st)
+{
+	char what[160];
+	snprintf(what, sizeof(what), "resource tree %s (%s)", rs->child, rs->path);
+	struct jig_error e = {0};
+	if (mkdirat(inputdir, rs->child, 0700) < 0)
+		return failf(c, what, strerror(errno));
+	jig_autoclose int dst = openat(inputdir, rs->child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dst < 0 || jig_store_materialise(c->caller->root->p, rs->sha256, dst, &e) < 0)
+		return failf(c, what, dst < 0 ? strerror(errno) : e.msg);
+	st->files += rs->files;
+	st->bytes += rs->bytes;
+	if (st->files > JIG_INPUT_MAX_FILES || st->bytes > JIG_INPUT_MAX_BYTES)
+		return failf(c, what, "with the borrowed inputs, more than 64 files or 8 MiB; refused");
+	fchmod(dst, 0555);
+	return 0;
+}
+
 /* The child's private directory: package (and its prepared dependencies),
  * the read map's inputs, an empty stage. */
 static int prepare(struct child *c)
@@ -241,7 +265,10 @@ static int prepare(struct child *c)
 	}
 	struct jig_tree_stats st = {.list = NULL};
 	for (size_t i = 0; i < c->b->n_read; i++)
-		if (borrow(c, &c->b->read[i], in, &st) < 0)
+		if ((!c->picked || c->pick[i]) && borrow(c, &c->b->read[i], in, &st) < 0)
+			return -1;
+	for (size_t i = 0; i < c->b->n_res; i++)
+		if (project_res(c, &c->b->res[i], in, &st) < 0)
 			return -1;
 	fchmod(pk, 0555);
 	fchmod(in, 0555);
@@ -416,6 +443,14 @@ static void node(struct child *c, bool launched, bool cleaned, bool released)
 	json_object_set_new(n, "reservation_released", json_boolean(released));
 	if (c->caller->level > 0) /* held by the branch's entry until its first child is cleaned up */
 		json_object_set_new(n, "reservation_within_branch", json_true());
+	json_t *in = json_array(); /* what the child was given: borrowed inputs, resource trees */
+	for (size_t i = 0; i < c->b->n_read; i++)
+		if (!c->picked || c->pick[i])
+			json_array_append_new(in, json_pack("{s:s,s:s}", "input", c->b->read[i].child, "from", c->b->read[i].caller));
+	for (size_t i = 0; i < c->b->n_res; i++)
+		json_array_append_new(in, json_pack("{s:s,s:s,s:s}", "input", c->b->res[i].child, "resource", c->b->res[i].path, "sha256",
+						    c->b->res[i].sha256));
+	json_object_set_new(n, "inputs", in);
 	json_object_set(n, "outputs", c->outputs);
 	json_object_set(n, "staged", c->staged);
 	if (c->have_cr0) {
@@ -508,11 +543,44 @@ static void imported(struct jig_call_caller *caller, json_int_t id)
 	pthread_mutex_unlock(&caller->root->lock);
 }
 
+/* Per-call inputs {child input: caller input}: each pair one of the
+ * binding's reviewed read map (a whole input of this caller); the child
+ * gets exactly these. 0, or -1 with why. */
+static int pick_inputs(const struct jig_binding *b, json_t *inputs, bool *pick, char *why, size_t cap)
+{
+	if (!json_is_object(inputs) || json_object_size(inputs) > JIG_MAX_DECLARED)
+		return snprintf(why, cap, "binding %s: inputs must be an object {child input: this Flow's input name}", b->name), -1;
+	const char *k;
+	json_t *v;
+	json_object_foreach(inputs, k, v) {
+		const char *s = json_string_value(v);
+		size_t i = 0;
+		while (i < b->n_read && strcmp(b->read[i].child, k) != 0)
+			i++;
+		if (!s)
+			return snprintf(why, cap, "binding %s: inputs: \"%.64s\" must name one of this Flow's inputs (a string)", b->name, k), -1;
+		if (strchr(s, '/') || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+			return snprintf(why, cap,
+					"binding %s: inputs: \"%.64s\" <- \"%.64s\" is a path; a child borrows only whole inputs of its caller, by name; refused before dispatch",
+					b->name, k, s),
+			       -1;
+		if (i == b->n_read || strcmp(b->read[i].caller, s) != 0)
+			return snprintf(why, cap,
+					"binding %s: inputs: \"%.64s\" <- \"%.64s\" is not in its reviewed read map; a child gets only what review allowed; refused before dispatch",
+					b->name, k, s),
+			       -1;
+		pick[i] = true;
+	}
+	return 0;
+}
+
 /* The checks before dispatch (under root->lock): 0, or -1 with why. */
 static int admit(struct jig_call_caller *caller, struct child *c, char *why, size_t cap)
 {
 	struct jig_call_root *root = caller->root;
 	unsigned most = caller->level == 0 ? JIG_ROOT_SIBLINGS : JIG_CHILD_FLOWS;
+	if (c->picked && pick_inputs(c->b, c->inputs, c->pick, why, cap) < 0)
+		return -1;
 	if (caller->in_flight >= most)
 		return snprintf(why, cap, "binding %s: %s already has %u child Flow%s in flight; %s (shape rule); refused before dispatch", c->b->name,
 				caller->f->name, caller->in_flight, caller->in_flight == 1 ? "" : "s",
@@ -557,7 +625,8 @@ void jig_call_op(void *caller_v, struct jig_run0 *r0, json_t *op)
 		return json_object_size(op) == 2 ? imported(caller, id) : jig_run0_violation(r0, "Run/0: malformed \"imported\"");
 	const char *name = json_string_value(json_object_get(op, "binding"));
 	const struct jig_binding *b = name ? jig_flow_binding(caller->f, name) : NULL;
-	static const char *const keys[] = {"op", "id", "binding", NULL};
+	static const char *const keys[] = {"op", "id", "binding", "inputs", NULL};
+	json_t *inputs = json_object_get(op, "inputs");
 	char why[700] = "";
 	for (const char *k; !why[0] && (k = jig_effect_unknown_key(op, keys));)
 		snprintf(why, sizeof(why), "jig.call: unknown field \"%.40s\"", k);
@@ -570,13 +639,14 @@ void jig_call_op(void *caller_v, struct jig_run0 *r0, json_t *op)
 		return reply_refused(r0, id, why);
 	*c = (struct child){.caller = caller, .r0 = r0, .b = b, .id = id, .dirfd = -1, .devnull = -1, .sv = {-1, -1}, .ab = {-1, -1},
 			    .cancel = {-1, -1}, .relay_stop = {-1, -1}, .sr = {.held_fd = -1}, .status = "failed",
-			    .outputs = json_array(), .staged = json_object()};
+			    .outputs = json_array(), .staged = json_object(), .picked = inputs != NULL, .inputs = inputs};
 	for (size_t i = 0; i < caller->root->p->n_flows; i++)
 		if (strcmp(caller->root->p->flows[i].name, b->flow) == 0)
 			c->f = &caller->root->p->flows[i];
 	c->node = json_pack("{s:I,s:s,s:s,s:i}", "id", id, "binding", b->name, "flow", b->flow, "level", (int)caller->level + 1);
 	pthread_mutex_lock(&caller->root->lock);
 	int ok = c->f && caller->n_threads < JIG_CALL_MAX_CALLS ? admit(caller, c, why, sizeof(why)) : (snprintf(why, sizeof(why), "binding %s: not dispatched", b->name), -1);
+	c->inputs = NULL;
 	if (!ok) {
 		caller->in_flight++;
 		if ((c->stage_slot = b->n_write > 0))
@@ -646,6 +716,19 @@ void jig_call_print_tree(FILE *out, json_t *children, int depth)
 				(double)json_integer_value(json_object_get(rs, "cpu_quota_us")) / 100000.0,
 				json_is_true(json_object_get(n, "reservation_released")) ? "released after confirmed cleanup"
 											   : "HELD: cleanup not confirmed");
+		json_t *in = json_object_get(n, "inputs"), *iv;
+		size_t k;
+		json_array_foreach(in, k, iv) {
+			if (k)
+				fputs(", ", out);
+			else
+				fprintf(out, "%*sgiven ", 2 * depth + 2, "");
+			put(out, iv, "input");
+			fputs(json_object_get(iv, "resource") ? " <- resource tree " : " <- ", out);
+			put(out, iv, json_object_get(iv, "resource") ? "resource" : "from");
+			if (k + 1 == json_array_size(in))
+				fputc('\n', out);
+		}
 		if (t) {
 			fprintf(out, "%*stermination ", 2 * depth + 2, "");
 			put(out, t, "outcome");
@@ -657,7 +740,6 @@ void jig_call_print_tree(FILE *out, json_t *children, int depth)
 			put(out, n, "scope_policy_sha256");
 			fputc('\n', out);
 		}
-		size_t k;
 		json_t *ev;
 		json_array_foreach(json_object_get(n, "effects"), k, ev) {
 			fprintf(out, "%*s", 2 * depth + 2, "");

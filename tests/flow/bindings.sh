@@ -210,5 +210,45 @@ case_refused_before_dispatch() {
 	nothing_left
 }
 
+case_call_inputs_and_resources() {
+	# R-S04: per-call inputs: jig.call(x, {inputs}) gives the child
+	# exactly the named pairs of the reviewed read map (here plan, not
+	# extra); an unreviewed name, a path, the caller's output file or
+	# scratch is refused before dispatch with one line (in the record too).
+	# The binding's resource tree (captured at review) is the child's
+	# input "docs", readable and not writable.
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p"
+	sh "$MK" "$T/p" '{"root":{"inputs":["plan","extra","secret"],"bindings":{"x":{"flow":"a","read":{"plan":"plan","extra":"extra"},
+		"resources":{"docs":"shared/docs"},"write":{"result.json":"from-x.json"}}}},"a":{"inputs":["plan","extra","docs"]}}'
+	mkdir -p "$T/p/shared/docs/sub"
+	printf 'guide' >"$T/p/shared/docs/guide.txt"
+	printf 'deep' >"$T/p/shared/docs/sub/deep.txt"
+	(cd "$T/p" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }
+	printf 'EXTRA' >"$T/extra"
+	printf 'SECRET' >"$T/secret"
+	EXTRA="--input extra=$T/extra --input secret=$T/secret" run '{"root":{"write":{"out.txt":"root"},
+		"calls":[[["x",{"plan":"plan"}]],[["x",{"plan":"secret"}]],[["x",{"plan":"../secret"}]],[["x",{"plan":"out.txt"}]],
+			[["x",{"plan":"/scratch/x"}]],[["x",{"docs":"plan"}]]]},
+		"a":{"probe":["/input/docs/guide.txt","/input/docs/sub/deep.txt","/input/extra","/input/secret","write:/input/docs/guide.txt",
+			"write:/input/docs/new","write:/input/docs/sub/new"]}}'
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the Run did not succeed"
+	jq -e '.inputs == ["docs", "plan"] and .probes == {"/input/docs/guide.txt": "read", "/input/docs/sub/deep.txt": "read",
+		"/input/extra": "denied", "/input/secret": "denied", "write:/input/docs/guide.txt": "denied", "write:/input/docs/new": "denied",
+		"write:/input/docs/sub/new": "denied"}' "$T/pkt/files/from-x.json" >/dev/null || fail "the child saw: $(cat "$T/pkt/files/from-x.json")"
+	res '[.calls[] | .outcome]' | jq -e '. == ["succeeded", "rejected", "rejected", "rejected", "rejected", "rejected"]' >/dev/null || fail "outcomes"
+	res '.calls[1].error' | grep -q 'binding x: inputs: "plan" <- "secret" is not in its reviewed read map; a child gets only what review allowed; refused before dispatch' || fail "unreviewed"
+	res '.calls[2].error' | grep -q '"plan" <- "../secret" is a path; a child borrows only whole inputs of its caller, by name' || fail "path"
+	res '.calls[3].error' | grep -q '"plan" <- "out.txt" is not in its reviewed read map' || fail "the caller's output"
+	res '.calls[4].error' | grep -q '"plan" <- "/scratch/x" is a path' || fail "scratch"
+	res '.calls[5].error' | grep -q '"docs" <- "plan" is not in its reviewed read map' || fail "a resource by a read name"
+	check '[.children[] | .status] == ["succeeded", "refused", "refused", "refused", "refused", "refused"]'
+	check '.children[0].inputs | map(.input) == ["plan", "docs"] and .[0].from == "plan" and .[1].resource == "shared/docs"' "the record's inputs"
+	(cd "$T/p" && "$JIG" inspect "$T/pkt") >"$T/inspect" || { cat "$T/inspect"; fail "inspect"; }
+	grep -q "given plan <- plan, docs <- resource tree shared/docs" "$T/inspect" || { cat "$T/inspect"; fail "inspect does not show what the child was given"; }
+	check '[.children[] | select(.status == "refused") | has("termination")] | all(. == false)' "refused calls ran"
+	nothing_left
+}
+
 "case_$1"
 echo "PASS: $1"

@@ -134,5 +134,88 @@ case_refuse_bad_bindings() {
 	bad "bindings: must be an object of at most 4 bindings"
 }
 
+case_budget_policy_pinned() {
+	# R-B02: the fixed reservation policy is part of the Plan's identity:
+	# plan_sha256 is the SHA-256 of the canonical Plan, which holds
+	# root_budget, so a jig with another policy computes another Plan and
+	# a Run of the old admission is refused until it is reviewed again.
+	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{}}'
+	ok
+	review --json >"$T/plan.json"
+	jq -e '.plan.root_budget.format == "jig-root-budget/1"' "$T/plan.json" >/dev/null || fail "no root_budget"
+	sha=$(jq -cjS .plan "$T/plan.json" | sha256sum | cut -d' ' -f1)
+	[ "$sha" = "$(jq -r .plan_sha256 "$T/plan.json")" ] || fail "plan_sha256 is not the canonical Plan's digest"
+	other=$(jq -cjS '.plan | .root_budget.tasks = 577' "$T/plan.json" | sha256sum | cut -d' ' -f1)
+	[ "$other" != "$sha" ] || fail "the policy is outside the identity"
+}
+
+# res_project: root -> a, a's input "docs" from the resource tree shared/docs.
+res_project() {
+	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{"inputs":["plan","docs"]}}'
+	edit root '.bindings.x.resources = {"docs": "shared/docs"}'
+	mkdir -p "$T/p/shared/docs/sub"
+	printf 'guide' >"$T/p/shared/docs/guide.txt"
+	printf 'deep' >"$T/p/shared/docs/sub/deep.txt"
+	chown -R "$USER_NAME" "$T/p"
+}
+case_resource_trees() {
+	# R-S04: a binding's read-only resource tree is captured at review into
+	# Package/0 (also when the review is declined), pinned in the Plan
+	# (path, digest, files, bytes) and shown in its text; a change of the
+	# tree changes the Plan's identity, so it needs a new review.
+	res_project
+	ok
+	review --json >"$T/plan.json"
+	jq -e '.plan.flows[] | select(.name == "root") | .bindings[0].resources.docs | .path == "shared/docs" and .files == 2 and .bytes == 9
+		and (.sha256 | test("^[0-9a-f]{64}$"))' "$T/plan.json" >/dev/null || fail "the Plan does not pin the tree: $(jq -c '.plan.flows[0].bindings' "$T/plan.json")"
+	sha=$(jq -r '.plan.flows[] | select(.name == "root") | .bindings[0].resources.docs.sha256' "$T/plan.json")
+	[ -f "$T/p/.jig/store/packages/$sha.json" ] || fail "the tree is not in Package/0"
+	jq -e '[.files[].path] == ["guide.txt", "sub/deep.txt"]' "$T/p/.jig/store/packages/$sha.json" >/dev/null || fail "manifest"
+	review >"$T/text" </dev/null || true
+	grep -q "resource tree docs <- shared/docs (read-only, captured: 2 files, 9 bytes" "$T/text" || { cat "$T/text"; fail "the Plan's text does not show the tree"; }
+	a=$(jq -r .plan_sha256 "$T/plan.json")
+	printf 'changed' >"$T/p/shared/docs/guide.txt"
+	echo no | review >"$T/text" 2>&1 || true
+	grep -q "not admitted" "$T/text" || { cat "$T/text"; fail "the review was not declined"; }
+	review --json >"$T/plan2.json"
+	[ "$(jq -r .plan_sha256 "$T/plan2.json")" != "$a" ] || fail "a changed tree kept the Plan identity"
+	sha2=$(jq -r '.plan.flows[] | select(.name == "root") | .bindings[0].resources.docs.sha256' "$T/plan2.json")
+	[ -f "$T/p/.jig/store/packages/$sha2.json" ] || fail "a declined review did not retain the tree"
+	(cd "$T/p" && jig run root --input plan="$T/p/jig.json" --output "$T/pkt") >"$T/out" 2>&1 && fail "a Run of the changed tree ran"
+	grep -q "changed since review" "$T/out" || { cat "$T/out"; fail "the Run was not refused for the change"; }
+}
+case_refuse_bad_resources() {
+	# R-S04: traversal, absolute paths, the .jig state, symlinks (as the
+	# tree, on the way, or inside it), special files, the 64-file / 8 MiB
+	# cap, an undeclared or doubly mapped child input: each refused at
+	# review with one line.
+	res_project; edit root '.bindings.x.resources.docs = "../outside"'
+	bad 'resources: "docs": "../outside" is not a normalised project-relative path'
+	res_project; edit root '.bindings.x.resources.docs = "/etc"'
+	bad 'resources: "docs": "/etc" is not a normalised project-relative path'
+	res_project; edit root '.bindings.x.resources.docs = "shared/.jig"'
+	bad 'resources: "docs": the protected .jig state is never a resource'
+	res_project; ln -s /etc "$T/p/shared/link"; edit root '.bindings.x.resources.docs = "shared/link"'
+	bad 'resources: "docs": shared/link: is not a directory of the project, or passes through a symbolic link; refused'
+	res_project; ln -s docs "$T/p/shared/link"; edit root '.bindings.x.resources.docs = "shared/link/sub"'
+	bad 'resources: "docs": shared/link/sub: is not a directory of the project, or passes through a symbolic link'
+	res_project; ln -s /etc/passwd "$T/p/shared/docs/evil"
+	bad 'root binding x resource docs: evil: is a symbolic link'
+	res_project; mkfifo "$T/p/shared/docs/fifo"
+	bad 'fifo: is a special file'
+	res_project; i=0; while [ $i -lt 63 ]; do : >"$T/p/shared/docs/f$i"; i=$((i + 1)); done
+	bad 'shared/docs has 65 files and 9 bytes; a child.s inputs and resource trees are at most 64 files and 8388608 bytes together'
+	res_project; head -c 8388600 /dev/zero >"$T/p/shared/docs/big"
+	bad 'a child.s inputs and resource trees are at most 64 files and 8388608 bytes together'
+	res_project; edit root '.bindings.x.resources = {"nosuch": "shared/docs"}'
+	bad 'flow root binding x: resources: flow a declares no input "nosuch"'
+	res_project; edit root '.bindings.x.resources = {"docs": "shared/docs", "plan": "shared/docs"}'
+	bad "flow a's input \"plan\" is both in the read map and a resource tree"
+	res_project; edit root '.bindings.x.resources = {"docs": "shared/missing"}'
+	bad 'resources: "docs": shared/missing: No such file or directory'
+	res_project; edit root '.bindings.x.resources = {}'
+	bad "flow a's input \"docs\" is not mapped (read map or resources)"
+}
+
 "case_$1"
 echo "PASS: $1"

@@ -106,6 +106,20 @@ case_store_cap() {
 	bad "Package/0 store is full"
 	cp "$T/blob0" "$T/p/f0/blob"
 	review --yes >/dev/null || fail "the unchanged project no longer reviews"
+	# R-S04: Binding resource trees are retained under the same cap: five
+	# bindings, each with a new 8,000,000-byte tree, do not fit beside the
+	# full store (the first that does not is named).
+	for i in 0 2 4 6 8; do
+		mkdir -p "$T/p/res$i"
+		head -c 8000000 /dev/urandom >"$T/p/res$i/data"
+		jq --arg t "f$((i + 1))" --arg r "res$i" '.bindings = {x: {flow: $t, timeout_ms: 60000, resources: {docs: $r}}}' "$T/p/f$i/flow.json" >"$T/j"
+		cp "$T/j" "$T/p/f$i/flow.json"
+		jq '.inputs = ["docs"]' "$T/p/f$((i + 1))/flow.json" >"$T/j"
+		cp "$T/j" "$T/p/f$((i + 1))/flow.json"
+	done
+	chown -R "$USER_NAME" "$T/p"
+	rm -f "$T/p/.jig/admission.json"
+	bad "f[0-9] binding x resource docs: the Package/0 store is full"
 }
 
 case_http_grants_in_plan() {

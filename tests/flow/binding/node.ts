@@ -2,6 +2,7 @@
 // project is this file; what each does comes from its "plan" input (JSON,
 // passed down every level through the read maps), keyed by the Flow's name:
 //   {"calls": [[b, ...], ...]  groups of bindings, each group at once
+//                              (b: a name, or [name, {child: caller}] inputs)
 //    "write": {path: text}      outputs of its own
 //    "command": true | {sleep: ms}  one Project Command (route "run")
 //    "sleep": ms, "spin": ms, "crash": true, "fail": true, "hog": true
@@ -32,10 +33,11 @@ export default async function (jig) {
     result.command = r.stdout.trim();
   }
   for (const group of plan.calls ?? []) {
-    const settled = await Promise.allSettled(group.map((b) => jig.call(b)));
+    // An element is a binding's name, or [name, inputs] (per-call inputs).
+    const settled = await Promise.allSettled(group.map((b) => Array.isArray(b) ? jig.call(b[0], { inputs: b[1] }) : jig.call(b)));
     settled.forEach((s, i) => result.calls.push(s.status === "fulfilled"
-      ? { binding: group[i], ok: s.value.ok, outcome: s.value.outcome, error: s.value.error, outputs: s.value.outputs }
-      : { binding: group[i], ok: false, outcome: "rejected", error: String(s.reason.message) }));
+      ? { binding: [group[i]].flat()[0], ok: s.value.ok, outcome: s.value.outcome, error: s.value.error, outputs: s.value.outputs }
+      : { binding: [group[i]].flat()[0], ok: false, outcome: "rejected", error: String(s.reason.message) }));
   }
   if (plan.sleep) await Bun.sleep(plan.sleep);
   if (plan.spin) { const end = Date.now() + plan.spin; while (Date.now() < end); }
