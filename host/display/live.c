@@ -1,13 +1,14 @@
 /* jig run --display web: the live view of a Run (docs/display.md, "Live").
  * A thread rebuilds the view every JIG_DISPLAY_LIVE_PERIOD_MS from what the
  * coordinator hands it (Run/0's log lines and effects, the children, under
- * their locks) and from the scope's cgroup files, which this room reads
- * itself: the sandbox module names the cgroups it makes for this process
- * jig-<pid>-… beneath the delegated cgroup (plugins/sandbox-linux/cgroup.c).
+ * their locks) and from the scopes' cgroup files, read by the host
+ * (sandbox/observe.h).
  * When the Run's record is made, the final view and the verified captures
  * of its staged files are offered, and the display retires within
  * JIG_DISPLAY_COMPLETION_MS. */
 #include "display/display.h"
+
+#include "sandbox/observe.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,8 +17,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#define CG_MOUNT "/sys/fs/cgroup"
 
 struct jig_live {
 	struct jig_display *d;
@@ -40,99 +39,6 @@ static long long mono_ms(void)
 	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* A small cgroup file's first line (kernel text), or "" . */
-static void cg_read(int dir, const char *name, char *buf, size_t cap)
-{
-	buf[0] = '\0';
-	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, buf, cap - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-}
-
-/* A number of a cgroup file, or null ("max" and anything else). */
-static json_t *cg_num(int dir, const char *name, const char *key)
-{
-	char buf[512];
-	cg_read(dir, name, buf, sizeof(buf));
-	if (key) { /* cpu.stat: its first line is "usage_usec N" */
-		size_t k = strlen(key);
-		if (strncmp(buf, key, k) != 0 || buf[k] != ' ')
-			return json_null();
-		memmove(buf, buf + k + 1, strlen(buf + k + 1) + 1);
-	}
-	char *end;
-	unsigned long long v = strtoull(buf, &end, 10);
-	return end != buf && *end == '\0' ? json_integer((json_int_t)v) : json_null();
-}
-
-static json_t *scope_now(int leaf, const char *name, long long left)
-{
-	char cpu_max[64];
-	cg_read(leaf, "cpu.max", cpu_max, sizeof(cpu_max));
-	json_t *s = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:s}", "name", name, "state", "running", "memory_bytes",
-			      cg_num(leaf, "memory.current", NULL), "memory_max_bytes", cg_num(leaf, "memory.max", NULL),
-			      "tasks", cg_num(leaf, "pids.current", NULL), "tasks_max", cg_num(leaf, "pids.max", NULL),
-			      "cpu_usec", cg_num(leaf, "cpu.stat", "usage_usec"), "cpu_max", cpu_max);
-	if (s && left >= 0)
-		json_object_set_new(s, "deadline_left_ms", json_integer(left));
-	return s;
-}
-
-/* The scopes of this process now: each leaf beneath every jig-<pid>-*
- * directory of the delegated cgroup (ours, or its parent when the
- * sandbox moved us aside into jig-supervisor). At most MAX_SCOPES. */
-static json_t *scopes_now(long long left)
-{
-	json_t *out = json_array();
-	char rel[1100] = "", line[1100], dir[1200];
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "0::", 3) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(rel, sizeof(rel), "%s", line + 3);
-		}
-	if (f)
-		fclose(f);
-	if (rel[0] != '/' || strstr(rel, "/.."))
-		return out;
-	snprintf(dir, sizeof(dir), CG_MOUNT "%s", strcmp(rel, "/") == 0 ? "" : rel);
-	char *base = strrchr(dir, '/');
-	if (base && strcmp(base, "/jig-supervisor") == 0)
-		*base = '\0';
-	char prefix[32];
-	snprintf(prefix, sizeof(prefix), "jig-%d-", (int)getpid());
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	while (d && (de = readdir(d)) && json_array_size(out) < JIG_DISPLAY_MAX_SCOPES) {
-		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
-			continue;
-		int root = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		DIR *rd = root >= 0 ? fdopendir(root) : NULL;
-		struct dirent *le;
-		while (rd && (le = readdir(rd)) && json_array_size(out) < JIG_DISPLAY_MAX_SCOPES) {
-			if (le->d_type != DT_DIR || le->d_name[0] == '.')
-				continue;
-			int leaf = openat(dirfd(rd), le->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			json_t *s = leaf >= 0 ? scope_now(leaf, le->d_name, left) : NULL;
-			if (s)
-				json_array_append_new(out, s);
-			if (leaf >= 0)
-				close(leaf);
-		}
-		if (rd)
-			closedir(rd);
-		else if (root >= 0)
-			close(root);
-	}
-	if (d)
-		closedir(d);
-	return out;
-}
-
 /* The view now (under l->mu). */
 static json_t *live_view(struct jig_live *l)
 {
@@ -143,7 +49,7 @@ static json_t *live_view(struct jig_live *l)
 				    (json_int_t)l->f.timeout_ms);
 	if (summary && left >= 0 && !l->fenced)
 		json_object_set_new(summary, "deadline_left_ms", json_integer(left < 0 ? 0 : left));
-	json_t *scopes = l->fenced ? json_pack("[O]", l->fenced) : scopes_now(left < 0 ? (l->deadline_ms ? 0 : -1) : left);
+	json_t *scopes = l->fenced ? json_pack("[O]", l->fenced) : jig_sandbox_observe(JIG_DISPLAY_MAX_SCOPES, left < 0 ? (l->deadline_ms ? 0 : -1) : left);
 	json_t *logs = json_array(), *effects = json_array(), *children = json_array();
 	if (l->data_lock) {
 		pthread_mutex_lock(l->data_lock);
