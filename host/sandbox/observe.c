@@ -55,29 +55,9 @@ static json_t *scope_now(int leaf, const char *name, long long left)
 	return s;
 }
 
-/* The scopes of this process now: each leaf beneath every jig-<pid>-*
- * directory of the delegated cgroup (ours, or its parent when the
- * sandbox moved us aside into jig-supervisor). At most MAX_SCOPES. */
-json_t *jig_sandbox_observe(size_t max, long long left)
+/* The scope leaves beneath every jig-<pid>-* directory of dir. */
+static void observe_in(const char *dir, const char *prefix, size_t max, long long left, json_t *out)
 {
-	json_t *out = json_array();
-	char rel[1100] = "", line[1100], dir[1200];
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "0::", 3) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(rel, sizeof(rel), "%s", line + 3);
-		}
-	if (f)
-		fclose(f);
-	if (rel[0] != '/' || strstr(rel, "/.."))
-		return out;
-	snprintf(dir, sizeof(dir), CG_MOUNT "%s", strcmp(rel, "/") == 0 ? "" : rel);
-	char *base = strrchr(dir, '/');
-	if (base && strcmp(base, "/jig-supervisor") == 0)
-		*base = '\0';
-	char prefix[32];
-	snprintf(prefix, sizeof(prefix), "jig-%d-", (int)getpid());
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	while (d && (de = readdir(d)) && json_array_size(out) < max) {
@@ -103,6 +83,33 @@ json_t *jig_sandbox_observe(size_t max, long long left)
 	}
 	if (d)
 		closedir(d);
-	return out;
 }
 
+/* The scopes of this process now: the sandbox makes them beneath the
+ * delegated cgroup, which is ours or our parent (as its recovery looks
+ * for them). At most max. */
+json_t *jig_sandbox_observe(size_t max, long long left)
+{
+	json_t *out = json_array();
+	char rel[1100] = "", line[1100], dir[1200];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(rel, sizeof(rel), "%s", line + 3);
+		}
+	if (f)
+		fclose(f);
+	if (!out || rel[0] != '/' || strstr(rel, "/.."))
+		return out;
+	snprintf(dir, sizeof(dir), CG_MOUNT "%s", strcmp(rel, "/") == 0 ? "" : rel);
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "jig-%d-", (int)getpid());
+	observe_in(dir, prefix, max, left, out);
+	char *base = strrchr(dir, '/');
+	if (base && base > dir + strlen(CG_MOUNT)) {
+		*base = '\0';
+		observe_in(dir, prefix, max, left, out);
+	}
+	return out;
+}
