@@ -40,8 +40,8 @@
  * final one (and its excerpts), the rest for the server to stop (answers
  * in flight get JIG_DISPLAY_DRAIN_MS) and acknowledge it. */
 #define JIG_DISPLAY_LIVE_PERIOD_MS 500
-#define JIG_DISPLAY_COMPLETION_MS 5000
-#define JIG_DISPLAY_LINGER_MS 3500
+#define JIG_DISPLAY_COMPLETION_MS 10000
+#define JIG_DISPLAY_LINGER_MS 8000
 #define JIG_DISPLAY_QUIET_MS 2000 /* the linger ends this long after the last request, once the final view was served */
 #define JIG_DISPLAY_MAX_SCOPES 16
 
