@@ -158,7 +158,7 @@ case_live_final() {
 	# A reader is served the final view (the terminal record and the
 	# artifacts by content identity, their excerpts as exact text) before
 	# the display retires, within the completion allowance.
-	start 20000
+	start 8000
 	final_reader || fail "the final view and its artifacts were not served"
 	t0=$(date +%s%N)
 	jq -e '.kind == "run" and .summary.status == "succeeded" and .scopes[0].cleanup_confirmed == true and
