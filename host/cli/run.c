@@ -11,7 +11,7 @@
 #include "../run/outer.h"
 #include "commands.h"
 
-#define USAGE "usage: jig run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--project DIR] [--json] [--verification cached|strict|fast]"
+#define USAGE "usage: jig run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--project DIR] [--json] [--verification cached|strict|fast] [--display web]"
 
 struct invocation {
 	struct jig_run_request req;
@@ -39,6 +39,11 @@ static int parse(int argc, char **argv, struct invocation *inv, struct jig_error
 			req->project = argv[++i];
 		else if (strcmp(a, "--verification") == 0 && i + 1 < argc)
 			req->verification = argv[++i];
+		else if (strcmp(a, "--display") == 0 && i + 1 < argc) {
+			if (strcmp(argv[++i], "web") != 0)
+				return jig_err(e, JIG_E_USAGE, "--display \"%s\": the one display is \"web\"", argv[i]);
+			req->display = true;
+		}
 		else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
 			if (jig_parse_timeout(argv[++i], &req->timeout_ms, e) < 0)
 				return -JIG_E_USAGE;
@@ -60,6 +65,8 @@ static int parse(int argc, char **argv, struct invocation *inv, struct jig_error
 	}
 	if (!req->flow || !req->output)
 		return jig_err(e, JIG_E_USAGE, "%s", USAGE);
+	if (req->display && inv->json)
+		return jig_err(e, JIG_E_USAGE, "--display web shows the Run in a browser, --json prints it: choose one");
 	return 0;
 }
 
@@ -90,8 +97,16 @@ static int coordinator(void *arg, const char *run_dir)
 		jig_text_put(stderr, inv->req.output);
 		fputc('\n', stderr);
 	}
+	/* The display's retirement failed: the Run's facts stand, the
+	 * command's own cleanup did not finish (docs/display.md). */
+	json_t *cc = json_object_get(out.record, "command_cleanup");
+	if (cc && !inv->json) {
+		fputs("jig: command cleanup failed: display: ", stderr);
+		jig_text_put(stderr, json_string_value(json_object_get(cc, "why")));
+		fputc('\n', stderr);
+	}
 	json_decref(out.record);
-	return out.succeeded ? 0 : 1;
+	return out.succeeded && !cc ? 0 : 1;
 }
 
 int jig_cmd_run(int argc, char **argv, int in_transient_scope)

@@ -10,6 +10,7 @@
 #define JIG_DISPLAY_DISPLAY_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +33,17 @@
 #define JIG_DISPLAY_EXCERPT_BYTES (16u << 10)
 #define JIG_DISPLAY_MAX_ARTIFACTS 64
 #define JIG_DISPLAY_MAX_WAIT_MS (60ull * 60 * 1000) /* a presentation is closed after 1 h */
+/* jig run --display web (live.c): the view is rebuilt this often while the
+ * Run is live; when it ends, the final view and the artifact captures are
+ * offered and live inspection retires within the completion allowance:
+ * at most LINGER_MS for a page that has been reading the view to fetch the
+ * final one (and its excerpts), the rest for the server to stop (answers
+ * in flight get JIG_DISPLAY_DRAIN_MS) and acknowledge it. */
+#define JIG_DISPLAY_LIVE_PERIOD_MS 500
+#define JIG_DISPLAY_COMPLETION_MS 10000
+#define JIG_DISPLAY_LINGER_MS 8000
+#define JIG_DISPLAY_QUIET_MS 2000 /* the linger ends this long after the last request, once the final view was served */
+#define JIG_DISPLAY_MAX_SCOPES 16
 
 /* What a request may reach once authorised. */
 enum jig_display_route {
@@ -88,6 +100,49 @@ int jig_display_publish(struct jig_display *d, json_t *view, struct jig_error *e
 const char *jig_display_wait(struct jig_display *d, uint64_t max_ms);
 /* Stops the server (no handler runs after it), forgets the capability. */
 void jig_display_close(struct jig_display *d);
+/* Offers artifacts (the display takes them; at most once). */
+void jig_display_set_artifacts(struct jig_display *d, struct jig_display_artifact *arts, size_t n);
+/* Retires a live display whose final view is published: lingers while a
+ * reading page has not had the final view (at most JIG_DISPLAY_LINGER_MS),
+ * then stops the server and waits for its acknowledgement until
+ * allowance_ms after the call. 0: retired and freed. -1 with why: the
+ * acknowledgement was lost; inspection is closed as far as it can be (the
+ * capability forgotten, nothing more served by this room) and d is left
+ * to the process's exit. */
+int jig_display_retire(struct jig_display *d, uint64_t allowance_ms, char *why, size_t cap);
+
+/* Pieces of the view (view.c): a string of the record bounded at
+ * JIG_DISPLAY_MAX_STRING, a number or boolean, the listed fields of an
+ * object, an effect's scalar evidence, the tree of child Flows. */
+json_t *jig_display_str(json_t *v);
+json_t *jig_display_num(json_t *v);
+json_t *jig_display_pick(json_t *obj, const char *const *keys);
+json_t *jig_display_evidence(json_t *o);
+json_t *jig_display_children(json_t *list, int depth);
+
+/* jig run --display web (live.c): the Run's live view, rebuilt by a
+ * thread of its own from what it is given and from the scope's cgroup
+ * files (read by the host), until jig_live_finish. */
+struct jig_live;
+struct jig_live_facts {
+	const char *flow, *plan_sha256, *package_sha256;
+	uint64_t timeout_ms;
+};
+/* Opens the display and prints the one link to stdout. */
+int jig_live_open(struct jig_live **l, const struct jig_snapshot *s, const struct jig_live_facts *f,
+		  struct jig_error *e);
+/* The Run is launched: its log lines and effects (grown under data_lock)
+ * and its children (under children_lock; may be NULL) are shown from now. */
+void jig_live_attach(struct jig_live *l, json_t *logs, json_t *effects, pthread_mutex_t *data_lock, json_t *children,
+		     pthread_mutex_t *children_lock);
+/* The scope is fenced: its end state, as the supervisor measured it. */
+void jig_live_fenced(struct jig_live *l, json_t *termination);
+/* The Run's record is made and its files staged beneath stagefd/files:
+ * the final view, the captures, retirement. NULL, or why the command's
+ * cleanup of the display failed (for the record). */
+const char *jig_live_finish(struct jig_live *l, int stagefd, json_t *rec, char *why, size_t cap);
+/* Ends it if jig_live_finish did not (an error path). NULL is nothing. */
+void jig_live_close(struct jig_live *l);
 
 /* The packet view and its artifacts: every listed file re-read from the
  * packet pfd, hashed whole and compared with the record (so what is shown

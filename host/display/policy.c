@@ -56,7 +56,7 @@ static const char *header(const struct jig_display_request *rq, const char *name
 static bool same_secret(const char *got, const char *want)
 {
 	size_t n = strlen(want);
-	if (!got || strlen(got) != n)
+	if (!got || n == 0 || strlen(got) != n)
 		return false;
 	unsigned char diff = 0;
 	for (size_t i = 0; i < n; i++)

@@ -21,6 +21,7 @@
 
 struct blob {
 	size_t refs, len;
+	bool final;
 	char data[];
 };
 
@@ -36,6 +37,11 @@ struct jig_display {
 	struct jig_display_artifact *arts;
 	size_t n_arts;
 	int close_fd; /* eventfd: the page asked to close */
+	/* Live retirement: views answered, and whether a final one was. */
+	unsigned long views_served;
+	bool final_served;
+	bool retired; /* inspection closed: nothing is answered but 404 */
+	uint64_t last_request_ms; /* CLOCK_MONOTONIC */
 };
 
 static void blob_put(struct jig_display *d, struct blob *b)
@@ -74,11 +80,15 @@ static const char *reason(unsigned status)
 	}
 }
 
+static uint64_t mono_ms(void);
+
 static void handle(void *ctx, const struct jig_display_request *rq, struct jig_display_response *rs)
 {
 	struct jig_display *d = ctx;
 	pthread_mutex_lock(&d->mu);
-	struct jig_display_decision dec = jig_display_authorize(&d->p, rq);
+	d->last_request_ms = mono_ms();
+	struct jig_display_decision dec = d->retired ? (struct jig_display_decision){.route = JIG_ROUTE_REFUSED, .status = 404}
+						     : jig_display_authorize(&d->p, rq);
 	pthread_mutex_unlock(&d->mu);
 	switch (dec.route) {
 	case JIG_ROUTE_REFUSED:
@@ -93,8 +103,11 @@ static void handle(void *ctx, const struct jig_display_request *rq, struct jig_d
 	case JIG_ROUTE_VIEW:
 		pthread_mutex_lock(&d->mu);
 		struct blob *b = d->view;
-		if (b)
+		if (b) {
 			b->refs++;
+			d->views_served++;
+			d->final_served |= b->final;
+		}
 		pthread_mutex_unlock(&d->mu);
 		if (!b) {
 			text(rs, 404, reason(404));
@@ -104,17 +117,23 @@ static void handle(void *ctx, const struct jig_display_request *rq, struct jig_d
 						    .content_type = "application/json", .body = b->data, .len = b->len,
 						    .release = release};
 		return;
-	case JIG_ROUTE_ARTIFACT:
-		for (size_t i = 0; i < d->n_arts; i++)
-			if (strcmp(d->arts[i].id, dec.artifact) == 0) {
+	case JIG_ROUTE_ARTIFACT: {
+		/* Set once (jig_display_set_artifacts), freed only after stop. */
+		pthread_mutex_lock(&d->mu);
+		struct jig_display_artifact *arts = d->arts;
+		size_t n = d->n_arts;
+		pthread_mutex_unlock(&d->mu);
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(arts[i].id, dec.artifact) == 0) {
 				rs->status = 200;
 				rs->content_type = "application/json";
-				rs->body = d->arts[i].json;
-				rs->len = d->arts[i].len;
+				rs->body = arts[i].json;
+				rs->len = arts[i].len;
 				return;
 			}
 		text(rs, 404, reason(404));
 		return;
+	}
 	case JIG_ROUTE_CLOSE: {
 		uint64_t one = 1;
 		if (write(d->close_fd, &one, sizeof(one)) != sizeof(one))
@@ -199,6 +218,7 @@ int jig_display_publish(struct jig_display *d, json_t *view, struct jig_error *e
 		json_object_set_new(view, "logs_trimmed", json_true());
 		s = json_dumps(view, JSON_COMPACT | JSON_ENSURE_ASCII);
 	}
+	bool final = json_is_true(json_object_get(view, "final"));
 	json_decref(view);
 	if (!s || strlen(s) > JIG_DISPLAY_MAX_VIEW_BYTES) {
 		free(s);
@@ -212,6 +232,7 @@ int jig_display_publish(struct jig_display *d, json_t *view, struct jig_error *e
 	}
 	b->refs = 1;
 	b->len = len;
+	b->final = final;
 	memcpy(b->data, s, len + 1);
 	free(s);
 	pthread_mutex_lock(&d->mu);
@@ -279,4 +300,103 @@ void jig_display_close(struct jig_display *d)
 	explicit_bzero(&d->p, sizeof(d->p));
 	pthread_mutex_destroy(&d->mu);
 	free(d);
+}
+
+void jig_display_set_artifacts(struct jig_display *d, struct jig_display_artifact *arts, size_t n)
+{
+	pthread_mutex_lock(&d->mu);
+	bool taken = d->arts != NULL;
+	if (!taken) {
+		d->arts = arts;
+		d->n_arts = n;
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (taken)
+		jig_display_artifacts_free(arts, n);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* The stop, in a thread of its own so that the caller can give up on it. */
+struct retirement {
+	struct jig_display *d;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool acknowledged;
+};
+
+static void *retire_thread(void *arg)
+{
+	struct retirement *rt = arg;
+	rt->d->ops->stop(rt->d->h.state, rt->d->server);
+#ifdef JIG_FAULT_POINTS
+	/* Test-only (docs/reliability.md): the acknowledgement is lost. */
+	const char *f = getenv("JIG_FAULT_DISPLAY_RETIRE");
+	if (f && strcmp(f, "lost") == 0)
+		return NULL;
+#endif
+	pthread_mutex_lock(&rt->mu);
+	rt->acknowledged = true;
+	pthread_cond_signal(&rt->cv);
+	pthread_mutex_unlock(&rt->mu);
+	return NULL;
+}
+
+int jig_display_retire(struct jig_display *d, uint64_t allowance_ms, char *why, size_t cap)
+{
+	uint64_t t0 = mono_ms(), linger = allowance_ms < JIG_DISPLAY_LINGER_MS ? allowance_ms : JIG_DISPLAY_LINGER_MS;
+	/* A page that has been reading gets the final view and its excerpts
+	 * (it asks for them at once): the linger ends once it has had the
+	 * final view and then been quiet; nobody watching: no wait at all. */
+	for (;; usleep(50 * 1000)) {
+		pthread_mutex_lock(&d->mu);
+		bool reading = d->views_served > 0, got = d->final_served;
+		uint64_t last = d->last_request_ms, now = mono_ms();
+		pthread_mutex_unlock(&d->mu);
+		if (!reading || now - t0 >= linger || (got && now - last >= JIG_DISPLAY_QUIET_MS))
+			break;
+	}
+	static struct retirement rt; /* outlives us if the acknowledgement is lost */
+	rt = (struct retirement){.d = d};
+	pthread_mutex_init(&rt.mu, NULL);
+	pthread_cond_init(&rt.cv, NULL);
+	pthread_t t;
+	bool started = pthread_create(&t, NULL, retire_thread, &rt) == 0;
+	if (!started)
+		retire_thread(&rt);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	uint64_t left = allowance_ms > mono_ms() - t0 ? allowance_ms - (mono_ms() - t0) : 0;
+	until.tv_sec += (time_t)(left / 1000);
+	until.tv_nsec += (long)(left % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&rt.mu);
+	while (!rt.acknowledged && pthread_cond_timedwait(&rt.cv, &rt.mu, &until) == 0)
+		;
+	bool ok = rt.acknowledged;
+	pthread_mutex_unlock(&rt.mu);
+	if (!ok) {
+		pthread_mutex_lock(&d->mu);
+		d->retired = true; /* no request is authorised any more */
+		explicit_bzero(d->p.cap, sizeof(d->p.cap));
+		pthread_mutex_unlock(&d->mu);
+		snprintf(why, cap, "the display's retirement was not acknowledged within %llu ms; inspection was closed "
+			 "and ends with the command", (unsigned long long)allowance_ms);
+		if (started)
+			pthread_detach(t);
+		return -1;
+	}
+	if (started)
+		pthread_join(t, NULL);
+	d->server = NULL; /* stopped */
+	jig_display_close(d);
+	return 0;
 }

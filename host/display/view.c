@@ -18,7 +18,7 @@
 #include "util/fileio.h"
 
 /* A string of the record, cut to JIG_DISPLAY_MAX_STRING at a character. */
-static json_t *str(json_t *v)
+json_t *jig_display_str(json_t *v)
 {
 	if (!json_is_string(v))
 		return json_null();
@@ -32,25 +32,25 @@ static json_t *str(json_t *v)
 	return json_stringn(s, n);
 }
 
-static json_t *num(json_t *v)
+json_t *jig_display_num(json_t *v)
 {
 	return json_is_integer(v) || json_is_boolean(v) ? json_copy(v) : json_null();
 }
 
 /* Copies obj's listed fields (strings bounded, numbers, booleans). */
-static json_t *pick(json_t *obj, const char *const *keys)
+json_t *jig_display_pick(json_t *obj, const char *const *keys)
 {
 	json_t *out = json_object();
 	for (size_t i = 0; keys[i]; i++) {
 		json_t *v = json_object_get(obj, keys[i]);
 		if (v)
-			json_object_set_new(out, keys[i], json_is_string(v) ? str(v) : num(v));
+			json_object_set_new(out, keys[i], json_is_string(v) ? jig_display_str(v) : jig_display_num(v));
 	}
 	return out;
 }
 
 /* An effect's evidence: every scalar field with a plain name, bounded. */
-static json_t *evidence(json_t *o)
+json_t *jig_display_evidence(json_t *o)
 {
 	json_t *out = json_object();
 	const char *k;
@@ -61,7 +61,7 @@ static json_t *evidence(json_t *o)
 		if (n == 32 || kl == 0 || kl > 40 || strspn(k, "abcdefghijklmnopqrstuvwxyz0123456789_") != kl)
 			continue;
 		if (json_is_string(v) || json_is_integer(v) || json_is_boolean(v)) {
-			json_object_set_new(out, k, json_is_string(v) ? str(v) : num(v));
+			json_object_set_new(out, k, json_is_string(v) ? jig_display_str(v) : jig_display_num(v));
 			n++;
 		}
 	}
@@ -71,7 +71,7 @@ static json_t *evidence(json_t *o)
 /* The record's tree of child Flows (run/call.h), bounded: what a reader
  * needs to follow a branch, at most 32 children a level, six levels (the
  * root's five and one to spare). */
-static json_t *children_view(json_t *list, int depth)
+json_t *jig_display_children(json_t *list, int depth)
 {
 	static const char *const keys[] = {"binding", "flow", "level", "status", "why", "deadline_ms", "cleanup_confirmed",
 					   "reservation_released", "scope_policy_sha256", NULL};
@@ -81,13 +81,13 @@ static json_t *children_view(json_t *list, int depth)
 	json_array_foreach(list, i, v) {
 		if (i >= 32 || depth >= 6 || !json_is_object(v))
 			break;
-		json_t *c = pick(v, keys);
+		json_t *c = jig_display_pick(v, keys);
 		json_t *t = json_object_get(v, "termination");
 		if (t)
-			json_object_set_new(c, "outcome", str(json_object_get(t, "outcome")));
+			json_object_set_new(c, "outcome", jig_display_str(json_object_get(t, "outcome")));
 		json_t *sub = json_object_get(v, "children");
 		if (json_array_size(sub))
-			json_object_set_new(c, "children", children_view(sub, depth + 1));
+			json_object_set_new(c, "children", jig_display_children(sub, depth + 1));
 		json_array_append_new(out, c);
 	}
 	return out;
@@ -100,27 +100,27 @@ static json_t *packet_view(json_t *rec, const struct jig_display_artifact *arts,
 	static const char *const term[] = {"outcome", "exit_status", "signal", "core_dumped", "fenced",
 					   "cleanup_confirmed", "oom_kills", "pids_max_hits", "memory_peak_bytes",
 					   "cpu_usec", "wall_ms", NULL};
-	json_t *scope = pick(json_object_get(rec, "termination"), term);
+	json_t *scope = jig_display_pick(json_object_get(rec, "termination"), term);
 	json_object_set_new(scope, "name", json_string("Run"));
 	json_object_set_new(scope, "state", json_string("ended"));
-	json_object_set_new(scope, "timeout_ms", num(json_object_get(rec, "timeout_ms")));
+	json_object_set_new(scope, "timeout_ms", jig_display_num(json_object_get(rec, "timeout_ms")));
 	json_t *logs = json_array(), *effects = json_array(), *files = json_array();
 	size_t i;
 	json_t *v;
 	json_array_foreach(json_object_get(rec, "logs"), i, v)
 		if (i < JIG_DISPLAY_MAX_LOGS)
-			json_array_append_new(logs, str(v));
+			json_array_append_new(logs, jig_display_str(v));
 	json_array_foreach(json_object_get(rec, "effects"), i, v)
 		if (i < JIG_DISPLAY_MAX_LOGS && json_is_object(v))
-			json_array_append_new(effects, evidence(v));
+			json_array_append_new(effects, jig_display_evidence(v));
 	json_array_foreach(json_object_get(rec, "outputs"), i, v)
 		if (i < n_arts)
 			json_array_append_new(files, json_pack("{s:s,s:o,s:O}", "id", arts[i].id, "name",
-							       str(json_object_get(v, "path")), "size",
+							       jig_display_str(json_object_get(v, "path")), "size",
 							       json_object_get(v, "size")));
 	return json_pack("{s:s,s:s,s:b,s:o,s:[o],s:o,s:o,s:o,s:o}", "format", "jig-display-view/1", "kind", "packet",
-			 "final", 1, "summary", pick(rec, summary), "scopes", scope, "logs", logs, "effects", effects,
-			 "children", children_view(json_object_get(rec, "children"), 0), "artifacts", files);
+			 "final", 1, "summary", jig_display_pick(rec, summary), "scopes", scope, "logs", logs, "effects", effects,
+			 "children", jig_display_children(json_object_get(rec, "children"), 0), "artifacts", files);
 }
 
 /* Reads the whole file, hashing it, keeping the first excerpt bytes. */
@@ -161,7 +161,7 @@ static int capture(int files, json_t *o, struct jig_display_artifact *a, struct 
 	json_t *ex = json_stringn(head, cut);
 	for (int back = 0; !ex && back < 3 && cut > 0; back++)
 		ex = json_stringn(head, --cut);
-	json_t *doc = json_pack("{s:s,s:o,s:I,s:o,s:b,s:b}", "id", hex, "name", str(json_object_get(o, "path")), "size",
+	json_t *doc = json_pack("{s:s,s:o,s:I,s:o,s:b,s:b}", "id", hex, "name", jig_display_str(json_object_get(o, "path")), "size",
 				(json_int_t)total, "excerpt", ex ? ex : json_null(), "truncated", total > cut, "binary",
 				ex == NULL);
 	a->json = doc ? json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;

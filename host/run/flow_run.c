@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "display/display.h"
 #include "effects/agents.h"
 #include "effects/checkpoint.h"
 #include "effects/command.h"
@@ -57,6 +58,7 @@ struct run {
 	struct jig_call_root calls;
 	struct jig_call_caller caller;
 	bool have_calls;
+	struct jig_live *live; /* --display web */
 };
 
 static long long now_ms(void)
@@ -273,6 +275,20 @@ static int bindings_start(struct run *r, struct jig_error *e)
 	return rc;
 }
 
+/* The scope's end state for a live display, with its limits. */
+static json_t *fenced_view(const struct run *r)
+{
+	const struct jig_scope_result *res = &r->res;
+	const struct jig_scope_limits *l = &r->policy.limits;
+	return json_pack("{s:s,s:s,s:s,s:i,s:i,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "name", "Run", "state", "fenced",
+			 "outcome", jig_scope_outcome_name(res->outcome), "exit_status", res->exit_status, "signal", res->signal,
+			 "fenced", res->fenced, "cleanup_confirmed", res->cleanup_confirmed, "memory_peak_bytes",
+			 (json_int_t)res->memory_peak_bytes, "memory_max_bytes", (json_int_t)l->memory_bytes, "oom_kills",
+			 (json_int_t)res->oom_kills, "tasks_max", (json_int_t)l->tasks, "pids_max_hits",
+			 (json_int_t)res->pids_max_hits, "cpu_usec", (json_int_t)res->cpu_usec, "cpu_quota_usec_per_100ms",
+			 (json_int_t)l->cpu_quota_us, "wall_ms", (json_int_t)res->wall_ms);
+}
+
 /* launch: the Plan's scope for this Flow with this run's slot values, and
  * Run/0 read alongside. Returns when the scope is fenced. */
 static int launch(struct run *r, struct jig_error *e)
@@ -322,7 +338,11 @@ static int launch(struct run *r, struct jig_error *e)
 		return jig_err(e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
 	r->have_run0 = true;
 	r->started_ms = now_ms();
+	jig_live_attach(r->live, r->r0.logs, r->r0.effects, &r->r0.data_lock, r->have_calls ? r->caller.children : NULL,
+			&r->calls.lock);
 	int lr = jig_sandbox_launch(&r->sb, &sc, &r->res);
+	if (r->live)
+		jig_live_fenced(r->live, fenced_view(r));
 	close(r->sv[1]);
 	r->sv[1] = -1;
 	jig_poke(r->cancel[1]); /* the Flow is fenced: a request in flight is cancelled */
@@ -358,6 +378,21 @@ static const char *verdict(const struct run *r, char *why, size_t cap)
 	return status;
 }
 
+/* --display web: the final view and the staged files' captures, then
+ * retirement within its allowance, before the commit: a failure of it is
+ * the command's cleanup failure, beside the Run's facts (not its status). */
+static void display_retire(struct run *r, json_t *rec)
+{
+	char why[600];
+	struct jig_live *l = r->live;
+	r->live = NULL;
+	if (!l || !rec)
+		return jig_live_close(l);
+	const char *failed = jig_live_finish(l, r->pub.stagefd, rec, why, sizeof(why));
+	if (failed)
+		json_object_set_new(rec, "command_cleanup", json_pack("{s:s,s:s}", "display", "failed", "why", failed));
+}
+
 /* collect and publish: final validation of the output (writers are fenced;
  * the launcher's held descriptor keeps the tmpfs), the record, the rename. */
 static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error *e)
@@ -391,6 +426,7 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 	}
 	if (ck)
 		json_object_set_new(rec, "checkpoint", ck);
+	display_retire(r, rec);
 	/* The scope that ran: the Plan's digest and its canonical policy (this
 	 * run's slot values are not part of it). */
 	if (rec) {
@@ -450,6 +486,11 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 	int rc = admit(&r, e);
 	JIG_TRACE_POINT("flow: admitted");
 	JIG_FAULT_POINT("admitted");
+	if (!rc && req->display) {
+		struct jig_live_facts lf = {.flow = r.f->name, .plan_sha256 = r.pl.sha256, .package_sha256 = r.f->package_sha256,
+					    .timeout_ms = req->timeout_ms};
+		rc = jig_live_open(&r.live, &r.s, &lf, e);
+	}
 	if (!rc)
 		rc = prepare(&r, e);
 	JIG_TRACE_POINT("flow: prepared");
@@ -464,6 +505,7 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 	JIG_TRACE_POINT("flow: launch returned");
 	if (!rc && !out->needs_transient_scope)
 		rc = publish(&r, out, e);
+	jig_live_close(r.live); /* not retired by publish: an error path */
 	finish(&r);
 	JIG_TRACE_POINT("flow: published");
 	return rc;

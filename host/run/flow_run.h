@@ -39,6 +39,9 @@ struct jig_run_request {
 	 * there is none. */
 	bool may_need_transient_scope;
 	const char *no_transient_scope_why;
+	/* --display web: a live view after admission (display/live.c), the
+	 * link on stdout; it retires before the packet is committed. */
+	bool display;
 };
 
 /* A Run that published its packet (whatever its status). */

@@ -84,7 +84,9 @@ static void effect(struct jig_run0 *r, json_t *m, jig_run0_effect_fn fn, size_t 
 	if (!out)
 		out = json_pack("{s:s,s:b,s:s}", "op", json_string_value(json_object_get(m, "op")), "ok", 0, "error",
 				"jig could not encode the reply");
+	pthread_mutex_lock(&r->data_lock);
 	json_array_append_new(r->effects, ev ? ev : json_pack("{s:s}", "outcome", "failed"));
+	pthread_mutex_unlock(&r->data_lock);
 	if (sig) {
 		r->interrupted_by = sig;
 		jig_poke(r->abort_wr);
@@ -114,8 +116,10 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 	if (!op)
 		fail(r, "a message is not a JSON object with an \"op\"");
 	else if (strcmp(op, "log") == 0 && text_op(m)) {
+		pthread_mutex_lock(&r->data_lock);
 		if (json_array_size(r->logs) < JIG_RUN0_MAX_LOGS)
 			json_array_append(r->logs, json_object_get(m, "text"));
+		pthread_mutex_unlock(&r->data_lock);
 	} else if (strcmp(op, "http") == 0 && r->http)
 		effect(r, m, r->http, &r->http_requests, JIG_HTTP_MAX_REQUESTS, "HTTP requests");
 	else if (strcmp(op, "agent") == 0 && r->agent)
@@ -185,6 +189,7 @@ int jig_run0_start_calls(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effe
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->send_lock, NULL);
+	pthread_mutex_init(&r->data_lock, NULL);
 	r->call = call;
 	r->call_ctx = call_ctx;
 	r->fd = fd;

@@ -40,6 +40,9 @@ struct jig_run0 {
 	void *call_ctx;
 	size_t calls;
 	pthread_mutex_t send_lock;
+	/* Held while logs or effects grow: a live display (display/live.c)
+	 * copies them from another thread. */
+	pthread_mutex_t data_lock;
 };
 
 /* Starts reading fd in a thread. */

@@ -418,6 +418,16 @@ case_usage() {
 		[ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] || fail "'$args': exit $rc, $(cat "$T/err")"
 		echo "ok: '$args' -> $(cat "$T/err")"
 	done
+	# jig run refuses the same before anything is read or run.
+	for args in "--display" "--display tui" "--display web --json"; do
+		set +e
+		# shellcheck disable=SC2086
+		"$P/bin/jig" run some-flow --output "$T/never" $args >"$T/out" 2>"$T/err"
+		rc=$?
+		set -e
+		[ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ ! -e "$T/never" ] || fail "run '$args': exit $rc, $(cat "$T/err")"
+		echo "ok: run '$args' -> $(cat "$T/err")"
+	done
 }
 
 case_browser() {

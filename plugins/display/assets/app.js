@@ -59,12 +59,23 @@
     if (!items || !items.length) ol.appendChild(el('li', 'none'));
     for (const it of items || []) ol.appendChild(el('li', fmt(it), 'text'));
   }
+  // A live Run's display retires soon after the Run ends: its final
+  // excerpts are fetched at once and kept here (bounded by the view).
+  const kept = new Map();
+  async function fetchArtifact(id) {
+    if (kept.has(id)) return kept.get(id);
+    const r = await api('/api/artifact/' + id);
+    if (!r.ok) return { refused: r.status };
+    const doc = await r.json();
+    kept.set(id, doc);
+    return doc;
+  }
   async function openArtifact(a) {
-    const r = await api('/api/artifact/' + a.id);
+    let doc;
+    try { doc = await fetchArtifact(a.id); } catch (err) { doc = { refused: 'the display is gone' }; }
     document.getElementById('artifact-name').textContent = a.name + ' (' + a.size + ' bytes, ' + a.id + ')';
     const pre = document.getElementById('artifact');
-    if (!r.ok) { pre.textContent = 'refused: ' + r.status; return; }
-    const doc = await r.json();
+    if (doc.refused) { pre.textContent = 'refused: ' + doc.refused; return; }
     pre.textContent = doc.binary ? '(not UTF-8 text: not shown)' :
       doc.excerpt + (doc.truncated ? '\n… (excerpt of ' + doc.size + ' bytes)' : '');
   }
@@ -106,8 +117,15 @@
     }
     if (!r.ok) { state('refused: ' + r.status, true); return; }
     const text = await r.text();
-    if (text !== last) { last = text; render(JSON.parse(text)); }
-    if (!JSON.parse(text).final) setTimeout(poll, 1000);
+    const v = JSON.parse(text);
+    if (text !== last) { last = text; render(v); }
+    if (!v.final) { setTimeout(poll, v.kind === 'run' ? 500 : 1000); return; }
+    if (v.kind === 'run') {
+      for (const a of v.artifacts || []) {
+        try { await fetchArtifact(a.id); } catch (err) { break; }
+      }
+      state('Run ended; this display has retired (what is shown stays)');
+    }
   }
   async function close() {
     closed = true;
