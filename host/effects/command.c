@@ -474,8 +474,11 @@ void jig_command_effect(const struct jig_command_effect_env *env, const struct j
 	request_free(&q);
 	json_t *captured = NULL;
 	char cwhy[700] = "";
-	if (held >= 0 && !rr && g->capture && res.cleanup_confirmed && !res.aborted && !res.interrupted_by &&
-	    collect_capture(env, held, &captured, ev, cwhy, sizeof(cwhy)) < 0)
+	bool ended = !rr && res.cleanup_confirmed && !res.aborted && !res.interrupted_by &&
+		     (res.outcome == JIG_SCOPE_EXITED || res.outcome == JIG_SCOPE_SIGNALED || res.outcome == JIG_SCOPE_CRASHED);
+	if (g->capture && !(ended && held >= 0))
+		snprintf(cwhy, sizeof(cwhy), "no capture: the command did not end by itself (a deadline, memory, or the Run ended)");
+	else if (g->capture && collect_capture(env, held, &captured, ev, cwhy, sizeof(cwhy)) < 0)
 		json_object_set_new(ev, "capture_refused", json_string(cwhy));
 	if (held >= 0)
 		close(held);

@@ -122,7 +122,7 @@ case_refuse_unreviewed_command_invocation() {
 	project '{"root":{"bindings":{"run":{"flow":"b"}},"commands":true},"b":{}}'
 	bad 'binding run: is also a route.s name; a name means one grant\|not a Flow beside an exclusive effect'
 	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{"bindings":{"x":{"flow":"b"}},"commands":true},"b":{"commands":true}}'
-	bad "child flow a has a binding beside its effect routes; each child permits one Flow or effect (shape rule)"
+	bad "flow a: a binding beside effect routes\\|child flow a has a binding beside its effect routes"
 	# Admitted: the child's own route, pinned in the Plan with the scope the
 	# branch reserves.
 	project '{"root":{"bindings":{"x":{"flow":"b"}}},"b":{"commands":true}}'
