@@ -24,6 +24,15 @@ function bytes64(v, what) {
   throw new Error(`jig.command: ${what} must be a string or a Uint8Array`);
 }
 
+// A command's captured tree (R-K03) as plain data: bytes, never code.
+function captureOf(c) {
+  if (typeof c.refused === "string") return { captured: null, captureRefused: c.refused };
+  const captured = {};
+  for (const [path, f] of Object.entries(c))
+    captured[path] = Object.freeze({ sha256: f.sha256, bytes: f.bytes, data: Buffer.from(f.base64, "base64") });
+  return { captured: Object.freeze(captured), captureRefused: null };
+}
+
 // Replies (to http) are one line each; read exactly up to the newline.
 let pending = Buffer.alloc(0);
 function receive() {
@@ -174,7 +183,12 @@ const jig = Object.freeze({
    * cut splits a character), *Raw the same bytes exactly, *Bytes what was
    * written in all. Rejects when jig refuses (caps, no such route) or the
    * command could not be run. Output and exit status are the command's own
-   * account: they do not prove what it ran.
+   * account: they do not prove what it ran. A route with "capture": true
+   * also resolves captured: {path: {sha256, bytes, data (a Buffer)}}, the
+   * files the command left under /capture, read by jig after the scope was
+   * fenced (<= 64 files, <= 256 KiB), as data only: never imported or run;
+   * or captured null and captureRefused, one line (a symlink, a special
+   * file, over a cap).
    */
   async command(route, { files, entry, args, stdin } = {}) {
     const msg = { op: "command", route, entry };
@@ -194,6 +208,7 @@ const jig = Object.freeze({
       stdout: utf8.decode(out), stderr: utf8.decode(err), stdoutRaw: out, stderrRaw: err,
       stdoutBytes: r.stdout_bytes, stderrBytes: r.stderr_bytes,
       stdoutTruncated: r.stdout_truncated, stderrTruncated: r.stderr_truncated, wallMs: r.wall_ms,
+      ...(r.capture === undefined ? {} : captureOf(r.capture)),
     });
   },
   /**

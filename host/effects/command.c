@@ -19,6 +19,7 @@
 #include <jig/module.h>
 
 #include "effects/worker.h"
+#include "flow/tree.h"
 #include "run/limits.h"
 #include "run/run0.h"
 #include "util/cleanup.h"
@@ -27,6 +28,7 @@
 #include "util/json.h"
 
 #define SRC_DIR "command" /* the catalog's "@run/command" */
+#define CAPTURE_DIR "capture" /* the captured tree's copy, outside every scope, removed after reading */
 
 #define refuse(reply, ev, ...) jig_effect_refuse(reply, ev, "command", __VA_ARGS__)
 
@@ -295,7 +297,7 @@ static const char *outcome_of(const struct jig_scope_result *res)
 /* Launches the route's scope on the written files; fills res and the
  * collector's counts. 0, or -1 with why. */
 static int run_scope(const struct jig_command_effect_env *env, const struct jig_scope_template *t, const struct request *q,
-		     struct collector *col, struct jig_scope_result *res, char *why, size_t cap)
+		     struct collector *col, struct jig_scope_result *res, int *held, char *why, size_t cap)
 {
 	int pout[2] = {-1, -1}, perr[2] = {-1, -1}, stop[2] = {-1, -1};
 	jig_autoclose int in = jig_worker_memfd("jig-command-stdin", (const char *)(q->stdin_data ? q->stdin_data : (unsigned char *)""),
@@ -320,7 +322,7 @@ static int run_scope(const struct jig_command_effect_env *env, const struct jig_
 	struct jig_scope_policy p;
 	struct jig_scope sc;
 	struct jig_error e = {0};
-	struct jig_scope_launch l = {.policy_sha256 = t->policy.sha256, .init_fd = env->init_fd, .argv = argv,
+	struct jig_scope_launch l = {.policy_sha256 = t->policy.sha256, .init_fd = env->init_fd, .argv = argv, .hold_path = t->hold,
 				     .abort_fd = env->abort_fd, .interrupt_fd = -1, .companion_pid = env->companion_pid};
 	if (jig_scope_policy_resolve(&t->policy, &run, jig_caller_home(), &p, &e) < 0) {
 		snprintf(why, cap, "the command's scope was refused: %.600s", e.msg);
@@ -341,8 +343,7 @@ static int run_scope(const struct jig_command_effect_env *env, const struct jig_
 	int lr = jig_sandbox_launch(env->sandbox, &sc, res);
 	jig_sandbox_interrupt_close(sc.interrupt_fd, &saved);
 	jig_scope_policy_free(&p);
-	if (res->held_fd >= 0)
-		close(res->held_fd);
+	*held = res->held_fd; /* the fenced /capture tmpfs, or -1 */
 	res->held_fd = -1;
 	/* The scope is fenced: its ends of the pipes are gone with it; ours go
 	 * now, and the collector takes what is left and ends. */
@@ -360,6 +361,68 @@ out:;
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	return rc;
+}
+
+/* The route's captured tree (R-K03), read after the scope is fenced: the
+ * held tmpfs is copied with the output checks (regular files and
+ * directories only; no symlink, special file or hard link; at most
+ * JIG_COMMAND_CAPTURE_FILES files and _BYTES bytes) into a private
+ * directory of the run directory, which no scope binds, then each file is
+ * read back as data and the directory removed. Nothing here is executed
+ * or imported. *out is {path: {sha256, bytes, base64}}; a refusal is one
+ * line in why and no tree. */
+static int collect_capture(const struct jig_command_effect_env *env, int held, json_t **out, json_t *ev, char *why,
+			   size_t cap)
+{
+	*out = NULL;
+	if (mkdirat(env->rundir, CAPTURE_DIR, 0700) < 0)
+		return snprintf(why, cap, "capture: cannot create its private copy: %s", strerror(errno)), -1;
+	jig_autoclose int dst = openat(env->rundir, CAPTURE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct jig_tree_limits l = {.what = "capture", .max_files = JIG_COMMAND_CAPTURE_FILES,
+				    .max_entries = 2 * JIG_COMMAND_CAPTURE_FILES, .max_bytes = JIG_COMMAND_CAPTURE_BYTES,
+				    .reject_sparse = true};
+	struct jig_tree_stats st = {.list = json_array()};
+	struct jig_error e = {0};
+	int rc = -1;
+	json_t *tree = json_object(), *digests = json_object(), *it;
+	size_t i;
+	if (dst < 0 || jig_tree_copy(held, "", dst, &l, &st, &e) < 0) {
+		snprintf(why, cap, "capture refused, nothing returned: %.600s", dst < 0 ? strerror(errno) : e.msg);
+		goto out;
+	}
+	json_array_foreach(st.list, i, it) {
+		const char *path = json_string_value(json_object_get(it, "path"));
+		char *data = NULL;
+		size_t len = 0;
+		if (!path || jig_read_file_at(dst, path, JIG_COMMAND_CAPTURE_BYTES, "capture", &data, &len, NULL, &e) < 0) {
+			snprintf(why, cap, "capture refused, nothing returned: %.600s", path ? e.msg : "a file without a path");
+			goto out;
+		}
+		unsigned char d[JIG_SHA256_LEN];
+		char hex[JIG_SHA256_HEX];
+		jig_sha256(data, len, d);
+		jig_hex(d, JIG_SHA256_LEN, hex);
+		json_object_set_new(tree, path, json_pack("{s:s,s:I,s:o}", "sha256", hex, "bytes", (json_int_t)len, "base64",
+							  base64_json((unsigned char *)data, len)));
+		json_object_set_new(digests, path, json_string(hex));
+		free(data);
+	}
+	char *canon = jig_json_canonical(digests), all[JIG_SHA256_HEX];
+	unsigned char d[JIG_SHA256_LEN];
+	jig_sha256(canon ? canon : "", canon ? strlen(canon) : 0, d);
+	jig_hex(d, JIG_SHA256_LEN, all);
+	free(canon);
+	json_object_set_new(ev, "capture", json_pack("{s:I,s:I,s:s}", "files", (json_int_t)st.files, "bytes",
+						      (json_int_t)st.bytes, "sha256", all));
+	*out = tree;
+	tree = NULL;
+	rc = 0;
+out:
+	json_decref(tree);
+	json_decref(digests);
+	json_decref(st.list);
+	jig_remove_tree(env->rundir, CAPTURE_DIR);
 	return rc;
 }
 
@@ -406,8 +469,19 @@ void jig_command_effect(const struct jig_command_effect_env *env, const struct j
 		wr = write_file(src, &q.files[i], why, sizeof(why));
 	struct collector col = {0};
 	struct jig_scope_result res = {.held_fd = -1};
-	int rr = wr ? -1 : run_scope(env, t, &q, &col, &res, why, sizeof(why));
+	int held = -1;
+	int rr = wr ? -1 : run_scope(env, t, &q, &col, &res, &held, why, sizeof(why));
 	request_free(&q);
+	json_t *captured = NULL;
+	char cwhy[700] = "";
+	bool ended = !rr && res.cleanup_confirmed && !res.aborted && !res.interrupted_by &&
+		     (res.outcome == JIG_SCOPE_EXITED || res.outcome == JIG_SCOPE_SIGNALED || res.outcome == JIG_SCOPE_CRASHED);
+	if (g->capture && !(ended && held >= 0))
+		snprintf(cwhy, sizeof(cwhy), "no capture: the command did not end by itself (a deadline, memory, or the Run ended)");
+	else if (g->capture && collect_capture(env, held, &captured, ev, cwhy, sizeof(cwhy)) < 0)
+		json_object_set_new(ev, "capture_refused", json_string(cwhy));
+	if (held >= 0)
+		close(held);
 	/* The candidate's text is never retained: removed, and confirmed. */
 	jig_remove_tree(env->rundir, SRC_DIR);
 	struct stat st;
@@ -446,7 +520,10 @@ void jig_command_effect(const struct jig_command_effect_env *env, const struct j
 				   "stderr_bytes", (json_int_t)col.out[1].total, "stdout_truncated",
 				   col.out[0].total > col.out[0].n_kept, "stderr_truncated", col.out[1].total > col.out[1].n_kept,
 				   "wall_ms", (json_int_t)res.wall_ms);
+		if (g->capture) /* the captured tree as data, or why there is none */
+			json_object_set_new(*reply, "capture", captured ? json_incref(captured) : json_pack("{s:s}", "refused", cwhy));
 	}
+	json_decref(captured);
 	free(col.out[0].kept);
 	free(col.out[1].kept);
 }

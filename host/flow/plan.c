@@ -158,7 +158,8 @@ int jig_plan_compose_command(const struct jig_catalog *c, const struct jig_snaps
 {
 	char name[40];
 	scope_name(name, sizeof(name), "command-", g->route);
-	struct jig_scope_facts facts = {.kind = g->input ? "command-input" : "command", .name = name,
+	static const char *const kinds[2][2] = {{"command", "command-input"}, {"command-capture", "command-input-capture"}};
+	struct jig_scope_facts facts = {.kind = kinds[g->capture][g->input != NULL], .name = name,
 					.snapshot_dir = s->dirpath, .wall_ms = g->timeout_ms, .home = jig_caller_home(),
 					.input = g->input};
 	return jig_catalog_compose(c, &facts, t, e);
@@ -316,6 +317,11 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 			if (g->input)
 				json_object_set_new(json_array_get(commands, json_array_size(commands) - 1), "input",
 						    json_string(g->input));
+			if (g->capture) /* only then: Plans of routes without a capture keep their identity */
+				json_object_set_new(json_array_get(commands, json_array_size(commands) - 1), "capture",
+						    json_pack("{s:s,s:I,s:I}", "path", "/capture", "files",
+							      (json_int_t)JIG_COMMAND_CAPTURE_FILES, "bytes",
+							      (json_int_t)JIG_COMMAND_CAPTURE_BYTES));
 		}
 		if (json_array_size(commands))
 			json_object_set(fj, "commands", commands);
@@ -551,6 +557,11 @@ static void print_command(FILE *out, const struct jig_plan *pl, const char *flow
 		fprintf(out, "attachment %s read-only at /input/%s;\n", input, input);
 	else
 		fprintf(out, "no attachment;\n");
+	json_t *cap = json_object_get(c, "capture");
+	if (cap)
+		fprintf(out, "      its files under /capture (a held tmpfs) read by jig after the scope is fenced, <= %lld bytes in <= %lld\n"
+			     "      files, returned to the Flow as data (never run or imported); a link or special file refuses them;\n",
+			json_integer_value(json_object_get(cap, "bytes")), json_integer_value(json_object_get(cap, "files")));
 	fprintf(out, "      stdout and stderr read by jig outside the scope, the first %lld bytes of each kept, the rest counted;\n"
 		     "      no Flow package, credentials or network; its output and exit do not prove what it ran.\n"
 		     "      It runs in this scope of its own (its policy sha256 %s):\n",

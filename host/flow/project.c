@@ -227,7 +227,7 @@ static int parse_checkpoint(json_t *v, const char *what, struct jig_flow *f, str
 	return 0;
 }
 
-/* "commands": {ROUTE: {"input"?, "timeout_ms"}}, like "http" and
+/* "commands": {ROUTE: {"input"?, "timeout_ms", "capture"?}}, like "http" and
  * "agents". A route name is the Flow's, shared with its HTTP and Agent
  * routes (one scope per route in the Plan); "input" must be one of the
  * Flow's declared inputs. */
@@ -239,7 +239,7 @@ static int parse_commands(json_t *obj, const char *what, struct jig_flow *f, str
 		return jig_err(e, JIG_E_USAGE, "%s: commands: must be an object of at most %d routes", what, JIG_COMMAND_MAX_ROUTES);
 	if (!(f->commands = calloc(json_object_size(obj) + 1, sizeof(*f->commands))))
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	static const char *const keys[] = {"input", "timeout_ms", NULL};
+	static const char *const keys[] = {"input", "timeout_ms", "capture", NULL};
 	const char *route;
 	json_t *g;
 	json_object_foreach(obj, route, g) {
@@ -259,6 +259,10 @@ static int parse_commands(json_t *obj, const char *what, struct jig_flow *f, str
 			return jig_err(e, JIG_E_USAGE, "%s: needs \"timeout_ms\" (%d-%d), its deadline", w, JIG_COMMAND_TIMEOUT_MIN, JIG_COMMAND_TIMEOUT_MAX);
 		if ((r = jig_json_get_uint(g, "timeout_ms", w, JIG_COMMAND_TIMEOUT_MIN, JIG_COMMAND_TIMEOUT_MAX, &c->timeout_ms, e)))
 			return usage(r, e);
+		json_t *cap = json_object_get(g, "capture");
+		if (cap && !json_is_boolean(cap))
+			return jig_err(e, JIG_E_USAGE, "%s: capture must be true or false", w);
+		c->capture = json_is_true(cap);
 		json_t *in = json_object_get(g, "input");
 		if (in) {
 			const char *name = json_string_value(in);

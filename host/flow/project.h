@@ -62,6 +62,7 @@ struct jig_command_grant {
 	char *route;
 	char *input;
 	uint64_t timeout_ms;
+	bool capture; /* "capture": true: a held /capture tmpfs, returned as data (R-K03) */
 };
 
 struct jig_binding;

@@ -41,6 +41,14 @@
 #define JIG_COMMAND_MAX_ARGS_BYTES (16u << 10) /* all arguments together */
 #define JIG_COMMAND_RETAIN (64u << 10)	       /* of each of stdout and stderr */
 #define JIG_COMMAND_MAX_CALLS 16
+/* A route's declared captured output (R-K03): the held /capture tmpfs is
+ * 1 MiB; what comes back to the Flow is at most this (the text cap). */
+#define JIG_COMMAND_CAPTURE_FILES 64
+#define JIG_COMMAND_CAPTURE_BYTES (256u << 10)
+_Static_assert((JIG_COMMAND_CAPTURE_BYTES + 2 * JIG_COMMAND_RETAIN) / 3 * 4 + 8 +
+			       JIG_COMMAND_CAPTURE_FILES * (JIG_COMMAND_MAX_PATH + 200) + 4096 <
+		       JIG_RUN0_MAX_LINE,
+	       "a command's largest reply fits one Run/0 line");
 _Static_assert((JIG_COMMAND_MAX_TEXT + JIG_COMMAND_MAX_STDIN) / 3 * 4 + 8 +
 			       6 * (JIG_COMMAND_MAX_FILES * JIG_COMMAND_MAX_PATH + JIG_COMMAND_MAX_ARGS_BYTES) + 4096 <
 		       JIG_RUN0_MAX_LINE,

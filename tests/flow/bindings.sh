@@ -56,14 +56,21 @@ case_three_level_chain() {
 	# publishes; each write map brings the child's result into its caller;
 	# the record is the tree; jig inspect shows it.
 	project "$CHAIN"
-	run '{"root":{"calls":[["x"]],"write":{"out.txt":"root"}},"a":{"calls":[["x"]],"write":{"out.txt":"from a"}},"b":{"command":true,"write":{"out.txt":"from b"}}}'
+	run '{"root":{"calls":[["x"]],"write":{"out.txt":"root"}},"a":{"calls":[["x"]],"write":{"out.txt":"from a"}},"b":{"command":{"probe":true,"unreviewed":"nope"},"write":{"out.txt":"from b"}}}'
 	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the Run did not succeed"
 	[ "$(res '.calls[0].ok')" = true ] || fail "root's call"
 	[ "$(cat "$T/pkt/files/from-x.txt")" = "from a" ] || fail "a's out.txt did not reach root's from-x.txt"
 	jq -e '.name == "a" and .calls[0].ok and .calls[0].outputs == ["from-x.json"]' "$T/pkt/files/from-x.json" >/dev/null || fail "a's result"
 	check '.children | length == 1'
 	check '.children[0] | .binding == "x" and .flow == "a" and .level == 1 and .status == "succeeded" and .cleanup_confirmed and .reservation_released'
-	check '.children[0].children[0] | .flow == "b" and .level == 2 and .status == "succeeded" and .cleanup_confirmed and (.effects | length) == 1 and .effects[0].effect == "command"'
+	# R-K01: the Project Command at the end of the reviewed branch ran in
+	# its own keyless, offline scope (exit 0: its environment is exactly
+	# HOME, LANG, NO_COLOR, TMPDIR; no /flow, /input, /output or /stage),
+	# and a route b's review does not have was refused, with one line.
+	check '.children[0].children[0] | .flow == "b" and .level == 2 and .status == "succeeded" and .cleanup_confirmed and (.effects | length) == 2 and .effects[0].effect == "command"'
+	b=$(cd "$T/p" && "$JIG" review --json | jq -r '.plan.flows[] | select(.name == "b") | .commands[0].command_scope.policy_sha256')
+	check ".children[0].children[0].effects[0] | .route == \"run\" and .outcome == \"exited\" and .exit_code == 0 and .scope_policy_sha256 == \"$b\" and .cleanup_confirmed" "b's command"
+	check '.children[0].children[0].effects[1] | .route == "nope" and .outcome == "refused" and (.error // .reason // "" | test("flow b has no reviewed command route \"nope\""))' "the unreviewed route"
 	check '.children[0].reservation == {memory_bytes: 805306368, tasks: 256, cpu_quota_us: 150000}' reservation
 	check '.root_budget.peak_reserved == {memory_bytes: 1073741824, tasks: 320, cpu_quota_us: 200000} and .root_budget.reserved_at_end.memory_bytes == 268435456' ledger
 	pol=$(cd "$T/p" && "$JIG" review --json | jq -r '.plan.flows[] | select(.name == "a") | .scope.policy_sha256')
@@ -247,6 +254,22 @@ case_call_inputs_and_resources() {
 	(cd "$T/p" && "$JIG" inspect "$T/pkt") >"$T/inspect" || { cat "$T/inspect"; fail "inspect"; }
 	grep -q "given plan <- plan, docs <- resource tree shared/docs" "$T/inspect" || { cat "$T/inspect"; fail "inspect does not show what the child was given"; }
 	check '[.children[] | select(.status == "refused") | has("termination")] | all(. == false)' "refused calls ran"
+	nothing_left
+	# R-S04: the retained bytes are checked again as they are copied out
+	# of the store: a tampered blob of the tree (the live directory is
+	# unchanged, so the Plan still matches) makes the child fail before it
+	# runs, with a line naming the altered blob; the caller goes on.
+	blob=$(printf 'guide' | sha256sum | cut -d' ' -f1)
+	[ -f "$T/p/.jig/store/blobs/$blob" ] || fail "no blob $blob in the store"
+	chmod u+w "$T/p/.jig/store/blobs" "$T/p/.jig/store/blobs/$blob" 2>/dev/null || true
+	rm -f "$T/p/.jig/store/blobs/$blob"
+	printf 'GUIDE' >"$T/p/.jig/store/blobs/$blob"
+	EXTRA="--input extra=$T/extra --input secret=$T/secret" run '{"root":{"write":{"out.txt":"root"},"calls":[["x"]]},"a":{"write":{"out.txt":"ran"}}}'
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the caller did not go on"
+	[ "$(res '.calls[0].ok')" = false ] && [ "$(res '.calls[0].outcome')" = failed ] || fail "the call: $(res '.calls[0]')"
+	res '.calls[0].error' | grep -q "resource tree docs (shared/docs): store: blob $blob was altered" || fail "the call's error: $(res '.calls[0].error')"
+	check ".children[0] | .status == \"failed\" and (.why | test(\"blob $blob was altered\")) and (has(\"termination\") | not) and .cleanup_confirmed"
+	[ ! -e "$T/pkt/files/from-x.json" ] || fail "the child's result was imported"
 	nothing_left
 }
 

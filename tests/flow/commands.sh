@@ -3,7 +3,7 @@
 # installed Bun in the route's own scope, its output collected outside it.
 # Each case_* is one ctest (command.<case>) in the supported-host lane, run
 # as the unprivileged user.
-# Requirements: R-K01, R-K02, R-K04 (see docs/requirements.md).
+# Requirements: R-K01, R-K02, R-K03, R-K04 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
@@ -186,6 +186,54 @@ case_without_grant() {
 	steps "[$(step run 'console.log(1)')]"
 	[ "$rc" -ne 0 ] && [ "$(rec status)" = failed ] || fail "the Run did not fail"
 	rec error | grep -q "unknown or malformed operation" || fail "error: $(rec error)"
+}
+
+case_capture() {
+	# R-K03: a route with "capture": true has a held /capture tmpfs; after
+	# the scope is fenced jig reads it from outside (bounded, only regular
+	# files and directories) and hands it to the Flow as data, never run.
+	# The candidate can write nowhere else that lasts. Five commands: the
+	# tree at exactly the byte cap, one byte over, a symlink, a socket,
+	# 65 files.
+	project
+	js='import { writeFileSync, mkdirSync } from "node:fs";
+		mkdirSync("/capture/sub");
+		writeFileSync("/capture/report.json", JSON.stringify({passed: 3, failed: 1}));
+		writeFileSync("/capture/sub/code.js", "globalThis.PWNED = 1; export default 1;");
+		writeFileSync("/capture/pad", Buffer.alloc(262144 - 62, 97));
+		const tried = [];
+		for (const p of ["/escape", "/command/x", "/.jig/x", "/usr/lib/x86_64-linux-gnu/x", "/output/x", "/flow/x", "/input/x"])
+			try { writeFileSync(p, "x"); tried.push(p + ":written"); } catch (e) { tried.push(p + ":" + e.code); }
+		console.log(tried.join(" "))'
+	big='require("node:fs").writeFileSync("/capture/big", Buffer.alloc(262145, 97))'
+	link='require("node:fs").symlinkSync("/etc/passwd", "/capture/l")'
+	sock='require("node:net").createServer().listen("/capture/s", () => process.exit(0))'
+	many='for (let i = 0; i < 65; i++) require("node:fs").writeFileSync("/capture/f" + i, "")'
+	steps "[$(step capt "$js"), $(step capt "$big"), $(step capt "$link"), $(step capt "$sock"), $(step capt "$many")]"
+	succeeded
+	for i in 0 1 2 3 4; do expect_ok $i; done
+	echo "checking the captured tree"
+	jq -e '.[0] | .captureRefused == null and (.captured | keys) == ["pad", "report.json", "sub/code.js"]
+		and (.captured["report.json"].text | fromjson) == {passed: 3, failed: 1} and .captured.pad.dataLength == 262082
+		and .captured["sub/code.js"].text == "globalThis.PWNED = 1; export default 1;"' "$T/pkt/files/result.json" >/dev/null ||
+		fail "the captured tree: $(res 0 '.captureRefused')"
+	sum=$(printf '%s' '{"passed":3,"failed":1}' | sha256sum | cut -d' ' -f1)
+	[ "$(res 0 '.captured["report.json"].sha256')" = "$sum" ] && [ "$(res 0 '.captured["report.json"].bytes')" = 23 ] ||
+		fail "the captured file's digest or size"
+	for w in /escape /command/x /.jig/x /usr/lib/x86_64-linux-gnu/x /output/x /flow/x /input/x; do
+		res 0 .stdout | grep -q "$w:E" || fail "the candidate wrote $w: $(res 0 .stdout)"
+	done
+	echo "checking the refusals"
+	res 1 .captureRefused | grep -q "capture refused, nothing returned: capture: more than 262144 bytes" || fail "over the bytes cap: $(res 1 .captureRefused)"
+	res 2 .captureRefused | grep -q "capture l: is a symbolic link; refused" || fail "a symlink: $(res 2 .captureRefused)"
+	res 3 .captureRefused | grep -q "capture s: is a special file" || fail "a socket: $(res 3 .captureRefused)"
+	res 4 .captureRefused | grep -q "more than 64 files" || fail "over the files cap: $(res 4 .captureRefused)"
+	for i in 1 2 3 4; do [ "$(res $i .captured)" = null ] || fail "step $i returned a tree"; done
+	echo "checking the record"
+	jq -e '.effects[0].capture | .files == 3 and .bytes == 262144' "$T/pkt/record.json" >/dev/null || fail "evidence: $(ev 0 .capture)"
+	ev 1 .capture_refused | grep -q "more than 262144 bytes" || fail "evidence of the refusal: $(ev 1 .capture_refused)"
+	! grep -q "PWNED\|passed" "$T/pkt/record.json" || fail "the record holds captured bytes"
+	[ ! -e "$T/pkt/files/capture" ] || fail "the capture was published"
 }
 
 "case_$1"

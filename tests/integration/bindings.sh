@@ -3,7 +3,7 @@
 # and write maps, the contract's shape rules and the root budget, each
 # refusal one line naming its rule. Projects come from
 # tests/flow/binding/mkproject.sh. Each case_* is one ctest (bindings.<case>).
-# Requirements: R-B01, R-B02, R-B04 (see docs/requirements.md).
+# Requirements: R-B01, R-B02, R-B04, R-K01 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 USER_NAME=jigtest
@@ -107,6 +107,28 @@ case_refuse_over_root_budget() {
 	project '{"root":{"bindings":{"x":{"flow":"a"},"y":{"flow":"b"}}},"a":{"bindings":{"x":{"flow":"a2"}}},"a2":{"bindings":{"x":{"flow":"a3"}}},
 		"a3":{"commands":true},"b":{"bindings":{"x":{"flow":"b2"}}},"b2":{"commands":true}}'
 	bad "flow root: its branches reserve 2048 MiB, 640 tasks, 4.0 CPU with the root; reservations over the root budget of 1792 MiB, 576 tasks, 3.5 CPU"
+}
+case_refuse_unreviewed_command_invocation() {
+	# R-K01 (decision 83): a Project Command is reached through a binding
+	# only as the reviewed child Flow's own command route. A binding that
+	# names a command route instead of a Flow, or asks for a route, a Flow
+	# with a command route beside a binding, and a child with both, are
+	# refused at review with one line.
+	project '{"root":{"bindings":{"x":{"flow":"run"}}},"b":{"commands":true}}'
+	bad 'binding x: the project has no Flow "run"'
+	project '{"root":{"bindings":{"x":{"flow":"b"}}},"b":{"commands":true}}'
+	edit root '.bindings.x.command = "run"'
+	bad 'binding "x": unknown key "command"'
+	project '{"root":{"bindings":{"run":{"flow":"b"}},"commands":true},"b":{}}'
+	bad 'binding run: is also a route.s name; a name means one grant\|not a Flow beside an exclusive effect'
+	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{"bindings":{"x":{"flow":"b"}},"commands":true},"b":{"commands":true}}'
+	bad "flow a: a binding beside effect routes\\|child flow a has a binding beside its effect routes"
+	# Admitted: the child's own route, pinned in the Plan with the scope the
+	# branch reserves.
+	project '{"root":{"bindings":{"x":{"flow":"b"}}},"b":{"commands":true}}'
+	ok
+	review --json | jq -e '.plan.flows[] | select(.name == "b") | .commands[0] | .route == "run" and .command_scope.permission_plan.network == "none"' >/dev/null ||
+		fail "b's route is not pinned"
 }
 case_refuse_bad_bindings() {
 	# Each malformed binding or map: one line naming it.

@@ -346,11 +346,11 @@ case_command_routes_in_plan() {
 		grep -q "command tests: .*" "$T/out" && grep -q "attachment data read-only at /input/data" "$T/out" &&
 		grep -q "no Flow package, credentials or network; its output and exit do not prove what it ran" "$T/out" || fail "plan text"
 	review --json >"$T/plan.json"
-	jq -e '.plan.flows[0].commands | length == 3 and (.[0] | .route == "run" and .timeout_ms == 30000 and (has("input") | not)
+	jq -e '.plan.flows[0].commands | length == 4 and (.[0] | .route == "run" and .timeout_ms == 30000 and (has("input") | not)
 		and .caps == {files: 64, text_bytes: 262144, args: 32, stdin_bytes: 16384, retained_bytes_per_pipe: 65536, calls_per_run: 16}
 		and .command_scope.permission_plan.network == "none" and .command_scope.argv == ["/.jig/bun"])
 		and (.[1] | .input == "data") and .[0].command_scope.policy_sha256 != .[1].command_scope.policy_sha256
-		and .[0].command_scope.policy_sha256 != .[2].command_scope.policy_sha256' "$T/plan.json" >/dev/null ||
+		and .[0].command_scope.policy_sha256 != .[2].command_scope.policy_sha256 and ([.[0,1,2] | has("capture")] == [false, false, false])' "$T/plan.json" >/dev/null ||
 		fail "plan json: $(jq -c '.plan.flows[0].commands' "$T/plan.json")"
 	jq -c '.plan.flows[0].commands[1].command_scope.permission_plan' "$T/plan.json"
 	jq -e '.plan.flows[0].commands[1].command_scope.permission_plan | tostring | test("/input/data") and (test("\"/flow\"") | not)' "$T/plan.json" >/dev/null ||
@@ -364,11 +364,32 @@ case_command_routes_in_plan() {
 	fresh
 	review --json | jq -e '[.plan.flows[] | has("commands")] | any | not' >/dev/null || fail "commands in a Plan without routes"
 }
+case_command_capture_in_plan() {
+	# R-K03: a route's "capture": true is pinned in the Plan (its caps and
+	# its own scope: a held /capture tmpfs), shown in its text, and changes
+	# the Plan's identity; other routes keep theirs.
+	command_project
+	review --yes >"$T/out"
+	grep -q "command capt: .*" "$T/out" && grep -q "its files under /capture (a held tmpfs) read by jig after the scope is fenced, <= 262144 bytes in <= 64" "$T/out" &&
+		grep -q "returned to the Flow as data (never run or imported)" "$T/out" || fail "plan text"
+	review --json >"$T/plan.json"
+	jq -e '.plan.flows[0].commands[3] | .route == "capt" and .capture == {path: "/capture", files: 64, bytes: 262144}
+		and (.command_scope.permission_plan | tostring | test("/capture"))' "$T/plan.json" >/dev/null ||
+		fail "plan json: $(jq -c '.plan.flows[0].commands[3]' "$T/plan.json")"
+	jq -e '[.plan.flows[0].commands[0,1,2].command_scope.permission_plan | tostring | test("/capture")] == [false, false, false]' "$T/plan.json" >/dev/null ||
+		fail "a route without capture has /capture"
+	a=$(jq -r .plan_sha256 "$T/plan.json") pol=$(jq -r '.plan.flows[0].commands[3].command_scope.policy_sha256' "$T/plan.json")
+	command_project '.commands.capt.capture = false'
+	review --json >"$T/plan2.json"
+	[ "$(jq -r .plan_sha256 "$T/plan2.json")" != "$a" ] && [ "$(jq -r '.plan.flows[0].commands[3].command_scope.policy_sha256' "$T/plan2.json")" != "$pol" ] ||
+		fail "dropping the capture kept the Plan identity or the scope"
+}
 case_refuse_command_grant_fields() {
 	for change in '.commands = []' '.commands.run.timeout_ms = 600001' '.commands.run.timeout_ms = 999' 'del(.commands.run.timeout_ms)' \
 		'.commands.run.extra = 1' '.commands["Bad Name"] = {timeout_ms: 1000}' '.commands.run.input = "nope"' \
 		'.commands.run.input = 1' '.commands.run = "x"' '.commands = ([range(9) | {key: "r\(.)", value: {timeout_ms: 1000}}] | from_entries)' \
-		'.http = {run: {method: "GET", url: "https://example.com/", timeout_ms: 1000}}'; do
+		'.http = {run: {method: "GET", url: "https://example.com/", timeout_ms: 1000}}' '.commands.capt.capture = "yes"' \
+		'.commands.capt.capture = 1'; do
 		command_project "$change"
 		bad 'command'
 	done

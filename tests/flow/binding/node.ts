@@ -4,7 +4,12 @@
 //   {"calls": [[b, ...], ...]  groups of bindings, each group at once
 //                              (b: a name, or [name, {child: caller}] inputs)
 //    "write": {path: text}      outputs of its own
-//    "command": true | {sleep: ms}  one Project Command (route "run")
+//    "command": true | {sleep: ms, probe?: true, unreviewed?: route}
+//                               one Project Command (route "run"); probe:
+//                               it exits 7 unless its environment is exactly
+//                               HOME, LANG, NO_COLOR, TMPDIR and it sees no
+//                               /flow, /input, /output, /stage; unreviewed:
+//                               then also calls that route (result.refused)
 //    "sleep": ms, "spin": ms, "crash": true, "fail": true, "hog": true
 //    "delay": ms                before the probes
 //    "probe": [path, ...]       tries to read each ("write:PATH": to write it)
@@ -29,8 +34,15 @@ export default async function (jig) {
   }
   if (plan.command) {
     const wait = plan.command.sleep ? `await Bun.sleep(${Number(plan.command.sleep)});` : "";
-    const r = await jig.command("run", { files: { "m.js": wait + "console.log('cmd-' + 6 * 7)" }, entry: "m.js" });
+    const probe = plan.command.probe ? `const { existsSync } = require("node:fs");
+      const ok = JSON.stringify(Object.keys(process.env).sort()) === '["HOME","LANG","NO_COLOR","TMPDIR"]' &&
+        !["/flow", "/input", "/output", "/stage"].some((p) => existsSync(p));
+      if (!ok) process.exit(7);` : "";
+    const r = await jig.command("run", { files: { "m.js": wait + probe + "console.log('cmd-' + 6 * 7)" }, entry: "m.js" });
     result.command = r.stdout.trim();
+    if (plan.command.unreviewed)
+      try { await jig.command(plan.command.unreviewed, { files: { "m.js": "" }, entry: "m.js" }); result.refused = "no"; }
+      catch (e) { result.refused = String(e.message); }
   }
   for (const group of plan.calls ?? []) {
     // An element is a binding's name, or [name, inputs] (per-call inputs).

@@ -27,7 +27,10 @@ export default async function (jig) {
       const r = await jig.command(s.route, opts);
       results.push({ ok: true, outcome: r.outcome, exitCode: r.exitCode, signal: r.signal, stdout: r.stdout, stderr: r.stderr,
                      stdoutBytes: r.stdoutBytes, stderrBytes: r.stderrBytes, stdoutTruncated: r.stdoutTruncated,
-                     stderrTruncated: r.stderrTruncated, stdoutRawLength: r.stdoutRaw.length, wallMs: r.wallMs });
+                     stderrTruncated: r.stderrTruncated, stdoutRawLength: r.stdoutRaw.length, wallMs: r.wallMs,
+                     ...(r.captured === undefined ? {} : { captureRefused: r.captureRefused, captured: r.captured &&
+                       Object.fromEntries(Object.entries(r.captured).map(([p, f]) => [p, { sha256: f.sha256, bytes: f.bytes,
+                         text: f.data.toString("utf8"), dataLength: f.data.length }])) }) });
     } catch (e) {
       results.push({ ok: false, error: String(e?.message ?? e) });
     }
