@@ -154,6 +154,7 @@ static int admit(struct run *r, struct jig_error *e)
 	r->f = jig_project_flow(&r->p, req->flow);
 	if (!(r->tmpl = jig_plan_scope(&r->pl, r->f->name, NULL)))
 		return jig_err(e, JIG_E_INTERNAL, "flow %s has no composed scope", r->f->name);
+	r->s.verifier = &r->v; /* an unchanged root-owned module is not re-hashed (decision 79) */
 	if ((rc = jig_sandbox_open(&r->sb, &r->s, e)))
 		return rc;
 	r->have_sandbox = true;

@@ -15,6 +15,8 @@
 #define JIG_STATE_FILE "state.json"
 #define JIG_STATE_FORMAT "jig-snapshot-state/1"
 
+struct jig_verifier;
+
 struct jig_snapshot {
 	int dirfd;	     /* the snapshot directory */
 	char *dirpath;	     /* for messages only */
@@ -25,6 +27,10 @@ struct jig_snapshot {
 	unsigned char manifest_sha256[JIG_SHA256_LEN];
 	const struct jig_trust_anchor *anchor;
 	char keyid[JIG_KEYID_HEX];
+	/* The command's verifier, if it has one (set after the open): the
+	 * loader may then skip re-hashing an unchanged root-owned module it
+	 * loads in place (decision 79). NULL: always hashed. */
+	struct jig_verifier *verifier;
 };
 
 /* The install record: the highest accepted sequence and its manifest. */

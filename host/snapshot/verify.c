@@ -342,6 +342,41 @@ int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, con
 	return 0;
 }
 
+bool jig_verifier_known(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			const struct stat *st)
+{
+	if (v->mode == JIG_VERIFY_STRICT)
+		return false;
+	uint64_t t = now_ns();
+	if (!v->loaded)
+		load(v);
+	char canon[PATH_MAX + 300], meta[256], want[JIG_SHA256_HEX];
+	canonical(v, s, f, canon, sizeof(canon));
+	fingerprint(st, meta);
+	jig_hex(f->sha256, JIG_SHA256_LEN, want);
+	const char *ent = lookup(v, canon);
+	bool hit = ent && strcmp(ent + JIG_SHA256_HEX, meta) == 0 && strncmp(ent, want, JIG_SHA256_HEX - 1) == 0;
+	v->reused += hit;
+	v->elapsed_ns += now_ns() - t;
+	return hit;
+}
+
+void jig_verifier_remember(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			   const struct stat *st)
+{
+	if (v->mode == JIG_VERIFY_STRICT)
+		return;
+	if (!v->loaded)
+		load(v);
+	char canon[PATH_MAX + 300], meta[256], hex[JIG_SHA256_HEX];
+	canonical(v, s, f, canon, sizeof(canon));
+	fingerprint(st, meta);
+	jig_hex(f->sha256, JIG_SHA256_LEN, hex);
+	v->hashed++;
+	v->hashed_bytes += f->size;
+	store(v, canon, meta, hex);
+}
+
 void jig_verifier_finish(struct jig_verifier *v)
 {
 	uint64_t t = now_ns();

@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "snapshot/snapshot.h"
 #include "util/error.h"
@@ -66,6 +67,17 @@ int jig_verifier_check_file(struct jig_verifier *v, const struct jig_snapshot *s
 /* Verifies each of paths (opened and closed). */
 int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, const char *const *paths, size_t n,
 		       struct jig_error *e);
+/* For a module loaded in place (decision 65: root's file, no write bit for
+ * group or others, an unprivileged caller; only root can change that
+ * inode): true when the cache holds f's manifest digest for exactly this
+ * inode's fingerprint st (device, inode, mode, owner, size, nanosecond
+ * mtime and ctime), under any mode but strict — the freshness check is
+ * made even in fast mode. Then the loader need not hash it again. */
+bool jig_verifier_known(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			const struct stat *st);
+/* Records that f, with fingerprint st, was just hashed and matched. */
+void jig_verifier_remember(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			   const struct stat *st);
 /* Writes the cache if it changed (best effort) and frees. */
 void jig_verifier_finish(struct jig_verifier *v);
 /* {"mode", "files", "hashed", "hashed_bytes", "reused", "elapsed_ms", "cache_ignored"?} */
