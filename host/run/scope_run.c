@@ -26,20 +26,23 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	int r = jig_scope_policy_check_host(p, e);
 	if (r)
 		return r;
-	char libdir[PATH_MAX];
-	struct jig_snapshot s;
-	if ((r = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) || (r = jig_snapshot_open_installed(&s, libdir, e)))
-		return r;
-	JIG_TRACE_POINT("scope: snapshot opened");
 	/* The installed files this scope uses are verified as for jig run:
 	 * by the operator's mode (JIG_VERIFICATION; cached by default), so an
-	 * unchanged launcher and an unchanged root-owned sandbox module are
-	 * not hashed again on every launch (decision 79). */
+	 * unchanged launcher, an unchanged root-owned sandbox module and a
+	 * manifest signature already verified byte for byte are not hashed or
+	 * verified again on every launch (decision 79). */
 	struct jig_verifier v;
-	if ((r = jig_verifier_init(&v, NULL, JIG_VERIFY_CACHED, e))) {
-		jig_snapshot_close(&s);
+	if ((r = jig_verifier_init(&v, NULL, JIG_VERIFY_CACHED, e)))
+		return r;
+	char libdir[PATH_MAX];
+	struct jig_snapshot s;
+	struct jig_signature_memo memo = jig_verifier_signature_memo(&v);
+	if ((r = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) ||
+	    (r = jig_snapshot_open_installed_memo(&s, libdir, &memo, e))) {
+		jig_verifier_finish(&v);
 		return r;
 	}
+	JIG_TRACE_POINT("scope: snapshot opened");
 	s.verifier = &v;
 	struct jig_sandbox sb;
 	if ((r = jig_sandbox_open(&sb, &s, e))) {

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "manifest.h"
+#include "signature.h"
 #include "trust.h"
 
 #define JIG_STATE_FILE "state.json"
@@ -46,6 +47,13 @@ int jig_snapshot_default_libdir(char *out, size_t cap, struct jig_error *e);
 int jig_snapshot_open_installed(struct jig_snapshot *s, const char *libdir, struct jig_error *e);
 /* Opens a snapshot directory by path (staging, verify); no install record. */
 int jig_snapshot_open_dir(struct jig_snapshot *s, const char *dirpath, struct jig_error *e);
+/* The same, with a memo of verified signatures (may be NULL; see
+ * signature.h): every check is made, the Ed25519 arithmetic only when the
+ * memo does not already hold these exact bytes. */
+int jig_snapshot_open_installed_memo(struct jig_snapshot *s, const char *libdir, const struct jig_signature_memo *memo,
+				     struct jig_error *e);
+int jig_snapshot_open_dir_memo(struct jig_snapshot *s, const char *dirpath, const struct jig_signature_memo *memo,
+			       struct jig_error *e);
 void jig_snapshot_close(struct jig_snapshot *s);
 
 /* Opens a listed file with the ownership, mode and size checks; no hashing. */

@@ -208,6 +208,17 @@ static void fingerprint(const struct stat *st, char *out)
 	*p = '\0';
 }
 
+/* A file changed less than a second ago may change again within the same
+ * coarse clock tick without a new mtime or ctime (git's "racy" entries):
+ * its digest is used but not stored. */
+static bool settled(const struct stat *st)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	const struct timespec *t = st->st_ctim.tv_sec > st->st_mtim.tv_sec ? &st->st_ctim : &st->st_mtim;
+	return now.tv_sec - t->tv_sec >= 2 || (now.tv_sec - t->tv_sec == 1 && now.tv_nsec >= t->tv_nsec);
+}
+
 /* A stored digest for canon usable under the mode, or NULL. */
 static const char *stored(struct jig_verifier *v, const char *canon, const char *meta)
 {
@@ -299,7 +310,7 @@ static int verify(struct jig_verifier *v, const struct jig_snapshot *s, const st
 	if (ent) {
 		v->reused++;
 		r = compare(v, canon, ent, f, e);
-	} else if (!(r = hash_fd(v, fd, canon, have, e)) && !(r = compare(v, canon, have, f, e)))
+	} else if (!(r = hash_fd(v, fd, canon, have, e)) && !(r = compare(v, canon, have, f, e)) && settled(&st))
 		store(v, canon, meta, have);
 	if (r || !want_fd) {
 		if (fd >= 0)
@@ -364,7 +375,9 @@ bool jig_verifier_known(struct jig_verifier *v, const struct jig_snapshot *s, co
 void jig_verifier_remember(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
 			   const struct stat *st)
 {
-	if (v->mode == JIG_VERIFY_STRICT)
+	v->hashed++;
+	v->hashed_bytes += f->size;
+	if (v->mode == JIG_VERIFY_STRICT || !settled(st))
 		return;
 	if (!v->loaded)
 		load(v);
@@ -372,9 +385,44 @@ void jig_verifier_remember(struct jig_verifier *v, const struct jig_snapshot *s,
 	canonical(v, s, f, canon, sizeof(canon));
 	fingerprint(st, meta);
 	jig_hex(f->sha256, JIG_SHA256_LEN, hex);
-	v->hashed++;
-	v->hashed_bytes += f->size;
 	store(v, canon, meta, hex);
+}
+
+#define SIG_MEMO_DIR "/.jig-ed25519-verified/"
+
+static int sig_known(void *ctx, const unsigned char digest[JIG_SHA256_LEN])
+{
+	struct jig_verifier *v = ctx;
+	if (v->mode == JIG_VERIFY_STRICT)
+		return 0;
+	uint64_t t = now_ns();
+	if (!v->loaded)
+		load(v);
+	char key[sizeof(SIG_MEMO_DIR) + JIG_SHA256_HEX];
+	memcpy(key, SIG_MEMO_DIR, sizeof(SIG_MEMO_DIR) - 1);
+	jig_hex(digest, JIG_SHA256_LEN, key + sizeof(SIG_MEMO_DIR) - 1);
+	const char *ent = lookup(v, key);
+	int hit = ent && strncmp(ent, key + sizeof(SIG_MEMO_DIR) - 1, JIG_SHA256_HEX - 1) == 0;
+	v->elapsed_ns += now_ns() - t;
+	return hit;
+}
+
+static void sig_remember(void *ctx, const unsigned char digest[JIG_SHA256_LEN])
+{
+	struct jig_verifier *v = ctx;
+	if (v->mode == JIG_VERIFY_STRICT)
+		return;
+	if (!v->loaded)
+		load(v);
+	char key[sizeof(SIG_MEMO_DIR) + JIG_SHA256_HEX];
+	memcpy(key, SIG_MEMO_DIR, sizeof(SIG_MEMO_DIR) - 1);
+	jig_hex(digest, JIG_SHA256_LEN, key + sizeof(SIG_MEMO_DIR) - 1);
+	store(v, key, "ed25519-verified", key + sizeof(SIG_MEMO_DIR) - 1);
+}
+
+struct jig_signature_memo jig_verifier_signature_memo(struct jig_verifier *v)
+{
+	return (struct jig_signature_memo){.ctx = v, .known = sig_known, .remember = sig_remember};
 }
 
 void jig_verifier_finish(struct jig_verifier *v)
