@@ -208,15 +208,20 @@ static void fingerprint(const struct stat *st, char *out)
 	*p = '\0';
 }
 
-/* A file changed less than a second ago may change again within the same
- * coarse clock tick without a new mtime or ctime (git's "racy" entries):
- * its digest is used but not stored. */
+/* The kernel stamps mtime and ctime from its coarse clock, which moves in
+ * whole ticks (10 ms at HZ=100, the coarsest Linux has). A file changed
+ * within the last tick may change again with the same stamps (git's "racy"
+ * entries), so its digest is used but not stored; from two ticks on, any
+ * later change gets a later stamp. */
+#define SETTLED_NS 20000000LL
 static bool settled(const struct stat *st)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	const struct timespec *t = st->st_ctim.tv_sec > st->st_mtim.tv_sec ? &st->st_ctim : &st->st_mtim;
-	return now.tv_sec - t->tv_sec >= 2 || (now.tv_sec - t->tv_sec == 1 && now.tv_nsec >= t->tv_nsec);
+	const struct timespec *c = &st->st_ctim, *m = &st->st_mtim;
+	const struct timespec *t = c->tv_sec > m->tv_sec || (c->tv_sec == m->tv_sec && c->tv_nsec > m->tv_nsec) ? c : m;
+	long long age = (long long)(now.tv_sec - t->tv_sec) * 1000000000LL + (now.tv_nsec - t->tv_nsec);
+	return age >= SETTLED_NS;
 }
 
 /* A stored digest for canon usable under the mode, or NULL. */

@@ -7,7 +7,7 @@
  *   cached (default) reuse a stored digest only while the canonical path and
  *                    the file's device, inode, mode, owner, size and
  *                    nanosecond mtime and ctime all match; else hash
- *                    (a file changed less than a second ago is hashed
+ *                    (a file changed within the last 20 ms is hashed
  *                    and its digest not stored: it could change again
  *                    within the same clock tick)
  *   strict           hash the current bytes every time, no cache
