@@ -144,6 +144,7 @@ static int admit(struct run *r, struct jig_error *e)
 	    (rc = jig_snapshot_open_installed_memo(&r->s, libdir, &memo, e)))
 		return rc;
 	r->have_snapshot = true;
+	r->s.verifier = &r->v; /* memos: the catalog's check, an unchanged root-owned module (decisions 79, 80) */
 	if ((rc = jig_plan_verify_installation(&r->s, &r->v, &r->init_fd, e)) || (rc = jig_plan_build(&r->p, &r->s, &r->pl, e)) ||
 	    (rc = jig_plan_admitted(&r->p, admitted, e)))
 		return rc;
@@ -156,7 +157,6 @@ static int admit(struct run *r, struct jig_error *e)
 	r->f = jig_project_flow(&r->p, req->flow);
 	if (!(r->tmpl = jig_plan_scope(&r->pl, r->f->name, NULL)))
 		return jig_err(e, JIG_E_INTERNAL, "flow %s has no composed scope", r->f->name);
-	r->s.verifier = &r->v; /* an unchanged root-owned module is not re-hashed (decision 79) */
 	if ((rc = jig_sandbox_open(&r->sb, &r->s, e)))
 		return rc;
 	r->have_sandbox = true;

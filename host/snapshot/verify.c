@@ -395,34 +395,44 @@ void jig_verifier_remember(struct jig_verifier *v, const struct jig_snapshot *s,
 
 #define SIG_MEMO_DIR "/.jig-ed25519-verified/"
 
-static int sig_known(void *ctx, const unsigned char digest[JIG_SHA256_LEN])
+bool jig_verifier_memo_known(struct jig_verifier *v, const char *ns, const unsigned char digest[JIG_SHA256_LEN])
 {
-	struct jig_verifier *v = ctx;
-	if (v->mode == JIG_VERIFY_STRICT)
-		return 0;
+	size_t nl = strlen(ns);
+	if (v->mode == JIG_VERIFY_STRICT || nl > 64)
+		return false;
 	uint64_t t = now_ns();
 	if (!v->loaded)
 		load(v);
-	char key[sizeof(SIG_MEMO_DIR) + JIG_SHA256_HEX];
-	memcpy(key, SIG_MEMO_DIR, sizeof(SIG_MEMO_DIR) - 1);
-	jig_hex(digest, JIG_SHA256_LEN, key + sizeof(SIG_MEMO_DIR) - 1);
+	char key[64 + JIG_SHA256_HEX];
+	memcpy(key, ns, nl);
+	jig_hex(digest, JIG_SHA256_LEN, key + nl);
 	const char *ent = lookup(v, key);
-	int hit = ent && strncmp(ent, key + sizeof(SIG_MEMO_DIR) - 1, JIG_SHA256_HEX - 1) == 0;
+	bool hit = ent && strncmp(ent, key + nl, JIG_SHA256_HEX - 1) == 0;
 	v->elapsed_ns += now_ns() - t;
 	return hit;
 }
 
-static void sig_remember(void *ctx, const unsigned char digest[JIG_SHA256_LEN])
+void jig_verifier_memo_remember(struct jig_verifier *v, const char *ns, const unsigned char digest[JIG_SHA256_LEN])
 {
-	struct jig_verifier *v = ctx;
-	if (v->mode == JIG_VERIFY_STRICT)
+	size_t nl = strlen(ns);
+	if (v->mode == JIG_VERIFY_STRICT || nl > 64)
 		return;
 	if (!v->loaded)
 		load(v);
-	char key[sizeof(SIG_MEMO_DIR) + JIG_SHA256_HEX];
-	memcpy(key, SIG_MEMO_DIR, sizeof(SIG_MEMO_DIR) - 1);
-	jig_hex(digest, JIG_SHA256_LEN, key + sizeof(SIG_MEMO_DIR) - 1);
-	store(v, key, "ed25519-verified", key + sizeof(SIG_MEMO_DIR) - 1);
+	char key[64 + JIG_SHA256_HEX];
+	memcpy(key, ns, nl);
+	jig_hex(digest, JIG_SHA256_LEN, key + nl);
+	store(v, key, "checked", key + nl);
+}
+
+static int sig_known(void *ctx, const unsigned char digest[JIG_SHA256_LEN])
+{
+	return jig_verifier_memo_known(ctx, SIG_MEMO_DIR, digest);
+}
+
+static void sig_remember(void *ctx, const unsigned char digest[JIG_SHA256_LEN])
+{
+	jig_verifier_memo_remember(ctx, SIG_MEMO_DIR, digest);
 }
 
 struct jig_signature_memo jig_verifier_signature_memo(struct jig_verifier *v)

@@ -88,6 +88,11 @@ void jig_verifier_remember(struct jig_verifier *v, const struct jig_snapshot *s,
  * "/.jig-ed25519-verified/<digest>", the digest over the key, signature
  * and signed bytes; signature.h). Not consulted in strict mode. */
 struct jig_signature_memo jig_verifier_signature_memo(struct jig_verifier *v);
+/* A memo of checks whose outcome depends only on the bytes a digest
+ * covers: "<ns><hex digest>" entries in the same cache (ns starts and ends
+ * with '/'). Not consulted or written in strict mode. */
+bool jig_verifier_memo_known(struct jig_verifier *v, const char *ns, const unsigned char digest[JIG_SHA256_LEN]);
+void jig_verifier_memo_remember(struct jig_verifier *v, const char *ns, const unsigned char digest[JIG_SHA256_LEN]);
 /* Writes the cache if it changed (best effort) and frees. */
 void jig_verifier_finish(struct jig_verifier *v);
 /* {"mode", "files", "hashed", "hashed_bytes", "reused", "elapsed_ms", "cache_ignored"?} */
