@@ -140,10 +140,13 @@ static int admit(struct run *r, struct jig_error *e)
 	r->have_project = true;
 	if (!(r->f = jig_project_flow(&r->p, req->flow)))
 		return jig_err(e, JIG_E_USAGE, "project %s has no Flow \"%s\"", req->project, req->flow);
+	struct jig_signature_memo memo = jig_verifier_signature_memo(&r->v);
 	if ((rc = check_inputs(req, r->f, e)) || (rc = jig_project_capture(&r->p, false, e)) ||
-	    (rc = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) || (rc = jig_snapshot_open_installed(&r->s, libdir, e)))
+	    (rc = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) ||
+	    (rc = jig_snapshot_open_installed_memo(&r->s, libdir, &memo, e)))
 		return rc;
 	r->have_snapshot = true;
+	r->s.verifier = &r->v; /* memos: the catalog's check, an unchanged root-owned module (decisions 85, 86) */
 	if ((rc = jig_plan_verify_installation(&r->s, &r->v, &r->init_fd, e)) || (rc = jig_plan_build(&r->p, &r->s, &r->pl, e)) ||
 	    (rc = jig_plan_admitted(&r->p, admitted, e)))
 		return rc;

@@ -10,6 +10,7 @@
 #include "run/reaper.h"
 #include "sandbox/door.h"
 #include "snapshot/snapshot.h"
+#include "snapshot/verify.h"
 #include "util/relay.h"
 
 _Static_assert(JIG_POLICY_MAX_FDS <= JIG_SCOPE_MAX_FDS, "a policy's descriptors fit a scope");
@@ -25,13 +26,27 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	int r = jig_scope_policy_check_host(p, e);
 	if (r)
 		return r;
+	/* The installed files this scope uses are verified as for jig run:
+	 * by the operator's mode (JIG_VERIFICATION; cached by default), so an
+	 * unchanged launcher, an unchanged root-owned sandbox module and a
+	 * manifest signature already verified byte for byte are not hashed or
+	 * verified again on every launch (decision 85). */
+	struct jig_verifier v;
+	if ((r = jig_verifier_init(&v, NULL, JIG_VERIFY_CACHED, e)))
+		return r;
 	char libdir[PATH_MAX];
 	struct jig_snapshot s;
-	if ((r = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) || (r = jig_snapshot_open_installed(&s, libdir, e)))
+	struct jig_signature_memo memo = jig_verifier_signature_memo(&v);
+	if ((r = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) ||
+	    (r = jig_snapshot_open_installed_memo(&s, libdir, &memo, e))) {
+		jig_verifier_finish(&v);
 		return r;
+	}
 	JIG_TRACE_POINT("scope: snapshot opened");
+	s.verifier = &v;
 	struct jig_sandbox sb;
 	if ((r = jig_sandbox_open(&sb, &s, e))) {
+		jig_verifier_finish(&v);
 		jig_snapshot_close(&s);
 		return r;
 	}
@@ -42,7 +57,7 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	/* The launcher must be the snapshot's own, byte for byte; the
 	 * descriptor that was hashed is the one bwrap binds. Standard streams
 	 * reach the scope as pipes, never as the caller's terminal or files. */
-	int init_fd = jig_snapshot_open_listed(&s, JIG_SCOPE_INIT_FILE, true, e);
+	int init_fd = jig_verifier_open(&v, &s, JIG_SCOPE_INIT_FILE, e);
 	JIG_TRACE_POINT("scope: launcher hashed");
 	struct jig_scope_fd fds[JIG_SCOPE_MAX_FDS];
 	memcpy(fds, p->fds, p->n_fds * sizeof(*fds));
@@ -68,6 +83,7 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	if (init_fd >= 0)
 		close(init_fd);
 	jig_sandbox_close(&sb);
+	jig_verifier_finish(&v);
 	jig_snapshot_close(&s);
 	return r;
 }

@@ -14,6 +14,7 @@
 #include <jig/trace.h>
 
 #include "../util/cleanup.h"
+#include "verify.h"
 #include "../util/text.h"
 
 #ifndef MFD_EXEC
@@ -110,12 +111,19 @@ int jig_module_verified_fd(const struct jig_snapshot *s, const struct jig_manife
 	struct stat fst;
 	if (geteuid() != 0 && fstat(fd, &fst) == 0 && fst.st_uid == 0 && !(fst.st_mode & 022) && S_ISREG(fst.st_mode) &&
 	    (uint64_t)fst.st_size == f->size) {
+		/* Such an inode, hashed before with this very fingerprint (its
+		 * nanosecond mtime and ctime included), still holds those bytes:
+		 * the command's verification cache may vouch for it (decision 85). */
+		if (s->verifier && jig_verifier_known(s->verifier, s, f, &fst))
+			return jig_steal_fd(&fd);
 		unsigned char got[JIG_SHA256_LEN];
 		if (hash_in_place(fd, f->size, got) < 0)
 			return jig_err(e, JIG_E_INTEGRITY, "module %s: cannot read %llu bytes from %s/%s", mm->name,
 				       (unsigned long long)f->size, s->dirpath, f->path);
 		if (memcmp(got, f->sha256, JIG_SHA256_LEN) != 0)
 			return mismatch(s, mm, got, e);
+		if (s->verifier)
+			jig_verifier_remember(s->verifier, s, f, &fst);
 		return jig_steal_fd(&fd);
 	}
 	char label[96];

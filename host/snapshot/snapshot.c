@@ -190,7 +190,7 @@ int jig_snapshot_stat_file(const struct jig_snapshot *s, const struct jig_manife
 }
 
 static int open_common(struct jig_snapshot *s, int dirfd, const char *dirpath, uid_t installer,
-		       struct jig_error *e)
+		       const struct jig_signature_memo *memo, struct jig_error *e)
 {
 	char what[PATH_MAX + 64];
 	jig_autofree char *sig = NULL;
@@ -223,8 +223,8 @@ static int open_common(struct jig_snapshot *s, int dirfd, const char *dirpath, u
 		goto fail;
 	/* The signature gates everything: nothing in the manifest is believed,
 	 * not even its JSON structure, before it verifies. */
-	if ((r = jig_signature_verify(s->manifest_bytes, s->manifest_len, sig, slen, &s->anchor,
-				      s->keyid, e)) < 0)
+	if ((r = jig_signature_verify_memo(s->manifest_bytes, s->manifest_len, sig, slen, &s->anchor,
+					   s->keyid, memo, e)) < 0)
 		goto fail;
 	JIG_TRACE_POINT("snapshot: manifest read, signature verified");
 	jig_sha256(s->manifest_bytes, s->manifest_len, s->manifest_sha256);
@@ -251,6 +251,12 @@ fail:
 
 int jig_snapshot_open_dir(struct jig_snapshot *s, const char *dirpath, struct jig_error *e)
 {
+	return jig_snapshot_open_dir_memo(s, dirpath, NULL, e);
+}
+
+int jig_snapshot_open_dir_memo(struct jig_snapshot *s, const char *dirpath, const struct jig_signature_memo *memo,
+			       struct jig_error *e)
+{
 	int fd = open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return jig_err(e, JIG_E_USAGE, "%s: cannot open snapshot directory: %s", dirpath,
@@ -260,7 +266,7 @@ int jig_snapshot_open_dir(struct jig_snapshot *s, const char *dirpath, struct ji
 		close(fd);
 		return jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", dirpath, strerror(errno));
 	}
-	int r = open_common(s, fd, dirpath, st.st_uid, e);
+	int r = open_common(s, fd, dirpath, st.st_uid, memo, e);
 	if (r < 0)
 		close(fd);
 	return r;
@@ -325,6 +331,12 @@ int jig_snapshot_check_state(const struct jig_snapshot *s, const struct jig_snap
 
 int jig_snapshot_open_installed(struct jig_snapshot *s, const char *libdir, struct jig_error *e)
 {
+	return jig_snapshot_open_installed_memo(s, libdir, NULL, e);
+}
+
+int jig_snapshot_open_installed_memo(struct jig_snapshot *s, const char *libdir, const struct jig_signature_memo *memo,
+				     struct jig_error *e)
+{
 	jig_autoclose int libfd = open(libdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (libfd < 0)
 		return jig_err(e, JIG_E_INTEGRITY,
@@ -362,7 +374,7 @@ int jig_snapshot_open_installed(struct jig_snapshot *s, const char *libdir, stru
 	if (dirfd < 0)
 		return jig_err(e, JIG_E_INTEGRITY, "%s: %s", path,
 			       errno == ELOOP || errno == ENOTDIR ? "not a directory (symbolic link?)" : strerror(errno));
-	int r = open_common(s, dirfd, path, installer, e);
+	int r = open_common(s, dirfd, path, installer, memo, e);
 	if (r < 0) {
 		close(dirfd);
 		return r;

@@ -10,10 +10,13 @@
 #include <sys/types.h>
 
 #include "manifest.h"
+#include "signature.h"
 #include "trust.h"
 
 #define JIG_STATE_FILE "state.json"
 #define JIG_STATE_FORMAT "jig-snapshot-state/1"
+
+struct jig_verifier;
 
 struct jig_snapshot {
 	int dirfd;	     /* the snapshot directory */
@@ -25,6 +28,10 @@ struct jig_snapshot {
 	unsigned char manifest_sha256[JIG_SHA256_LEN];
 	const struct jig_trust_anchor *anchor;
 	char keyid[JIG_KEYID_HEX];
+	/* The command's verifier, if it has one (set after the open): the
+	 * loader may then skip re-hashing an unchanged root-owned module it
+	 * loads in place (decision 85). NULL: always hashed. */
+	struct jig_verifier *verifier;
 };
 
 /* The install record: the highest accepted sequence and its manifest. */
@@ -40,6 +47,13 @@ int jig_snapshot_default_libdir(char *out, size_t cap, struct jig_error *e);
 int jig_snapshot_open_installed(struct jig_snapshot *s, const char *libdir, struct jig_error *e);
 /* Opens a snapshot directory by path (staging, verify); no install record. */
 int jig_snapshot_open_dir(struct jig_snapshot *s, const char *dirpath, struct jig_error *e);
+/* The same, with a memo of verified signatures (may be NULL; see
+ * signature.h): every check is made, the Ed25519 arithmetic only when the
+ * memo does not already hold these exact bytes. */
+int jig_snapshot_open_installed_memo(struct jig_snapshot *s, const char *libdir, const struct jig_signature_memo *memo,
+				     struct jig_error *e);
+int jig_snapshot_open_dir_memo(struct jig_snapshot *s, const char *dirpath, const struct jig_signature_memo *memo,
+			       struct jig_error *e);
 void jig_snapshot_close(struct jig_snapshot *s);
 
 /* Opens a listed file with the ownership, mode and size checks; no hashing. */

@@ -208,6 +208,22 @@ static void fingerprint(const struct stat *st, char *out)
 	*p = '\0';
 }
 
+/* The kernel stamps mtime and ctime from its coarse clock, which moves in
+ * whole ticks (10 ms at HZ=100, the coarsest Linux has). A file changed
+ * within the last tick may change again with the same stamps (git's "racy"
+ * entries), so its digest is used but not stored; from two ticks on, any
+ * later change gets a later stamp. */
+#define SETTLED_NS 20000000LL
+static bool settled(const struct stat *st)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	const struct timespec *c = &st->st_ctim, *m = &st->st_mtim;
+	const struct timespec *t = c->tv_sec > m->tv_sec || (c->tv_sec == m->tv_sec && c->tv_nsec > m->tv_nsec) ? c : m;
+	long long age = (long long)(now.tv_sec - t->tv_sec) * 1000000000LL + (now.tv_nsec - t->tv_nsec);
+	return age >= SETTLED_NS;
+}
+
 /* A stored digest for canon usable under the mode, or NULL. */
 static const char *stored(struct jig_verifier *v, const char *canon, const char *meta)
 {
@@ -299,7 +315,7 @@ static int verify(struct jig_verifier *v, const struct jig_snapshot *s, const st
 	if (ent) {
 		v->reused++;
 		r = compare(v, canon, ent, f, e);
-	} else if (!(r = hash_fd(v, fd, canon, have, e)) && !(r = compare(v, canon, have, f, e)))
+	} else if (!(r = hash_fd(v, fd, canon, have, e)) && !(r = compare(v, canon, have, f, e)) && settled(&st))
 		store(v, canon, meta, have);
 	if (r || !want_fd) {
 		if (fd >= 0)
@@ -340,6 +356,88 @@ int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, con
 			return r;
 	}
 	return 0;
+}
+
+bool jig_verifier_known(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			const struct stat *st)
+{
+	if (v->mode == JIG_VERIFY_STRICT)
+		return false;
+	uint64_t t = now_ns();
+	if (!v->loaded)
+		load(v);
+	char canon[PATH_MAX + 300], meta[256], want[JIG_SHA256_HEX];
+	canonical(v, s, f, canon, sizeof(canon));
+	fingerprint(st, meta);
+	jig_hex(f->sha256, JIG_SHA256_LEN, want);
+	const char *ent = lookup(v, canon);
+	bool hit = ent && strcmp(ent + JIG_SHA256_HEX, meta) == 0 && strncmp(ent, want, JIG_SHA256_HEX - 1) == 0;
+	v->reused += hit;
+	v->elapsed_ns += now_ns() - t;
+	return hit;
+}
+
+void jig_verifier_remember(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			   const struct stat *st)
+{
+	v->hashed++;
+	v->hashed_bytes += f->size;
+	if (v->mode == JIG_VERIFY_STRICT || !settled(st))
+		return;
+	if (!v->loaded)
+		load(v);
+	char canon[PATH_MAX + 300], meta[256], hex[JIG_SHA256_HEX];
+	canonical(v, s, f, canon, sizeof(canon));
+	fingerprint(st, meta);
+	jig_hex(f->sha256, JIG_SHA256_LEN, hex);
+	store(v, canon, meta, hex);
+}
+
+#define SIG_MEMO_DIR "/.jig-ed25519-verified/"
+
+bool jig_verifier_memo_known(struct jig_verifier *v, const char *ns, const unsigned char digest[JIG_SHA256_LEN])
+{
+	size_t nl = strlen(ns);
+	if (v->mode == JIG_VERIFY_STRICT || nl > 64)
+		return false;
+	uint64_t t = now_ns();
+	if (!v->loaded)
+		load(v);
+	char key[64 + JIG_SHA256_HEX];
+	memcpy(key, ns, nl);
+	jig_hex(digest, JIG_SHA256_LEN, key + nl);
+	const char *ent = lookup(v, key);
+	bool hit = ent && strncmp(ent, key + nl, JIG_SHA256_HEX - 1) == 0;
+	v->elapsed_ns += now_ns() - t;
+	return hit;
+}
+
+void jig_verifier_memo_remember(struct jig_verifier *v, const char *ns, const unsigned char digest[JIG_SHA256_LEN])
+{
+	size_t nl = strlen(ns);
+	if (v->mode == JIG_VERIFY_STRICT || nl > 64)
+		return;
+	if (!v->loaded)
+		load(v);
+	char key[64 + JIG_SHA256_HEX];
+	memcpy(key, ns, nl);
+	jig_hex(digest, JIG_SHA256_LEN, key + nl);
+	store(v, key, "checked", key + nl);
+}
+
+static int sig_known(void *ctx, const unsigned char digest[JIG_SHA256_LEN])
+{
+	return jig_verifier_memo_known(ctx, SIG_MEMO_DIR, digest);
+}
+
+static void sig_remember(void *ctx, const unsigned char digest[JIG_SHA256_LEN])
+{
+	jig_verifier_memo_remember(ctx, SIG_MEMO_DIR, digest);
+}
+
+struct jig_signature_memo jig_verifier_signature_memo(struct jig_verifier *v)
+{
+	return (struct jig_signature_memo){.ctx = v, .known = sig_known, .remember = sig_remember};
 }
 
 void jig_verifier_finish(struct jig_verifier *v)

@@ -7,6 +7,9 @@
  *   cached (default) reuse a stored digest only while the canonical path and
  *                    the file's device, inode, mode, owner, size and
  *                    nanosecond mtime and ctime all match; else hash
+ *                    (a file changed within the last 20 ms is hashed
+ *                    and its digest not stored: it could change again
+ *                    within the same clock tick)
  *   strict           hash the current bytes every time, no cache
  *   fast             reuse a stored digest for the path without freshness
  *                    checks (bytes changed at the same path can keep an old
@@ -15,9 +18,12 @@
  * The cache is operator-private (${XDG_CACHE_HOME:-~/.cache}/jig, 0700;
  * verification.cache, 0600; the operator's), holds only paths, metadata and
  * digests, is written atomically, and is ignored — with fresh hashing —
- * when unsafe or invalid. Modules are always hashed as loaded (the loader
- * hashes its sealed copy), and packages, artifacts and packets are always
- * verified by content. */
+ * when unsafe or invalid. Modules are hashed as loaded (the loader hashes
+ * its sealed copy), except that a root-owned module an unprivileged caller
+ * loads in place is not hashed again while its fingerprint matches a stored
+ * digest (decision 85); a manifest signature verified before, byte for
+ * byte with the same key, is remembered here too. Packages, artifacts and
+ * packets are always verified by content. */
 #ifndef JIG_SNAPSHOT_VERIFY_H
 #define JIG_SNAPSHOT_VERIFY_H
 
@@ -25,6 +31,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "snapshot/snapshot.h"
 #include "util/error.h"
@@ -66,6 +73,26 @@ int jig_verifier_check_file(struct jig_verifier *v, const struct jig_snapshot *s
 /* Verifies each of paths (opened and closed). */
 int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, const char *const *paths, size_t n,
 		       struct jig_error *e);
+/* For a module loaded in place (decision 65: root's file, no write bit for
+ * group or others, an unprivileged caller; only root can change that
+ * inode): true when the cache holds f's manifest digest for exactly this
+ * inode's fingerprint st (device, inode, mode, owner, size, nanosecond
+ * mtime and ctime), under any mode but strict — the freshness check is
+ * made even in fast mode. Then the loader need not hash it again. */
+bool jig_verifier_known(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			const struct stat *st);
+/* Records that f, with fingerprint st, was just hashed and matched. */
+void jig_verifier_remember(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+			   const struct stat *st);
+/* A memo of verified manifest signatures kept in the same cache (entries
+ * "/.jig-ed25519-verified/<digest>", the digest over the key, signature
+ * and signed bytes; signature.h). Not consulted in strict mode. */
+struct jig_signature_memo jig_verifier_signature_memo(struct jig_verifier *v);
+/* A memo of checks whose outcome depends only on the bytes a digest
+ * covers: "<ns><hex digest>" entries in the same cache (ns starts and ends
+ * with '/'). Not consulted or written in strict mode. */
+bool jig_verifier_memo_known(struct jig_verifier *v, const char *ns, const unsigned char digest[JIG_SHA256_LEN]);
+void jig_verifier_memo_remember(struct jig_verifier *v, const char *ns, const unsigned char digest[JIG_SHA256_LEN]);
 /* Writes the cache if it changed (best effort) and frees. */
 void jig_verifier_finish(struct jig_verifier *v);
 /* {"mode", "files", "hashed", "hashed_bytes", "reused", "elapsed_ms", "cache_ignored"?} */

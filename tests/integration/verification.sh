@@ -167,5 +167,27 @@ case_cache_holds_no_authority() {
 	! grep -q "plan\|admit" "$CACHE" || fail "the cache mentions approvals"
 }
 
+# Issue 14 (decisions 85, 86): jig run remembers the catalog's check and
+# the manifest signature in the cache, keyed by digests of the exact bytes
+# (and, for the catalog, jig's build id); strict mode remembers nothing; a
+# memo never makes jig accept other bytes. This host refuses the run at the
+# cgroup step (exit 3), after the Plan, where both are used.
+case_launch_memos() {
+	review; [ "$rc" -eq 0 ] || fail "review exit $rc"
+	j -- run csv-report --input data=csv-report/sample.csv --output "$T/o1"
+	memo='^[0-9a-f]\{64\}	checked	/\.jig-\(catalog-checked\|ed25519-verified\)/[0-9a-f]\{64\}$'
+	[ "$(grep -c "$memo" "$CACHE")" -eq 2 ] || fail "jig run did not remember the catalog check and the signature"
+	rm "$CACHE"
+	j JIG_VERIFICATION=strict -- run csv-report --input data=csv-report/sample.csv --output "$T/o2"
+	! grep -q "$memo" "$CACHE" 2>/dev/null || fail "strict mode remembered something"
+	j -- run csv-report --input data=csv-report/sample.csv --output "$T/o3"
+	[ "$(grep -c "$memo" "$CACHE")" -eq 2 ] || fail "no memos"
+	# The catalog's bytes changed: refused by digest, memo or not.
+	CAT="$SNAP/libexec/catalog.json"
+	printf ' ' >>"$CAT"
+	j -- run csv-report --input data=csv-report/sample.csv --output "$T/o4"
+	[ "$rc" -eq 4 ] && grep -q "catalog" "$T/err" || fail "an altered catalog was not refused (exit $rc)"
+}
+
 "case_$1"
 echo "PASS: $1"

@@ -18,6 +18,7 @@
 #include "snapshot/identity.h"
 #include "snapshot/install.h"
 #include "snapshot/loader.h"
+#include "snapshot/verify.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
 
@@ -218,6 +219,108 @@ static void test_in_place_for_unprivileged(void **state)
 	assert_int_equal(loaded_in_place(0, 0644), 1);	   /* root: a sealed copy */
 }
 
+/* Issue 14, decision 85: with the operator's verification cache, an
+ * unchanged root-owned module loaded in place and a manifest signature
+ * verified before are not verified again; any change is. The child runs
+ * as an unprivileged user with its own cache; its exit status says what
+ * happened: 1 the signature memo answered, 2 the module's digest was
+ * reused, 4 the module was hashed, 64 the module refused, 65 the snapshot
+ * refused. */
+static char cachedir[256];
+static int sig_hits;
+static struct jig_signature_memo inner;
+static int counting_known(void *ctx, const unsigned char d[JIG_SHA256_LEN])
+{
+	int hit = inner.known(ctx, d);
+	sig_hits += hit;
+	return hit;
+}
+
+static int memo_load(const char *mode)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(90);
+		setenv("XDG_CACHE_HOME", cachedir, 1);
+		if (mode)
+			setenv("JIG_VERIFICATION", mode, 1);
+		struct jig_verifier v;
+		struct jig_error e = {0};
+		if (jig_verifier_init(&v, NULL, JIG_VERIFY_CACHED, &e) < 0)
+			_exit(91);
+		inner = jig_verifier_signature_memo(&v);
+		struct jig_signature_memo memo = inner;
+		memo.known = counting_known;
+		struct jig_snapshot s;
+		if (jig_snapshot_open_dir_memo(&s, dir, &memo, &e) < 0)
+			_exit(65);
+		s.verifier = &v;
+		const struct jig_manifest_module *mm = jig_manifest_find_module(&s.m, "testmod");
+		int fd = mm ? jig_module_verified_fd(&s, mm, &e) : -1;
+		if (fd < 0)
+			_exit(e.code == JIG_E_INTEGRITY ? 64 : 92);
+		struct jig_module_handle h;
+		if (jig_module_load_fd(&s, mm, fd, &h, &e) < 0 || strcmp(h.desc->version, "A") != 0)
+			_exit(93);
+		jig_module_unload(&h);
+		int out = (sig_hits ? 1 : 0) | (v.reused ? 2 : 0) | (v.hashed ? 4 : 0);
+		jig_verifier_finish(&v);
+		jig_snapshot_close(&s);
+		_exit(out);
+	}
+	int st = 0;
+	waitpid(child, &st, 0);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static void poke(const char *rel, off_t off, int flip)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	int fd = open(p, O_RDWR);
+	assert_true(fd >= 0);
+	unsigned char b;
+	assert_int_equal(pread(fd, &b, 1, off), 1);
+	b ^= (unsigned char)flip;
+	assert_int_equal(pwrite(fd, &b, 1, off), 1);
+	close(fd);
+}
+
+static void test_memo_unchanged_only(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* needs root to own the fixture and to become another user */
+	strcpy(cachedir, "/tmp/jig-unit-cache.XXXXXX");
+	assert_non_null(mkdtemp(cachedir));
+	assert_int_equal(chown(cachedir, 65534, 65534), 0);
+	chmod(cachedir, 0700);
+	char p[512];
+	snprintf(p, sizeof(p), "%s/modules/testmod.so", dir);
+	chmod(p, 0644);
+	usleep(50000); /* a file changed within the last 20 ms is not remembered */
+	assert_int_equal(memo_load(NULL), 4);	    /* first: verified, hashed, both remembered */
+	assert_int_equal(memo_load(NULL), 1 | 2);   /* then: neither verified nor hashed again */
+	assert_int_equal(memo_load("fast"), 1 | 2); /* fast mode keeps the fingerprint check for modules */
+	assert_int_equal(memo_load("strict"), 4);   /* strict: everything again */
+	poke("modules/testmod.so", 0, 0);	    /* same bytes, new ctime */
+	assert_int_equal(memo_load(NULL), 1 | 4);   /* hashed again */
+	poke("modules/testmod.so", 200, 0x20);	    /* other bytes */
+	assert_int_equal(memo_load(NULL), 64);	    /* refused */
+	poke("modules/testmod.so", 200, 0x20);
+	assert_int_equal(memo_load(NULL), 1 | 4);
+	poke("manifest.json", 10, 0x01); /* a manifest edited after signing */
+	assert_int_equal(memo_load(NULL), 65);
+	poke("manifest.json", 10, 0x01); /* the signed bytes again: the memo answers */
+	int r = memo_load(NULL);	 /* (the module's digest was stored unless it changed < 20 ms before) */
+	assert_true(r == (1 | 2) || r == (1 | 4));
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cachedir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_launch_identity(void **state)
 {
 	(void)state;
@@ -356,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_swap_after_verify),
 		cmocka_unit_test(test_concurrent_change),
 		cmocka_unit_test(test_in_place_for_unprivileged),
+		cmocka_unit_test(test_memo_unchanged_only),
 		cmocka_unit_test(test_launch_identity),
 		cmocka_unit_test(test_manifest_rejects),
 	};
