@@ -6,7 +6,7 @@ set -eu
 cd "$(dirname "$0")/.."
 # Debian's own tools first: a developer's PATH may start with version
 # managers' shims (pyenv's python3 shim costs ~0.1-1 s of bash per call,
-# and the tests call python3 thousands of times); every tool here is a
+# and the tests call python3 hundreds of times); every tool here is a
 # Debian package or installed by these scripts.
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
