@@ -29,8 +29,9 @@ cd "$T/p"
 
 # Where the time goes, per kind of Run (centiseconds of /proc/uptime, read
 # by the shell: no process to read the clock), appended to $T/times.
-tick() { read -r up _ </proc/uptime; t0=$((${up%.*} * 100 + ${up#*.})); }
-tock() { read -r up _ </proc/uptime; echo "$1 $((${up%.*} * 100 + ${up#*.} - t0)) ${2:-1}" >>"$T/times"; } # tock KIND [RUNS]
+uptime_cs() { read -r up _ </proc/uptime; f=${up#*.}; cs=$((${up%.*} * 100 + ${f#0})); } # "09": not octal
+tick() { uptime_cs; t0=$cs; }
+tock() { uptime_cs; echo "$1 $((cs - t0)) ${2:-1}" >>"$T/times"; } # tock KIND [RUNS]
 
 # Each lane L has its own packet $T/pkt.L, mode file $T/mode.L, output
 # $T/out.L and $T/err.L, and counts its Runs in $T/runs.L.
