@@ -201,10 +201,12 @@ case_fault_killed() {
 		(cd "$T/p" && exec "$JIG" run caller --output "$T/pkt" --input steps="$T/steps" --input data="$T/data" --timeout 120s) \
 			>"$T/out" 2>"$T/err" </dev/null &
 		outer=$!
-		i=0; until pgrep -f /command/main.js >/dev/null; do i=$((i+1)); [ $i -lt 600 ] || fail "the command did not start"; sleep 0.1; done
+		# The command's own process (bwrap's and the launcher's command lines
+		# name it too, after their own).
+		i=0; until pgrep -f '^/\.jig/bun /command/main\.js' >/dev/null; do i=$((i+1)); [ $i -lt 600 ] || fail "the command did not start"; sleep 0.1; done
 		coord=$(pgrep -P "$outer" -x jig)
 		case $what in
-		worker) pkill -KILL -f /command/main.js ;;
+		worker) pkill -KILL -f '^/\.jig/bun /command/main\.js' ;;
 		coordinator) kill -KILL "$coord" ;;
 		outer) kill -KILL "$outer" ;;
 		esac
