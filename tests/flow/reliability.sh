@@ -347,22 +347,26 @@ scope_killed_at() { # scope_killed_at STAGE PAYLOAD...: jig scope run, its super
 	! pgrep -f '/probe' >/dev/null || fail "$stage: the payload survived"
 	no_leftovers
 }
-case_fault_supervisor() {
+# One case a point (each stays within the lane's time), iterating the
+# owners: jig run's supervisor (the coordinator's process), the outer
+# command, jig scope run's supervisor.
+case_fault_scope_cgroup() { fault_scope "scope cgroup"; }
+case_fault_scope_launched() { fault_scope "scope launched"; }
+fault_scope() { # before the Flow runs (bound already: the checkpoint is save 0)
 	project "$CK"
-	for stage in "scope cgroup" "scope launched"; do
-		# Before the Flow runs (bound already: the checkpoint is save 0).
-		kill_at "$stage" coordinator saver twice-then-exit; lost_interrupted 0
-		# The resumed coordinator learns of the loss while the Flow starts:
-		# cancelled, with whatever save was accepted by then, whole.
-		kill_at "$stage" outer saver twice-then-exit; outer_cancelled
-	done
+	kill_at "$1" coordinator saver twice-then-exit; lost_interrupted 0
+	# The resumed coordinator learns of the loss while the Flow starts:
+	# cancelled, with whatever save was accepted by then, whole.
+	kill_at "$1" outer saver twice-then-exit; outer_cancelled
+	scope_killed_at "$1" sleep 60
+}
+case_fault_scope_fence() {
 	# The Flow ended after two saves, its scope not yet fenced.
+	project "$CK"
 	kill_at "scope fence" coordinator saver twice-then-exit; lost_interrupted 2
 	[ -z "$(ls -A "$T/pkt/files")" ] || fail "scope fence: output files were published"
-	kill_at "scope fence" outer saver twice-then-exit; whole; no_leftovers
+	kill_at "scope fence" outer saver twice-then-exit; no_leftovers
 	echo "scope fence, outer killed: $(rec status)"
-	scope_killed_at "scope cgroup" sleep 60
-	scope_killed_at "scope launched" sleep 60
 	scope_killed_at "scope fence" sleep 0
 }
 
