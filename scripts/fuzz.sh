@@ -1,20 +1,21 @@
 #!/bin/sh
 # The libFuzzer harnesses (fuzz/, issue 18): builds them with clang and
 # ASan+UBSan in build-fuzz, makes seed corpora from the test fixtures, runs
-# every regression input, then fuzzes each target for SECONDS (default 6:
+# every regression input, then fuzzes each target for SECONDS (default 5:
 # the smoke run .ci/run does; docs/reliability.md has the longer one).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 # Fails on any crash, leak, sanitizer report or timeout; the input is kept
 # in build-fuzz/crashes/ (add it to fuzz/regressions/TARGET/ once fixed).
 set -eu
 cd "$(dirname "$0")/.."
-SECS=${1:-6}
+SECS=${1:-5}
 [ $# -gt 0 ] && shift
 B=build-fuzz
 CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_SANDBOX_LINUX=OFF -DJIG_MODULE_HTTP=OFF \
 	-DJIG_MODULE_ACP=OFF -DJIG_MODULE_DISPLAY=OFF -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
 cmake --build "$B" -j "$(nproc)" >/dev/null
-TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe checkpoint}
+TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe checkpoint worker_http worker_agent
+	worker_command}
 
 # seed TARGET NAME: stdin as a seed input.
 C=$B/corpus
@@ -56,6 +57,16 @@ printf '{"op":"checkpoint","files":{"notes/a.txt":"one\\n","b.md":"# \\u00e9"},"
 printf '{"op":"checkpoint","state":null}' | seed checkpoint empty
 for t in 30s 1m 500ms 2h 0s 99999999999999999999s; do printf '%s' "$t" | seed timeout "$t"; done
 seed recipe example <examples/markdown/meeting-actions/recipe.md
+# Worker results: what plugins/http and plugins/acp write (their formats
+# in sdk/include/jig/http.h, acp.h), and a command's streams.
+printf '{"format":"jig-http-result/1","outcome":"response","status":200,"headers":[["content-type","text/plain"]],"body_base64":"aGk=","request_bytes":10,"response_bytes":2,"header_bytes":30,"connect_ms":1,"total_ms":2,"redirect_not_followed":false}' | seed worker_http response
+printf '{"format":"jig-http-result/1","outcome":"failed","error":"connect: refused","connect_ms":0,"total_ms":1}' | seed worker_http failed
+printf '{"format":"jig-http-result/1","outcome":"refused","error":"the response is over 1048576 bytes"}' | seed worker_http refused
+printf '{"format":"jig-acp-result/1","outcome":"answer","text":"hello \u00e9","stop_reason":"end_turn","agent":{"name":"a","version":"1"},"counts":{"messages":3},"timing":{"total_ms":5},"exit":{"code":0},"history":{"rollout":"{}\\n"}}' | seed worker_agent answer
+printf '{"format":"jig-acp-result/1","outcome":"answer","text":"the key is s3cret-k","stop_reason":"end_turn"}' | seed worker_agent credential
+printf '{"format":"jig-acp-result/1","outcome":"timeout","error":"the agent did not answer in time","history_error":"none"}' | seed worker_agent timeout
+{ printf '\000hello\n'; nul; printf 'warn\n'; } | seed worker_command exited
+{ printf '\013'; head -c 70000 /dev/zero | tr '\0' a; nul; printf '\377\376'; } | seed worker_command over
 
 mkdir -p "$B/crashes"
 for t in $TARGETS; do

@@ -181,8 +181,16 @@ static char *request_text(const struct jig_scope_template *t, const struct jig_a
 
 /* The worker's result: the answer to the Flow, the measurements to the
  * evidence (never the text: the record keeps counts, not the transcript). */
-static void deliver(json_t *result, json_t *ev, json_t **reply, size_t prompt_bytes)
+void jig_agent_deliver(json_t *result, const char *credential, json_t *ev, json_t **reply, size_t prompt_bytes)
 {
+	/* The worker withholds an answer holding the credential; checked
+	 * again here, where the credential is known for certain. */
+	const char *answer = json_string_value(json_object_get(result, "text"));
+	if (answer && credential && strstr(answer, credential)) {
+		json_object_del(result, "text");
+		json_object_set_new(result, "outcome", json_string("withheld"));
+		json_object_set_new(result, "error", json_string("the answer contains the provider's credential; withheld"));
+	}
 	static const char *const copied[] = {"stop_reason", "agent", "counts", "timing", "exit", NULL};
 	for (size_t i = 0; copied[i]; i++)
 		if (json_object_get(result, copied[i]))
@@ -331,19 +339,11 @@ void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_f
 		free(input);
 	}
 	*interrupted = res.interrupted_by;
-	/* The worker withholds an answer holding the credential; checked
-	 * again here, where the credential is known for certain. */
-	const char *text = json_string_value(json_object_get(result, "text"));
-	if (!rr && text && p.credential && strstr(text, p.credential)) {
-		json_object_del(result, "text");
-		json_object_set_new(result, "outcome", json_string("withheld"));
-		json_object_set_new(result, "error", json_string("the answer contains the provider's credential; withheld"));
-	}
 	if (rr < 0) {
 		jig_agent_provider_free(&p);
 		return decline(reply, ev, "failed", why[0] ? why : "out of memory");
 	}
-	deliver(result, ev, reply, prompt_bytes);
+	jig_agent_deliver(result, p.credential, ev, reply, prompt_bytes);
 	if (g->retain_sessions && json_is_true(json_object_get(*reply, "ok")))
 		retain(env, &sc, &p, result, ev, *reply);
 	jig_agent_provider_free(&p);

@@ -80,6 +80,11 @@ struct jig_agent_effect_env {
  * "input"?,"session"?} for Flow f ("session": a reference an earlier turn
  * of a retain_sessions route returned, consumed here). Always sets *reply and *evidence (never the
  * credential). *interrupted is a stop signal the worker's supervisor took. */
+/* The ACP worker's parsed result (jig_worker_result_parse) to the Flow's
+ * *reply and the evidence ev: an answer holding credential (if known) is
+ * withheld; *reply is always set. Fuzzed on its own (fuzz/). */
+void jig_agent_deliver(json_t *result, const char *credential, json_t *ev, json_t **reply, size_t prompt_bytes);
+
 void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 		      json_t **evidence, int *interrupted);
 

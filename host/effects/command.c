@@ -224,21 +224,22 @@ static int write_file(int dir, const struct file *fl, char *why, size_t cap)
 
 /* --- the collector: outside the scope, never blocking it ----------------- */
 
-struct pipe_out {
-	int fd;
-	unsigned char *kept; /* the first JIG_COMMAND_RETAIN bytes */
-	size_t n_kept;
-	uint64_t total;
-};
-
 struct collector {
-	struct pipe_out out[2]; /* stdout, stderr */
+	struct jig_command_stream out[2]; /* stdout, stderr */
 	int stop;		/* readable: the scope is fenced; drain and end */
 	pthread_t thread;
 };
 
 /* Reads what fd has now: 1 more may follow, 0 at EOF or error. */
-static int take(struct pipe_out *p)
+void jig_command_keep(struct jig_command_stream *p, const unsigned char *buf, size_t n)
+{
+	size_t room = JIG_COMMAND_RETAIN - p->n_kept, keep = n < room ? n : room;
+	memcpy(p->kept + p->n_kept, buf, keep);
+	p->n_kept += keep;
+	p->total += (uint64_t)n;
+}
+
+static int take(struct jig_command_stream *p)
 {
 	unsigned char buf[16384];
 	for (;;) {
@@ -249,10 +250,7 @@ static int take(struct pipe_out *p)
 			return 1;
 		if (n <= 0)
 			return 0;
-		size_t room = JIG_COMMAND_RETAIN - p->n_kept, keep = (size_t)n < room ? (size_t)n : room;
-		memcpy(p->kept + p->n_kept, buf, keep);
-		p->n_kept += keep;
-		p->total += (uint64_t)n;
+		jig_command_keep(p, buf, (size_t)n);
 	}
 }
 
@@ -426,6 +424,36 @@ out:
 	return rc;
 }
 
+void jig_command_measure(json_t *ev, const struct jig_scope_result *res, const struct jig_command_stream out[2],
+			 bool confirmed)
+{
+	const char *outcome = outcome_of(res);
+	json_object_set_new(ev, "stdout_bytes", json_integer((json_int_t)out[0].total));
+	json_object_set_new(ev, "stderr_bytes", json_integer((json_int_t)out[1].total));
+	json_object_set_new(ev, "stdout_truncated", json_boolean(out[0].total > out[0].n_kept));
+	json_object_set_new(ev, "stderr_truncated", json_boolean(out[1].total > out[1].n_kept));
+	json_object_set_new(ev, "wall_ms", json_integer((json_int_t)res->wall_ms));
+	json_object_set_new(ev, "memory_peak_bytes", json_integer((json_int_t)res->memory_peak_bytes));
+	json_object_set_new(ev, "cleanup_confirmed", json_boolean(confirmed));
+	if (outcome && res->outcome == JIG_SCOPE_EXITED)
+		json_object_set_new(ev, "exit_code", json_integer(res->exit_status));
+	if (outcome && res->signal)
+		json_object_set_new(ev, "signal", json_integer(res->signal));
+}
+
+json_t *jig_command_reply(json_t *ev, const struct jig_scope_result *res, const struct jig_command_stream out[2])
+{
+	const char *outcome = outcome_of(res);
+	json_object_set_new(ev, "outcome", json_string(outcome));
+	return json_pack("{s:s,s:b,s:s,s:o,s:o,s:o,s:o,s:I,s:I,s:b,s:b,s:I}", "op", "command", "ok", 1, "outcome", outcome,
+			 "exit_code", res->outcome == JIG_SCOPE_EXITED ? json_integer(res->exit_status) : json_null(), "signal",
+			 res->signal ? json_integer(res->signal) : json_null(), "stdout_base64",
+			 base64_json(out[0].kept, out[0].n_kept), "stderr_base64", base64_json(out[1].kept, out[1].n_kept),
+			 "stdout_bytes", (json_int_t)out[0].total, "stderr_bytes", (json_int_t)out[1].total, "stdout_truncated",
+			 out[0].total > out[0].n_kept, "stderr_truncated", out[1].total > out[1].n_kept, "wall_ms",
+			 (json_int_t)res->wall_ms);
+}
+
 void jig_command_effect(const struct jig_command_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 			json_t **evidence, int *interrupted)
 {
@@ -488,19 +516,8 @@ void jig_command_effect(const struct jig_command_effect_env *env, const struct j
 	bool removed = fstatat(env->rundir, SRC_DIR, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 	*interrupted = res.interrupted_by;
 	const char *outcome = rr ? NULL : outcome_of(&res);
-	if (!rr) {
-		json_object_set_new(ev, "stdout_bytes", json_integer((json_int_t)col.out[0].total));
-		json_object_set_new(ev, "stderr_bytes", json_integer((json_int_t)col.out[1].total));
-		json_object_set_new(ev, "stdout_truncated", json_boolean(col.out[0].total > col.out[0].n_kept));
-		json_object_set_new(ev, "stderr_truncated", json_boolean(col.out[1].total > col.out[1].n_kept));
-		json_object_set_new(ev, "wall_ms", json_integer((json_int_t)res.wall_ms));
-		json_object_set_new(ev, "memory_peak_bytes", json_integer((json_int_t)res.memory_peak_bytes));
-		json_object_set_new(ev, "cleanup_confirmed", json_boolean(res.cleanup_confirmed && removed));
-		if (outcome && res.outcome == JIG_SCOPE_EXITED)
-			json_object_set_new(ev, "exit_code", json_integer(res.exit_status));
-		if (outcome && res.signal)
-			json_object_set_new(ev, "signal", json_integer(res.signal));
-	}
+	if (!rr)
+		jig_command_measure(ev, &res, col.out, res.cleanup_confirmed && removed);
 	if (rr)
 		jig_effect_decline(reply, ev, "command", "failed", why);
 	else if (res.aborted || res.interrupted_by)
@@ -511,15 +528,7 @@ void jig_command_effect(const struct jig_command_effect_env *env, const struct j
 	else if (!outcome)
 		jig_effect_decline(reply, ev, "command", "failed", res.error[0] ? res.error : "the command did not run");
 	else {
-		json_object_set_new(ev, "outcome", json_string(outcome));
-		*reply = json_pack("{s:s,s:b,s:s,s:o,s:o,s:o,s:o,s:I,s:I,s:b,s:b,s:I}", "op", "command", "ok", 1, "outcome", outcome,
-				   "exit_code", res.outcome == JIG_SCOPE_EXITED ? json_integer(res.exit_status) : json_null(),
-				   "signal", res.signal ? json_integer(res.signal) : json_null(), "stdout_base64",
-				   base64_json(col.out[0].kept, col.out[0].n_kept), "stderr_base64",
-				   base64_json(col.out[1].kept, col.out[1].n_kept), "stdout_bytes", (json_int_t)col.out[0].total,
-				   "stderr_bytes", (json_int_t)col.out[1].total, "stdout_truncated",
-				   col.out[0].total > col.out[0].n_kept, "stderr_truncated", col.out[1].total > col.out[1].n_kept,
-				   "wall_ms", (json_int_t)res.wall_ms);
+		*reply = jig_command_reply(ev, &res, col.out);
 		if (g->capture) /* the captured tree as data, or why there is none */
 			json_object_set_new(*reply, "capture", captured ? json_incref(captured) : json_pack("{s:s}", "refused", cwhy));
 	}

@@ -15,6 +15,8 @@
 #define JIG_EFFECTS_COMMAND_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "flow/plan.h"
 #include "flow/project.h"
@@ -35,5 +37,24 @@ struct jig_command_effect_env {
  * the command's supervisor took, or 0. */
 void jig_command_effect(const struct jig_command_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 			json_t **evidence, int *interrupted);
+
+/* What the collector keeps of one of the command's streams (the command's
+ * own bytes, untrusted): the first JIG_COMMAND_RETAIN in kept (a buffer of
+ * that size), and how many came. */
+struct jig_command_stream {
+	int fd;
+	unsigned char *kept;
+	size_t n_kept;
+	uint64_t total;
+};
+void jig_command_keep(struct jig_command_stream *s, const unsigned char *buf, size_t n);
+
+/* A command that ran (res->outcome one of exited, signaled, crashed,
+ * timeout, oom): its measurements into ev, and the Flow's reply (outcome,
+ * exit code or signal, the kept bytes as base64, the counts). Fuzzed on
+ * their own with the streams' bytes (fuzz/). */
+void jig_command_measure(json_t *ev, const struct jig_scope_result *res, const struct jig_command_stream out[2],
+			 bool confirmed);
+json_t *jig_command_reply(json_t *ev, const struct jig_scope_result *res, const struct jig_command_stream out[2]);
 
 #endif

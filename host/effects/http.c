@@ -50,7 +50,7 @@ static int read_ca(const char *path, char **out, struct jig_error *e)
 /* The worker's result to the Flow (a response, or a refusal or failure)
  * and to the evidence: what the worker measured; never the credential (the
  * worker never echoes it; a response that contains it is withheld). */
-static void deliver(json_t *result, json_t *ev, json_t **reply)
+void jig_http_deliver(json_t *result, json_t *ev, json_t **reply)
 {
 	static const char *const counts[] = {"status", "request_bytes", "response_bytes", "header_bytes", "connect_ms",
 					     "total_ms", NULL};
@@ -200,6 +200,6 @@ static void http_effect(const struct jig_http_effect_env *env, const struct jig_
 	*interrupted = res.interrupted_by;
 	if (rr < 0)
 		return decline(reply, ev, "failed", why[0] ? why : "out of memory");
-	deliver(result, ev, reply);
+	jig_http_deliver(result, ev, reply);
 	json_decref(result);
 }

@@ -33,6 +33,10 @@ struct jig_http_effect_env {
 void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 		     json_t **evidence, int *interrupted);
 
+/* The worker's parsed result (jig_worker_result_parse) to the Flow's
+ * *reply and the evidence ev; *reply is always set. Fuzzed (fuzz/). */
+void jig_http_deliver(json_t *result, json_t *ev, json_t **reply);
+
 /* The same for an API-backed Agent's turn (effects/agent_api.c): the only
  * way to use an http route that an Agent route names. */
 void jig_http_effect_for_agent(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op,

@@ -42,6 +42,21 @@ int jig_worker_memfd(const char *name, const char *data, size_t len)
 	return fd;
 }
 
+int jig_worker_result_parse(const char *buf, size_t size, const char *format_want, json_t **result, char *why, size_t cap)
+{
+	json_error_t je;
+	*result = json_loadb(buf, size, JSON_DISABLE_EOF_CHECK, &je);
+	const char *format = json_string_value(json_object_get(*result, "format"));
+	if (!json_is_object(*result) || !format || strcmp(format, format_want) != 0 ||
+	    !json_is_string(json_object_get(*result, "outcome"))) {
+		json_decref(*result);
+		*result = NULL;
+		snprintf(why, cap, "the worker's result is malformed");
+		return -1;
+	}
+	return 0;
+}
+
 static int read_result(int out, const struct jig_worker_call *c, json_t **result, char *why, size_t cap)
 {
 	off_t size = lseek(out, 0, SEEK_END);
@@ -55,18 +70,9 @@ static int read_result(int out, const struct jig_worker_call *c, json_t **result
 		snprintf(why, cap, "the worker's result cannot be read");
 		return -1;
 	}
-	json_error_t je;
-	*result = json_loadb(buf, (size_t)size, JSON_DISABLE_EOF_CHECK, &je);
+	int r = jig_worker_result_parse(buf, (size_t)size, c->result_format, result, why, cap);
 	free(buf);
-	const char *format = json_string_value(json_object_get(*result, "format"));
-	if (!json_is_object(*result) || !format || strcmp(format, c->result_format) != 0 ||
-	    !json_is_string(json_object_get(*result, "outcome"))) {
-		json_decref(*result);
-		*result = NULL;
-		snprintf(why, cap, "the worker's result is malformed");
-		return -1;
-	}
-	return 0;
+	return r;
 }
 
 int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_scope_result *res, char *why, size_t cap)

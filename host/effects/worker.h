@@ -27,6 +27,11 @@ struct jig_worker_call {
  * or -1 with a one-line reason in why. res says how the scope ended. */
 int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_scope_result *res, char *why, size_t cap);
 
+/* The worker's result bytes (untrusted: the worker ran in a scope) read
+ * as one JSON object of format_want with a string "outcome": 0 with
+ * *result, or -1 with a one-line reason. Fuzzed on its own (fuzz/). */
+int jig_worker_result_parse(const char *buf, size_t size, const char *format_want, json_t **result, char *why, size_t cap);
+
 /* A sealed memfd holding data[0..len), at offset 0, or -1: no one, the
  * scope included, can change or grow it. */
 int jig_worker_memfd(const char *name, const char *data, size_t len);

@@ -37,6 +37,7 @@
 
 #include "cgroup.h"
 #include "compat.h"
+#include "fault.h"
 #include "filter.h"
 #include "report.h"
 
@@ -412,6 +413,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	 * fences the scope instead of leaving it behind. The host's signal
 	 * state is the host's: nothing here changes it. */
 	JIG_TRACE_POINT("sandbox: cgroup created");
+	JIG_FAULT_POINT("scope cgroup"); /* the leaf made, nothing in it yet */
 	int sfd = sc->interrupt_fd;
 	long long start = now_ms();
 	pid_t parent = getpid();
@@ -436,6 +438,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		execve(JIG_BWRAP_PATH, (char *const *)a.v, envp);
 		_exit(123);
 	}
+	JIG_FAULT_POINT("scope launched"); /* bwrap born in the leaf */
 	close(rep[1]);
 	close(errp[1]);
 	close(seccomp_fd);
@@ -496,6 +499,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		}
 	}
 	JIG_TRACE_POINT("sandbox: payload ended");
+	JIG_FAULT_POINT("scope fence"); /* the payload ended, the scope not yet fenced */
 	/* Fence: always, also after a clean exit (detached descendants). */
 	int populated = jig_cg_populated(&cg);
 	out->fenced = populated != 0;

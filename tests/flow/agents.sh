@@ -638,4 +638,42 @@ case_api_backed_refusals() {
 	[ "$(grep -c ' /v1/' "$T/peer.log")" = 1 ] || fail "peer log: $(cat "$T/peer.log")"
 }
 
+case_fault_killed() {
+	# Issue 18's fault matrix, during an Agent turn (the client holds the
+	# prompt): SIGKILL the ACP worker, the coordinator or the outer command
+	# (docs/reliability.md). The worker's loss fails the turn and the Run
+	# goes on; the coordinator's publishes nothing; the outer command's
+	# cancels. Every time: no client, worker, Flow or cgroup left.
+	agents hang
+	project '.agents.ask.timeout_ms = 60000'
+	printf '%s\n' "[$ask]" >"$T/steps"
+	for what in worker coordinator outer; do
+		chmod -R u+w "$T/pkt" 2>/dev/null || true; rm -rf "$T/pkt"
+		(cd "$T/p" && exec "$JIG" run caller --output "$T/pkt" --input steps="$T/steps" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null &
+		outer=$!
+		i=0; until pgrep -f "$T/client/fake-agent" >/dev/null; do i=$((i+1)); [ $i -lt 600 ] || fail "the client did not start"; sleep 0.1; done
+		coord=$(pgrep -P "$outer" -x jig)
+		case $what in
+		worker) pkill -KILL -f /.jig/acp-worker ;;
+		coordinator) kill -KILL "$coord" ;;
+		outer) kill -KILL "$outer" ;;
+		esac
+		set +e; wait "$outer"; rc=$?; set -e
+		echo "--- $what killed: exit $rc"; cat "$T/out" "$T/err"
+		[ ! -f "$T/pkt/record.json" ] || jq -c '{status, effects}' "$T/pkt/record.json"
+		i=0; while kill -0 "$coord" 2>/dev/null; do i=$((i+1)); [ $i -lt 600 ] || fail "the coordinator did not end"; sleep 0.1; done
+		case $what in
+		worker) [ "$rc" -eq 0 ] && [ "$(rec status)" = succeeded ] && [ "$(ev 0 .outcome)" = failed ] && [ "$(res 0 .ok)" = false ] ||
+			fail "worker killed: the turn did not fail cleanly" ;;
+		coordinator) [ "$rc" -eq 1 ] && [ ! -e "$T/pkt" ] && grep -q "killed by signal 9 before it finished; nothing was published; its scope was fenced" "$T/err" ||
+			fail "coordinator killed: published or unreported" ;;
+		outer) [ "$(rec status)" = cancelled ] || fail "outer killed: not cancelled" ;;
+		esac
+		no_client_left
+		! pgrep -f '/.jig/' >/dev/null || fail "$what killed: a worker or Flow survived: $(pgrep -af /.jig/)"
+		[ -z "$(find /sys/fs/cgroup -name 'jig-[0-9]*' -type d)" ] || fail "$what killed: cgroups left"
+		[ -z "$(find /tmp -maxdepth 1 -name 'jig-run-*')" ] || fail "$what killed: a run directory was left"
+	done
+}
+
 . "$JIG_SOURCE/tests/vm/case-main.sh"

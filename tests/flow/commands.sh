@@ -236,5 +236,45 @@ case_capture() {
 	[ ! -e "$T/pkt/files/capture" ] || fail "the capture was published"
 }
 
+case_fault_killed() {
+	# Issue 18's fault matrix, during a Project Command (it runs): SIGKILL
+	# the command's process (the worker of this effect), the coordinator
+	# or the outer command (docs/reliability.md). The command's loss is its
+	# outcome (signaled) and the Run goes on; the coordinator's publishes
+	# nothing; the outer command's cancels. Every time: nothing left.
+	project
+	printf '%s\n' "[$(step run 'setInterval(() => {}, 1000);')]" >"$T/steps"
+	for what in worker coordinator outer; do
+		chmod -R u+w "$T/pkt" 2>/dev/null || true; rm -rf "$T/pkt"
+		(cd "$T/p" && exec "$JIG" run caller --output "$T/pkt" --input steps="$T/steps" --input data="$T/data" --timeout 120s) \
+			>"$T/out" 2>"$T/err" </dev/null &
+		outer=$!
+		# The command's own process (bwrap's and the launcher's command lines
+		# name it too, after their own).
+		i=0; until pgrep -f '^/\.jig/bun /command/main\.js' >/dev/null; do i=$((i+1)); [ $i -lt 600 ] || fail "the command did not start"; sleep 0.1; done
+		coord=$(pgrep -P "$outer" -x jig)
+		case $what in
+		worker) pkill -KILL -f '^/\.jig/bun /command/main\.js' ;;
+		coordinator) kill -KILL "$coord" ;;
+		outer) kill -KILL "$outer" ;;
+		esac
+		set +e; wait "$outer"; rc=$?; set -e
+		echo "--- $what killed: exit $rc"; cat "$T/out" "$T/err"
+		[ ! -f "$T/pkt/record.json" ] || jq -c '{status, effects}' "$T/pkt/record.json"
+		i=0; while kill -0 "$coord" 2>/dev/null; do i=$((i+1)); [ $i -lt 600 ] || fail "the coordinator did not end"; sleep 0.1; done
+		case $what in
+		worker) [ "$rc" -eq 0 ] && [ "$(rec status)" = succeeded ] && [ "$(ev 0 .outcome)" = signaled ] && [ "$(ev 0 .signal)" = 9 ] ||
+			fail "command killed: not its outcome" ;;
+		coordinator) [ "$rc" -eq 1 ] && [ ! -e "$T/pkt" ] && grep -q "killed by signal 9 before it finished; nothing was published; its scope was fenced" "$T/err" ||
+			fail "coordinator killed: published or unreported" ;;
+		outer) [ "$(rec status)" = cancelled ] || fail "outer killed: not cancelled" ;;
+		esac
+		! pgrep -f '/.jig/' >/dev/null || fail "$what killed: a command or Flow survived: $(pgrep -af /.jig/)"
+		! pgrep -f /command/main.js >/dev/null || fail "$what killed: the command survived"
+		[ -z "$(find /sys/fs/cgroup -name 'jig-[0-9]*' -type d)" ] || fail "$what killed: cgroups left"
+		[ -z "$(find /tmp -maxdepth 1 -name 'jig-run-*')" ] || fail "$what killed: a run directory was left"
+	done
+}
+
 "case_$1"
 echo "PASS: $1"

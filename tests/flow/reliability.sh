@@ -319,4 +319,57 @@ case_fault_launched() {
 	finish; whole; status cancelled; no_leftovers
 }
 
+# --- the supervisor's path, inside the sandbox module ------------------------------------------
+# The module's own fault points (plugins/sandbox-linux/fault.h): "scope
+# cgroup" (the scope's leaf made, nothing in it yet), "scope launched"
+# (bwrap just born in it), "scope fence" (the payload ended, the scope not
+# yet fenced). In jig run the supervisor is the coordinator's process
+# (decision 24: the module runs in it), so killing it there is killing
+# the coordinator mid-launch; jig scope run's supervisor is jig itself,
+# with its reaper.
+scope_killed_at() { # scope_killed_at STAGE PAYLOAD...: jig scope run, its supervisor SIGKILLed at STAGE
+	stage=$1; shift
+	jq -n --arg probe "$JIG_PROBE" '{format: "jig-scope-policy/1", scope: "probe",
+	  binds: [{source: $probe, target: "/probe"}], tmpfs: [], symlinks: [], env: {}, cwd: "/", network: "none",
+	  descriptors: [{source: 0, target: 0}, {source: 1, target: 1}, {source: 2, target: 2}],
+	  limits: {memory_bytes: 134217728, tasks: 32, cpu_quota_us: 100000, wall_ms: 30000}}' >"$T/policy.json"
+	rm -f "$T/fault.log"
+	JIG_FAULT_STOP="$stage" JIG_FAULT_LOG="$T/fault.log" "$JIG" scope run "$T/policy.json" -- /probe "$@" >"$T/out" 2>&1 </dev/null &
+	outer=$!; coord=""
+	stopped_at "$stage"
+	[ "$stopped" = "$outer" ] || fail "$stage: stopped $stopped, not the supervisor $outer"
+	echo "=== jig scope run, $stage: SIGKILL the supervisor"
+	kill -KILL "$stopped"
+	set +e; wait "$outer"; set -e
+	i=0; until grep -q "supervisor (pid $stopped) was lost; its scope was fenced and its cgroups removed" "$T/out"; do
+		i=$((i+1)); [ $i -lt 300 ] || { cat "$T/out"; fail "$stage: no report from the reaper"; }; sleep 0.05; done
+	i=0; while pgrep -x jig-reaper >/dev/null; do i=$((i+1)); [ $i -lt 300 ] || fail "the reaper did not end"; sleep 0.05; done
+	! pgrep -f '/probe' >/dev/null || fail "$stage: the payload survived"
+	no_leftovers
+}
+# One case a point (each stays within the lane's time), iterating the
+# owners: jig run's supervisor (the coordinator's process), the outer
+# command, jig scope run's supervisor.
+case_fault_scope_cgroup() { fault_scope "scope cgroup"; }
+case_fault_scope_launched() { fault_scope "scope launched"; }
+fault_scope() { # before the Flow runs (bound already: the checkpoint is save 0)
+	project "$CK"
+	kill_at "$1" coordinator saver twice-then-exit; lost_interrupted 0
+	# The resumed coordinator learns of the loss while the Flow starts:
+	# cancelled, with whatever save was accepted by then, whole.
+	kill_at "$1" outer saver twice-then-exit; outer_cancelled
+	scope_killed_at "$1" sleep 60
+}
+case_fault_scope_fence() {
+	# The Flow ended after two saves, its scope not yet fenced.
+	project "$CK"
+	kill_at "scope fence" coordinator saver twice-then-exit; lost_interrupted 2
+	[ -z "$(ls -A "$T/pkt/files")" ] || fail "scope fence: output files were published"
+	# The Flow had finished: the resumed coordinator publishes it (seen:
+	# succeeded with its output), or cancels it; whole either way.
+	kill_at "scope fence" outer saver twice-then-exit; no_leftovers
+	case $(rec status) in succeeded | cancelled) ;; *) fail "scope fence, outer killed: $(rec status)" ;; esac
+	scope_killed_at "scope fence" sleep 0
+}
+
 . "$JIG_SOURCE/tests/vm/case-main.sh"
