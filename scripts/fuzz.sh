@@ -69,16 +69,38 @@ printf '{"format":"jig-acp-result/1","outcome":"timeout","error":"the agent did 
 { printf '\013'; head -c 70000 /dev/zero | tr '\0' a; nul; printf '\377\376'; } | seed worker_command over
 
 mkdir -p "$B/crashes"
-for t in $TARGETS; do
+# fuzz_one TARGET: its regression inputs, then SECS of fuzzing; one target
+# is one libFuzzer process on one core, so nproc targets run at a time.
+fuzz_one() {
+	t=$1
 	echo "== fuzz $t (${SECS} s)"
 	mkdir -p "$C/$t" "$B/work/$t"
 	if [ -d "fuzz/regressions/$t" ] && [ -n "$(ls -A "fuzz/regressions/$t")" ]; then
 		"$B/fuzz/fuzz_$t" -runs=0 "fuzz/regressions/$t"/* >"$B/work/$t/regressions.log" 2>&1 ||
-			{ tail -30 "$B/work/$t/regressions.log"; echo "FAIL: a regression input of $t fails again"; exit 1; }
+			{ tail -30 "$B/work/$t/regressions.log"; echo "FAIL: a regression input of $t fails again"; return 1; }
 	fi
 	(cd "$B/work/$t" && ASAN_OPTIONS=detect_leaks=1 "../../fuzz/fuzz_$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
 		-max_len=1048576 -artifact_prefix="../../crashes/$t-" -print_final_stats=1 ../../corpus/"$t" >log 2>&1) ||
-		{ tail -40 "$B/work/$t/log"; echo "FAIL: fuzz_$t found a crash (build-fuzz/crashes/)"; exit 1; }
+		{ tail -40 "$B/work/$t/log"; echo "FAIL: fuzz_$t found a crash (build-fuzz/crashes/)"; return 1; }
 	grep -E "^stat::number_of_executed_units|^#[0-9]+.*DONE" "$B/work/$t/log" | tail -1
+}
+par=$(nproc)
+failed=0
+set -- $TARGETS
+while [ $# -gt 0 ]; do
+	batch=
+	i=0
+	while [ $# -gt 0 ] && [ "$i" -lt "$par" ]; do
+		mkdir -p "$B/work/$1"
+		fuzz_one "$1" >"$B/work/$1.out" 2>&1 &
+		batch="$batch $!:$1"
+		i=$((i + 1))
+		shift
+	done
+	for pt in $batch; do
+		wait "${pt%%:*}" || failed=1
+		cat "$B/work/${pt#*:}.out"
+	done
 done
+[ "$failed" = 0 ] || exit 1
 echo "== fuzz: no crash"
