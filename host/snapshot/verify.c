@@ -358,19 +358,26 @@ int jig_verifier_check(struct jig_verifier *v, const struct jig_snapshot *s, con
 	return 0;
 }
 
+/* A manifest file's cache key, its inode's fingerprint and its manifest
+ * digest in hex: what a launch-path memo is looked up or stored under. */
+static void entry_of(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
+		     const struct stat *st, char canon[PATH_MAX + 300], char meta[256], char hex[JIG_SHA256_HEX])
+{
+	canonical(v, s, f, canon, PATH_MAX + 300);
+	fingerprint(st, meta);
+	jig_hex(f->sha256, JIG_SHA256_LEN, hex);
+}
+
 bool jig_verifier_known(struct jig_verifier *v, const struct jig_snapshot *s, const struct jig_manifest_file *f,
 			const struct stat *st)
 {
 	if (v->mode == JIG_VERIFY_STRICT)
 		return false;
 	uint64_t t = now_ns();
-	if (!v->loaded)
-		load(v);
 	char canon[PATH_MAX + 300], meta[256], want[JIG_SHA256_HEX];
-	canonical(v, s, f, canon, sizeof(canon));
-	fingerprint(st, meta);
-	jig_hex(f->sha256, JIG_SHA256_LEN, want);
-	const char *ent = lookup(v, canon);
+	entry_of(v, s, f, st, canon, meta, want);
+	/* The very fingerprint, in fast mode too (stored() skips it there). */
+	const char *ent = stored(v, canon, meta);
 	bool hit = ent && strcmp(ent + JIG_SHA256_HEX, meta) == 0 && strncmp(ent, want, JIG_SHA256_HEX - 1) == 0;
 	v->reused += hit;
 	v->elapsed_ns += now_ns() - t;
@@ -387,9 +394,7 @@ void jig_verifier_remember(struct jig_verifier *v, const struct jig_snapshot *s,
 	if (!v->loaded)
 		load(v);
 	char canon[PATH_MAX + 300], meta[256], hex[JIG_SHA256_HEX];
-	canonical(v, s, f, canon, sizeof(canon));
-	fingerprint(st, meta);
-	jig_hex(f->sha256, JIG_SHA256_LEN, hex);
+	entry_of(v, s, f, st, canon, meta, hex);
 	store(v, canon, meta, hex);
 }
 
