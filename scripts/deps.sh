@@ -3,7 +3,7 @@
 # Named explicitly; nothing else is fetched from outside except Bun from npm.
 set -eu
 PKGS="
-  build-essential cmake pkg-config git ca-certificates openssl jq xxd util-linux
+  build-essential cmake pkg-config git ca-certificates openssl jq gojq xxd util-linux
   libssl-dev libjansson-dev libcurl4-openssl-dev libseccomp-dev
   libarchive-dev libcmocka-dev nettle-dev libyaml-dev libmicrohttpd-dev
   bubblewrap uidmap
