@@ -132,6 +132,21 @@ void jig_record_print(FILE *out, const char *packet, json_t *rec)
 	       int_field(t, "signal"), json_is_true(json_object_get(t, "core_dumped")) ? " (core dumped)" : "",
 	       int_field(t, "wall_ms"), int_field(t, "memory_peak_bytes"),
 	       json_is_true(json_object_get(t, "cleanup_confirmed")) ? "confirmed" : "NOT confirmed");
+	/* The command's own cleanup (the display's retirement), apart from
+	 * the Run's: a Run that succeeded may still have left this unconfirmed. */
+	json_t *cc = json_object_get(rec, "command_cleanup");
+	const char *k;
+	json_t *v;
+	json_object_foreach(cc, k, v) {
+		if (!json_is_string(v) || strcmp(k, "why") == 0)
+			continue;
+		fputs("  command cleanup ", out);
+		jig_text_put(out, k);
+		put_field(out, " ", cc, k, "");
+		if (json_string_length(json_object_get(cc, "why")))
+			put_field(out, ": ", cc, "why", "");
+		fputc('\n', out);
+	}
 	size_t i;
 	json_t *o;
 	json_array_foreach(outputs, i, o) {

@@ -192,6 +192,9 @@ case_live_retire_lost() {
 		"$T/pkt/record.json" >/dev/null || { jq -c '{status, command_cleanup}' "$T/pkt/record.json"; fail "the record"; }
 	grep -q '^jig: command cleanup failed: display: ' "$T/err" || fail "no command cleanup line"
 	jq -c '{status, command_cleanup}' "$T/pkt/record.json"
+	"$JIG" inspect "$T/pkt" >"$T/inspect" || fail "jig inspect of the packet failed"
+	grep -q '^  command cleanup display failed: .*not acknowledged within 10000 ms' "$T/inspect" ||
+		{ cat "$T/inspect"; fail "jig inspect does not print the command cleanup failure"; }
 	ok "a lost retirement: status kept, a separate command cleanup failure, nothing listening"
 	no_cap "$CAP"
 }
