@@ -3,7 +3,8 @@
 # a running Flow (tests/display/live: it ticks for the milliseconds its
 # "mode" input names, holding 24 MiB, then writes two outputs hostile to a
 # browser), read with raw requests on loopback inside the guest. Headless
-# Chromium does not finish in this TCG lane (docs/display.md, "Tests").
+# Chromium does not finish in this TCG lane: the live page in a browser is
+# display_live.browser (live-browser.sh, with guest_browser below).
 # Each case_* is one ctest (display_live.<case>), run as the unprivileged
 # user. Requirements: R-D01, R-D04, R-D06, R-D07 (docs/requirements.md).
 set -eu
@@ -214,4 +215,74 @@ case_live_coordinator_killed() {
 	no_cap "$CAP"
 }
 
-"case_$1"
+# The guest half of display_live.browser (tests/display/live-browser.sh, on
+# the host, drives Chromium): a live Run whose link goes into the exchange
+# directory the host shares; with JIG_LIVE_RELAY=1 (in a VM of its own with
+# a network device) a relay from the guest's 10.0.2.15:PORT to
+# 127.0.0.1:PORT, the one address jig listens on, so the host's forward
+# of its own 127.0.0.1:PORT reaches the display with every byte unchanged
+# (Host, Origin and all). The Run is cancelled once the host is done.
+guest_browser() {
+	X=${JIG_LIVE_EXCHANGE:?}
+	start 240000
+	if [ "${JIG_LIVE_RELAY:-}" = 1 ]; then
+		python3 - "$PORT" <<'PY' &
+import socket, sys, threading
+port = int(sys.argv[1])
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("10.0.2.15", port))
+ls.listen(16)
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    try:
+        b.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+while True:
+    c, _ = ls.accept()
+    try:
+        u = socket.create_connection(("127.0.0.1", port))
+    except OSError:
+        c.close()
+        continue
+    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+PY
+		RELAY=$!
+		i=0
+		until ss -Htln "sport = :$PORT" | grep -q "10.0.2.15:$PORT"; do
+			i=$((i + 1))
+			[ $i -lt 600 ] || fail "the relay does not listen"
+			sleep 0.1
+		done
+	fi
+	: >"$T/last.json"
+	until_view '.summary.status == "running" and .scopes[0].state == "running" and
+		.scopes[0].memory_bytes > 16777216 and (.logs | map(select(startswith("tick"))) | length) >= 2'
+	echo "$LINK" >"$X/link.tmp" && mv "$X/link.tmp" "$X/link"
+	ok "live on 127.0.0.1:$PORT; the link is with the host"
+	i=0
+	until [ -e "$X/done" ]; do
+		kill -0 "$OUTER" 2>/dev/null || fail "jig ended while the browser looked"
+		i=$((i + 1))
+		[ $i -lt 3000 ] || fail "the host never finished"
+		sleep 0.1
+	done
+	rm -f "$X/link"
+	kill -TERM "$OUTER"
+	wait_end
+	[ "$RC" -ne 0 ] || fail "a cancelled Run ended with 0"
+	[ -z "${RELAY:-}" ] || kill "$RELAY" 2>/dev/null || true
+	not_listening "$PORT"
+	ok "cancelled after the browser ($RC): nothing listens on $PORT"
+}
+
+if [ "$1" = browser ]; then guest_browser; else "case_$1"; fi
