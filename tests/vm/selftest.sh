@@ -69,9 +69,9 @@ fi
 
 # (5) a hung command is killed: exit 124 and a clear message
 name="5 timeout kills the VM"
-"$run" --timeout 20 -- sleep 1000 >"$tmp/out" 2>"$tmp/err"
+"$run" --timeout 10 -- sleep 1000 >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ "$rc" = 124 ] && grep -q '^vm: timeout after 20 s: killed the VM' "$tmp/err"; then
+if [ "$rc" = 124 ] && grep -q '^vm: timeout after 10 s: killed the VM' "$tmp/err"; then
 	pass "$name"
 else
 	bad "$name (got $rc)"
@@ -121,9 +121,9 @@ fi
 # next command runs on a fresh guest
 name="7 lane: a hung command fails alone, the next gets a fresh VM"
 JIG_VM_LANE=$lane "$run" -- cat /proc/sys/kernel/random/boot_id >"$tmp/boot1" 2>/dev/null
-JIG_VM_LANE=$lane "$run" --timeout 20 -- sleep 1000 >"$tmp/out" 2>"$tmp/err"
+JIG_VM_LANE=$lane "$run" --timeout 10 -- sleep 1000 >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ "$rc" = 124 ] && grep -q '^vm: timeout after 20 s: killed the VM' "$tmp/err" &&
+if [ "$rc" = 124 ] && grep -q '^vm: timeout after 10 s: killed the VM' "$tmp/err" &&
 	JIG_VM_LANE=$lane "$run" -- cat /proc/sys/kernel/random/boot_id >"$tmp/out" 2>>"$tmp/err" &&
 	[ -s "$tmp/out" ] && [ "$(cat "$tmp/out")" != "$(cat "$tmp/boot1")" ]; then
 	pass "$name"
