@@ -164,6 +164,13 @@ case_live_final() {
 	t0=$(date +%s%N)
 	jq -e '.kind == "run" and .summary.status == "succeeded" and .scopes[0].cleanup_confirmed == true and
 		(.artifacts | length) == 2' "$T/final.json" >/dev/null || { cat "$T/final.json"; fail "the final view"; }
+	wait_end
+	t1=$(date +%s%N)
+	[ "$RC" -eq 0 ] || fail "jig run ended with $RC"
+	not_listening "$PORT"
+	ok "retired and ended $(( (t1 - t0) / 1000000 )) ms after the artifacts were read (allowance 10000 ms)"
+	# The final view comes from the stage, before publication: compared
+	# with the published packet once the command has ended.
 	for id in $(jq -r '.artifacts[].id' "$T/final.json"); do
 		jq -e --arg id "$id" '.id == $id and (.excerpt | test("<script>|<img"))' "$T/art.$id" >/dev/null ||
 			fail "artifact $id is not its exact text"
@@ -172,11 +179,6 @@ case_live_final() {
 		[ "$(jq -j .excerpt "$T/art.$id")" = "$(cat "$T/pkt/files/$name")" ] || fail "$name: excerpt differs"
 	done
 	ok "final view: the record, 2 artifacts by SHA-256 with exact excerpts"
-	wait_end
-	t1=$(date +%s%N)
-	[ "$RC" -eq 0 ] || fail "jig run ended with $RC"
-	not_listening "$PORT"
-	ok "retired and ended $(( (t1 - t0) / 1000000 )) ms after the artifacts were read (allowance 10000 ms)"
 	[ "$(jq -r .command_cleanup "$T/pkt/record.json")" = null ] || fail "a command cleanup failure was recorded"
 }
 
