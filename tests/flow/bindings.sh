@@ -68,7 +68,7 @@ case_three_level_chain() {
 	# HOME, LANG, NO_COLOR, TMPDIR; no /flow, /input, /output or /stage),
 	# and a route b's review does not have was refused, with one line.
 	check '.children[0].children[0] | .flow == "b" and .level == 2 and .status == "succeeded" and .cleanup_confirmed and (.effects | length) == 2 and .effects[0].effect == "command"'
-	b=$(cd "$T/p" && "$JIG" review --json | jq -r '.plan.flows[] | select(.name == "b") | .commands[0].command_scope.policy_sha256')
+	b=$(cd "$T/p" && "$JIG" review --json | jq -r '.plan.flows[] | select(.name == "b") | .commands[] | select(.route == "run") | .command_scope.policy_sha256')
 	check ".children[0].children[0].effects[0] | .route == \"run\" and .outcome == \"exited\" and .exit_code == 0 and .scope_policy_sha256 == \"$b\" and .cleanup_confirmed" "b's command"
 	check '.children[0].children[0].effects[1] | .route == "nope" and .outcome == "refused" and (.error // .reason // "" | test("flow b has no reviewed command route \"nope\""))' "the unreviewed route"
 	check '.children[0].reservation == {memory_bytes: 805306368, tasks: 256, cpu_quota_us: 150000}' reservation

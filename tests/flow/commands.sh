@@ -71,7 +71,7 @@ case_runs() {
 	[ "$(res 0 .stdout)" = "MARK-a,b c-in" ] && [ "$(res 0 .stderr)" = err ] || fail "output: $(res 0 '')"
 	sum=$(printf '%s' "$js" | sha256sum | cut -d' ' -f1) sum2=$(printf '%s' "export const x = 1" | sha256sum | cut -d' ' -f1)
 	digest=$(jq -cjn --arg a "$sum" --arg b "$sum2" '{"lib/x.js": $b, "main.js": $a}' | sha256sum | cut -d' ' -f1)
-	pol=$(cd "$T/p" && "$JIG" review --json | jq -r '.plan.flows[0].commands[0].command_scope.policy_sha256')
+	pol=$(cd "$T/p" && "$JIG" review --json | jq -r '.plan.flows[0].commands[] | select(.route == "run") | .command_scope.policy_sha256')
 	jq -e --arg d "$digest" --arg pol "$pol" '.effects[0] | .effect == "command" and .route == "run" and .outcome == "exited"
 		and .exit_code == 3 and .scope_policy_sha256 == $pol and .files.count == 2 and .files.sha256 == $d
 		and .args == 2 and .stdin_bytes == 2 and .stdout_bytes == 14 and .stderr_bytes == 4 and .stdout_truncated == false
