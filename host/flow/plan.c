@@ -11,6 +11,7 @@
 #include <jig/acp.h>
 #include <jig/http.h>
 #include <jig/module.h>
+#include <jig/trace.h>
 
 #include "effects/agent_sessions.h"
 #include "effects/agents.h"
@@ -713,5 +714,6 @@ int jig_plan_verify_installation(const struct jig_snapshot *s, struct jig_verifi
 		} else
 			r = jig_verifier_check(v, s, &files[i], 1, e);
 	}
+	JIG_TRACE_POINT("installation: verified");
 	return r;
 }

@@ -247,6 +247,7 @@ fail:
 int jig_module_load(const struct jig_snapshot *s, const char *name, uint32_t kind,
 		    struct jig_module_handle *h, struct jig_error *e)
 {
+	JIG_TRACE_POINT("module: load called");
 	const struct jig_manifest_module *mm = jig_manifest_find_module(&s->m, name);
 	if (!mm)
 		return jig_err(e, JIG_E_INTEGRITY, "module %s: not in snapshot %s; install a snapshot that has it",
