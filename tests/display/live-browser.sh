@@ -79,13 +79,11 @@ link, port, cap, mods, out = sys.argv[1:]
 print(json.dumps({"link": link, "port": port, "cap": cap, "modules": mods, "out": out}))
 PY
 chmod 644 "$X/args.json"
+# The browser runs as the unprivileged user (root's ctest), with its own profile.
+as_user=
+[ "$(id -u)" != 0 ] || as_user="setpriv --reuid=$USER_NAME --regid=$(id -g "$USER_NAME") --init-groups"
 set +e
-if [ "$(id -u)" = 0 ]; then
-	(cd "$X/shots" && setpriv --reuid="$USER_NAME" --regid="$(id -g "$USER_NAME")" --init-groups \
-		env -i HOME="$X/home" PATH=/usr/bin:/bin node "$JIG_SOURCE/tests/display/browser-live.mjs" "$X/args.json")
-else
-	(cd "$X/shots" && env -i HOME="$X/home" PATH=/usr/bin:/bin node "$JIG_SOURCE/tests/display/browser-live.mjs" "$X/args.json")
-fi
+(cd "$X/shots" && $as_user env -i HOME="$X/home" PATH=/usr/bin:/bin node "$JIG_SOURCE/tests/display/browser-live.mjs" "$X/args.json")
 brc=$?
 : >"$X/done"
 wait "$GUEST"
