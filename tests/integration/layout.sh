@@ -36,6 +36,14 @@ case_functions_small() {
 	done)
 	[ -z "$bad" ] || fail "functions over 120 lines: $bad"
 }
+# R-T03: a vulnerability is reported privately; the README points there.
+case_security_policy() {
+	[ -f SECURITY.md ] || fail "no SECURITY.md"
+	grep -q "Do not open a public issue" SECURITY.md || fail "SECURITY.md does not ask for a private report"
+	grep -q "private vulnerability form" SECURITY.md || fail "SECURITY.md names no private channel"
+	grep -q "Never include secrets" SECURITY.md || fail "SECURITY.md does not warn against sending secrets"
+	grep -q "SECURITY.md" README.md || fail "the README does not link SECURITY.md"
+}
 
 "case_$1"
 echo "PASS: $1"
