@@ -6,9 +6,8 @@
  * load hashes. Usage: bench_load DIR MODULE [N [cached]] */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-
 #include <string.h>
+#include <time.h>
 
 #include "snapshot/loader.h"
 #include "snapshot/verify.h"

@@ -3,7 +3,7 @@
 run 2 of each, ... so slow drift of the machine (other load, frequency)
 falls on every command alike; hyperfine runs one command's runs all before
 the next's. Each command is a bash -c string. The first is the baseline
-(`true`: bash's own start), whose median is subtracted from the others;
+(`:`, bash's own start), whose median is subtracted from the others;
 prints each one's median and quartiles less that, and its ratio to the
 second command's.
   interleave.py RUNS WARMUP NAME=CMD...
@@ -21,7 +21,7 @@ def main():
     for i in range(warmup + runs):
         for name, cmd in cmds:
             t = time.perf_counter_ns()
-            r = subprocess.run(["bash", "-c", cmd], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+            subprocess.run(["bash", "-c", cmd], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
             d = (time.perf_counter_ns() - t) / 1e6
             if i >= warmup:
                 times[name].append(d)
