@@ -21,9 +21,9 @@ static const char usage[] =
 	"  review [--yes] [--json] [--verification cached|strict|fast] [PROJECT]\n"
 	"                           capture the project, print its Plan, admit it after yes\n"
 	"  run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--project DIR] [--json]\n"
-	"      [--verification cached|strict|fast]\n"
+	"      [--verification cached|strict|fast] [--display web]\n"
 	"                           run an admitted Flow and publish its packet at DIR\n"
-	"  inspect PACKET [--json] [--verification cached|strict|fast]\n"
+	"  inspect PACKET [--json] [--verification cached|strict|fast] [--display web]\n"
 	"                           check a published packet against its record and show it\n"
 	"  scope plan POLICY [--json]\n"
 	"                           validate a scope policy and print its permission plan\n"
@@ -32,7 +32,9 @@ static const char usage[] =
 	"                           125 out of memory, 128+n signal; the record keeps the real facts)\n"
 	"\n"
 	"options:\n"
+	"  --help, -h               this text (after any command too)\n"
 	"  --version                print the version and module ABI\n"
+	"  --display web            show the Run or the packet in a browser, on 127.0.0.1 only\n"
 	"  --verification MODE      how installed files are checked: cached (default; JIG_VERIFICATION),\n"
 	"                           strict (hash every time) or fast (no freshness checks)\n"
 	"\n"
@@ -86,10 +88,12 @@ int main(int argc, char **argv)
 		       jig_cli_key_summary());
 		return 0;
 	}
-	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-		fputs(usage, stdout);
-		return 0;
-	}
+	/* --help or -h anywhere before a scope's "-- PROGRAM": this text. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(cmd, "help") == 0)) {
+			fputs(usage, stdout);
+			return 0;
+		}
 	if (strcmp(cmd, "modules") == 0 && argc >= 3) {
 		const char *sub = argv[2];
 		if (strcmp(sub, "verify") == 0) {

@@ -98,6 +98,14 @@ case_list() {
 case_cli() {
 	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.3, trusts a DEVELOPMENT key" || fail "--version"
 	jig help | grep -q "host check" || fail help
+	# --help after a command is the help, with status 0; after a scope's
+	# "--" it belongs to the program.
+	for c in "run --help" "scope run p.json -h" "review --help" "inspect x --help"; do
+		# shellcheck disable=SC2086
+		jig $c | grep -q "^usage: jig <command>" || fail "jig $c"
+	done
+	expect 2 "cannot open the scope policy" -- jig scope run "$T/none.json" -- /bin/echo --help
+	! grep -q "^usage: jig <command>" "$T/out" || fail "the program's --help was taken as jig's"
 	expect 2 "unknown command" -- jig frobnicate
 	expect 2 "unknown argument" -- jig modules list --yaml
 }
