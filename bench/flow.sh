@@ -7,6 +7,7 @@
 # re-review. jig runs from a copy on the guest's tmpfs (see bench/scope.sh).
 set -eu
 B=$(cd "${1:-build}" && pwd)
+. "$(dirname "$0")/common.sh"
 T=$(mktemp -d)
 trap 'chmod -R u+w "$T"; rm -rf "$T"' EXIT
 cp -a "$B/test-prefix" "$T/prefix"
@@ -18,9 +19,7 @@ echo '{"format":"jig-flow/1","name":"hello","entry":"main.js","inputs":[],"outpu
 printf '%s\n' 'export default (jig) => jig.write("hello.txt", "hello world");' >"$T/p/hello/main.js"
 cd "$T/p"
 "$JIG" review --yes >/dev/null
-bare="bwrap --unshare-user --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup --unshare-net \
- --disable-userns --die-with-parent --new-session --as-pid-1 --clearenv --cap-drop ALL --hostname jig \
- --dev /dev --proc /proc --ro-bind $SNAP/libexec/bun /.jig/bun --ro-bind $SNAP/libexec/runtime /.jig/runtime \
+bare="$bench_ns --ro-bind $SNAP/libexec/bun /.jig/bun --ro-bind $SNAP/libexec/runtime /.jig/runtime \
  --ro-bind $T/p/hello /flow --ro-bind /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu --ro-bind /usr/lib64 /usr/lib64 \
  --symlink usr/lib /lib --symlink usr/lib64 /lib64 --size 16777216 --tmpfs /output --size 67108864 --tmpfs /scratch \
  --remount-ro / --chdir /scratch --setenv HOME /scratch -- /.jig/bun /.jig/runtime/boot.js main.js"

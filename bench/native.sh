@@ -21,6 +21,7 @@
 set -eu
 B=$(cd "${1:-build}" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRC/bench/common.sh"
 T=$(mktemp -d "${TMPDIR:-/var/tmp}/jig-bench-native.XXXXXX")
 chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
@@ -45,24 +46,15 @@ printf '%s\n' '#include <stdio.h>' 'extern const unsigned char jig_filter_none[]
 	'int main(void) { return fwrite(jig_filter_none, 1, jig_filter_none_len, stdout) != jig_filter_none_len; }' >"$T/dump.c"
 cc -I"$SRC/plugins/sandbox-linux" -o "$T/dump" "$T/dump.c" "$B/plugins/sandbox-linux/filters.c"
 "$T/dump" >"$T/filter.bpf"
-jq -n '{
-  format: "jig-scope-policy/1", scope: "bench",
-  binds: [{source: "/usr", target: "/usr"}],
-  tmpfs: [{target: "/scratch", size_bytes: 16777216}],
-  symlinks: [{target: "/bin", link: "usr/bin"}, {target: "/lib", link: "usr/lib"}, {target: "/lib64", link: "usr/lib64"}],
-  env: {PATH: "/usr/bin", HOME: "/scratch", TMPDIR: "/scratch"}, cwd: "/scratch", network: "none",
-  descriptors: [{source: 1, target: 1}, {source: 2, target: 2}],
-  limits: {memory_bytes: 1073741824, tasks: 64, cpu_quota_us: 200000, wall_ms: 60000}
-}' >"$T/p.json"
+bench_policy "$T/p.json"
 chmod 644 "$T/p.json" "$T/filter.bpf"
 mkdir "$T/home" && { [ "$(id -u)" != 0 ] || chown jigtest "$T/home"; }
-ns="exec bwrap --unshare-user --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup --unshare-net \
- --disable-userns --die-with-parent --new-session --as-pid-1 --clearenv --cap-drop ALL --hostname jig \
- --dev /dev --proc /proc"
+ns="exec $bench_ns"
 mounts="--symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
  --size 16777216 --tmpfs /scratch --ro-bind /usr /usr"
-bare="$ns $mounts --remount-ro / --chdir /scratch --setenv PATH /usr/bin --setenv HOME /scratch --setenv TMPDIR /scratch -- /bin/true"
-filt="$ns --seccomp 101 $mounts --remount-ro / --chdir /scratch --setenv PATH /usr/bin --setenv HOME /scratch --setenv TMPDIR /scratch -- /bin/true 101<$T/filter.bpf"
+run="--remount-ro / --chdir /scratch --setenv PATH /usr/bin --setenv HOME /scratch --setenv TMPDIR /scratch -- /bin/true"
+bare="$ns $mounts $run"
+filt="$ns --seccomp 101 $mounts $run 101<$T/filter.bpf"
 jigs="$ns --seccomp 101 $mounts --ro-bind-fd 103 /.jig/init --remount-ro / --remount-ro /dev --remount-ro /dev/pts \
  --remount-ro /proc -- /.jig/init 1,2 /scratch - 3 PATH=/usr/bin HOME=/scratch TMPDIR=/scratch -- /bin/true \
  100>/dev/null 101<$T/filter.bpf 103<$SNAP/libexec/jig-scope-init"

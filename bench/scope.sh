@@ -6,6 +6,7 @@
 # and a Bun hello both ways. Target: scope launch <= 1.3x bare bwrap.
 set -eu
 B=$(cd "${1:-build}" && pwd)
+. "$(dirname "$0")/common.sh"
 BUN=$B/bun/bun
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -16,18 +17,8 @@ trap 'rm -rf "$T"' EXIT
 # serve it; the copy belongs to the user, who then is the installer.
 cp -a "$B/test-prefix" "$T/prefix"
 JIG=${JIG:-$T/prefix/bin/jig}
-jq -n --arg bun "$BUN" '{
-  format: "jig-scope-policy/1", scope: "bench",
-  binds: [{source: "/usr", target: "/usr"}, {source: $bun, target: "/bun"}],
-  tmpfs: [{target: "/scratch", size_bytes: 16777216}],
-  symlinks: [{target: "/bin", link: "usr/bin"}, {target: "/lib", link: "usr/lib"}, {target: "/lib64", link: "usr/lib64"}],
-  env: {PATH: "/usr/bin", HOME: "/scratch", TMPDIR: "/scratch"}, cwd: "/scratch", network: "none",
-  descriptors: [{source: 1, target: 1}, {source: 2, target: 2}],
-  limits: {memory_bytes: 1073741824, tasks: 64, cpu_quota_us: 200000, wall_ms: 60000}
-}' >"$T/p.json"
-bare="bwrap --unshare-user --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup --unshare-net \
- --disable-userns --die-with-parent --new-session --as-pid-1 --clearenv --cap-drop ALL --hostname jig \
- --dev /dev --proc /proc --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
+bench_policy "$T/p.json" "$BUN"
+bare="$bench_ns --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
  --size 16777216 --tmpfs /scratch --ro-bind /usr /usr --ro-bind $BUN /bun --remount-ro / --chdir /scratch \
  --setenv PATH /usr/bin --setenv HOME /scratch --setenv TMPDIR /scratch --"
 hyperfine -N --warmup 3 --runs 30 --export-json "$T/true.json" \
