@@ -1,5 +1,6 @@
 /* jig: the outer command. Parses the command line and dispatches; each
  * command lives in its own file. */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <jig/trace.h>
@@ -88,12 +89,14 @@ int main(int argc, char **argv)
 		       jig_cli_key_summary());
 		return 0;
 	}
-	/* --help or -h anywhere before a scope's "-- PROGRAM": this text. */
-	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 || (i == 1 && strcmp(cmd, "help") == 0)) {
-			fputs(usage, stdout);
-			return 0;
-		}
+	/* help, or --help or -h anywhere before a scope's "-- PROGRAM": this text. */
+	bool help = strcmp(cmd, "help") == 0;
+	for (int i = 1; !help && i < argc && strcmp(argv[i], "--") != 0; i++)
+		help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+	if (help) {
+		fputs(usage, stdout);
+		return 0;
+	}
 	if (strcmp(cmd, "modules") == 0 && argc >= 3) {
 		const char *sub = argv[2];
 		if (strcmp(sub, "verify") == 0) {
