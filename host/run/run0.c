@@ -208,6 +208,29 @@ static bool text_op(json_t *m)
 	return json_object_size(m) == 2 && json_is_string(json_object_get(m, "text"));
 }
 
+/* Structural tokens of a JSON text outside its strings ({ [ , :): an
+ * upper bound on the values its parse allocates. */
+static size_t tokens(const char *s, size_t len)
+{
+	size_t n = 0;
+	bool str = false, esc = false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (str) {
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				str = false;
+		} else if (c == '"')
+			str = true;
+		else
+			n += c == '{' || c == '[' || c == ',' || c == ':';
+	}
+	return n;
+}
+
 /* {"op":"log","text"} | {"op":"done"} | {"op":"error","text"} | {"op":"http",...} | {"op":"agent",...} |
  * {"op":"command",...} */
 static void message(struct jig_run0 *r, const char *line, size_t len)
@@ -215,6 +238,10 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 	char why[64];
 	if (++r->messages > JIG_RUN0_MAX_MESSAGES) {
 		snprintf(why, sizeof(why), "more than %d messages", JIG_RUN0_MAX_MESSAGES);
+		return fail(r, why);
+	}
+	if (tokens(line, len) > JIG_RUN0_MAX_TOKENS) { /* before any parse (run/limits.h) */
+		snprintf(why, sizeof(why), "a message has more than %d JSON values", JIG_RUN0_MAX_TOKENS);
 		return fail(r, why);
 	}
 	json_error_t je;

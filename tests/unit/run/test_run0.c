@@ -305,6 +305,7 @@ static void evidence_cap(void **state)
 	assert_non_null(strstr(json_string_value(json_object_get(stub, "evidence_cut")), "8193 bytes"));
 	assert_int_equal(json_string_length(json_object_get(stub, "route")), 64);
 	assert_int_equal(s.r.evidence_cut, 1);
+	assert_false(aborted(&s));
 	jig_run0_free(&s.r);
 }
 
@@ -330,6 +331,35 @@ static void evidence_budget(void **state)
 	jig_run0_free(&s.r);
 }
 
+/* A line's JSON values are counted before it is parsed: at the cap the
+ * checkpoint is taken, one over the Run ends. */
+static void token_cap(void **state)
+{
+	(void)state;
+	for (int over = 0; over < 2; over++) {
+		struct session s;
+		start_ckpt(&s);
+		evidence_len = 64;
+		/* {"op":"checkpoint","state":[0,...]}: 5 tokens and one comma a further 0 */
+		size_t k = JIG_RUN0_MAX_TOKENS - 4 + (size_t)over, len = 0;
+		char *m = malloc(64 + 2 * k);
+		len += (size_t)sprintf(m, "{\"op\":\"checkpoint\",\"state\":[0");
+		for (size_t i = 1; i < k; i++)
+			m[len++] = ',', m[len++] = '0';
+		memcpy(m + len, "]}\n", 3);
+		len += 3;
+		send_all(&s, m, len);
+		free(m);
+		finish(&s);
+		assert_int_equal(s.r.violation, over);
+		assert_int_equal(aborted(&s), over);
+		assert_int_equal(json_array_size(s.r.effects), !over);
+		if (over)
+			assert_non_null(strstr(s.r.error, "more than 16384 JSON values"));
+		jig_run0_free(&s.r);
+	}
+}
+
 /* One record tree: a child's Run/0 charges the root's budget; child nodes
  * are capped. */
 static void shared_budget(void **state)
@@ -353,6 +383,8 @@ static void shared_budget(void **state)
 		assert_true(jig_run0_take_node(i % 2 ? &root.r : &child.r));
 	assert_false(jig_run0_take_node(&child.r));
 	assert_false(jig_run0_take_node(&root.r));
+	assert_false(aborted(&root));
+	assert_false(aborted(&child));
 	jig_run0_free(&child.r);
 	jig_run0_free(&root.r);
 }
@@ -363,7 +395,7 @@ int main(void)
 		cmocka_unit_test(normal_run),	cmocka_unit_test(flow_error_kept), cmocka_unit_test(violations),
 		cmocka_unit_test(bounds),	cmocka_unit_test(logs_capped_and_http_answered),
 		cmocka_unit_test(log_line_cut), cmocka_unit_test(log_budget),	   cmocka_unit_test(evidence_cap),
-		cmocka_unit_test(evidence_budget), cmocka_unit_test(shared_budget),
+		cmocka_unit_test(evidence_budget), cmocka_unit_test(shared_budget), cmocka_unit_test(token_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
