@@ -330,7 +330,7 @@ static int launch(struct child *c)
 	else if (jig_run0_start_calls(&c->cr0, c->sv[0], c->ab[1], c->f->n_http ? http_effect : NULL,
 				      c->f->n_agents ? agent_effect : NULL, c->f->n_commands ? command_effect : NULL,
 				      NULL /* checkpoints are root-only: review refuses them in a child */, c,
-				      c->f->n_bindings ? jig_call_op : NULL, &c->callee) < 0)
+				      c->f->n_bindings ? jig_call_op : NULL, &c->callee, c->r0->budget /* one record tree */) < 0)
 		failf(c, "Run/0", "cannot start its reader");
 	else {
 		c->have_cr0 = true;
@@ -457,6 +457,7 @@ static void node(struct child *c, bool launched, bool cleaned, bool released)
 		json_object_set(n, "logs", c->cr0.logs);
 		if (c->f->n_http || c->f->n_agents || c->f->n_commands)
 			json_object_set(n, "effects", c->cr0.effects);
+		jig_run0_note_cuts(&c->cr0, n);
 	}
 	if (c->callee.children)
 		json_object_set(n, "children", c->callee.children);
@@ -623,6 +624,11 @@ void jig_call_op(void *caller_v, struct jig_run0 *r0, json_t *op)
 		return jig_run0_violation(r0, "Run/0: a call needs an \"id\" (an integer)");
 	if (strcmp(kind, "imported") == 0)
 		return json_object_size(op) == 2 ? imported(caller, id) : jig_run0_violation(r0, "Run/0: malformed \"imported\"");
+	if (!jig_run0_take_node(r0)) { /* the record tree's cap (run/limits.h) */
+		char cap[96];
+		snprintf(cap, sizeof(cap), "more than %d child Flows in one Run's record", JIG_CALL_MAX_NODES);
+		return jig_run0_violation(r0, cap);
+	}
 	const char *name = json_string_value(json_object_get(op, "binding"));
 	const struct jig_binding *b = name ? jig_flow_binding(caller->f, name) : NULL;
 	static const char *const keys[] = {"op", "id", "binding", "inputs", NULL};

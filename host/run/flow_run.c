@@ -337,7 +337,7 @@ static int launch(struct run *r, struct jig_error *e)
 		return rc;
 	if (jig_run0_start_calls(&r->r0, r->sv[0], r->ab[1], r->f->n_http ? http_effect : NULL,
 				 r->f->n_agents ? agent_effect : NULL, r->f->n_commands ? command_effect : NULL,
-				 r->f->checkpoint ? checkpoint_effect : NULL, r, r->have_calls ? jig_call_op : NULL, &r->caller) < 0)
+				 r->f->checkpoint ? checkpoint_effect : NULL, r, r->have_calls ? jig_call_op : NULL, &r->caller, NULL) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
 	r->have_run0 = true;
 	r->started_ms = now_ms();
@@ -414,6 +414,8 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 	json_t *rec = jig_record_new(&facts, &r->res);
 	if (rec && (r->f->n_http || r->f->n_agents || r->f->n_commands || r->f->checkpoint))
 		json_object_set(rec, "effects", r->r0.effects);
+	if (rec)
+		jig_run0_note_cuts(&r->r0, rec); /* what the caps did not keep */
 	if (rec && r->have_calls) { /* the tree of children (run/call.h) */
 		json_object_set(rec, "children", r->caller.children);
 		json_object_set_new(rec, "root_budget", jig_call_root_json(&r->calls));
@@ -437,8 +439,13 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 		json_object_set_new(rec, "scope", json_pack("{s:s,s:O}", "policy_sha256", r->tmpl->policy.sha256, "policy",
 							   r->tmpl->policy.doc));
 	}
-	char *txt = rec ? json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
-	rc = txt ? jig_publish_commit(&r->pub, txt, e) : jig_err(e, JIG_E_INTERNAL, "out of memory");
+	/* Never more than jig inspect reads: over it, cut and failed (issue 31). */
+	bool cut = false;
+	char *txt = rec ? jig_record_text(rec, JIG_RECORD_MAX_BYTES, &cut) : NULL;
+	if (cut)
+		status = "failed";
+	rc = txt ? jig_publish_commit(&r->pub, txt, e)
+		 : jig_err(e, JIG_E_INTERNAL, "%s", rec ? "the record does not fit what jig inspect reads even cut; nothing published" : "out of memory");
 	free(txt);
 	if (rc) {
 		json_decref(rec);

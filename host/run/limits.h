@@ -76,6 +76,54 @@ _Static_assert((JIG_COMMAND_MAX_TEXT + JIG_COMMAND_MAX_STDIN) / 3 * 4 + 8 +
 /* A packet's record.json is read up to this size. */
 #define JIG_RECORD_MAX_BYTES (4u << 20)
 
+/* What a scope sends to the trusted side, capped there before it is kept
+ * (issue 31; docs/reliability.md, "The trusted side's memory"). The Flow's
+ * own cuts (runtime/boot.js) are a courtesy: these are the bounds. The
+ * record budgets are shared by a root Run and all its children (one record
+ * tree) and charged in bytes of compact JSON as the record will hold them
+ * (escapes counted). */
+/* A log line keeps at most this many bytes of its text, cut on a UTF-8
+ * boundary and marked with how much was cut. */
+#define JIG_RUN0_LOG_MAX_TEXT 4096u
+/* The marker after a cut line: at most this many bytes. */
+#define JIG_RUN0_LOG_CUT_MARK 64u
+/* A Run/0 line holds at most this many structural JSON tokens ({ [ , :
+ * outside strings) before it is parsed: jansson's tree of a 1 MiB line of
+ * empty objects would take ~80 MiB; under this cap a parse takes at most
+ * about 120 bytes a token (~2 MiB) beside the line's own bytes (decision 91). */
+#define JIG_RUN0_MAX_TOKENS 16384
+/* Log text kept per Run (the whole tree); later lines are dropped and
+ * counted (the record's "logs_dropped"). */
+#define JIG_RECORD_LOG_BYTES (256u << 10)
+/* One effect's evidence (HTTP, Agent, Command, checkpoint): at most this
+ * many bytes; a larger one is replaced by a stub saying how large it was. */
+#define JIG_RECORD_EFFECT_MAX_BYTES (8u << 10)
+/* All effects' evidence per Run (the whole tree). An effect is refused
+ * before it runs (the Run fails) when less than one evidence cap is left,
+ * so every effect that ran has its evidence. */
+#define JIG_RECORD_EFFECTS_BYTES (1u << 20)
+/* Child nodes in one Run's record tree (refused calls included); one more
+ * call ends its caller's Run/0. */
+#define JIG_CALL_MAX_NODES 64
+/* A child node without its logs, effects and children: its binding,
+ * termination, cleanup, inputs, outputs (<= 64 paths), staged paths and
+ * reason. An allowance, not a proof (paths are long): the record's size is
+ * checked before commit. */
+#define JIG_RECORD_NODE_BYTES (8u << 10)
+/* The rest of a root record: facts, inputs and outputs lists, checkpoint
+ * summary, the scope's policy, verification. Also an allowance. */
+#define JIG_RECORD_ROOT_BYTES (256u << 10)
+/* Indentation: the record is written with two spaces a level; nesting and
+ * line breaks add at most this share to the compact bytes above. */
+#define JIG_RECORD_INDENT_SHARE 2u /* the published text is <= compact * this */
+_Static_assert(JIG_RUN0_LOG_MAX_TEXT + JIG_RUN0_LOG_CUT_MARK <= JIG_RECORD_LOG_BYTES, "one cut line fits the log budget");
+_Static_assert(JIG_RECORD_EFFECT_MAX_BYTES <= JIG_RECORD_EFFECTS_BYTES, "one effect fits the evidence budget");
+_Static_assert((unsigned long long)JIG_RECORD_INDENT_SHARE *
+			       (JIG_RECORD_LOG_BYTES + JIG_RECORD_EFFECTS_BYTES + JIG_CALL_MAX_NODES * JIG_RECORD_NODE_BYTES +
+				JIG_RECORD_ROOT_BYTES) <=
+		       JIG_RECORD_MAX_BYTES,
+	       "the record's budgets fit what jig inspect reads");
+
 /* Cancellation (R-L05): after the first stop signal the coordinator has
  * this long to settle before SIGKILL. */
 #define JIG_SETTLE_MS 60000

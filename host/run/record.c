@@ -33,6 +33,94 @@ json_t *jig_record_new(const struct jig_record_facts *f, const struct jig_scope_
 		"logs", f->logs);
 }
 
+#define RECORD_FLAGS (JSON_INDENT(2) | JSON_SORT_KEYS)
+
+/* A string of at most 64 bytes, cut on a UTF-8 boundary. */
+static void short_copy(json_t *to, json_t *from, const char *key)
+{
+	json_t *v = json_object_get(from, key);
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v);
+	if (n > 64)
+		for (n = 64; n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80; n--)
+			;
+	if (s)
+		json_object_set_new(to, key, json_stringn(s, n));
+	else if (json_is_integer(v))
+		json_object_set(to, key, v);
+}
+
+/* One cut of jig_record_text on obj and, recursively, its children. */
+static void cut_step(json_t *obj, int step)
+{
+	json_t *v;
+	size_t i;
+	if (step == 0 && json_array_size(json_object_get(obj, "logs"))) {
+		json_object_set_new(obj, "logs_removed_for_size", json_integer((json_int_t)json_array_size(json_object_get(obj, "logs"))));
+		json_object_set_new(obj, "logs", json_array());
+	}
+	if (step == 1 && json_is_array(json_object_get(obj, "effects"))) {
+		json_t *stubs = json_array();
+		json_array_foreach(json_object_get(obj, "effects"), i, v) {
+			json_t *s = json_object();
+			static const char *const keys[] = {"effect", "route", "outcome", "save"};
+			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+				short_copy(s, v, keys[k]);
+			json_array_append_new(stubs, s);
+		}
+		json_object_set_new(obj, "effects", stubs);
+	}
+	json_t *kids = json_object_get(obj, "children");
+	json_array_foreach(kids, i, v) {
+		if (step == 2) {
+			json_t *s = json_object();
+			static const char *const keys[] = {"id", "binding", "flow", "level", "status"};
+			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+				short_copy(s, v, keys[k]);
+			json_object_set(s, "children", json_object_get(v, "children"));
+			json_array_set_new(kids, i, s);
+			v = s;
+		}
+		cut_step(v, step);
+	}
+}
+
+char *jig_record_text(json_t *rec, size_t cap, bool *cut)
+{
+	*cut = false;
+	size_t n = json_dumpb(rec, NULL, 0, RECORD_FLAGS);
+	if (n > cap) {
+		static const char *const what[] = {"its logs", "its effects' evidence but kind, route and outcome",
+						   "its children's details but binding, flow and status", "the scope's policy"};
+		char was[360], done[200] = "", why[900];
+		const char *status = json_string_value(json_object_get(rec, "status")), *error = json_string_value(json_object_get(rec, "error"));
+		snprintf(was, sizeof(was), "%.20s%s%.300s", status ? status : "?", error && error[0] ? ": " : "", error ? error : "");
+		size_t size = n;
+		*cut = true;
+		for (int step = 0; step < 4 && n > cap; step++) {
+			if (step < 3)
+				cut_step(rec, step);
+			else
+				json_object_del(json_object_get(rec, "scope"), "policy");
+			size_t l = strlen(done);
+			snprintf(done + l, sizeof(done) - l, "%s%s", step ? ", " : "", what[step]);
+			snprintf(why, sizeof(why), "the record would have been %zu bytes, over the %zu a packet's record may hold; cut to fit: %s; the Run was %s",
+				 size, cap, done, was);
+			json_object_set_new(rec, "status", json_string("failed"));
+			json_object_set_new(rec, "error", json_string(why));
+			n = json_dumpb(rec, NULL, 0, RECORD_FLAGS);
+		}
+	}
+	char *txt = n && n <= cap ? malloc(n + 1) : NULL;
+	if (txt && json_dumpb(rec, txt, n, RECORD_FLAGS) != n) {
+		free(txt);
+		txt = NULL;
+	}
+	if (txt)
+		txt[n] = '\0';
+	return txt;
+}
+
 int jig_record_load(int pfd, const char *packet, json_t **rec, struct jig_error *e)
 {
 	*rec = NULL;
@@ -179,6 +267,10 @@ void jig_record_print(FILE *out, const char *packet, json_t *rec)
 		fputc('\n', out);
 	}
 	jig_call_print_tree(out, json_object_get(rec, "children"), 1); /* Bindings */
+	json_t *dropped = json_object_get(rec, "logs_dropped");
+	if (dropped)
+		fprintf(out, "  logs: %lld more lines (%lld bytes) not kept: over %lld log bytes a Run keeps or %d lines\n",
+			int_field(dropped, "lines"), int_field(dropped, "bytes"), int_field(dropped, "kept_bytes_max"), JIG_RUN0_MAX_LOGS);
 	json_array_foreach(json_object_get(rec, "logs"), i, o) {
 		fputs("  log ", out);
 		jig_text_put(out, json_string_value(o));

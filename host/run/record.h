@@ -4,6 +4,7 @@
 #define JIG_RUN_RECORD_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,6 +23,14 @@ struct jig_record_facts {
 
 /* The record of a Run whose scope ended with res. */
 json_t *jig_record_new(const struct jig_record_facts *f, const struct jig_scope_result *res);
+/* The record's text as published (two-space indent, sorted keys), at
+ * most cap bytes. A record over cap is cut to fit, in this order until it
+ * does: every log line, every effect's evidence but its kind, route and
+ * outcome, every child node but its binding, flow, status and children,
+ * the scope's policy; its status becomes "failed" and its error says how
+ * large it was and what was cut (*cut). NULL: out of memory, or not even
+ * that fits. */
+char *jig_record_text(json_t *rec, size_t cap, bool *cut);
 /* Reads and checks record.json of the packet directory pfd. */
 int jig_record_load(int pfd, const char *packet, json_t **rec, struct jig_error *e);
 /* Every listed file of files/ is there with its size and SHA-256, nothing

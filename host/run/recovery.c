@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "effects/checkpoint.h"
+#include "run/limits.h"
 #include "run/publish.h"
 #include "run/record.h"
 #include "util/cleanup.h"
@@ -93,8 +94,9 @@ static int recover(int rundir, const char *run, const char *output, pid_t lost, 
 	int rc = !b ? -1 : jig_publish_open(&pub, output, &e) || jig_publish_stage(&pub, &e) ||
 					 jig_checkpoint_publish(rundir, pub.stagefd, &ck, &e) ? -1 : 0;
 	char *txt = NULL;
-	if (!rc && (!(rec = record(b, ck, run, lost, sig)) || !(txt = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS))))
-		rc = jig_err(&e, JIG_E_INTERNAL, "out of memory");
+	bool cut = false; /* never more than jig inspect reads (issue 31) */
+	if (!rc && (!(rec = record(b, ck, run, lost, sig)) || !(txt = jig_record_text(rec, JIG_RECORD_MAX_BYTES, &cut))))
+		rc = jig_err(&e, JIG_E_INTERNAL, rec ? "the record does not fit what jig inspect reads" : "out of memory");
 	if (!rc)
 		rc = jig_publish_commit(&pub, txt, &e);
 	if (rc && !why[0])

@@ -68,13 +68,106 @@ void jig_run0_send(struct jig_run0 *r, json_t *msg)
 	reply(r, msg);
 }
 
+size_t jig_run0_json_len(const char *s, size_t len)
+{
+	size_t n = 2;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		n += c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t' ? 2 : c < 0x20 ? 6 : 1;
+	}
+	return n;
+}
+
+/* At most max bytes of s (valid UTF-8: jansson's), cut on a boundary. */
+static size_t utf8_prefix(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
+json_t *jig_run0_log_text(const char *text, size_t len, bool *cut)
+{
+	*cut = len > JIG_RUN0_LOG_MAX_TEXT;
+	if (!*cut)
+		return json_stringn(text, len);
+	size_t k = utf8_prefix(text, len, JIG_RUN0_LOG_MAX_TEXT);
+	char buf[JIG_RUN0_LOG_MAX_TEXT + JIG_RUN0_LOG_CUT_MARK];
+	memcpy(buf, text, k);
+	int m = snprintf(buf + k, JIG_RUN0_LOG_CUT_MARK, " [jig cut %zu more bytes of this line]", len - k);
+	return json_stringn(buf, k + (size_t)m);
+}
+
+/* A log line: cut, then kept while the Run's budget and the line count
+ * allow, else dropped and counted. */
+static void log_line(struct jig_run0 *r, json_t *text)
+{
+	bool cut;
+	json_t *kept = jig_run0_log_text(json_string_value(text), json_string_length(text), &cut);
+	size_t charge = kept ? jig_run0_json_len(json_string_value(kept), json_string_length(kept)) + 1 : 0;
+	pthread_mutex_lock(&r->budget->lock);
+	bool fits = kept && json_array_size(r->logs) < JIG_RUN0_MAX_LOGS && r->budget->log_bytes + charge <= JIG_RECORD_LOG_BYTES;
+	if (fits)
+		r->budget->log_bytes += charge;
+	pthread_mutex_unlock(&r->budget->lock);
+	pthread_mutex_lock(&r->data_lock);
+	if (fits) {
+		json_array_append_new(r->logs, kept);
+		r->logs_cut += cut;
+	} else {
+		json_decref(kept);
+		r->logs_dropped++;
+		r->logs_dropped_bytes += json_string_length(text);
+	}
+	pthread_mutex_unlock(&r->data_lock);
+}
+
+/* A string field of evidence, for a stub: at most max bytes. */
+static json_t *short_string(json_t *v, size_t max)
+{
+	const char *s = json_string_value(v);
+	return s ? json_stringn(s, utf8_prefix(s, json_string_length(v), max)) : NULL;
+}
+
+/* Evidence over its cap: what it was, how large, and that it was cut. */
+static json_t *evidence_stub(json_t *ev, size_t size)
+{
+	json_t *stub = json_object();
+	static const char *const keys[] = {"effect", "route", "outcome", "save"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = json_object_get(ev, keys[i]);
+		if (json_is_integer(v))
+			json_object_set(stub, keys[i], v);
+		else if (json_is_string(v))
+			json_object_set_new(stub, keys[i], short_string(v, 64));
+	}
+	char why[128];
+	snprintf(why, sizeof(why), "the evidence was %zu bytes of JSON, over the %u kept; only these fields are", size,
+		 JIG_RECORD_EFFECT_MAX_BYTES);
+	json_object_set_new(stub, "evidence_cut", json_string(why));
+	return stub;
+}
+
 /* One effect, one at a time (the reader waits for it): its evidence in
- * the record, its reply to the Flow. */
+ * the record, its reply to the Flow. The largest evidence is reserved
+ * before the effect runs (no room: the Run ends, nothing is done), the
+ * rest given back after. */
 static void effect(struct jig_run0 *r, json_t *m, jig_run0_effect_fn fn, size_t *count, size_t max, const char *what)
 {
-	char why[64];
+	char why[96];
 	if (++*count > max) {
 		snprintf(why, sizeof(why), "more than %zu %s", max, what);
+		return fail(r, why);
+	}
+	pthread_mutex_lock(&r->budget->lock);
+	bool room = r->budget->evidence_bytes + JIG_RECORD_EFFECT_MAX_BYTES <= JIG_RECORD_EFFECTS_BYTES;
+	if (room)
+		r->budget->evidence_bytes += JIG_RECORD_EFFECT_MAX_BYTES;
+	pthread_mutex_unlock(&r->budget->lock);
+	if (!room) {
+		snprintf(why, sizeof(why), "the Run's effect evidence reached its %u KiB; no more effects", JIG_RECORD_EFFECTS_BYTES >> 10);
 		return fail(r, why);
 	}
 	json_t *out = NULL, *ev = NULL;
@@ -84,8 +177,23 @@ static void effect(struct jig_run0 *r, json_t *m, jig_run0_effect_fn fn, size_t 
 	if (!out)
 		out = json_pack("{s:s,s:b,s:s}", "op", json_string_value(json_object_get(m, "op")), "ok", 0, "error",
 				"jig could not encode the reply");
+	if (!ev)
+		ev = json_pack("{s:s}", "outcome", "failed");
+	size_t size = ev ? json_dumpb(ev, NULL, 0, JSON_COMPACT) : 0;
+	bool stubbed = size > JIG_RECORD_EFFECT_MAX_BYTES;
+	if (stubbed) {
+		json_t *stub = evidence_stub(ev, size);
+		json_decref(ev);
+		ev = stub;
+		size = ev ? json_dumpb(ev, NULL, 0, JSON_COMPACT) : 0;
+	}
+	pthread_mutex_lock(&r->budget->lock);
+	r->budget->evidence_bytes -= JIG_RECORD_EFFECT_MAX_BYTES - (size < JIG_RECORD_EFFECT_MAX_BYTES ? size : JIG_RECORD_EFFECT_MAX_BYTES);
+	pthread_mutex_unlock(&r->budget->lock);
 	pthread_mutex_lock(&r->data_lock);
-	json_array_append_new(r->effects, ev ? ev : json_pack("{s:s}", "outcome", "failed"));
+	if (ev)
+		json_array_append_new(r->effects, ev);
+	r->evidence_cut += stubbed;
 	pthread_mutex_unlock(&r->data_lock);
 	if (sig) {
 		r->interrupted_by = sig;
@@ -100,6 +208,29 @@ static bool text_op(json_t *m)
 	return json_object_size(m) == 2 && json_is_string(json_object_get(m, "text"));
 }
 
+/* Structural tokens of a JSON text outside its strings ({ [ , :): an
+ * upper bound on the values its parse allocates. */
+static size_t tokens(const char *s, size_t len)
+{
+	size_t n = 0;
+	bool str = false, esc = false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (str) {
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				str = false;
+		} else if (c == '"')
+			str = true;
+		else
+			n += c == '{' || c == '[' || c == ',' || c == ':';
+	}
+	return n;
+}
+
 /* {"op":"log","text"} | {"op":"done"} | {"op":"error","text"} | {"op":"http",...} | {"op":"agent",...} |
  * {"op":"command",...} */
 static void message(struct jig_run0 *r, const char *line, size_t len)
@@ -109,18 +240,19 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 		snprintf(why, sizeof(why), "more than %d messages", JIG_RUN0_MAX_MESSAGES);
 		return fail(r, why);
 	}
+	if (tokens(line, len) > JIG_RUN0_MAX_TOKENS) { /* before any parse (run/limits.h) */
+		snprintf(why, sizeof(why), "a message has more than %d JSON values", JIG_RUN0_MAX_TOKENS);
+		return fail(r, why);
+	}
 	json_error_t je;
 	JIG_FAULT_POINT("run0");
 	json_t *m = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
 	const char *op = json_is_object(m) ? json_string_value(json_object_get(m, "op")) : NULL;
 	if (!op)
 		fail(r, "a message is not a JSON object with an \"op\"");
-	else if (strcmp(op, "log") == 0 && text_op(m)) {
-		pthread_mutex_lock(&r->data_lock);
-		if (json_array_size(r->logs) < JIG_RUN0_MAX_LOGS)
-			json_array_append(r->logs, json_object_get(m, "text"));
-		pthread_mutex_unlock(&r->data_lock);
-	} else if (strcmp(op, "http") == 0 && r->http)
+	else if (strcmp(op, "log") == 0 && text_op(m))
+		log_line(r, json_object_get(m, "text"));
+	else if (strcmp(op, "http") == 0 && r->http)
 		effect(r, m, r->http, &r->http_requests, JIG_HTTP_MAX_REQUESTS, "HTTP requests");
 	else if (strcmp(op, "agent") == 0 && r->agent)
 		effect(r, m, r->agent, &r->agent_turns, JIG_AGENT_MAX_TURNS, "Agent turns");
@@ -180,16 +312,18 @@ static void *reader(void *arg)
 int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
 		   jig_run0_effect_fn command, jig_run0_effect_fn checkpoint, void *ctx)
 {
-	return jig_run0_start_calls(r, fd, abort_wr, http, agent, command, checkpoint, ctx, NULL, NULL);
+	return jig_run0_start_calls(r, fd, abort_wr, http, agent, command, checkpoint, ctx, NULL, NULL, NULL);
 }
 
 int jig_run0_start_calls(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
 			 jig_run0_effect_fn command, jig_run0_effect_fn checkpoint, void *ctx,
-			 void (*call)(void *, struct jig_run0 *, json_t *), void *call_ctx)
+			 void (*call)(void *, struct jig_run0 *, json_t *), void *call_ctx, struct jig_run0_budget *shared)
 {
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->send_lock, NULL);
 	pthread_mutex_init(&r->data_lock, NULL);
+	pthread_mutex_init(&r->own_budget.lock, NULL);
+	r->budget = shared ? shared : &r->own_budget;
 	r->call = call;
 	r->call_ctx = call_ctx;
 	r->fd = fd;
@@ -211,6 +345,27 @@ int jig_run0_start_calls(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effe
 void jig_run0_join(struct jig_run0 *r)
 {
 	pthread_join(r->thread, NULL);
+}
+
+bool jig_run0_take_node(struct jig_run0 *r)
+{
+	pthread_mutex_lock(&r->budget->lock);
+	bool ok = r->budget->nodes < JIG_CALL_MAX_NODES;
+	r->budget->nodes += ok;
+	pthread_mutex_unlock(&r->budget->lock);
+	return ok;
+}
+
+void jig_run0_note_cuts(const struct jig_run0 *r, json_t *obj)
+{
+	if (r->logs_dropped)
+		json_object_set_new(obj, "logs_dropped", json_pack("{s:I,s:I,s:I}", "lines", (json_int_t)r->logs_dropped, "bytes",
+								   (json_int_t)r->logs_dropped_bytes, "kept_bytes_max",
+								   (json_int_t)JIG_RECORD_LOG_BYTES));
+	if (r->logs_cut)
+		json_object_set_new(obj, "logs_cut", json_integer((json_int_t)r->logs_cut));
+	if (r->evidence_cut)
+		json_object_set_new(obj, "evidence_cut", json_integer((json_int_t)r->evidence_cut));
 }
 
 void jig_run0_free(struct jig_run0 *r)

@@ -17,6 +17,13 @@
  * effect's supervisor took (the Run then ends). */
 typedef void (*jig_run0_effect_fn)(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted);
 
+/* What one record tree (a root Run and its children) may keep, charged as
+ * it is kept (run/limits.h): log text, effect evidence, child nodes. */
+struct jig_run0_budget {
+	pthread_mutex_t lock;
+	size_t log_bytes, evidence_bytes, nodes;
+};
+
 struct jig_run0 {
 	int fd;	      /* the coordinator's end of the socket */
 	int abort_wr; /* written to end the Run */
@@ -43,15 +50,34 @@ struct jig_run0 {
 	/* Held while logs or effects grow: a live display (display/live.c)
 	 * copies them from another thread. */
 	pthread_mutex_t data_lock;
+	/* The record budget: own_budget for a root, the root's for a child. */
+	struct jig_run0_budget own_budget, *budget;
+	/* What was not kept: log lines dropped (over JIG_RUN0_MAX_LOGS or the
+	 * budget) and their bytes, lines cut to JIG_RUN0_LOG_MAX_TEXT, evidence
+	 * replaced by a stub. */
+	size_t logs_dropped, logs_dropped_bytes, logs_cut, evidence_cut;
 };
 
 /* Starts reading fd in a thread. */
 int jig_run0_start(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
 		   jig_run0_effect_fn command, jig_run0_effect_fn checkpoint, void *ctx);
-/* The same, with a Flow's bindings (call: see above). */
+/* The same, with a Flow's bindings (call: see above); shared: the root's
+ * record budget for a child's Run/0, NULL for a root's own. */
 int jig_run0_start_calls(struct jig_run0 *r, int fd, int abort_wr, jig_run0_effect_fn http, jig_run0_effect_fn agent,
 			 jig_run0_effect_fn command, jig_run0_effect_fn checkpoint, void *ctx,
-			 void (*call)(void *, struct jig_run0 *, json_t *), void *call_ctx);
+			 void (*call)(void *, struct jig_run0 *, json_t *), void *call_ctx, struct jig_run0_budget *shared);
+/* One more child node in the record tree: false (nothing kept) over
+ * JIG_CALL_MAX_NODES. */
+bool jig_run0_take_node(struct jig_run0 *r);
+/* What was not kept, on obj (a record or a child's node):
+ * "logs_dropped": {lines, bytes}, "logs_cut", "evidence_cut"; nothing when
+ * everything was kept. */
+void jig_run0_note_cuts(const struct jig_run0 *r, json_t *obj);
+/* A log text as kept: at most JIG_RUN0_LOG_MAX_TEXT bytes on a UTF-8
+ * boundary, then a mark saying how many bytes were cut. *cut: it was. */
+json_t *jig_run0_log_text(const char *text, size_t len, bool *cut);
+/* Bytes of s as a JSON string in the record (quotes and escapes). */
+size_t jig_run0_json_len(const char *s, size_t len);
 /* One line to the Flow, from any thread. */
 void jig_run0_send(struct jig_run0 *r, json_t *msg);
 /* Ends the Run for a protocol violation (any thread). */

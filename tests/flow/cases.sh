@@ -323,6 +323,85 @@ case_run0_invalid_json() { project "$HOSTILE"; hostile "badjson"; run0_refused "
 case_run0_unknown_op() { project "$HOSTILE"; hostile "unknownop"; run0_refused "unknown or malformed operation"; }
 case_run0_flood() { project "$HOSTILE"; hostile "flood 5000"; run0_refused "more than 1024 messages"; }
 
+# --- issue 31: what a Flow sends is capped on the trusted side ----------------------
+# sampled CMD...: runs CMD (in $T/p) while sampling the peak resident memory
+# (VmHWM) of every jig process every 100 ms; $rc; $T/rss: "pid KiB" maxima;
+# $peak_kib: the largest, $sum_kib: their sum.
+sampled() {
+	: >"$T/rss.raw"
+	set +e
+	(cd "$T/p" && "$@") >"$T/out" 2>"$T/err" </dev/null &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		for c in /proc/[0-9]*/comm; do
+			[ "$(cat "$c" 2>/dev/null)" = jig ] || continue
+			d=${c%/comm}
+			echo "${d#/proc/} $(awk '/^VmHWM/ {print $2}' "$d/status" 2>/dev/null)" >>"$T/rss.raw"
+		done
+		sleep 0.1
+	done
+	wait "$pid"
+	rc=$?
+	set -e
+	awk 'NF == 2 && $2 > m[$1] {m[$1] = $2} END {for (p in m) print p, m[p]}' "$T/rss.raw" >"$T/rss"
+	peak_kib=$(awk '$2 > m {m = $2} END {print m + 0}' "$T/rss")
+	sum_kib=$(awk '{s += $2} END {print s + 0}' "$T/rss")
+	echo "--- $* (exit $rc); jig processes' peak RSS (KiB):"; cat "$T/rss" "$T/out" "$T/err"
+}
+# The bound docs/reliability.md states ("The trusted side's memory"), KiB:
+# each jig process, and all of them together.
+RSS_BOUND_ONE_KIB=$((96 * 1024))
+RSS_BOUND_ALL_KIB=$((192 * 1024))
+within_bound() {
+	[ "$peak_kib" -gt 0 ] || fail "no jig process was sampled"
+	[ "$peak_kib" -le "$RSS_BOUND_ONE_KIB" ] || fail "a jig process reached $peak_kib KiB, over the documented $RSS_BOUND_ONE_KIB"
+	[ "$sum_kib" -le "$RSS_BOUND_ALL_KIB" ] || fail "jig's processes reached $sum_kib KiB together, over the documented $RSS_BOUND_ALL_KIB"
+}
+packet_within_caps() { # record.json fits what jig inspect reads, and jig inspect passes
+	size=$(stat -c %s "$T/pkt/record.json")
+	[ "$size" -le $((4 << 20)) ] || fail "record.json is $size bytes"
+	"$JIG" inspect "$T/pkt" >"$T/inspect" || { cat "$T/inspect"; fail "jig inspect refused the packet"; }
+	echo "record.json: $size bytes; jig inspect: ok"
+}
+# The issue's case: 200 well-formed 1 MiB log lines straight to Run/0. The
+# Run is recorded within the caps: 4 KiB a kept line, 256 KiB in all, the
+# rest counted; the packet passes jig inspect.
+case_run0_big_logs() {
+	project "$HOSTILE"
+	printf 'biglogs 200\n' >"$T/mode"
+	rm -rf "$T/pkt"
+	sampled "$JIG" run hostile --output "$T/pkt" --input mode="$T/mode" --timeout 5m
+	[ "$rc" -eq 0 ] || fail "jig run exited $rc"
+	[ "$(rec status)" = succeeded ] || fail "status $(rec status)"
+	kept=$(jq '.logs | length' "$T/pkt/record.json")
+	[ "$kept" -eq 63 ] || fail "$kept log lines kept"
+	jq -e '.logs[0] | endswith(" [jig cut 1044416 more bytes of this line]") and (startswith("bbbb"))' "$T/pkt/record.json" >/dev/null || fail "the cut line"
+	jq -e '.logs_dropped.lines == 137 and .logs_dropped.bytes == 137 * 1048512 and .logs_cut == 63' "$T/pkt/record.json" >/dev/null || fail "the count: $(jq -c '{logs_dropped, logs_cut}' "$T/pkt/record.json")"
+	packet_within_caps
+	grep -q "logs: 137 more lines (143646144 bytes) not kept" "$T/inspect" || fail "inspect does not say what was dropped"
+	within_bound
+}
+# Every channel at once (tests/flow/saturate): 1 MiB log lines, every
+# effect at its cap with evidence over its cap, 16 one-MiB checkpoints,
+# four children flooding their own Run/0. jig's own memory stays under the
+# documented bound; the packet passes jig inspect.
+case_run0_saturate() {
+	project "$JIG_SOURCE/tests/flow/saturate"
+	echo '{"logs": 200, "kid_logs": 40}' >"$T/plan"
+	rm -rf "$T/pkt"
+	sampled "$JIG" run saturate --output "$T/pkt" --input plan="$T/plan" --timeout 10m
+	[ "$rc" -eq 0 ] || fail "jig run exited $rc"
+	jq -c '{status, error, logs: (.logs | length), logs_dropped, logs_cut, evidence_cut, effects: (.effects | length), children: [.children[] | {status, logs: (.logs | length), logs_dropped}]}' "$T/pkt/record.json"
+	[ "$(rec status)" = succeeded ] || fail "status $(rec status)"
+	jq -e '.http == 64 and .command == 16 and .checkpoint == 16 and .calls == 4' "$T/pkt/files/result.json" >/dev/null || fail "result $(cat "$T/pkt/files/result.json")"
+	jq -e '(.effects | length) == 100 and .evidence_cut == 80 and ([.effects[] | select(.evidence_cut)] | length) == 80' "$T/pkt/record.json" >/dev/null || fail "effects"
+	jq -e '([.children[] | select(.status == "succeeded")] | length) == 4' "$T/pkt/record.json" >/dev/null || fail "children"
+	jq -e '([.logs[], .children[].logs[]] | map(length + 3) | add) <= 262144' "$T/pkt/record.json" >/dev/null || fail "log budget"
+	jq -e '.logs_dropped.lines + ([.children[].logs_dropped.lines // 0] | add) + (.logs | length) + ([.children[].logs | length] | add) == 360' "$T/pkt/record.json" >/dev/null || fail "every line kept or counted"
+	packet_within_caps
+	within_bound
+}
+
 # --- 6. the HTTP Request effect (issue 6) ----------------------------------------------
 # The caller Flow (tests/flow/http) runs the steps of its "steps" input; a
 # real peer (tests/http/peer.py) serves 127.0.0.1:18080 (and TLS on 18443).

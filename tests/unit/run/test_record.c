@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "run/limits.h"
 #include "run/record.h"
 
 static char dir[64];
@@ -133,6 +134,92 @@ static void printed_inert(void **state)
 	json_decref(rec);
 }
 
+/* --- issue 31: the record as a whole ------------------------------------- */
+
+/* A record as jig run writes it, with n log lines of len bytes, n effects
+ * of len bytes and a child with n log lines: large on every channel. */
+static json_t *big_record(size_t n, size_t len)
+{
+	char *text = malloc(len + 1);
+	memset(text, 'x', len);
+	text[len] = '\0';
+	json_t *logs = json_array(), *effects = json_array(), *clogs = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_array_append_new(logs, json_string(text));
+		json_array_append_new(clogs, json_string(text));
+		json_array_append_new(effects, json_pack("{s:s,s:s,s:s,s:s}", "effect", "http", "route", text, "outcome", "refused", "error", text));
+	}
+	free(text);
+	return json_pack("{s:s,s:s,s:s,s:s,s:[{s:s,s:I,s:s}],s:o,s:o,s:[{s:I,s:s,s:s,s:i,s:s,s:o,s:[]}],s:{s:s,s:{s:s}}}", "format",
+			 "jig-run-record/1", "status", "succeeded", "error", "", "flow", "f", "outputs", "path", "a.txt", "size",
+			 (json_int_t)6, "sha256", HELLO_SHA, "logs", logs, "effects", effects, "children", "id", (json_int_t)1, "binding",
+			 "b", "flow", "c", "level", 1, "status", "succeeded", "logs", clogs, "children", "scope", "policy_sha256", "p",
+			 "policy", "format", "jig-scope-policy/1");
+}
+
+/* A record of exactly the cap is published as it is; one byte over, it is
+ * cut to fit (logs first), failed with a reason, and jig inspect reads it. */
+static void record_at_and_over_cap(void **state)
+{
+	(void)state;
+	json_t *rec = big_record(4, 100);
+	size_t n = json_dumpb(rec, NULL, 0, JSON_INDENT(2) | JSON_SORT_KEYS);
+	bool cut = true;
+	char *txt = jig_record_text(rec, n, &cut);
+	assert_false(cut);
+	assert_int_equal(strlen(txt), n);
+	assert_string_equal(json_string_value(json_object_get(rec, "status")), "succeeded");
+	free(txt);
+	txt = jig_record_text(rec, n - 1, &cut);
+	assert_true(cut);
+	assert_true(strlen(txt) <= n - 1);
+	assert_string_equal(json_string_value(json_object_get(rec, "status")), "failed");
+	const char *why = json_string_value(json_object_get(rec, "error"));
+	assert_non_null(strstr(why, "cut to fit: its logs; the Run was succeeded"));
+	assert_null(strchr(why, '\n'));
+	assert_int_equal(json_array_size(json_object_get(rec, "logs")), 0);
+	assert_int_equal(json_integer_value(json_object_get(rec, "logs_removed_for_size")), 4);
+	assert_int_equal(json_array_size(json_object_get(rec, "effects")), 4); /* not needed: kept whole */
+	assert_non_null(json_object_get(json_array_get(json_object_get(rec, "effects"), 0), "error"));
+	free(txt);
+	json_decref(rec);
+}
+
+/* Over JIG_RECORD_MAX_BYTES on every channel: cut step by step, published
+ * within the cap, and the packet passes jig_record_load and the file check. */
+static void record_over_reader_cap(void **state)
+{
+	(void)state;
+	json_t *rec = big_record(300, 16 << 10); /* about 24 MB */
+	bool cut = false;
+	char *txt = jig_record_text(rec, JIG_RECORD_MAX_BYTES, &cut);
+	assert_non_null(txt);
+	assert_true(cut);
+	assert_true(strlen(txt) <= JIG_RECORD_MAX_BYTES);
+	const char *why = json_string_value(json_object_get(rec, "error"));
+	assert_non_null(strstr(why, "its logs, its effects' evidence but kind, route and outcome"));
+	json_t *ev = json_array_get(json_object_get(rec, "effects"), 0);
+	assert_null(json_object_get(ev, "error"));
+	assert_int_equal(json_string_length(json_object_get(ev, "route")), 64);
+	assert_int_equal(json_array_size(json_object_get(json_array_get(json_object_get(rec, "children"), 0), "logs")), 0);
+	int fd = fresh();
+	put("files/a.txt", "hello\n");
+	put("record.json", txt);
+	json_t *back = NULL;
+	struct jig_error e = {0};
+	assert_int_equal(load(fd, &back, &e), 0);
+	assert_int_equal(jig_record_verify_files(fd, back, &e), 0);
+	assert_string_equal(json_string_value(json_object_get(back, "status")), "failed");
+	json_decref(back);
+	close(fd);
+	free(txt);
+	json_decref(rec);
+	/* Nothing fits a cap smaller than the record's own facts: NULL. */
+	rec = big_record(1, 10);
+	assert_null(jig_record_text(rec, 64, &cut));
+	json_decref(rec);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -144,6 +231,7 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(good_packet), cmocka_unit_test(refused_records),
-					   cmocka_unit_test(printed_inert)};
+					   cmocka_unit_test(printed_inert), cmocka_unit_test(record_at_and_over_cap),
+					   cmocka_unit_test(record_over_reader_cap)};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -157,11 +158,244 @@ static void logs_capped_and_http_answered(void **state)
 	jig_run0_free(&s.r);
 }
 
+/* --- issue 31: every channel capped on the trusted side ------------------ */
+
+/* A log message whose text is n bytes of c (JSON-safe). */
+static char *log_msg(size_t n, char c, size_t *len)
+{
+	char *m = malloc(n + 32);
+	assert_non_null(m);
+	memcpy(m, "{\"op\":\"log\",\"text\":\"", 20);
+	memset(m + 20, c, n);
+	memcpy(m + 20 + n, "\"}\n", 3);
+	*len = n + 23;
+	return m;
+}
+
+static void send_log(struct session *s, size_t n, char c)
+{
+	size_t len;
+	char *m = log_msg(n, c, &len);
+	send_all(s, m, len);
+	free(m);
+}
+
+static const char *log_at(struct session *s, size_t i)
+{
+	return json_string_value(json_array_get(s->r.logs, i));
+}
+
+/* 4 KiB a line: at the cut kept whole, one over cut and marked, a
+ * character across the cut not split, a 1 MiB line kept as 4 KiB. */
+static void log_line_cut(void **state)
+{
+	(void)state;
+	struct session s;
+	start(&s, false);
+	send_log(&s, JIG_RUN0_LOG_MAX_TEXT, 'a');
+	send_log(&s, JIG_RUN0_LOG_MAX_TEXT + 1, 'b');
+	/* 4095 bytes, then a two-byte character at 4095..4096, then more */
+	char m[64 + JIG_RUN0_LOG_MAX_TEXT];
+	int k = snprintf(m, sizeof(m), "{\"op\":\"log\",\"text\":\"");
+	memset(m + k, 'c', JIG_RUN0_LOG_MAX_TEXT - 1);
+	k += JIG_RUN0_LOG_MAX_TEXT - 1;
+	k += snprintf(m + k, sizeof(m) - (size_t)k, "\xc3\xa9zz\"}\n");
+	send_all(&s, m, (size_t)k);
+	send_log(&s, JIG_RUN0_MAX_LINE - 64, 'd');
+	finish(&s);
+	assert_false(s.r.violation);
+	assert_int_equal(json_array_size(s.r.logs), 4);
+	assert_int_equal(strlen(log_at(&s, 0)), JIG_RUN0_LOG_MAX_TEXT);
+	assert_null(strstr(log_at(&s, 0), "jig cut"));
+	assert_int_equal(strspn(log_at(&s, 1), "b"), JIG_RUN0_LOG_MAX_TEXT);
+	assert_string_equal(log_at(&s, 1) + JIG_RUN0_LOG_MAX_TEXT, " [jig cut 1 more bytes of this line]");
+	assert_int_equal(strspn(log_at(&s, 2), "c"), JIG_RUN0_LOG_MAX_TEXT - 1);
+	assert_string_equal(log_at(&s, 2) + JIG_RUN0_LOG_MAX_TEXT - 1, " [jig cut 4 more bytes of this line]");
+	assert_true(strlen(log_at(&s, 3)) <= JIG_RUN0_LOG_MAX_TEXT + JIG_RUN0_LOG_CUT_MARK);
+	assert_int_equal(s.r.logs_cut, 3);
+	assert_int_equal(s.r.logs_dropped, 0);
+	jig_run0_free(&s.r);
+}
+
+/* The Run's log bytes: exactly at the budget everything is kept; one
+ * more line is dropped and counted, with its bytes, in the record. */
+static void log_budget(void **state)
+{
+	(void)state;
+	struct session s;
+	start(&s, false);
+	/* each line costs its text, two quotes and a comma: 4096 */
+	size_t n = 4093, lines = JIG_RECORD_LOG_BYTES / (n + 3);
+	assert_int_equal(lines * (n + 3), JIG_RECORD_LOG_BYTES);
+	for (size_t i = 0; i < lines; i++)
+		send_log(&s, n, 'a');
+	send_all(&s, "{\"op\":\"log\",\"text\":\"x\"}\n", 24);
+	for (int i = 0; i < 20; i++) /* 1 MiB lines straight to the socket */
+		send_log(&s, JIG_RUN0_MAX_LINE - 64, 'z');
+	send_all(&s, "{\"op\":\"done\"}\n", 14);
+	finish(&s);
+	assert_false(s.r.violation);
+	assert_true(s.r.done);
+	assert_int_equal(json_array_size(s.r.logs), lines);
+	assert_int_equal(s.r.budget->log_bytes, JIG_RECORD_LOG_BYTES);
+	assert_int_equal(s.r.logs_dropped, 21);
+	assert_int_equal(s.r.logs_dropped_bytes, 1 + 20 * (JIG_RUN0_MAX_LINE - 64));
+	json_t *rec = json_object();
+	jig_run0_note_cuts(&s.r, rec);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(rec, "logs_dropped"), "lines")), 21);
+	assert_null(json_object_get(rec, "logs_cut")); /* the cut lines were dropped */
+	json_decref(rec);
+	char *txt = json_dumps(s.r.logs, JSON_COMPACT);
+	assert_true(strlen(txt) <= JIG_RECORD_LOG_BYTES + 2); /* and the brackets */
+	free(txt);
+	jig_run0_free(&s.r);
+}
+
+/* An effect whose evidence is n compact bytes: {"route":"aaa…"}. */
+static size_t evidence_len;
+static void sized_stub(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+{
+	(void)ctx;
+	*interrupted = 0;
+	char *r = malloc(evidence_len);
+	memset(r, 'r', evidence_len - 12);
+	r[evidence_len - 12] = '\0';
+	*evidence = json_pack("{s:s}", "route", r);
+	free(r);
+	*reply = json_pack("{s:O,s:b}", "op", json_object_get(op, "op"), "ok", 1);
+}
+
+static void start_ckpt(struct session *s)
+{
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(pipe(s->ab), 0);
+	s->flow = sv[1];
+	assert_int_equal(jig_run0_start(&s->r, sv[0], s->ab[1], sized_stub, NULL, NULL, sized_stub, NULL), 0);
+}
+
+/* One request, its one reply. */
+static void ask(struct session *s, const char *msg)
+{
+	send_all(s, msg, strlen(msg));
+	char buf[256];
+	struct pollfd pf = {s->flow, POLLIN, 0};
+	if (poll(&pf, 1, 5000) != 1 || read(s->flow, buf, sizeof(buf)) <= 0)
+		fail_msg("no reply: %s", s->r.error);
+}
+
+/* One effect's evidence: at the cap kept, one over replaced by a stub
+ * that says so. */
+static void evidence_cap(void **state)
+{
+	(void)state;
+	struct session s;
+	start_ckpt(&s);
+	evidence_len = JIG_RECORD_EFFECT_MAX_BYTES;
+	ask(&s, "{\"op\":\"http\",\"route\":\"r\"}\n");
+	evidence_len = JIG_RECORD_EFFECT_MAX_BYTES + 1;
+	ask(&s, "{\"op\":\"http\",\"route\":\"r\"}\n");
+	finish(&s);
+	assert_false(s.r.violation);
+	assert_int_equal(json_array_size(s.r.effects), 2);
+	char *kept = json_dumps(json_array_get(s.r.effects, 0), JSON_COMPACT);
+	assert_int_equal(strlen(kept), JIG_RECORD_EFFECT_MAX_BYTES);
+	free(kept);
+	json_t *stub = json_array_get(s.r.effects, 1);
+	assert_non_null(strstr(json_string_value(json_object_get(stub, "evidence_cut")), "8193 bytes"));
+	assert_int_equal(json_string_length(json_object_get(stub, "route")), 64);
+	assert_int_equal(s.r.evidence_cut, 1);
+	assert_false(aborted(&s));
+	jig_run0_free(&s.r);
+}
+
+/* All effects' evidence: with every effect at the cap, exactly the budget
+ * runs; the next is refused before it runs and ends the Run. */
+static void evidence_budget(void **state)
+{
+	(void)state;
+	struct session s;
+	start_ckpt(&s);
+	evidence_len = JIG_RECORD_EFFECT_MAX_BYTES;
+	size_t fit = JIG_RECORD_EFFECTS_BYTES / JIG_RECORD_EFFECT_MAX_BYTES;
+	for (size_t i = 0; i < fit; i++) {
+		ask(&s, "{\"op\":\"checkpoint\"}\n");
+	}
+	send_all(&s, "{\"op\":\"checkpoint\"}\n", 20);
+	finish(&s);
+	assert_true(s.r.violation);
+	assert_non_null(strstr(s.r.error, "effect evidence reached its 1024 KiB"));
+	assert_int_equal(json_array_size(s.r.effects), fit);
+	assert_int_equal(s.r.budget->evidence_bytes, JIG_RECORD_EFFECTS_BYTES);
+	assert_true(aborted(&s));
+	jig_run0_free(&s.r);
+}
+
+/* A line's JSON values are counted before it is parsed: at the cap the
+ * checkpoint is taken, one over the Run ends. */
+static void token_cap(void **state)
+{
+	(void)state;
+	for (int over = 0; over < 2; over++) {
+		struct session s;
+		start_ckpt(&s);
+		evidence_len = 64;
+		/* {"op":"checkpoint","state":[0,...]}: 5 tokens and one comma a further 0 */
+		size_t k = JIG_RUN0_MAX_TOKENS - 4 + (size_t)over, len = 0;
+		char *m = malloc(64 + 2 * k);
+		len += (size_t)sprintf(m, "{\"op\":\"checkpoint\",\"state\":[0");
+		for (size_t i = 1; i < k; i++)
+			m[len++] = ',', m[len++] = '0';
+		memcpy(m + len, "]}\n", 3);
+		len += 3;
+		send_all(&s, m, len);
+		free(m);
+		finish(&s);
+		assert_int_equal(s.r.violation, over);
+		assert_int_equal(aborted(&s), over);
+		assert_int_equal(json_array_size(s.r.effects), !over);
+		if (over)
+			assert_non_null(strstr(s.r.error, "more than 16384 JSON values"));
+		jig_run0_free(&s.r);
+	}
+}
+
+/* One record tree: a child's Run/0 charges the root's budget; child nodes
+ * are capped. */
+static void shared_budget(void **state)
+{
+	(void)state;
+	struct session root, child;
+	start(&root, false);
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(pipe(child.ab), 0);
+	child.flow = sv[1];
+	assert_int_equal(jig_run0_start_calls(&child.r, sv[0], child.ab[1], NULL, NULL, NULL, NULL, NULL, NULL, NULL, root.r.budget), 0);
+	for (size_t i = 0; i < JIG_RECORD_LOG_BYTES / 4096; i++)
+		send_log(&root, 4093, 'a');
+	finish(&root);
+	send_log(&child, 10, 'c');
+	finish(&child);
+	assert_int_equal(json_array_size(child.r.logs), 0);
+	assert_int_equal(child.r.logs_dropped, 1);
+	for (int i = 0; i < JIG_CALL_MAX_NODES; i++)
+		assert_true(jig_run0_take_node(i % 2 ? &root.r : &child.r));
+	assert_false(jig_run0_take_node(&child.r));
+	assert_false(jig_run0_take_node(&root.r));
+	assert_false(aborted(&root));
+	assert_false(aborted(&child));
+	jig_run0_free(&child.r);
+	jig_run0_free(&root.r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(normal_run), cmocka_unit_test(flow_error_kept), cmocka_unit_test(violations),
-		cmocka_unit_test(bounds),     cmocka_unit_test(logs_capped_and_http_answered),
+		cmocka_unit_test(normal_run),	cmocka_unit_test(flow_error_kept), cmocka_unit_test(violations),
+		cmocka_unit_test(bounds),	cmocka_unit_test(logs_capped_and_http_answered),
+		cmocka_unit_test(log_line_cut), cmocka_unit_test(log_budget),	   cmocka_unit_test(evidence_cap),
+		cmocka_unit_test(evidence_budget), cmocka_unit_test(shared_budget), cmocka_unit_test(token_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

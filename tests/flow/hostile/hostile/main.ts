@@ -81,6 +81,11 @@ export default async function (jig: Jig) {
     case "badjson": fs.writeSync(3, "{not json\n"); return;
     case "unknownop": fs.writeSync(3, JSON.stringify({ op: "becomeRoot" }) + "\n"); return;
     case "flood": for (let i = 0; i < Number(arg); i++) jig.log("flood", i); return;
+    case "biglogs": { // well-formed ~1 MiB log lines straight to Run/0, past the runtime's 4 KiB cut
+      const line = JSON.stringify({ op: "log", text: "b".repeat((1 << 20) - 64) }) + "\n";
+      for (let i = 0; i < Number(arg); i++) fs.writeSync(3, line);
+      jig.write("result.json", "{}"); return;
+    }
     case "sleep": await new Promise((r) => setTimeout(r, Number(arg))); jig.write("result.json", "{}"); return;
     case "ok": jig.write("result.json", JSON.stringify({ attempt: "ok", ok: true }) + "\n"); return;
     // Untrusted text: in the error, in log lines, in an output file name.
