@@ -32,14 +32,19 @@
 #define JIG_DEPS_MAX_DEPTH 32	 /* package names in one lock key */
 #define JIG_DEPS_MAX_DEPS 1024	 /* dependencies one locked package declares */
 #define JIG_DEPS_MAX_EDGES 65536 /* dependencies all locked packages declare */
+#define JIG_DEPS_URL_MAX 1024	 /* a lock entry's tarball URL */
 
 struct jig_deps {
 	bool declared;	      /* the package has dependencies at all */
 	bool locked;	      /* with a valid bun.lock */
 	size_t n_packages;    /* in the lock */
-	json_t *packages;     /* [{"path", "name", "version", "integrity"}], sorted by path */
+	json_t *packages;     /* [{"path", "name", "version", "integrity", "url"?, "skipped"?}] in the lock's order;
+				 url: the lock's full tarball URL (jig_deps_check_registry); skipped:
+				 "os", "cpu", "libc" or "dependents" for a package the pinned Bun
+				 skips on this host */
+	size_t n_skipped;
 	size_t n_patches;
-	json_t *patches;      /* their paths in the package, or NULL */
+	json_t *patches;      /* [{"spec": "name@version", "path", "sha256"}], or NULL */
 };
 
 /* Checks the package directory pkgfd of flow (named in messages). 0 with
@@ -51,6 +56,14 @@ int jig_deps_check(int pkgfd, const char *flow, struct jig_deps *d, struct jig_e
  * allows resolution. */
 int jig_deps_check_unlocked(int pkgfd, const char *flow, struct jig_deps *d, struct jig_error *e);
 void jig_deps_free(struct jig_deps *d);
+
+/* The configured registry's npm tarball URL for name@version:
+ * REGISTRY/NAME/-/BASE-VERSION.tgz, BASE the name without its scope. */
+void jig_deps_tarball_url(const char *registry, const char *name, const char *version, char *out, size_t cap);
+/* Every full tarball URL of d's lock is exactly registry's own for its
+ * package (jig_deps_tarball_url): 0, or -JIG_E_USAGE with one line naming
+ * the package, the URL and the configured registry. */
+int jig_deps_check_registry(const struct jig_deps *d, const char *flow, const char *registry, struct jig_error *e);
 
 /* bun.lock is JSON with trailing commas: drops each comma that is followed
  * (after white space) by '}' or ']', outside strings, in place. Exposed

@@ -37,6 +37,7 @@ struct jig_prepare_phase {
 	bool have_sandbox;
 	int init_fd;
 	char registry[1024];
+	bool have_registry; /* read from the operator's npm.json */
 	bool allow_resolution; /* jig review --allow-resolution-network */
 	struct timespec deadline; /* of the whole phase */
 	unsigned launched;

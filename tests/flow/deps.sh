@@ -217,7 +217,7 @@ case_hostile_fifo() { hostile fifo "is a device, FIFO or socket"; }
 case_hostile_symlink() { hostile symlink "is a link"; }
 case_hostile_hardlink() { hostile hardlink "is a link"; }
 case_hostile_40mib_file() { hostile big "takes the preparation over 33554432 bytes"; }
-case_hostile_5000_files() { hostile many "more than 4096 files"; }
+case_hostile_5000_files() { hostile many "more than 4096 files (the entries of all the Flow.s dependency tarballs together.*depend on fewer or smaller packages"; }
 case_integrity_mismatch() {
 	# R-E02: the lock's integrity is checked by jig against the bytes fetched.
 	serve
