@@ -11,7 +11,12 @@
  * integrity at a key that is a node_modules path of npm names, every
  * dependency of every package resolves inside the lock to the package it
  * names (or its npm: alias target), and every package is reached from the
- * manifest. */
+ * manifest. Issue 31: the manifest's own ranges must be readable
+ * (flow/semver.h) and hold for the versions the lock pins; every patch
+ * names a name@version the lock holds; a lock entry's registry is "" or a
+ * tarball URL that jig_deps_check_registry then compares with the
+ * configured registry's own; packages the pinned Bun skips on this host
+ * (os, cpu, libc) are marked. A lock with a comment is refused as such. */
 #ifndef JIG_FLOW_DEPS_H
 #define JIG_FLOW_DEPS_H
 
