@@ -376,7 +376,7 @@ static int split_spec(const char *spec, char *name, size_t ncap, const char **ve
 	return 0;
 }
 
-static int check_entry(const char *key, json_t *ent, json_t *out, size_t *edges, struct jig_error *e)
+static int check_entry(const char *key, json_t *ent, json_t *out, size_t *edges, size_t *urls, struct jig_error *e)
 {
 	char name[216], last[216];
 	const char *version;
@@ -426,8 +426,10 @@ static int check_entry(const char *key, json_t *ent, json_t *out, size_t *edges,
 		}
 	}
 	json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:O}", "path", key, "name", name, "version", version, "integrity", integ));
-	if (json_string_length(reg))
+	if (json_string_length(reg)) {
 		json_object_set(json_array_get(out, json_array_size(out) - 1), "url", reg);
+		(*urls)++;
+	}
 	return 0;
 }
 
@@ -668,7 +670,7 @@ static int check_lock(int pkgfd, json_t *manifest, struct jig_deps *d, struct ji
 	d->packages = json_array();
 	size_t edges = 0;
 	json_object_foreach(packages, k, v)
-		if ((r = check_entry(k, v, d->packages, &edges, e)))
+		if ((r = check_entry(k, v, d->packages, &edges, &d->n_urls, e)))
 			goto out;
 	if ((r = closure(packages, root, seen, e)))
 		goto out;

@@ -48,6 +48,7 @@ struct jig_deps {
 				 "os", "cpu", "libc" or "dependents" for a package the pinned Bun
 				 skips on this host */
 	size_t n_skipped;
+	size_t n_urls;	      /* packages with a full tarball URL */
 	size_t n_patches;
 	json_t *patches;      /* [{"spec": "name@version", "path", "sha256"}], or NULL */
 };

@@ -327,12 +327,7 @@ static void describe(const struct jig_deps *d, json_t *rec)
  * loopback copy, never a URL of the lock's. */
 static int stage_lock(int pkg, int src, const struct jig_deps *d, struct jig_error *e)
 {
-	size_t i;
-	json_t *pk;
-	bool urls = false;
-	json_array_foreach(d->packages, i, pk)
-		urls |= json_object_get(pk, "url") != NULL;
-	if (!urls)
+	if (!d->n_urls)
 		return copy_file(pkg, src, JIG_DEPS_LOCK, e);
 	jig_autofree char *buf = NULL;
 	size_t len;
@@ -540,7 +535,8 @@ static int prepare_flow(struct one *o, struct jig_error *e)
 	}
 	/* A lock's full tarball URLs are the configured registry's own, or
 	 * refused here, before anything is fetched. */
-	if (!resolving && ((r = registry_ready(o->ph, e)) || (r = jig_deps_check_registry(&o->d, f->name, o->ph->registry, e))))
+	if (!resolving && o->d.n_urls &&
+	    ((r = registry_ready(o->ph, e)) || (r = jig_deps_check_registry(&o->d, f->name, o->ph->registry, e))))
 		return r;
 	r = copy_file(pkg, src, JIG_DEPS_MANIFEST, e);
 	if (!r && !resolving)
