@@ -246,6 +246,14 @@ static bool platform_admits(json_t *v, size_t which)
 	return (wildcard || host_added) && !host_removed;
 }
 
+bool jig_deps_platform_admits(const char *key, json_t *value)
+{
+	for (size_t w = 0; w < sizeof(platform) / sizeof(platform[0]); w++)
+		if (strcmp(key, platform[w].key) == 0)
+			return platform_admits(value, w);
+	return false;
+}
+
 /* A lock entry's os, cpu and libc: absent, a string, or an array of at
  * most 32 strings, each at most 64 bytes. */
 static bool platform_ok(json_t *meta)

@@ -63,6 +63,10 @@ int jig_deps_check(int pkgfd, const char *flow, struct jig_deps *d, struct jig_e
 int jig_deps_check_unlocked(int pkgfd, const char *flow, struct jig_deps *d, struct jig_error *e);
 void jig_deps_free(struct jig_deps *d);
 
+/* Whether a lock entry's "os", "cpu" or "libc" value (a string, an array
+ * of strings, or NULL) admits this host, as the pinned Bun decides. */
+bool jig_deps_platform_admits(const char *key, json_t *value);
+
 /* The configured registry's npm tarball URL for name@version:
  * REGISTRY/NAME/-/BASE-VERSION.tgz, BASE the name without its scope. */
 void jig_deps_tarball_url(const char *registry, const char *name, const char *version, char *out, size_t cap);
