@@ -275,11 +275,12 @@ static bool platform_ok(json_t *meta)
 }
 
 /* A tarball URL in a lock: printable ASCII, no space or quote, bounded;
- * whether it is the configured registry's own is jig_deps_check_registry's
- * question. */
+ * whether it is the configured registry's own (scheme, host, port and
+ * path) is jig_deps_check_registry's question, whose refusal names the
+ * configured registry. */
 static bool url_ok(const char *u)
 {
-	if ((strncmp(u, "https://", 8) != 0 && strncmp(u, "http://", 7) != 0) || strlen(u) > JIG_DEPS_URL_MAX)
+	if (strlen(u) > JIG_DEPS_URL_MAX)
 		return false;
 	for (const char *c = u; *c; c++)
 		if (*c <= ' ' || *c >= 0x7f || *c == '"' || *c == '\\')
@@ -406,7 +407,7 @@ static int check_entry(const char *key, json_t *ent, json_t *out, size_t *edges,
 			      key, json_string_value(spec));
 	if (json_string_length(reg) != 0 && !url_ok(json_string_value(reg)))
 		return refuse(e,
-			      "bun.lock: packages.%.120s: from \"%.120s\"; only the configured registry is allowed (\"\", or its own http(s) tarball URL for the package)",
+			      "bun.lock: packages.%.120s: from \"%.120s\", not a URL; only the configured registry is allowed (\"\", or its own tarball URL for the package)",
 			      key, json_string_value(reg));
 	if (!platform_ok(meta))
 		return refuse(e, "bun.lock: packages.%.120s: os, cpu and libc must each be a string or an array of at most 32 strings", key);

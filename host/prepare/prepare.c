@@ -128,7 +128,7 @@ static json_t *read_record(const struct jig_project *p, const char *rel)
 	jig_autofree char *buf = NULL;
 	size_t len;
 	struct jig_error e = {0};
-	if (jig_read_file_at(p->statefd, rel, 64 * 1024, "prepared record", &buf, &len, NULL, &e) < 0)
+	if (jig_read_file_at(p->statefd, rel, JIG_PREPARED_RECORD_MAX, "prepared record", &buf, &len, NULL, &e) < 0)
 		return NULL;
 	json_t *doc = NULL;
 	if (jig_json_parse_object(buf, len, "prepared record", &doc, &e) < 0)

@@ -382,13 +382,14 @@ case_registry_tarball_urls() {
 	other=$((PORT == 65535 ? PORT - 1 : PORT + 1))
 	for u in "http://127.0.0.1:$other/left-pad/-/left-pad-1.3.0.tgz" "https://127.0.0.1:$PORT/left-pad/-/left-pad-1.3.0.tgz" \
 		"http://localhost:$PORT/left-pad/-/left-pad-1.3.0.tgz" "$(url left-pad/-/left-pad-1.2.0.tgz)" "$(url right-pad/-/left-pad-1.3.0.tgz)" \
-		"$(url left-pad/-/left-pad-1.3.0.tgz?x=1)" "$(url x/../left-pad/-/left-pad-1.3.0.tgz)" "$(url left-pad/-/left-pad-1.3.0.tar.gz)"; do
+		"$(url left-pad/-/left-pad-1.3.0.tgz?x=1)" "$(url x/../left-pad/-/left-pad-1.3.0.tgz)" "$(url left-pad/-/left-pad-1.3.0.tar.gz)" \
+		"ftp://127.0.0.1:$PORT/left-pad/-/left-pad-1.3.0.tgz" "left-pad/-/left-pad-1.3.0.tgz" "HTTP://127.0.0.1:$PORT/left-pad/-/left-pad-1.3.0.tgz"; do
 		project . ".packages[\"left-pad\"][1] = \"$u\""
 		bad "flow uses: bun.lock: packages.left-pad: its tarball \"$u\" is not the configured registry's (http://127.0.0.1:$PORT/); only the configured registry is allowed, at exactly $(url left-pad/-/left-pad-1.3.0.tgz)"
 		quiet
 	done
-	project . '.packages["left-pad"][1] = "ftp://127.0.0.1/left-pad/-/left-pad-1.3.0.tgz"'
-	bad "bun.lock: packages.left-pad: from \"ftp://.*only the configured registry is allowed"
+	project . '.packages["left-pad"][1] = "http://127.0.0.1/a b.tgz"'
+	bad "bun.lock: packages.left-pad: from \"http://127.0.0.1/a b.tgz\", not a URL; only the configured registry is allowed"
 	quiet
 }
 case_platform_metadata() {
