@@ -11,7 +11,9 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "flow/semver.h"
 #include "util/cleanup.h"
+#include "util/crypto.h"
 #include "util/fileio.h"
 #include "util/json.h"
 
@@ -29,6 +31,28 @@ static const char *const refused_root[][2] = {
 };
 
 #define refuse(e, ...) jig_err(e, JIG_E_USAGE, __VA_ARGS__)
+
+/* What every refusal of a lock that does not match its manifest says. */
+#define UPDATE_LOCK                                                                                                   \
+	"update bun.lock with the pinned Bun: bun install --lockfile-only in the Flow's directory (jig's copy is libexec/bun " \
+	"in the installed snapshot)"
+
+/* This host as the pinned Bun sees it (its os, cpu and libc), and the
+ * names it knows (Bun's install/npm.zig). */
+static const char *const os_names[] = {"aix", "darwin", "freebsd", "linux", "openbsd", "sunos", "win32", "android", NULL};
+static const char *const cpu_names[] = {"arm", "arm64", "ia32", "mips", "mipsel", "ppc", "ppc64", "s390", "s390x", "x32", "x64", NULL};
+static const char *const libc_names[] = {"glibc", "musl", NULL};
+#if defined(__x86_64__)
+#define HOST_CPU "x64"
+#elif defined(__aarch64__)
+#define HOST_CPU "arm64"
+#else
+#define HOST_CPU "" /* no package is for it */
+#endif
+static const struct {
+	const char *key, *host;
+	const char *const *names;
+} platform[] = {{"os", "linux", os_names}, {"cpu", HOST_CPU, cpu_names}, {"libc", "glibc", libc_names}};
 
 void jig_deps_strip_trailing_commas(char *buf, size_t *len)
 {
@@ -55,6 +79,30 @@ void jig_deps_strip_trailing_commas(char *buf, size_t *len)
 		buf[o++] = c;
 	}
 	*len = o;
+}
+
+/* The line of the first comment (a slash and a slash or star, outside strings) in buf, or
+ * 0 if there is none. */
+static size_t comment_line(const char *buf, size_t n)
+{
+	size_t line = 1;
+	bool str = false;
+	for (size_t i = 0; i < n; i++) {
+		char c = buf[i];
+		if (c == '\n')
+			line++;
+		if (str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				str = false;
+		} else if (c == '"') {
+			str = true;
+		} else if (c == '/' && i + 1 < n && (buf[i + 1] == '/' || buf[i + 1] == '*')) {
+			return line;
+		}
+	}
+	return 0;
 }
 
 /* An npm package name: optionally "@scope/", then lowercase letters,
@@ -158,6 +206,95 @@ static bool integrity_ok(const char *s)
 	return strncmp(s, "sha512-", 7) == 0 && strlen(s) == 7 + 88 && strspn(s + 7, b64) == 86 && strcmp(s + 93, "==") == 0;
 }
 
+/* Whether a package's os, cpu or libc value v (platform[which].key; a
+ * string or an array of strings, absent: any) admits this host, as the
+ * pinned Bun decides (install/npm.zig, Negatable): "name" adds, "!name"
+ * removes, "any" adds all, "none" or only unknown names admit nothing;
+ * with removals only, all but those. A libc that admits nothing is no
+ * constraint (Bun's default libc). */
+static bool platform_admits(json_t *v, size_t which)
+{
+	bool added = false, host_added = false, removed = false, host_removed = false, wildcard = false, unknown = false;
+	size_t n = json_is_array(v) ? json_array_size(v) : v ? 1 : 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_is_array(v) ? json_array_get(v, i) : v);
+		bool neg, known = false;
+		if (!s || !*s)
+			continue;
+		if (strcmp(s, "any") == 0 || strcmp(s, "none") == 0) {
+			wildcard |= s[1] == 'n' && s[0] == 'a';
+			unknown |= s[0] == 'n';
+			continue;
+		}
+		neg = s[0] == '!';
+		for (size_t k = 0; platform[which].names[k]; k++)
+			known |= strcmp(s + neg, platform[which].names[k]) == 0;
+		if (!known) {
+			unknown |= !neg;
+			continue;
+		}
+		bool host = strcmp(s + neg, platform[which].host) == 0;
+		if (neg)
+			removed = true, host_removed |= host;
+		else
+			added = true, host_added |= host;
+	}
+	if (!wildcard && !added && !removed)
+		return !unknown || strcmp(platform[which].key, "libc") == 0;
+	if (!wildcard && !added)
+		return !host_removed;
+	return (wildcard || host_added) && !host_removed;
+}
+
+bool jig_deps_platform_admits(const char *key, json_t *value)
+{
+	for (size_t w = 0; w < sizeof(platform) / sizeof(platform[0]); w++)
+		if (strcmp(key, platform[w].key) == 0)
+			return platform_admits(value, w);
+	return false;
+}
+
+/* A lock entry's os, cpu and libc: absent, a string, or an array of at
+ * most 32 strings, each at most 64 bytes. */
+static bool platform_ok(json_t *meta)
+{
+	for (size_t w = 0; w < sizeof(platform) / sizeof(platform[0]); w++) {
+		json_t *v = json_object_get(meta, platform[w].key);
+		size_t n = json_is_array(v) ? json_array_size(v) : 1;
+		if (!v)
+			continue;
+		if ((!json_is_string(v) && !json_is_array(v)) || n > 32)
+			return false;
+		for (size_t i = 0; i < n; i++) {
+			json_t *x = json_is_array(v) ? json_array_get(v, i) : v;
+			if (!json_is_string(x) || json_string_length(x) > 64)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* A tarball URL in a lock: printable ASCII, no space or quote, bounded;
+ * whether it is the configured registry's own (scheme, host, port and
+ * path) is jig_deps_check_registry's question, whose refusal names the
+ * configured registry. */
+static bool url_ok(const char *u)
+{
+	if (strlen(u) > JIG_DEPS_URL_MAX)
+		return false;
+	for (const char *c = u; *c; c++)
+		if (*c <= ' ' || *c >= 0x7f || *c == '"' || *c == '\\')
+			return false;
+	return true;
+}
+
+/* The range a manifest specifier asks for: itself, or RANGE of
+ * "npm:NAME@RANGE". */
+static const char *spec_range(const char *spec)
+{
+	return strncmp(spec, "npm:", 4) == 0 ? strrchr(spec + 4, '@') + 1 : spec;
+}
+
 /* overrides (or resolutions): {selector: registry specifier}. */
 static int check_overrides(json_t *o, const char *file, const char *key, const char *verb, struct jig_error *e)
 {
@@ -200,6 +337,10 @@ static int check_root(json_t *m, const char *what, bool *declared, struct jig_er
 				return refuse(e,
 					      "%s: %s.%s: \"%.80s\" is not a registry version; git, GitHub, file, link, workspace and URL sources are not allowed",
 					      what, sections[i], k, json_is_string(v) ? json_string_value(v) : "(not a string)");
+			if (!jig_semver_range_ok(spec_range(json_string_value(v))))
+				return refuse(e,
+					      "%s: %s.%s: \"%.80s\" is not a version range jig can read (a version, ^, ~, 1.x, *, comparators, a hyphen range or ||); jig never guesses what a tag such as latest means: write the version or range instead",
+					      what, sections[i], k, json_string_value(v));
 		}
 	}
 	int r = check_overrides(json_object_get(m, "overrides"), what, "overrides", "override", e);
@@ -244,7 +385,7 @@ static int split_spec(const char *spec, char *name, size_t ncap, const char **ve
 	return 0;
 }
 
-static int check_entry(const char *key, json_t *ent, json_t *out, size_t *edges, struct jig_error *e)
+static int check_entry(const char *key, json_t *ent, json_t *out, size_t *edges, size_t *urls, struct jig_error *e)
 {
 	char name[216], last[216];
 	const char *version;
@@ -264,9 +405,12 @@ static int check_entry(const char *key, json_t *ent, json_t *out, size_t *edges,
 		return refuse(e,
 			      "bun.lock: packages.%.120s: \"%.120s\" is not a registry version; git, GitHub, file, link, workspace and URL sources are not allowed",
 			      key, json_string_value(spec));
-	if (json_string_length(reg) != 0)
-		return refuse(e, "bun.lock: packages.%.120s: from registry \"%.120s\"; only the configured registry is allowed", key,
-			      json_string_value(reg));
+	if (json_string_length(reg) != 0 && !url_ok(json_string_value(reg)))
+		return refuse(e,
+			      "bun.lock: packages.%.120s: from \"%.120s\", not a URL; only the configured registry is allowed (\"\", or its own tarball URL for the package)",
+			      key, json_string_value(reg));
+	if (!platform_ok(meta))
+		return refuse(e, "bun.lock: packages.%.120s: os, cpu and libc must each be a string or an array of at most 32 strings", key);
 	if (!integrity_ok(json_string_value(integ)))
 		return refuse(e, "bun.lock: packages.%.120s: needs a sha512 integrity (\"sha512-\" and 88 base64 characters)", key);
 	const char *k;
@@ -291,6 +435,10 @@ static int check_entry(const char *key, json_t *ent, json_t *out, size_t *edges,
 		}
 	}
 	json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:O}", "path", key, "name", name, "version", version, "integrity", integ));
+	if (json_string_length(reg)) {
+		json_object_set(json_array_get(out, json_array_size(out) - 1), "url", reg);
+		(*urls)++;
+	}
 	return 0;
 }
 
@@ -333,6 +481,15 @@ static int closure(json_t *packages, json_t *root, json_t *seen, struct jig_erro
 						   *from ? from : "the manifest", dep, json_string_value(v), want);
 					break;
 				}
+				/* The manifest's own ranges hold for what the lock pins. */
+				enum jig_semver_result sr = *from ? JIG_SEMVER_YES : jig_semver_satisfies(version, spec_range(json_string_value(v)));
+				if (sr != JIG_SEMVER_YES) {
+					r = sr == JIG_SEMVER_NO
+						    ? refuse(e, "bun.lock locks %.120s at %.64s, outside package.json's range \"%.80s\" (%s.%.120s); " UPDATE_LOCK,
+							     found, version, json_string_value(v), sections[i], dep)
+						    : refuse(e, "bun.lock: packages.%.120s: \"%.64s\" is not a semver version", found, version);
+					break;
+				}
 				if (!json_object_get(seen, found)) {
 					json_object_set_new(seen, found, json_true());
 					json_array_append_new(todo, json_string(found));
@@ -342,6 +499,119 @@ static int closure(json_t *packages, json_t *root, json_t *seen, struct jig_erro
 	}
 	json_decref(todo);
 	return r;
+}
+
+/* Which packages the pinned Bun skips on this host (it neither fetches
+ * nor installs them): those whose os or cpu does not admit this host,
+ * those whose libc does not when only optional dependencies reach them
+ * (the pinned Bun installs them otherwise), and those reached only
+ * through skipped ones. Marks each in d->packages with "skipped": "os",
+ * "cpu", "libc" or "dependents". The lock is closed already. */
+static void platform_skips(json_t *packages, json_t *root, struct jig_deps *d)
+{
+	json_t *state = json_object(); /* key: true installed, or the reason it is skipped */
+	json_t *todo = json_array();
+	json_array_append_new(todo, json_string(""));
+	for (size_t t = 0; t < json_array_size(todo); t++) {
+		const char *from = json_string_value(json_array_get(todo, t));
+		json_t *decl = *from ? json_array_get(json_object_get(packages, from), 2) : root;
+		for (size_t i = 0; sections[i]; i++) {
+			if (*from && strcmp(sections[i], "devDependencies") == 0)
+				continue;
+			bool optional = strcmp(sections[i], "optionalDependencies") == 0;
+			const char *dep;
+			json_t *v;
+			json_object_foreach(json_object_get(decl, sections[i]), dep, v) {
+				char found[JIG_DEPS_KEY_MAX + 216 + 2];
+				json_t *ent = resolve(packages, from, dep, found, sizeof(found));
+				json_t *st = json_object_get(state, found), *meta = json_array_get(ent, 2);
+				if (!ent || json_is_true(st))
+					continue;
+				const char *why = NULL;
+				for (size_t w = 0; !why && w < sizeof(platform) / sizeof(platform[0]); w++)
+					if ((w != 2 || optional) && !platform_admits(json_object_get(meta, platform[w].key), w))
+						why = platform[w].key;
+				if (why) {
+					if (!st)
+						json_object_set_new(state, found, json_string(why));
+					continue;
+				}
+				json_object_set_new(state, found, json_true());
+				json_array_append_new(todo, json_string(found));
+			}
+		}
+	}
+	size_t i;
+	json_t *pk;
+	json_array_foreach(d->packages, i, pk) {
+		json_t *st = json_object_get(state, json_string_value(json_object_get(pk, "path")));
+		if (!json_is_true(st)) {
+			json_object_set_new(pk, "skipped", json_string(st ? json_string_value(st) : "dependents"));
+			d->n_skipped++;
+		}
+	}
+	json_decref(todo);
+	json_decref(state);
+}
+
+/* Every patch is for a package the lock holds, at the version it holds: a
+ * patch for anything else would be silently unused. */
+static int check_patch_targets(struct jig_deps *d, struct jig_error *e)
+{
+	size_t i, k;
+	json_t *pp, *pk;
+	json_array_foreach(d->patches, i, pp) {
+		const char *spec = json_string_value(json_object_get(pp, "spec"));
+		char name[216];
+		const char *version;
+		if (split_spec(spec, name, sizeof(name), &version) < 0 || !name_ok(name) || !version_ok(version))
+			return refuse(e, "package.json: patchedDependencies.%.120s: not name@version (what bun patch writes)", spec);
+		const char *other = NULL;
+		bool found = false;
+		json_array_foreach(d->packages, k, pk) {
+			if (strcmp(json_string_value(json_object_get(pk, "name")), name) != 0)
+				continue;
+			other = json_string_value(json_object_get(pk, "version"));
+			found |= strcmp(other, version) == 0;
+		}
+		if (found)
+			continue;
+		if (other)
+			return refuse(e,
+				      "package.json: patchedDependencies.%.120s: bun.lock has %.120s at %.64s, not %.64s, so the patch would be silently unused; patch the locked version (bun patch) or " UPDATE_LOCK,
+				      spec, name, other, version);
+		return refuse(e,
+			      "package.json: patchedDependencies.%.120s: bun.lock has no package %.120s, so the patch would be silently unused; remove the patch, or add the dependency and " UPDATE_LOCK,
+			      spec, name);
+	}
+	return 0;
+}
+
+void jig_deps_tarball_url(const char *registry, const char *name, const char *version, char *out, size_t cap)
+{
+	size_t rl = strlen(registry);
+	const char *slash = strchr(name, '/');
+	snprintf(out, cap, "%s%s%s/-/%s-%s.tgz", registry, rl && registry[rl - 1] == '/' ? "" : "/", name, slash ? slash + 1 : name,
+		 version);
+}
+
+int jig_deps_check_registry(const struct jig_deps *d, const char *flow, const char *registry, struct jig_error *e)
+{
+	size_t i;
+	json_t *pk;
+	json_array_foreach(d->packages, i, pk) {
+		const char *url = json_string_value(json_object_get(pk, "url"));
+		char want[JIG_DEPS_URL_MAX + 2048];
+		if (!url)
+			continue;
+		jig_deps_tarball_url(registry, json_string_value(json_object_get(pk, "name")),
+				     json_string_value(json_object_get(pk, "version")), want, sizeof(want));
+		if (strcmp(url, want) != 0)
+			return refuse(e,
+				      "flow %s: bun.lock: packages.%.120s: its tarball \"%.200s\" is not the configured registry's (%.200s); only the configured registry is allowed, at exactly %.300s",
+				      flow, json_string_value(json_object_get(pk, "path")), url, registry, want);
+	}
+	return 0;
 }
 
 static bool same_object(json_t *a, json_t *b)
@@ -362,9 +632,14 @@ static int check_lock(int pkgfd, json_t *manifest, struct jig_deps *d, struct ji
 		return refuse(e,
 			      "package.json declares dependencies but there is no bun.lock; resolving them needs jig review --allow-resolution-network (dependency-selected requests from this host), or commit the bun.lock the pinned Bun writes (bun install --lockfile-only)");
 	}
+	size_t comment = comment_line(buf, len);
 	jig_deps_strip_trailing_commas(buf, &len);
 	json_t *lock = NULL;
 	int r = jig_json_parse_object(buf, len, JIG_DEPS_LOCK, &lock, e);
+	if (r && comment)
+		return refuse(e,
+			      "bun.lock: line %zu: a comment; comments are not allowed: jig reads bun.lock exactly as the pinned Bun writes it (JSON with trailing commas, no comments), so that what it checks is what the installer reads; remove the comment or " UPDATE_LOCK,
+			      comment);
 	if (r)
 		return r;
 	static const char *const keys[] = {"lockfileVersion", "configVersion", "workspaces", "packages", "patchedDependencies",
@@ -404,7 +679,7 @@ static int check_lock(int pkgfd, json_t *manifest, struct jig_deps *d, struct ji
 	d->packages = json_array();
 	size_t edges = 0;
 	json_object_foreach(packages, k, v)
-		if ((r = check_entry(k, v, d->packages, &edges, e)))
+		if ((r = check_entry(k, v, d->packages, &edges, &d->n_urls, e)))
 			goto out;
 	if ((r = closure(packages, root, seen, e)))
 		goto out;
@@ -415,6 +690,7 @@ static int check_lock(int pkgfd, json_t *manifest, struct jig_deps *d, struct ji
 			goto out;
 		}
 	d->n_packages = json_object_size(packages);
+	platform_skips(packages, root, d);
 	d->locked = true;
 out:
 	json_decref(seen);
@@ -440,9 +716,13 @@ static int check_patches(int pkgfd, json_t *m, struct jig_deps *d, struct jig_er
 		if (jig_read_file_at(pkgfd, path, JIG_DEPS_PATCH_MAX, path, &buf, &len, NULL, e) < 0)
 			return refuse(e, "package.json: patchedDependencies.%.120s: %s (a regular file of at most %u bytes)", k, e->msg,
 				      JIG_DEPS_PATCH_MAX);
+		unsigned char sum[JIG_SHA256_LEN];
+		char hex[JIG_SHA256_HEX];
+		jig_sha256(buf, len, sum);
+		jig_hex(sum, JIG_SHA256_LEN, hex);
 		if (!d->patches)
 			d->patches = json_array();
-		json_array_append_new(d->patches, json_string(path));
+		json_array_append_new(d->patches, json_pack("{s:s,s:s,s:s}", "spec", k, "path", path, "sha256", hex));
 		d->n_patches++;
 	}
 	return 0;
@@ -465,7 +745,7 @@ static int check(int pkgfd, const char *flow, bool unlocked_ok, struct jig_deps 
 	int r = jig_json_parse_object(buf, len, JIG_DEPS_MANIFEST, &m, e);
 	if (!r && !(r = check_root(m, what, &d->declared, e)) && d->declared && !(r = check_patches(pkgfd, m, d, e)) &&
 	    !(unlocked_ok && faccessat(pkgfd, JIG_DEPS_LOCK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
-		d->locked = (r = check_lock(pkgfd, m, d, e)) == 0;
+		d->locked = (r = check_lock(pkgfd, m, d, e)) == 0 && (r = check_patch_targets(d, e)) == 0;
 	if (r && strncmp(e->msg, "flow ", 5) != 0) {
 		char msg[sizeof(e->msg)];
 		snprintf(msg, sizeof(msg), "%s", e->msg);

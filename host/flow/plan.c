@@ -344,6 +344,12 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 						      "installer_policy_sha256", json_object_get(rec, "installer_policy_sha256")));
 		if (rec && json_is_true(json_object_get(rec, "resolved")))
 			json_object_set_new(json_object_get(fj, "dependencies"), "resolved", json_true());
+		/* Patches and platform-skipped packages only when there are any
+		 * (Plans without them keep their identity). */
+		static const char *const listed[] = {"patches", "platform_skipped"};
+		for (size_t k = 0; rec && k < 2; k++)
+			if (json_array_size(json_object_get(rec, listed[k])))
+				json_object_set(json_object_get(fj, "dependencies"), listed[k], json_object_get(rec, listed[k]));
 		json_decref(rec);
 		json_array_append_new(flows, fj);
 	}
@@ -651,6 +657,22 @@ void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
 				json_string_value(json_object_get(dep, "source")));
 		if (dep && json_is_true(json_object_get(dep, "resolved")))
 			fprintf(out, "      the package has no bun.lock: its lock was resolved at review (--allow-resolution-network)\n");
+		json_array_foreach(dep ? json_object_get(dep, "patches") : NULL, k, v) {
+			fprintf(out, "      patch for ");
+			jig_text_put(out, json_string_value(json_object_get(v, "package")));
+			fprintf(out, ": ");
+			jig_text_put(out, json_string_value(json_object_get(v, "path")));
+			fprintf(out, " (sha256 %s), applied by the pinned Bun\n", json_string_value(json_object_get(v, "sha256")));
+		}
+		json_array_foreach(dep ? json_object_get(dep, "platform_skipped") : NULL, k, v) {
+			const char *why = json_string_value(json_object_get(v, "for"));
+			fprintf(out, "      skipped for this platform, neither fetched nor installed: ");
+			jig_text_put(out, json_string_value(json_object_get(v, "package")));
+			if (strcmp(why, "dependents") == 0)
+				fprintf(out, " (needed only by skipped packages)\n");
+			else
+				fprintf(out, " (its %s is not this host's)\n", why);
+		}
 	}
 }
 

@@ -128,7 +128,7 @@ static json_t *read_record(const struct jig_project *p, const char *rel)
 	jig_autofree char *buf = NULL;
 	size_t len;
 	struct jig_error e = {0};
-	if (jig_read_file_at(p->statefd, rel, 64 * 1024, "prepared record", &buf, &len, NULL, &e) < 0)
+	if (jig_read_file_at(p->statefd, rel, JIG_PREPARED_RECORD_MAX, "prepared record", &buf, &len, NULL, &e) < 0)
 		return NULL;
 	json_t *doc = NULL;
 	if (jig_json_parse_object(buf, len, "prepared record", &doc, &e) < 0)
@@ -203,6 +203,14 @@ static int sha_of(const struct jig_snapshot *s, const char *path, char out[JIG_S
 	return 0;
 }
 
+/* The operator's registry, read once a review. */
+static int registry_ready(struct jig_prepare_phase *ph, struct jig_error *e)
+{
+	int r = ph->have_registry ? 0 : read_registry(ph->registry, sizeof(ph->registry), e);
+	ph->have_registry = r == 0;
+	return r;
+}
+
 /* The installer's own pieces: verified now (by the operator's mode), the
  * launcher opened, the sandbox module loaded; once per review. */
 static int installer_ready(struct jig_prepare_phase *ph, struct jig_error *e)
@@ -210,7 +218,7 @@ static int installer_ready(struct jig_prepare_phase *ph, struct jig_error *e)
 	if (ph->have_sandbox)
 		return 0;
 	static const char *const files[] = {JIG_PREPARE_WORKER_FILE, JIG_RUNTIME_INSTALL};
-	int r = read_registry(ph->registry, sizeof(ph->registry), e);
+	int r = registry_ready(ph, e);
 	if (!r)
 		r = jig_verifier_check(ph->verifier, ph->snapshot, files, 2, e);
 	if (r)
@@ -261,10 +269,22 @@ static int launch(struct one *o, const char *input, const char *doing, int *held
 	struct jig_scope_result res;
 	memset(&res, 0, sizeof(res));
 	char why[1024];
+	/* Which deadline a timeout is: the phase's, when less than one
+	 * preparation's was left of it. */
+	char deadline[400];
+	if (left < JIG_PREPARE_ONE_MS)
+		snprintf(deadline, sizeof(deadline),
+			 " (the 180 s phase deadline: this review's dependency preparations together passed %d s; review again to go on, "
+			 "the ones prepared are reused)",
+			 JIG_PREPARE_PHASE_MS / 1000);
+	else
+		snprintf(deadline, sizeof(deadline),
+			 " (the %d s per-preparation deadline: this one preparation took longer; a registry that slow, or a lock that "
+			 "large, cannot be prepared)",
+			 JIG_PREPARE_ONE_MS / 1000);
 	if (jig_worker_run(&call, &result, &res, why, sizeof(why)) < 0)
-		r = jig_err(e, res.outcome == JIG_SCOPE_TIMEOUT ? JIG_E_USAGE : JIG_E_HOST, "flow %s: %s: %.700s%s; not admitted",
-			    f->name, doing, why,
-			    res.outcome == JIG_SCOPE_TIMEOUT ? " (the 60 s per-preparation or 180 s phase deadline)" : "");
+		r = jig_err(e, res.outcome == JIG_SCOPE_TIMEOUT ? JIG_E_USAGE : JIG_E_HOST, "flow %s: %s: %.500s%s; not admitted",
+			    f->name, doing, why, res.outcome == JIG_SCOPE_TIMEOUT ? deadline : "");
 	else if (strcmp(json_string_value(json_object_get(result, "outcome")), "ok") != 0)
 		r = jig_err(e, JIG_E_USAGE, "flow %s: %s %s: %.700s; not admitted", f->name, doing,
 			    json_string_value(json_object_get(result, "outcome")),
@@ -275,6 +295,56 @@ static int launch(struct one *o, const char *input, const char *doing, int *held
 		*held = -1;
 	}
 	return r;
+}
+
+/* The record's (and so the Plan's) patches [{"package": name@version,
+ * "path", "sha256"}] and platform-skipped packages [{"package", "for":
+ * "os" | "cpu" | "libc" | "dependents"}], each only when there are any. */
+static void describe(const struct jig_deps *d, json_t *rec)
+{
+	json_t *patches = json_array(), *skipped = json_array();
+	size_t i;
+	json_t *x;
+	json_array_foreach(d->patches, i, x)
+		json_array_append_new(patches, json_pack("{s:O,s:O,s:O}", "package", json_object_get(x, "spec"), "path",
+							 json_object_get(x, "path"), "sha256", json_object_get(x, "sha256")));
+	json_array_foreach(d->packages, i, x)
+		if (json_object_get(x, "skipped"))
+			json_array_append_new(skipped, json_pack("{s:s++,s:O}", "package", json_string_value(json_object_get(x, "name")), "@",
+								 json_string_value(json_object_get(x, "version")), "for",
+								 json_object_get(x, "skipped")));
+	if (json_array_size(patches))
+		json_object_set(rec, "patches", patches);
+	if (json_array_size(skipped))
+		json_object_set(rec, "platform_skipped", skipped);
+	json_decref(patches);
+	json_decref(skipped);
+}
+
+/* The supplied lock as the installer gets it: each full tarball URL of
+ * the configured registry (checked: jig_deps_check_registry) written as
+ * Bun's default registry (""), so the frozen install asks jig's inspected
+ * loopback copy, never a URL of the lock's. */
+static int stage_lock(int pkg, int src, const struct jig_deps *d, struct jig_error *e)
+{
+	if (!d->n_urls)
+		return copy_file(pkg, src, JIG_DEPS_LOCK, e);
+	jig_autofree char *buf = NULL;
+	size_t len;
+	int r = jig_read_file_at(pkg, JIG_DEPS_LOCK, JIG_DEPS_LOCK_MAX, JIG_DEPS_LOCK, &buf, &len, NULL, e);
+	if (r)
+		return r;
+	jig_deps_strip_trailing_commas(buf, &len);
+	json_t *lock = NULL;
+	if ((r = jig_json_parse_object(buf, len, JIG_DEPS_LOCK, &lock, e)))
+		return r;
+	const char *k;
+	json_t *ent;
+	json_object_foreach(json_object_get(lock, "packages"), k, ent)
+		json_array_set_new(ent, 1, json_string(""));
+	jig_autofree char *text = json_dumps(lock, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(lock);
+	return text ? jig_write_file_at(src, JIG_DEPS_LOCK, text, strlen(text), 0444, e) : jig_err(e, JIG_E_INTERNAL, "out of memory");
 }
 
 /* Runs the installer scope and captures what it prepared. */
@@ -289,8 +359,9 @@ static int install(struct one *o, const char *identity, const char *source, json
 	size_t i;
 	json_t *pk;
 	json_array_foreach(o->d.packages, i, pk)
-		json_array_append_new(pkgs, json_pack("{s:O,s:O,s:O}", "name", json_object_get(pk, "name"), "version",
-						      json_object_get(pk, "version"), "integrity", json_object_get(pk, "integrity")));
+		if (!json_object_get(pk, "skipped")) /* the pinned Bun skips it on this host: never fetched */
+			json_array_append_new(pkgs, json_pack("{s:O,s:O,s:O}", "name", json_object_get(pk, "name"), "version",
+							      json_object_get(pk, "version"), "integrity", json_object_get(pk, "integrity")));
 	json_t *req = json_pack("{s:s,s:s,s:o}", "format", "jig-prepare-request/1", "registry", ph->registry, "packages", pkgs);
 	jig_autofree char *input = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
@@ -316,7 +387,8 @@ static int install(struct one *o, const char *identity, const char *source, json
 	if ((r = jig_store_capture(o->p, nm, what, tree, &bytes, &files, e)))
 		return r;
 	if (files > JIG_PREPARED_FILES_MAX || bytes > JIG_PREPARED_BYTES_MAX)
-		return jig_err(e, JIG_E_USAGE, "%s: %zu files, %llu bytes: over the %d files or %u MiB a preparation may hold; not admitted",
+		return jig_err(e, JIG_E_USAGE,
+			       "%s: %zu files, %llu bytes: over the %d files or %u MiB one preparation may install; depend on fewer or smaller packages; not admitted",
 			       what, files, (unsigned long long)bytes, JIG_PREPARED_FILES_MAX, JIG_PREPARED_BYTES_MAX >> 20);
 	if ((ph->bytes += bytes) > JIG_PREPARE_PHASE_BYTES)
 		return jig_err(e, JIG_E_USAGE, "flow %s: the review's prepared dependencies exceed %llu MiB; not admitted", f->name,
@@ -324,6 +396,8 @@ static int install(struct one *o, const char *identity, const char *source, json
 	*rec = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s}", "format", JIG_PREPARED_FORMAT, "identity", identity, "source",
 			 source, "tree", tree, "files", (json_int_t)files, "bytes", (json_int_t)bytes, "packages",
 			 (json_int_t)o->d.n_packages, "installer_policy_sha256", o->t.policy.sha256);
+	if (*rec && (o->d.n_patches || o->d.n_skipped))
+		describe(&o->d, *rec);
 	char rel[160];
 	record_name(rel, sizeof(rel), "identity", identity);
 	return *rec ? write_record(o->p, rel, *rec, e) : jig_err(e, JIG_E_INTERNAL, "out of memory");
@@ -459,14 +533,19 @@ static int prepare_flow(struct one *o, struct jig_error *e)
 			return jig_deps_check(pkg, f->name, &o->d, e); /* its refusal names the flag */
 		}
 	}
+	/* A lock's full tarball URLs are the configured registry's own, or
+	 * refused here, before anything is fetched. */
+	if (!resolving && o->d.n_urls &&
+	    ((r = registry_ready(o->ph, e)) || (r = jig_deps_check_registry(&o->d, f->name, o->ph->registry, e))))
+		return r;
 	r = copy_file(pkg, src, JIG_DEPS_MANIFEST, e);
 	if (!r && !resolving)
-		r = copy_file(pkg, src, JIG_DEPS_LOCK, e);
+		r = stage_lock(pkg, src, &o->d, e);
 	size_t i;
 	json_t *pp;
 	json_array_foreach(o->d.patches, i, pp)
 		if (!r)
-			r = copy_file(pkg, src, json_string_value(pp), e);
+			r = copy_file(pkg, src, json_string_value(json_object_get(pp, "path")), e);
 	if (r || (r = compose(o, e)))
 		return r;
 	if (resolving) {

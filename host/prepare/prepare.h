@@ -20,6 +20,9 @@
 #define JIG_PREPARE_WORKER_FILE "libexec/jig-prepare-worker"
 #define JIG_RUNTIME_INSTALL "libexec/runtime/install.js"
 #define JIG_PREPARED_FORMAT "jig-prepared/1"
+/* A record: its platform-skipped list names at most every package of a
+ * lock (4,096 names of <= 214 bytes and their versions). */
+#define JIG_PREPARED_RECORD_MAX (2u << 20)
 #define JIG_NPM_CONFIG_FORMAT "jig-npm/1"
 #define JIG_NPM_DEFAULT_REGISTRY "https://registry.npmjs.org/"
 
@@ -37,6 +40,7 @@ struct jig_prepare_phase {
 	bool have_sandbox;
 	int init_fd;
 	char registry[1024];
+	bool have_registry; /* read from the operator's npm.json */
 	bool allow_resolution; /* jig review --allow-resolution-network */
 	struct timespec deadline; /* of the whole phase */
 	unsigned launched;

@@ -206,7 +206,9 @@ int jig_tarball_inspect(const void *buf, size_t len, const char *integrity, cons
 			goto out;
 		}
 		if (budget->files == 0) {
-			r = bad(e, "%s: more than %d files in the preparation", what, JIG_PREPARED_FILES_MAX);
+			r = bad(e,
+				"%s: its tarball takes the preparation to more than %d files (the entries of all the Flow's dependency tarballs together, directories included, are what one preparation may install); depend on fewer or smaller packages",
+				what, JIG_PREPARED_FILES_MAX);
 			goto out;
 		}
 		budget->files--;

@@ -190,6 +190,12 @@ case_patch_applied() {
 	done
 	review
 	[ "$rc" -eq 0 ] || fail "review failed"
+	# The Plan lists the patch: name@version, path, SHA-256 (issue 31).
+	sha=$(sha256sum "$T/p/uses/patches/pad.patch" | cut -d' ' -f1)
+	grep -q "patch for jig-fixture-pad@1.0.0: patches/pad.patch (sha256 $sha)" "$T/review.out" || fail "the Plan does not list the patch"
+	(cd "$T/p" && "$JIG" review --json) >"$T/plan.json"
+	jq -e --arg s "$sha" '.plan.flows[0].dependencies.patches == [{"package": "jig-fixture-pad@1.0.0", "path": "patches/pad.patch", "sha256": $s}]' \
+		"$T/plan.json" >/dev/null || fail "the Plan's patches: $(jq -c '.plan.flows[0].dependencies' "$T/plan.json")"
 	(cd "$T/p" && "$JIG" run uses --output "$T/pkt") || fail "the Run failed"
 	[ "$(cat "$T/pkt/files/out.txt")" = "***hello jig!" ] || fail "the patch was not applied: $(cat "$T/pkt/files/out.txt")"
 }
@@ -217,7 +223,7 @@ case_hostile_fifo() { hostile fifo "is a device, FIFO or socket"; }
 case_hostile_symlink() { hostile symlink "is a link"; }
 case_hostile_hardlink() { hostile hardlink "is a link"; }
 case_hostile_40mib_file() { hostile big "takes the preparation over 33554432 bytes"; }
-case_hostile_5000_files() { hostile many "more than 4096 files"; }
+case_hostile_5000_files() { hostile many "more than 4096 files (the entries of all the Flow.s dependency tarballs together.*depend on fewer or smaller packages"; }
 case_integrity_mismatch() {
 	# R-E02: the lock's integrity is checked by jig against the bytes fetched.
 	serve
@@ -319,7 +325,7 @@ case_phase_deadline_180s() {
 	review
 	took=$(($(date +%s) - start))
 	[ "$rc" -eq 2 ] || [ "$rc" -eq 3 ] || fail "exit $rc"
-	grep -q "flow f0[34]: .*\(180 s phase deadline\|deadline of 180 s passed\)" "$T/review.err" || fail "not the phase deadline"
+	grep -q "flow f0[34]: .*\(the 180 s phase deadline: this review's dependency preparations together\|deadline of 180 s passed\)" "$T/review.err" || fail "not the phase deadline"
 	[ "$took" -ge 175 ] && [ "$took" -lt 240 ] || fail "took $took s"
 }
 case_phase_at_most_16() {
@@ -345,9 +351,87 @@ case_registry_stalls() {
 	review
 	took=$(($(date +%s) - start))
 	[ "$rc" -eq 2 ] || fail "exit $rc"
-	grep -qi "timeout\|deadline" "$T/review.err" || fail "not the deadline"
+	# The message says which deadline fired (issue 31).
+	grep -q "the 60 s per-preparation deadline: this one preparation took longer" "$T/review.err" || fail "not the per-preparation deadline"
+	! grep -q "180 s" "$T/review.err" || fail "the message names the phase deadline too"
 	[ "$took" -lt 120 ] || fail "took $took s"
 	[ ! -e "$T/p/.jig/admission.json" ] || fail "admitted"
+}
+# pinned_bun_lock: bun.lock for the test project written by the pinned
+# Bun itself (bun install --lockfile-only) against the loopback registry:
+# for a registry other than npm's, Bun records full tarball URLs.
+pinned_bun_lock() {
+	bun=$(find "$JIG_TEST_PREFIX/lib/jig/snapshots" -path '*/libexec/bun' -type f | head -n 1)
+	[ -x "$bun" ] || fail "no pinned Bun in $JIG_TEST_PREFIX"
+	rm -f "$T/p/uses/bun.lock"
+	(cd "$T/p/uses" && HOME="$T/home" BUN_INSTALL_CACHE_DIR="$T/bun-cache" "$bun" install --lockfile-only --ignore-scripts \
+		--registry "http://127.0.0.1:$PORT/") >"$T/bun.out" 2>&1 || fail "the pinned Bun: $(cat "$T/bun.out")"
+	cat "$T/p/uses/bun.lock"
+	: >"$T/log"
+}
+case_pinned_bun_lock_full_urls() {
+	# Issue 31 (must-show 3): a lock the pinned Bun wrote against the
+	# suite's loopback registry (full tarball URLs, a scoped package
+	# included) is accepted and prepared; the same lock with one URL at
+	# another port is refused before any request, naming the registry.
+	serve
+	project "$(spec '{"@jig-fixture/greet": "^1.0.0"}' \
+		"$(pkg @jig-fixture/greet 1.0.0 "$(jq -cn --arg js "$GREET_JS" '{dependencies: {"jig-fixture-pad": "~1.0.0"}, files: {"index.js": $js}}')")" \
+		"$(pkg jig-fixture-pad 1.0.0 "$(jq -cn --arg js "$PAD_JS" '{files: {"index.js": $js}}')")")"
+	sed -i 's|"jig-fixture-greet"|"@jig-fixture/greet"|' "$T/p/uses/main.ts"
+	pinned_bun_lock
+	grep -q "\"http://127.0.0.1:$PORT/@jig-fixture/greet/-/greet-1.0.0.tgz\"" "$T/p/uses/bun.lock" &&
+		grep -q "\"http://127.0.0.1:$PORT/jig-fixture-pad/-/jig-fixture-pad-1.0.0.tgz\"" "$T/p/uses/bun.lock" ||
+		fail "the pinned Bun did not write full tarball URLs"
+	cp "$T/p/uses/bun.lock" "$T/bun.lock.orig"
+	review
+	[ "$rc" -eq 0 ] || fail "review failed"
+	only_tarballs 2
+	: >"$T/log"
+	(cd "$T/p" && "$JIG" run uses --output "$T/pkt") || fail "the Run failed"
+	[ "$(cat "$T/pkt/files/out.txt")" = "...hello jig!" ] || fail "out.txt: $(cat "$T/pkt/files/out.txt")"
+	[ ! -s "$T/log" ] || fail "the Run made a request"
+	# One URL at another port: refused before any request (a fresh
+	# project state: nothing admitted or prepared before).
+	chmod -R u+w "$T/p/.jig" && rm -rf "$T/p/.jig"
+	other=$((PORT == 65535 ? PORT - 1 : PORT + 1))
+	sed "s|http://127.0.0.1:$PORT/jig-fixture-pad/|http://127.0.0.1:$other/jig-fixture-pad/|" "$T/bun.lock.orig" >"$T/p/uses/bun.lock"
+	refused "bun.lock: packages.jig-fixture-pad: its tarball \"http://127.0.0.1:$other/jig-fixture-pad/-/jig-fixture-pad-1.0.0.tgz\" is not the configured registry's (http://127.0.0.1:$PORT/)"
+	[ ! -s "$T/log" ] || fail "a request was made: $(cat "$T/log")"
+}
+case_platform_skipped() {
+	# Issue 31: packages the pinned Bun skips on this host (os, cpu, or
+	# libc for an optional dependency; and what only they need) are neither
+	# fetched nor stored, and the Plan says so.
+	serve
+	other_cpu=$([ "$(uname -m)" = x86_64 ] && echo arm64 || echo x64)
+	project "$(spec '{"jig-fixture-greet": "^1.0.0", "jig-fixture-mac": "1.0.0"}' \
+		"$(pkg jig-fixture-greet 1.0.0 "$(jq -cn --arg js "$GREET_JS" '{dependencies: {"jig-fixture-pad": "^1.0.0"}, optionalDependencies: {"jig-fixture-musl": "1.0.0", "jig-fixture-cpu": "1.0.0", "jig-fixture-glibc": "1.0.0"}, files: {"index.js": $js}}')")" \
+		"$(pkg jig-fixture-pad 1.0.0 "$(jq -cn --arg js "$PAD_JS" '{files: {"index.js": $js}}')")" \
+		"$(pkg jig-fixture-mac 1.0.0 '{"os": ["darwin"], "dependencies": {"jig-fixture-macdep": "1.0.0"}}')" \
+		"$(pkg jig-fixture-macdep 1.0.0)" \
+		"$(pkg jig-fixture-musl 1.0.0 '{"libc": ["musl"]}')" \
+		"$(pkg jig-fixture-cpu 1.0.0 "{\"cpu\": [\"$other_cpu\"]}")" \
+		"$(pkg jig-fixture-glibc 1.0.0 '{"os": ["!darwin"], "libc": ["glibc"]}')")"
+	review
+	[ "$rc" -eq 0 ] || fail "review failed"
+	only_tarballs 3
+	for n in mac macdep musl cpu; do
+		! grep -q "jig-fixture-$n/" "$T/log" || fail "jig-fixture-$n was fetched"
+	done
+	grep -q "skipped for this platform, neither fetched nor installed: jig-fixture-mac@1.0.0 (its os is not this host's)" "$T/review.out" &&
+		grep -q "jig-fixture-macdep@1.0.0 (needed only by skipped packages)" "$T/review.out" &&
+		grep -q "jig-fixture-musl@1.0.0 (its libc is not this host's)" "$T/review.out" &&
+		grep -q "jig-fixture-cpu@1.0.0 (its cpu is not this host's)" "$T/review.out" || fail "the Plan does not list the skipped packages"
+	(cd "$T/p" && "$JIG" review --json) >"$T/plan.json"
+	jq -e '.plan.flows[0].dependencies.platform_skipped | map(.package) | sort ==
+		["jig-fixture-cpu@1.0.0", "jig-fixture-mac@1.0.0", "jig-fixture-macdep@1.0.0", "jig-fixture-musl@1.0.0"]' "$T/plan.json" >/dev/null ||
+		fail "the Plan's skipped packages: $(jq -c '.plan.flows[0].dependencies' "$T/plan.json")"
+	tree_paths >"$T/paths"
+	grep -qx "jig-fixture-glibc/package.json" "$T/paths" || fail "the glibc package was not installed"
+	! grep -q "jig-fixture-\(mac\|macdep\|musl\|cpu\)/" "$T/paths" || fail "a skipped package was stored"
+	(cd "$T/p" && "$JIG" run uses --output "$T/pkt") || fail "the Run failed"
+	[ "$(cat "$T/pkt/files/out.txt")" = "...hello jig!" ] || fail "out.txt: $(cat "$T/pkt/files/out.txt")"
 }
 
 "case_$1"

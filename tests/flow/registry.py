@@ -17,6 +17,7 @@
 SPEC: {"name": root name, "dependencies": {NAME: RANGE},
        "packages": [{"name", "version", "dependencies"?, "scripts"?,
                      "main"?, "bin"?, "files"?: {PATH: TEXT},
+                     "optionalDependencies"?, "os"?, "cpu"?, "libc"?,
                      "hostile"?: "dotdot" | "absolute" | "device" | "fifo" |
                                  "symlink" | "hardlink" | "big" | "many" |
                                  "big30" (a 30 MiB file, not hostile)}],
@@ -36,7 +37,7 @@ import time
 
 def pack(p):
     meta = {"name": p["name"], "version": p["version"]}
-    for k in ("dependencies", "scripts", "main", "bin"):
+    for k in ("dependencies", "optionalDependencies", "scripts", "main", "bin", "os", "cpu", "libc"):
         if k in p:
             meta[k] = p[k]
     files = {"package.json": json.dumps(meta, indent=2)}
@@ -92,8 +93,9 @@ def make(reg, project, spec):
         meta = {}
         if p.get("dependencies"):
             meta["dependencies"] = p["dependencies"]
-        if p.get("bin"):
-            meta["bin"] = p["bin"]
+        for k in ("optionalDependencies", "bin", "os", "cpu", "libc"):
+            if p.get(k):
+                meta[k] = p[k]
         lk = spec.get("lock", {})
         src = lk.get("source", {}).get(p["name"], "%s@%s" % (p["name"], p["version"]))
         integ = lk.get("integrity", {}).get(p["name"], integrity(data))

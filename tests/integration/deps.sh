@@ -12,13 +12,29 @@ set -eu
 USER_NAME=jigtest
 T=$(mktemp -d /var/tmp/jig-deps.XXXXXX)
 chmod 755 "$T"
-trap 'rm -rf "$T"' EXIT
+SERVER=""
+trap '[ -z "$SERVER" ] || kill "$SERVER" 2>/dev/null || true; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 mkdir -p "$T/config/jig"
 printf '{"format": "jig-npm/1", "registry": "http://127.0.0.1:9/"}\n' >"$T/config/jig/npm.json"
 chown -R "$USER_NAME" "$T/config"
 jig() { runuser -u "$USER_NAME" -- env XDG_CONFIG_HOME="$T/config" "$JIG_TEST_PREFIX/bin/jig" "$@"; }
 FIX=$JIG_SOURCE/tests/flow/deps
+# listen: the operator's registry is the suite's loopback registry
+# (tests/flow/registry.py, serving nothing), whose log $T/log holds every
+# request made to it; quiet: none was.
+listen() {
+	mkdir -p "$T/reg" && : >"$T/log"
+	python3 "$JIG_SOURCE/tests/flow/registry.py" serve "$T/reg" "$T/port" "$T/log" &
+	SERVER=$!
+	i=0
+	while [ ! -s "$T/port" ]; do
+		i=$((i + 1)); [ "$i" -lt 100 ] || fail "the registry did not start"; sleep 0.1
+	done
+	PORT=$(cat "$T/port")
+	printf '{"format": "jig-npm/1", "registry": "http://127.0.0.1:%s/"}\n' "$PORT" >"$T/config/jig/npm.json"
+}
+quiet() { [ ! -s "$T/log" ] || fail "a registry request was made: $(cat "$T/log")"; }
 # project [MANIFEST_JQ] [LOCK_JQ]: a private copy of the fixture, its
 # package.json and bun.lock (as plain JSON) edited.
 project() {
@@ -276,6 +292,115 @@ case_lock_overrides() {
 	done
 	project '.overrides = "github:a/b"'
 	bad "package.json: overrides must be an object"
+}
+case_lock_outside_range() {
+	# R-E02 (issue 31): each locked version satisfies package.json's range
+	# (npm's grammar, unit.semver), checked before any registry request;
+	# the message names the dependency, the range and the locked version
+	# and says how to update the lock.
+	listen
+	both() { printf '.dependencies["left-pad"] = "%s"@@.workspaces[""].dependencies["left-pad"] = "%s" | .packages["left-pad"][0] = "left-pad@%s"' "$1" "$1" "$2"; }
+	for c in "1.3.0 1.2.0" "^1.3.0 2.0.0" "^1.3.0 1.2.9" "~1.3.0 1.4.0" "^1.3.0 1.3.1-beta.1" "1.x 2.0.0" ">=1.3.0 <1.4.0 1.4.0" \
+		"1.0.0 - 1.2.0 1.3.0" "<1 || >=2 1.3.0"; do
+		range=${c% *} version=${c##* }
+		change=$(both "$range" "$version")
+		project "${change%%@@*}" "${change#*@@}"
+		bad "flow uses: bun.lock locks left-pad at $version, outside package.json's range \"$range\" (dependencies.left-pad); update bun.lock with the pinned Bun: bun install --lockfile-only"
+		quiet
+	done
+	# Inside the range, prereleases included where the range allows them:
+	# the checks pass and the review reaches the preparation.
+	for c in "~1.3.0 1.3.9" "^1.3.0-beta.1 1.3.0-beta.2" "1.3.0 - 2 2.9.0" "<1 || >=1.3 1.3.0"; do
+		range=${c% *} version=${c##* }
+		change=$(both "$range" "$version")
+		project "${change%%@@*}" "${change#*@@}"
+		reaches_preparation
+	done
+	# An npm: alias's range is its own.
+	project '.dependencies = {"csv-parse": "5.5.6", "pad": "npm:left-pad@^1.4.0"}' \
+		'.workspaces[""].dependencies = {"csv-parse": "5.5.6", "pad": "npm:left-pad@^1.4.0"} | .packages["pad"] = .packages["left-pad"] | del(.packages["left-pad"])'
+	bad "bun.lock locks pad at 1.3.0, outside package.json's range \"npm:left-pad@^1.4.0\""
+	quiet
+	# The devDependencies' ranges too.
+	project '.devDependencies["is-odd"] = "^3.1.0"' '.workspaces[""].devDependencies["is-odd"] = "^3.1.0"'
+	bad "bun.lock locks is-odd at 3.0.1, outside package.json's range \"^3.1.0\" (devDependencies.is-odd)"
+	quiet
+}
+case_unreadable_range_refused() {
+	# R-E02 (issue 31): a range jig cannot read is refused, never guessed.
+	listen
+	for range in latest next "1.2.3.4" ">>1" "~1.2.3 beta" "1.2.3 | 2"; do
+		project ".dependencies[\"left-pad\"] = \"$range\"" ".workspaces[\"\"].dependencies[\"left-pad\"] = \"$range\""
+		bad "flow uses: package.json: dependencies.left-pad: \"$range\" is not a version range jig can read (a version, ^, ~, 1.x, \*, comparators, a hyphen range or ||); jig never guesses what a tag such as latest means"
+		quiet
+	done
+	project '.dependencies["pad"] = "npm:left-pad@latest"'
+	bad "dependencies.pad: \"npm:left-pad@latest\" is not a version range jig can read"
+	quiet
+}
+case_patch_not_in_lock() {
+	# R-E08 (issue 31): a patch for a version or a package the lock does
+	# not hold would be silently unused: refused before any request.
+	listen
+	for c in "left-pad@1.2.0@@bun.lock has left-pad at 1.3.0, not 1.2.0, so the patch would be silently unused; patch the locked version (bun patch) or update bun.lock" \
+		"right-pad@1.3.0@@bun.lock has no package right-pad, so the patch would be silently unused; remove the patch, or add the dependency and update bun.lock" \
+		"left-pad@@not name@version"; do
+		key=${c%%@@*}
+		project ".patchedDependencies = {\"$key\": \"p.patch\"}" ".patchedDependencies = {\"$key\": \"p.patch\"}"
+		echo "--- a" >"$T/p/uses/p.patch" && chown "$USER_NAME" "$T/p/uses/p.patch"
+		bad "flow uses: package.json: patchedDependencies.$key: ${c#*@@}"
+		quiet
+	done
+}
+case_lock_comments_refused() {
+	# bun.lock with a comment: the message says comments are not allowed
+	# and why, not only that the JSON is invalid.
+	project . '.'
+	sed -i '3i\  // pinned by hand' "$T/p/uses/bun.lock"
+	bad "flow uses: bun.lock: line 3: a comment; comments are not allowed: jig reads bun.lock exactly as the pinned Bun writes it (JSON with trailing commas, no comments)"
+	project . '.'
+	sed -i '3i\  /* pinned */' "$T/p/uses/bun.lock"
+	bad "bun.lock: line 3: a comment; comments are not allowed"
+	# Slashes inside strings are no comment.
+	project '.description = "a // b"' '.'
+	reaches_preparation
+}
+case_registry_tarball_urls() {
+	# Issue 31: the configured registry's own tarball URLs (what Bun writes
+	# for a registry other than npm's) are accepted; any other scheme,
+	# host, port or path is refused before any request, naming the
+	# configured registry.
+	listen
+	url() { printf 'http://127.0.0.1:%s/%s' "$PORT" "$1"; }
+	project . ".packages[\"left-pad\"][1] = \"$(url left-pad/-/left-pad-1.3.0.tgz)\" | .packages[\"is-odd\"][1] = \"$(url is-odd/-/is-odd-3.0.1.tgz)\""
+	reaches_preparation
+	quiet
+	# A scoped package: @s/n/-/n-VERSION.tgz.
+	project . ".packages[\"is-odd\"][2].dependencies = {\"@t/n\": \"^6.0.0\"} | .packages[\"@t/n\"] = (.packages[\"is-number\"] | .[0] = \"@t/n@6.0.0\" | .[1] = \"$(url @t/n/-/n-6.0.0.tgz)\") | del(.packages[\"is-number\"])"
+	reaches_preparation
+	quiet
+	other=$((PORT == 65535 ? PORT - 1 : PORT + 1))
+	for u in "http://127.0.0.1:$other/left-pad/-/left-pad-1.3.0.tgz" "https://127.0.0.1:$PORT/left-pad/-/left-pad-1.3.0.tgz" \
+		"http://localhost:$PORT/left-pad/-/left-pad-1.3.0.tgz" "$(url left-pad/-/left-pad-1.2.0.tgz)" "$(url right-pad/-/left-pad-1.3.0.tgz)" \
+		"$(url left-pad/-/left-pad-1.3.0.tgz?x=1)" "$(url x/../left-pad/-/left-pad-1.3.0.tgz)" "$(url left-pad/-/left-pad-1.3.0.tar.gz)" \
+		"ftp://127.0.0.1:$PORT/left-pad/-/left-pad-1.3.0.tgz" "left-pad/-/left-pad-1.3.0.tgz" "HTTP://127.0.0.1:$PORT/left-pad/-/left-pad-1.3.0.tgz"; do
+		project . ".packages[\"left-pad\"][1] = \"$u\""
+		bad "flow uses: bun.lock: packages.left-pad: its tarball \"$u\" is not the configured registry's (http://127.0.0.1:$PORT/); only the configured registry is allowed, at exactly $(url left-pad/-/left-pad-1.3.0.tgz)"
+		quiet
+	done
+	project . '.packages["left-pad"][1] = "http://127.0.0.1/a b.tgz"'
+	bad "bun.lock: packages.left-pad: from \"http://127.0.0.1/a b.tgz\", not a URL; only the configured registry is allowed"
+	quiet
+}
+case_platform_metadata() {
+	# A lock's os, cpu and libc are strings or arrays of strings; a lock
+	# whose packages are all for other platforms still passes the checks.
+	project . '.packages["left-pad"][2].os = {"linux": true}'
+	bad "bun.lock: packages.left-pad: os, cpu and libc must each be a string or an array of at most 32 strings"
+	project . '.packages["left-pad"][2].cpu = [range(33) | "x64"]'
+	bad "bun.lock: packages.left-pad: os, cpu and libc must each"
+	project . '.packages["left-pad"][2].os = "darwin" | .packages["is-odd"][2].cpu = ["!x64", "!arm64"]'
+	reaches_preparation
 }
 
 "case_$1"

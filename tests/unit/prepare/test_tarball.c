@@ -274,7 +274,9 @@ static void test_good_and_budget(void **state)
 	/* The budget is the preparation's: a second package takes from it. */
 	b.files = 2;
 	assert_true(inspect(&t, integ, &b, &e) < 0);
-	assert_non_null(strstr(e.msg, "more than 4096 files"));
+	/* The message says what was counted and what to do (issue 31). */
+	assert_non_null(strstr(e.msg, "takes the preparation to more than 4096 files (the entries of all the Flow's dependency tarballs together"));
+	assert_non_null(strstr(e.msg, "depend on fewer or smaller packages"));
 	/* Another integrity, or a changed byte: refused before it is read. */
 	b = (struct jig_tarball_budget){JIG_PREPARED_FILES_MAX, JIG_PREPARED_BYTES_MAX};
 	char other[128];
