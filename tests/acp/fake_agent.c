@@ -31,7 +31,7 @@ static json_t *pending_prompt; /* hang_cancel: the id of the prompt it holds */
 
 static const char usage[] =
 	"usage: jig-fake-agent MODE [ARG]\n"
-	"modes: answer report fs terminal mcp permission longline flood bigtext crash segv hang\n"
+	"modes: answer report fs terminal mcp permission longline flood bigtext crash segv hang [SPINNERS]\n"
 	"       hang_cancel late echo badversion noise fork error wrongname profile\n"
 	"       nonewline nullid closein tasks memory\n"
 	"       raw LINE: LINE written before the answer, %XX as the byte XX (hex)\n"
@@ -506,8 +506,18 @@ static void prompt(json_t *id, json_t *params)
 		signal(SIGSEGV, SIG_DFL);
 		raise(SIGSEGV);
 	}
-	if (is("hang"))
+	if (is("hang")) { /* ARG: that many children spinning on the CPU, SIGTERM ignored too */
+		fflush(stdout);
+		for (long i = arg_or(0); i > 0; i--) {
+			pid_t c = fork();
+			if (c == 0)
+				for (volatile unsigned long x = 0;; x++)
+					;
+			if (c > 0)
+				note_pid("spinner", c);
+		}
 		return;
+	}
 	if (is("hang_cancel")) {
 		pending_prompt = json_incref(id);
 		return;

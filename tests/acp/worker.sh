@@ -226,6 +226,20 @@ case_hang() {
 	[ "$MS" -ge 1000 ] && [ "$MS" -lt 3500 ] || fail "took $MS ms (deadline 1000 + graces 300, 300, 300)"
 	no_agent_left
 }
+case_hang_kill_bound_under_load() {
+	# The host's graces (cancel 2000 ms, exit 1000 ms; host/effects/agents.c):
+	# a client that ignores session/cancel, stdin's end and SIGTERM while
+	# four of its processes spin on the CPU is killed within the 4 s after
+	# the deadline docs/agents.md states (plus 1 s for scheduling).
+	DEADLINE=1000 CANCEL_GRACE=2000 EXIT_GRACE=1000
+	turn hang 4
+	expect timeout "did not answer session/cancel within 2000 ms"
+	check '.exit == {"how": "signaled", "signal": 9, "forced": "kill"}'
+	[ "$MS" -ge 5000 ] && [ "$MS" -lt 6000 ] || fail "took $MS ms (deadline 1000 + cancel 2000 + exit 1000 + 1000)"
+	echo "deadline to SIGKILL and reaped: $((MS - 1000)) ms"
+	for p in $(pid_of spinner); do ! running "$p" || fail "spinner $p still runs"; done
+	no_agent_left
+}
 case_hang_cancel() {
 	DEADLINE=1000 CANCEL_GRACE=1000 EXIT_GRACE=300
 	turn hang_cancel
