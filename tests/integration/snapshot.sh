@@ -96,7 +96,7 @@ case_list() {
 	jig modules list --json | jq -e '.schema == "jig-modules/1" and ([.modules[] | "\(.name):\(.kind)"] | sort) == ["acp:acp", "display:display", "http:http", "sandbox-linux:sandbox"]' >/dev/null || fail "list --json"
 }
 case_cli() {
-	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.3, trusts a DEVELOPMENT key" || fail "--version"
+	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.4, trusts a DEVELOPMENT key" || fail "--version"
 	jig help | grep -q "host check" || fail help
 	# --help after a command is the help, with status 0; after a scope's
 	# "--" it belongs to the program.
