@@ -94,7 +94,7 @@ function pump() {
       return;
     }
     if (Object.keys(r.outputs || {}).length) send({ op: "imported", id: r.id });
-    c.resolve(Object.freeze({ ok: r.ok, outcome: r.outcome, error: r.error, outputs: Object.freeze(imported) }));
+    c.resolve(Object.freeze({ ok: r.ok, outcome: r.outcome, error: r.error, started: r.started, outputs: Object.freeze(imported) }));
   }
   if (calls.size && !pumping) { pumping = true; setImmediate(pump); }
 }
@@ -176,7 +176,8 @@ const jig = Object.freeze({
    * strings) and stdin (<= 16 KiB), in a scope of its own: no network, no
    * credentials, no Flow package, the route's attachment (if any)
    * read-only at /input/NAME. Resolves to { outcome ("exited", "signaled",
-   * "timeout", "oom"), exitCode, signal, stdout, stderr, stdoutBytes,
+   * "timeout", "oom", or "killed": its scope was killed from outside while
+   * it ran, with error saying how), exitCode, signal, stdout, stderr, stdoutBytes,
    * stderrBytes, stdoutTruncated, stderrTruncated, stdoutRaw, stderrRaw,
    * wallMs }: stdout and stderr are the first 64 KiB of each pipe decoded
    * as UTF-8 with replacement (U+FFFD for invalid bytes, also where the
@@ -208,6 +209,7 @@ const jig = Object.freeze({
       stdout: utf8.decode(out), stderr: utf8.decode(err), stdoutRaw: out, stderrRaw: err,
       stdoutBytes: r.stdout_bytes, stderrBytes: r.stderr_bytes,
       stdoutTruncated: r.stdout_truncated, stderrTruncated: r.stderr_truncated, wallMs: r.wall_ms,
+      ...(r.error === undefined ? {} : { error: r.error }),
       ...(r.capture === undefined ? {} : captureOf(r.capture)),
     });
   },
@@ -215,8 +217,9 @@ const jig = Object.freeze({
    * One reviewed child Flow: a binding of flow.json "bindings". The child
    * runs in its own scope with the read map's inputs while this Flow waits;
    * its deadline is the binding's, capped by the root's. Resolves to
-   * { ok, outcome ("succeeded", "failed", "timeout", "cancelled"), error,
-   * outputs }: outputs are this Flow's output paths that the write map
+   * { ok, outcome ("succeeded", "failed", "timeout", "cancelled", "killed":
+   * its scope was killed from outside while it ran), error, started (whether
+   * the child's Flow started at all), outputs }: outputs are this Flow's output paths that the write map
    * filled from the child's accepted output (already copied to /output).
    * Rejects when jig refuses the call before dispatch (no such binding,
    * the shape rules, the root budget).

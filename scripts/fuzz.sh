@@ -15,7 +15,7 @@ CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_
 	-DJIG_MODULE_ACP=OFF -DJIG_MODULE_DISPLAY=OFF -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
 cmake --build "$B" -j "$(nproc)" >/dev/null
 TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe checkpoint worker_http worker_agent
-	worker_command}
+	worker_command acp_message}
 
 # seed TARGET NAME: stdin as a seed input.
 C=$B/corpus
@@ -67,6 +67,17 @@ printf '{"format":"jig-acp-result/1","outcome":"answer","text":"the key is s3cre
 printf '{"format":"jig-acp-result/1","outcome":"timeout","error":"the agent did not answer in time","history_error":"none"}' | seed worker_agent timeout
 { printf '\000hello\n'; nul; printf 'warn\n'; } | seed worker_command exited
 { printf '\013'; head -c 70000 /dev/zero | tr '\0' a; nul; printf '\377\376'; } | seed worker_command over
+# What an ACP agent writes to the worker (plugins/acp/message.c): a turn
+# as tests/acp/fake_agent.c answers it, and the lines the worker refuses.
+{ printf '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":false},"authMethods":[],"agentInfo":{"name":"fake-agent","version":"1.0.0"}}}\n'
+  printf '{"jsonrpc":"2.0","id":2,"result":{"sessionId":"sess-fake-1"}}\n'
+  printf '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess-fake-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"ANSWER:\\ud83d\\ude00"}}}}\n'
+  printf '{"jsonrpc":"2.0","id":100,"method":"session/request_permission","params":{"options":[{"optionId":"r","kind":"reject_once"}]}}\n'
+  printf 'noise line: this is not JSON {\n[{"jsonrpc":"2.0"}]\n'
+  printf '{"jsonrpc":"2.0","id":5,"result":{"stopReason":"end_turn"}}'; } | seed acp_message turn
+printf '{"jsonrpc":"2.0","method":"session/update","params":{"update":{"content":{"text":"a\\u0000b"}}}}\n' | seed acp_message nul
+printf '{"jsonrpc":"2.0","id":5,"result":{"stopReason":"x\\ud800"}}\n{"jsonrpc":"2.0","id":5,"result":{"stopReason":"a\377"}}\n' | seed acp_message not_text
+printf '{"jsonrpc":"1.0","id":5,"result":{"stopReason":"end_turn"}}\n{"id":5,"result":{"stopReason":"paused"}}\n{"jsonrpc":2.0}\n' | seed acp_message not_2_0
 
 mkdir -p "$B/crashes"
 # fuzz_one TARGET: its regression inputs, then SECS of fuzzing; one target

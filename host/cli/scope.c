@@ -27,7 +27,7 @@
 
 static json_t *result_json(const struct jig_scope_policy *p, const struct jig_scope_result *r)
 {
-	return json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}",
+	json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}",
 			 "schema", "jig-scope-result/1", "scope", p->name, "policy_sha256", p->sha256,
 			 "outcome", jig_scope_outcome_name(r->outcome), "exit_status", r->exit_status, "signal",
 			 r->signal, "core_dumped", r->core_dumped != 0, "fenced", r->fenced != 0,
@@ -37,6 +37,8 @@ static json_t *result_json(const struct jig_scope_policy *p, const struct jig_sc
 			 (json_int_t)r->memory_peak_bytes, "cpu_usec", (json_int_t)r->cpu_usec,
 			 "cpu_throttled_usec", (json_int_t)r->cpu_throttled_usec, "wall_ms",
 			 (json_int_t)r->wall_ms, "cgroup", r->cgroup, "error", r->error);
+	json_object_set_new(doc, "payload_started", jig_scope_payload_started_json(r));
+	return doc;
 }
 
 #define USAGE "usage: jig scope plan POLICY [--json] | jig scope run POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]"

@@ -26,6 +26,7 @@
 #include "util/crypto.h"
 #include "util/fileio.h"
 #include "util/json.h"
+#include "util/text.h"
 
 #define SRC_DIR "command" /* the catalog's "@run/command" */
 #define CAPTURE_DIR "capture" /* the captured tree's copy, outside every scope, removed after reading */
@@ -287,8 +288,8 @@ static const char *outcome_of(const struct jig_scope_result *res)
 		return "timeout";
 	case JIG_SCOPE_OOM:
 		return "oom";
-	default:
-		return NULL;
+	default: /* the command ran and its scope was killed from outside: ran, not "never ran" */
+		return jig_scope_killed_while_running(res) ? "killed" : NULL;
 	}
 }
 
@@ -435,6 +436,7 @@ void jig_command_measure(json_t *ev, const struct jig_scope_result *res, const s
 	json_object_set_new(ev, "wall_ms", json_integer((json_int_t)res->wall_ms));
 	json_object_set_new(ev, "memory_peak_bytes", json_integer((json_int_t)res->memory_peak_bytes));
 	json_object_set_new(ev, "cleanup_confirmed", json_boolean(confirmed));
+	json_object_set_new(ev, "payload_started", jig_scope_payload_started_json(res));
 	if (outcome && res->outcome == JIG_SCOPE_EXITED)
 		json_object_set_new(ev, "exit_code", json_integer(res->exit_status));
 	if (outcome && res->signal)
@@ -529,6 +531,12 @@ void jig_command_effect(const struct jig_command_effect_env *env, const struct j
 		jig_effect_decline(reply, ev, "command", "failed", res.error[0] ? res.error : "the command did not run");
 	else {
 		*reply = jig_command_reply(ev, &res, col.out);
+		if (strcmp(outcome, "killed") == 0) { /* what the supervisor saw, for the Flow and the record */
+			char clean[600];
+			jig_text_inert(clean, sizeof(clean), res.error, strlen(res.error));
+			json_object_set_new(ev, "error", json_string(clean));
+			json_object_set_new(*reply, "error", json_string(clean));
+		}
 		if (g->capture) /* the captured tree as data, or why there is none */
 			json_object_set_new(*reply, "capture", captured ? json_incref(captured) : json_pack("{s:s}", "refused", cwhy));
 	}

@@ -50,7 +50,7 @@ struct jig_command_stream {
 void jig_command_keep(struct jig_command_stream *s, const unsigned char *buf, size_t n);
 
 /* A command that ran (res->outcome one of exited, signaled, crashed,
- * timeout, oom): its measurements into ev, and the Flow's reply (outcome,
+ * timeout, oom, or failed after its payload started: "killed"): its measurements into ev, and the Flow's reply (outcome,
  * exit code or signal, the kept bytes as base64, the counts). Fuzzed on
  * their own with the streams' bytes (fuzz/). */
 void jig_command_measure(json_t *ev, const struct jig_scope_result *res, const struct jig_command_stream out[2],

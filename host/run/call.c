@@ -365,6 +365,8 @@ static const char *verdict(struct child *c)
 		return snprintf(c->why, sizeof(c->why), "the child hit its memory limit and was fenced"), "failed";
 	if (res->signal && (res->outcome == JIG_SCOPE_CRASHED || res->outcome == JIG_SCOPE_SIGNALED))
 		return jig_scope_signal_text(c->why, sizeof(c->why), "the child", res->signal, res->core_dumped, c->cr0.error), "failed";
+	if (jig_scope_killed_while_running(res)) /* it ran, and was killed from outside: not "never started" */
+		return snprintf(c->why, sizeof(c->why), "the child's scope was killed while its Flow ran: %s", res->error), "killed";
 	if (res->outcome != JIG_SCOPE_EXITED || res->exit_status != 0 || !c->cr0.done)
 		return snprintf(c->why, sizeof(c->why), "%s", c->cr0.error[0] ? c->cr0.error : res->error[0] ? res->error : "the child did not complete"),
 		       "failed";
@@ -439,6 +441,8 @@ static void node(struct child *c, bool launched, bool cleaned, bool released)
 					      "wall_ms", (json_int_t)c->sr.wall_ms, "memory_peak_bytes", (json_int_t)c->sr.memory_peak_bytes,
 					      "oom_kills", (json_int_t)c->sr.oom_kills, "pids_max_hits", (json_int_t)c->sr.pids_max_hits,
 					      "cgroup", c->sr.cgroup));
+	if (launched) /* ABI 1.4: whether the child's Flow started at all */
+		json_object_set_new(json_object_get(n, "termination"), "payload_started", jig_scope_payload_started_json(&c->sr));
 	json_object_set_new(n, "cleanup_confirmed", json_boolean(cleaned));
 	json_object_set_new(n, "reservation_released", json_boolean(released));
 	if (c->caller->level > 0) /* held by the branch's entry until its first child is cleaned up */
@@ -524,6 +528,9 @@ static void *child_main(void *arg)
 			      c->status, "outputs", c->staged);
 	if (c->why[0])
 		json_object_set_new(m, "error", json_string(c->why));
+	/* Whether the child's Flow started: "never ran" apart from "ran and
+	 * failed or was killed". */
+	json_object_set_new(m, "started", json_boolean(c->launched && jig_scope_payload_started(&c->sr) != 0));
 	jig_run0_send(c->r0, m);
 	json_decref(m);
 	finish(c);

@@ -21,7 +21,7 @@
 
 json_t *jig_record_new(const struct jig_record_facts *f, const struct jig_scope_result *res)
 {
-	return json_pack(
+	json_t *rec = json_pack(
 		"{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:{s:s,s:i,s:i,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I},s:O,s:O,s:O}",
 		"format", JIG_RECORD_FORMAT, "status", f->status, "error", f->why, "flow", f->flow, "plan_sha256",
 		f->plan_sha256, "package_sha256", f->package_sha256, "timeout_ms", (json_int_t)f->timeout_ms, "started_ms",
@@ -31,6 +31,10 @@ json_t *jig_record_new(const struct jig_record_facts *f, const struct jig_scope_
 		(json_int_t)res->pids_max_hits, "memory_peak_bytes", (json_int_t)res->memory_peak_bytes, "cpu_usec",
 		(json_int_t)res->cpu_usec, "wall_ms", (json_int_t)res->wall_ms, "inputs", f->inputs, "outputs", f->outputs,
 		"logs", f->logs);
+	/* ABI 1.4: the launcher's report that the payload started (null: the
+	 * module does not say). */
+	json_object_set_new(json_object_get(rec, "termination"), "payload_started", jig_scope_payload_started_json(res));
+	return rec;
 }
 
 #define RECORD_FLAGS (JSON_INDENT(2) | JSON_SORT_KEYS)
@@ -216,6 +220,8 @@ void jig_record_print(FILE *out, const char *packet, json_t *rec)
 	put_field(out, "\n  plan ", rec, "plan_sha256", "\n");
 	put_field(out, "  package ", rec, "package_sha256", "\n");
 	put_field(out, "  termination ", t, "outcome", "");
+	if (json_is_false(json_object_get(t, "payload_started")))
+		fputs(" (the payload never started)", out);
 	fprintf(out, ", exit %lld, signal %lld%s, wall %lld ms, peak memory %lld bytes, cleanup %s\n", int_field(t, "exit_status"),
 	       int_field(t, "signal"), json_is_true(json_object_get(t, "core_dumped")) ? " (core dumped)" : "",
 	       int_field(t, "wall_ms"), int_field(t, "memory_peak_bytes"),

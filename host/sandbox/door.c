@@ -69,6 +69,23 @@ const char *jig_scope_outcome_name(uint32_t outcome)
 	return outcome < sizeof(names) / sizeof(names[0]) ? names[outcome] : "unknown";
 }
 
+int jig_scope_payload_started(const struct jig_scope_result *r)
+{
+	return r->payload_started == JIG_SCOPE_START_RAN ? 1 : r->payload_started == JIG_SCOPE_START_NEVER ? 0 : -1;
+}
+
+json_t *jig_scope_payload_started_json(const struct jig_scope_result *r)
+{
+	int s = jig_scope_payload_started(r);
+	return s < 0 ? json_null() : json_boolean(s);
+}
+
+bool jig_scope_killed_while_running(const struct jig_scope_result *r)
+{
+	return r->outcome == JIG_SCOPE_FAILED && r->payload_started == JIG_SCOPE_START_RAN && !r->launcher_reported &&
+	       !r->aborted && !r->interrupted_by;
+}
+
 void jig_scope_signal_text(char *buf, size_t cap, const char *who, int sig, int core, const char *also)
 {
 	const char *abbrev = sigabbrev_np(sig);

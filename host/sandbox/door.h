@@ -5,10 +5,12 @@
 #define JIG_SANDBOX_DOOR_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <jansson.h>
 #include <jig/sandbox.h>
 
 #include "snapshot/loader.h"
@@ -46,6 +48,15 @@ void jig_sandbox_interrupt_close(int fd, const sigset_t *saved);
 
 /* enum jig_scope_outcome as a word for records and messages. */
 const char *jig_scope_outcome_name(uint32_t outcome);
+/* Whether the payload started (ABI 1.4, enum jig_scope_start): 1, 0, or
+ * -1 when the module does not say (built before 1.4). */
+int jig_scope_payload_started(const struct jig_scope_result *r);
+/* The same for records and results: true, false or null. */
+json_t *jig_scope_payload_started_json(const struct jig_scope_result *r);
+/* A scope that failed after its payload started: killed from outside
+ * while it ran (its bwrap or launcher gone), not one that never ran. The
+ * host's own stops (abort, interrupt) are not this. */
+bool jig_scope_killed_while_running(const struct jig_scope_result *r);
 /* "WHO was killed by SIGSEGV (signal 11, core dumped)[; ALSO]". */
 void jig_scope_signal_text(char *buf, size_t cap, const char *who, int sig, int core, const char *also);
 

@@ -33,6 +33,7 @@
 
 #include "client.h"
 #include "history.h"
+#include "message.h"
 #include "request.h"
 
 #define OUT_MAX (2 * JIG_ACP_REQUEST_MAX) /* bytes waiting for the client's stdin */
@@ -397,7 +398,11 @@ static void prompted(struct turn *t, json_t *res)
 	}
 	shown(t, x, json_string_value(v), json_string_length(v));
 	t->stop_reason = strdup(x);
-	if (t->cancelled)
+	if (!jig_acp_stop_reason_known(json_string_value(v), json_string_length(v)))
+		end(t, OUT_FAILED,
+		    "the client's session/prompt result has an unknown stopReason %s (ACP v1: end_turn, max_tokens, "
+		    "max_turn_requests, refusal, cancelled)", x);
+	else if (t->cancelled)
 		end(t, OUT_TIMEOUT, "the deadline of %lld ms passed; the client honoured session/cancel (stopReason %s)",
 		    (long long)t->rq->limits.deadline_ms, x);
 	else
@@ -460,7 +465,9 @@ static void message(struct turn *t, json_t *m)
 	/* other notifications ($/cancel_request, ...) are ignored */
 }
 
-/* One complete line. After the turn it is only counted. */
+/* One complete line. After the turn it is only counted. A line that is
+ * not a JSON-RPC 2.0 object is skipped and counted; one holding a
+ * character jig does not pass on ends the turn (message.h). */
 static void line(struct turn *t, const char *p, size_t n)
 {
 	t->n.lines++;
@@ -470,9 +477,14 @@ static void line(struct turn *t, const char *p, size_t n)
 		end(t, OUT_FAILED, "the client sent more than %lld messages", (long long)t->rq->limits.max_messages);
 		return;
 	}
-	json_t *m = json_loadb(p, n, JSON_REJECT_DUPLICATES, NULL);
-	if (!json_is_object(m)) {
+	json_t *m;
+	char why[160];
+	enum jig_acp_line kind = jig_acp_line_read(p, n, &m, why, sizeof(why));
+	if (kind != JIG_ACP_LINE_MESSAGE) {
 		t->n.skipped_lines++;
+		if (kind == JIG_ACP_LINE_NOT_TEXT)
+			end(t, OUT_FAILED, "the client sent a message the worker cannot pass on (line %lld): %s",
+			    (long long)t->n.lines, why);
 	} else if (t->outcome) {
 		t->n.messages++;
 		const char *method = json_string_value(json_object_get(m, "method"));

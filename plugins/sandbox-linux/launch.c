@@ -367,6 +367,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	out->outcome = JIG_SCOPE_FAILED;
 	out->exit_status = -1;
 	out->held_fd = -1;
+	out->payload_started = JIG_SCOPE_START_NEVER; /* until the launcher reports it */
 	if (!sc || sc->struct_size < sizeof(*sc) || !sc->argv || !sc->argv[0] || sc->init_fd < 0 ||
 	    !sc->cwd || !sc->name || sc->n_fds > JIG_SCOPE_MAX_FDS) {
 		set_error(out, "invalid scope description");
@@ -519,6 +520,10 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 
 	bwrap_err[bwrap_err_len] = '\0';
 	bwrap_err[strcspn(bwrap_err, "\n")] = '\0';
+	/* The launcher's report that it started the payload; an exec that
+	 * failed, or a refusal, is a payload that never ran. */
+	bool ran = started && !why[0];
+	out->payload_started = ran ? JIG_SCOPE_START_RAN : JIG_SCOPE_START_NEVER;
 	if (out->oom_kills > 0)
 		out->outcome = JIG_SCOPE_OOM;
 	else if (crash)
@@ -544,6 +549,10 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		out->outcome = JIG_SCOPE_FAILED;
 		if (why[0])
 			set_error(out, "%s", why);
+		else if (ran) /* bwrap went while the payload ran: not "never started" */
+			set_error(out, "the scope was killed while its payload ran (bwrap %s %d%s%s); the payload's end was not reported",
+				  bsi.si_code == CLD_EXITED ? "exited" : "killed by signal", bsi.si_status, bwrap_err[0] ? ": " : "",
+				  bwrap_err);
 		else if (bwrap_err[0])
 			set_error(out, "bwrap: %s", bwrap_err);
 		else
@@ -556,7 +565,6 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 			 fence != 0 ? "the cgroup did not report populated 0 after cgroup.kill"
 			 : removed != 0 ? rmerr : "bwrap was not reaped");
 	}
-	(void)started;
 	return JIG_MOD_OK;
 
 early_fail:

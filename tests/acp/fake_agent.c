@@ -31,9 +31,11 @@ static json_t *pending_prompt; /* hang_cancel: the id of the prompt it holds */
 
 static const char usage[] =
 	"usage: jig-fake-agent MODE [ARG]\n"
-	"modes: answer report fs terminal mcp permission longline flood bigtext crash segv hang\n"
+	"modes: answer report fs terminal mcp permission longline flood bigtext crash segv hang [SPINNERS]\n"
 	"       hang_cancel late echo badversion noise fork error wrongname profile\n"
 	"       nonewline nullid closein tasks memory\n"
+	"       raw LINE: LINE written before the answer, %XX as the byte XX (hex)\n"
+	"       stop REASON: the answer, with stopReason REASON\n"
 	"       codex [big|secret:VAR|twice|link|crash|noload|dirty|oddname]: Codex's rollout history under\n"
 	"         (crash also when the prompt says CRASH)\n"
 	"         $HOME/.codex/sessions, session/load, the answer \"ANSWER:history=N <prompt>\"\n"
@@ -504,8 +506,18 @@ static void prompt(json_t *id, json_t *params)
 		signal(SIGSEGV, SIG_DFL);
 		raise(SIGSEGV);
 	}
-	if (is("hang"))
+	if (is("hang")) { /* ARG: that many children spinning on the CPU, SIGTERM ignored too */
+		fflush(stdout);
+		for (long i = arg_or(0); i > 0; i--) {
+			pid_t c = fork();
+			if (c == 0)
+				for (volatile unsigned long x = 0;; x++)
+					;
+			if (c > 0)
+				note_pid("spinner", c);
+		}
 		return;
+	}
 	if (is("hang_cancel")) {
 		pending_prompt = json_incref(id);
 		return;
@@ -554,8 +566,19 @@ static void prompt(json_t *id, json_t *params)
 	}
 	if (is("script") || is("obey"))
 		markdown_model(params);
+	if (is("raw")) { /* the test's line, exactly; %XX is a byte */
+		for (const char *c = arg ? arg : ""; *c; c++) {
+			unsigned byte;
+			if (c[0] == '%' && sscanf(c + 1, "%2x", &byte) == 1)
+				fputc((int)byte, stdout), c += 2;
+			else
+				fputc(*c, stdout);
+		}
+		fputc('\n', stdout);
+		fflush(stdout);
+	}
 	if (is("answer") || is("noise") || is("late") || is("fork") || is("wrongname") || is("longline") ||
-	    is("flood")) {
+	    is("flood") || is("raw") || is("stop")) {
 		static char text[65536];
 		size_t i;
 		json_t *b;
@@ -574,7 +597,7 @@ static void prompt(json_t *id, json_t *params)
 		fflush(stdout);
 		exit(0);
 	}
-	respond(id, json_pack("{s:s}", "stopReason", "end_turn"));
+	respond(id, json_pack("{s:s}", "stopReason", is("stop") && arg ? arg : "end_turn"));
 	if (is("late"))
 		for (int i = 0; i < 5; i++)
 			chunk("agent_message_chunk", "late", 4);
@@ -666,7 +689,7 @@ int main(int argc, char **argv)
 	static const char *const modes[] = {"answer", "report", "profile", "fs", "terminal", "mcp", "permission", "longline",
 					    "flood", "bigtext", "crash", "segv", "hang", "hang_cancel", "late",
 					    "echo", "badversion", "noise", "fork", "error", "wrongname", "nonewline", "nullid",
-					    "closein", "tasks", "memory", "codex", "script", "obey", NULL};
+					    "closein", "tasks", "memory", "codex", "script", "obey", "raw", "stop", NULL};
 	size_t k = 0;
 	while (modes[k] && !is(modes[k]))
 		k++;

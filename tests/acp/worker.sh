@@ -226,6 +226,20 @@ case_hang() {
 	[ "$MS" -ge 1000 ] && [ "$MS" -lt 3500 ] || fail "took $MS ms (deadline 1000 + graces 300, 300, 300)"
 	no_agent_left
 }
+case_hang_kill_bound_under_load() {
+	# The host's graces (cancel 2000 ms, exit 1000 ms; host/effects/agents.c):
+	# a client that ignores session/cancel, stdin's end and SIGTERM while
+	# four of its processes spin on the CPU is killed within the 4 s after
+	# the deadline docs/agents.md states (plus 1 s for scheduling).
+	DEADLINE=1000 CANCEL_GRACE=2000 EXIT_GRACE=1000
+	turn hang 4
+	expect timeout "did not answer session/cancel within 2000 ms"
+	check '.exit == {"how": "signaled", "signal": 9, "forced": "kill"}'
+	[ "$MS" -ge 5000 ] && [ "$MS" -lt 6000 ] || fail "took $MS ms (deadline 1000 + cancel 2000 + exit 1000 + 1000)"
+	echo "deadline to SIGKILL and reaped: $((MS - 1000)) ms"
+	for p in $(pid_of spinner); do ! running "$p" || fail "spinner $p still runs"; done
+	no_agent_left
+}
 case_hang_cancel() {
 	DEADLINE=1000 CANCEL_GRACE=1000 EXIT_GRACE=300
 	turn hang_cancel
@@ -271,6 +285,58 @@ case_noise() {
 	turn noise
 	expect answer
 	check '.text == "ANSWER:hello" and .counts.skipped_lines == 9 and .counts.lines == 14 and .counts.messages == 5'
+}
+# chunk TEXT_JSON [JSONRPC_MEMBER]: an agent_message_chunk line of the fake
+# agent's session, TEXT_JSON as the text's JSON (escapes as written).
+chunk_line() {
+	printf '{%s"method":"session/update","params":{"sessionId":"sess-fake-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":%s}}}}' \
+		"${2-\"jsonrpc\":\"2.0\",}" "$1"
+}
+case_chunk_with_nul() {
+	# A valid chunk whose text holds \u0000: jig passes on text only, so
+	# the turn fails and says why (never an answer without that chunk).
+	turn raw "$(chunk_line '"a\u0000b"')"
+	expect failed "the client sent a message the worker cannot pass on (line 3): a string holds U+0000 (NUL"
+	check 'has("text") == false and .counts.skipped_lines == 1'
+	no_agent_left
+	# The same for a lone surrogate escape and for bytes that are not UTF-8.
+	turn raw "$(chunk_line '"a\ud800b"')"
+	expect failed "a string holds a lone UTF-16 surrogate escape"
+	turn raw "$(chunk_line '"a%ffb"')"
+	expect failed "the line is not UTF-8 text"
+	# A paired surrogate is a character: passed on.
+	turn raw "$(chunk_line '"\ud83d\ude00"')"
+	expect answer
+	check '.text == "😀ANSWER:hello" and .counts.skipped_lines == 0'
+}
+case_jsonrpc_required() {
+	# Every incoming message must say "jsonrpc": "2.0"; another (1.0, a
+	# number, none) is counted and ignored like a line that is not JSON:
+	# the chunk is not in the answer and skipped_lines shows it.
+	for member in '"jsonrpc":"1.0",' '"jsonrpc":2.0,' ''; do
+		turn raw "$(chunk_line '"NOT-2.0 "' "$member")"
+		expect answer
+		check '.text == "ANSWER:hello" and .counts.skipped_lines == 1 and .counts.messages == 5 and .counts.updates == 2'
+	done
+	# A response to the prompt (id 5) without it is no response: had it
+	# been taken, the turn would have ended before the agent's chunks.
+	turn raw '{"id":5,"result":{"stopReason":"end_turn"}}'
+	expect answer
+	check '.text == "ANSWER:hello" and .counts.skipped_lines == 1'
+}
+case_unknown_stop_reason() {
+	# ACP v1's stop reasons pass; any other is a protocol error, not an end.
+	for r in end_turn max_tokens max_turn_requests refusal cancelled; do
+		turn stop "$r"
+		expect answer
+		check ".stop_reason == \"$r\" and .text == \"ANSWER:hello\""
+	done
+	turn stop paused
+	expect failed "the client's session/prompt result has an unknown stopReason paused (ACP v1: end_turn"
+	check '.stop_reason == "paused" and has("text") == false'
+	turn stop 'end_turn '
+	expect failed "unknown stopReason end_turn "
+	no_agent_left
 }
 case_fork() {
 	# The group's other process is stopped with it; the one that left the

@@ -156,6 +156,31 @@ case_child_failures_fenced() {
 	nothing_left
 }
 
+case_child_bwrap_killed() {
+	# Issue 31: the child's bwrap SIGKILLed while the child's Flow runs:
+	# outcome "killed", started true, never "ended before its payload
+	# started"; the root goes on and its reservation is released.
+	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{}}'
+	printf '%s\n' '{"root":{"calls":[["x"]]},"a":{"sleep":600000}}' >"$T/plan"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true; rm -rf "$T/pkt"
+	(cd "$T/p" && exec "$JIG" run root --output "$T/pkt" --input plan="$T/plan" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null &
+	outer=$!
+	BG="$BG $outer"
+	i=0; until [ "$(pgrep -u "$(id -u)" -c -f '^/\.jig/bun /\.jig/runtime/boot\.js')" -ge 2 ]; do
+		i=$((i + 1)); [ "$i" -lt 600 ] || fail "the child never ran"; sleep 0.1; done
+	coord=$(pgrep -P "$outer" -x jig)
+	b=$(pgrep -n -P "$coord" -x bwrap) || fail "no bwrap under the coordinator"
+	kill -KILL "$b"
+	set +e; wait "$outer"; rc=$?; set -e
+	cat "$T/out" "$T/err"; cat "$T/pkt/files/result.json"; echo
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the root did not go on"
+	res '.calls[0] | .outcome == "killed" and .ok == false and .started == true and (.error | test("killed while its Flow ran: the scope was killed while its payload ran \\(bwrap killed by signal 9\\)"))' |
+		grep -qx true || fail "the root saw: $(res '.calls[0]')"
+	check '.children[0] | .status == "killed" and .termination.outcome == "failed" and .termination.payload_started == true and .cleanup_confirmed and .reservation_released'
+	! grep -q "before its payload started" "$T/pkt/record.json" || fail "recorded as never started"
+	nothing_left
+}
+
 case_coordinator_killed_mid_branch() {
 	# R-B03, R-L06: the coordinator killed (SIGKILL) while both branches
 	# run: the outer command fences every scope and removes the run

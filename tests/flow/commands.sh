@@ -276,5 +276,34 @@ case_fault_killed() {
 	done
 }
 
+case_bwrap_killed() {
+	# Issue 31: the command's bwrap SIGKILLed while the command runs: it
+	# ran, so the call resolves "killed" (not "could not be run"), with what
+	# it wrote and the supervisor's reason; the Flow goes on.
+	project
+	printf '%s\n' "[$(step run 'console.log("started"); setInterval(() => {}, 1000)'), $(step run 'console.log("after")')]" >"$T/steps"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true; rm -rf "$T/pkt"
+	(cd "$T/p" && exec "$JIG" run caller --output "$T/pkt" --input steps="$T/steps" --input data="$T/data" --timeout 120s) \
+		>"$T/out" 2>"$T/err" </dev/null &
+	outer=$!
+	i=0; until pgrep -f '^/\.jig/bun /command/main\.js' >/dev/null; do i=$((i+1)); [ $i -lt 600 ] || fail "the command did not start"; sleep 0.1; done
+	sleep 0.5 # its first line written
+	coord=$(pgrep -P "$outer" -x jig)
+	b=$(pgrep -P "$coord" -f 'bwrap .*/command/main\.js') || fail "no bwrap of the command under the coordinator"
+	kill -KILL "$b"
+	set +e; wait "$outer"; rc=$?; set -e
+	cat "$T/out" "$T/err"; jq -c . "$T/pkt/files/result.json"; jq -c .effects "$T/pkt/record.json"
+	succeeded
+	expect_ok 0
+	[ "$(res 0 .outcome)" = killed ] && [ "$(res 0 .exitCode)" = null ] && [ "$(res 0 .signal)" = null ] || fail "outcome $(res 0 '')"
+	[ "$(res 0 .stdout)" = started ] || fail "stdout $(res 0 .stdout)"
+	res 0 .error | grep -q "the scope was killed while its payload ran (bwrap killed by signal 9)" || fail "error: $(res 0 .error)"
+	jq -e '.effects[0] | .outcome == "killed" and .payload_started == true and .cleanup_confirmed == true and (.error | test("killed while its payload ran"))
+		and (has("exit_code") | not)' "$T/pkt/record.json" >/dev/null || fail "evidence: $(ev 0 '')"
+	[ "$(res 1 .stdout)" = after ] && [ "$(ev 1 .payload_started)" = true ] || fail "the Flow did not go on"
+	! pgrep -f /command/main.js >/dev/null || fail "the command survived"
+	[ -z "$(find /sys/fs/cgroup -name 'jig-[0-9]*' -type d)" ] || fail "cgroups left"
+}
+
 "case_$1"
 echo "PASS: $1"

@@ -372,4 +372,24 @@ case_fault_scope_fence() {
 	scope_killed_at "scope fence" sleep 0
 }
 
+# --- issue 31: a scope's bwrap killed after the payload started ---------------------------
+case_bwrap_killed_while_running() {
+	# The Flow runs (its scope's launcher reported the start); its bwrap is
+	# SIGKILLed: the Run fails as killed while running, never as "ended
+	# before its payload started", and the packet verifies.
+	project "$HOSTILE"; printf 'sleep 60000\n' >"$T/mode"; clear_pkt
+	(cd "$T/p" && exec "$JIG" run hostile --input mode="$T/mode" --output "$T/pkt") >"$T/out" 2>"$T/err" &
+	outer=$!; stopped=""
+	coordinator
+	i=0; until pgrep -f /.jig/runtime/boot.js >/dev/null; do i=$((i+1)); [ $i -lt 400 ] || fail "the Flow did not start"; sleep 0.05; done
+	b=$(pgrep -P "$coord" -x bwrap) || fail "no bwrap under the coordinator"
+	kill -KILL "$b"
+	finish; whole; status failed
+	[ "$(rec termination.payload_started)" = true ] || fail "termination.payload_started is $(rec termination.payload_started)"
+	rec error | grep -q "the scope was killed while its payload ran (bwrap killed by signal 9)" || fail "error: $(rec error)"
+	! grep -q "before its payload started" "$T/err" "$T/pkt/record.json" || fail "recorded as never started"
+	grep -q "killed while its payload ran" "$T/err" || fail "the message does not say so"
+	no_leftovers
+}
+
 . "$JIG_SOURCE/tests/vm/case-main.sh"

@@ -459,6 +459,49 @@ case_exec_missing() {
 	cat "$T/err"
 	want outcome failed; want cleanup_confirmed true
 	grep -q "cannot start /nonexistent" "$T/err" || fail "no reason"
+	want payload_started false
+}
+# Issue 31: the launcher's report of the payload's start tells a scope
+# whose bwrap was killed half-way from one that never ran.
+case_bwrap_killed_while_running() {
+	policy
+	"$JIG" scope run "$T/policy.json" --record "$T/rec.json" -- /probe sleep 60 >"$T/out" 2>"$T/err" </dev/null &
+	sup=$!
+	i=0; until pgrep -u "$(id -u)" -f '^/probe sleep 60' >/dev/null; do i=$((i+1)); [ $i -lt 400 ] || fail "the payload did not start"; sleep 0.05; done
+	b=$(pgrep -P "$sup" -x bwrap) || fail "no bwrap under the supervisor"
+	kill -KILL "$b"
+	set +e; wait "$sup"; rc=$?; set -e
+	cat "$T/err"
+	want outcome failed; want payload_started true; want cleanup_confirmed true
+	grep -q "the scope was killed while its payload ran (bwrap killed by signal 9); the payload's end was not reported" "$T/err" ||
+		fail "the message does not say the payload ran"
+	! grep -q "before its payload started" "$T/err" || fail "recorded as never started"
+	! pgrep -u "$(id -u)" -f '^/probe sleep 60' >/dev/null || fail "the payload survived"
+	no_residue
+}
+case_bwrap_killed_before_start() {
+	# The supervisor stopped with the scope's cgroup made and empty; the
+	# cgroup frozen, so the child that would exec bwrap stops as it is
+	# born, before anything of the scope runs; then it is SIGKILLed.
+	policy
+	rm -f "$T/fault.log"
+	JIG_FAULT_STOP="scope cgroup" JIG_FAULT_LOG="$T/fault.log" "$JIG" scope run "$T/policy.json" --record "$T/rec.json" \
+		-- /probe sleep 60 >"$T/out" 2>"$T/err" </dev/null &
+	sup=$!
+	i=0; until grep -q "^scope cgroup $sup\$" "$T/fault.log" 2>/dev/null && [ "$(ps -o stat= -p "$sup" | cut -c1)" = T ]; do
+		i=$((i+1)); [ $i -lt 600 ] || fail "the supervisor did not stop at scope cgroup"; sleep 0.05; done
+	leaf=$(find /sys/fs/cgroup -type d -path "*/jig-$sup-*/probe" | head -1)
+	[ -n "$leaf" ] || fail "no scope cgroup"
+	echo 1 >"$leaf/cgroup.freeze"
+	kill -CONT "$sup"
+	i=0; until c=$(head -1 "$leaf/cgroup.procs") && [ -n "$c" ] && grep -q '^frozen 1' "$leaf/cgroup.events"; do
+		i=$((i+1)); [ $i -lt 400 ] || fail "no frozen child in the scope's cgroup"; sleep 0.05; done
+	kill -KILL "$c"
+	set +e; wait "$sup"; rc=$?; set -e
+	cat "$T/err"
+	want outcome failed; want payload_started false; want cleanup_confirmed true
+	grep -q "the scope ended before its payload started (bwrap killed by signal 9)" "$T/err" || fail "not recorded as never started"
+	no_residue
 }
 
 # Entry for other suites that need the same systemd stand-in (as root).

@@ -70,7 +70,11 @@
  * is refused (a reject option if one is offered, else cancelled); lines
  * over max_line_bytes, more than max_messages messages or more than
  * max_transcript_bytes of agent text end the turn ("failed"); lines that
- * are not JSON are skipped and counted; updates after the prompt response
+ * are not a JSON object with "jsonrpc": "2.0" are skipped and counted; a
+ * line that is not UTF-8 or whose strings hold U+0000 or a lone surrogate
+ * escape ends the turn ("failed"); a stopReason other than ACP v1's
+ * (end_turn, max_tokens, max_turn_requests, refusal, cancelled) ends it
+ * too ("failed"); updates after the prompt response
  * are counted and dropped, as are updates before the prompt (a loaded
  * session's replay); at the deadline session/cancel, then after
  * cancel_grace_ms the client is stopped ("timeout"); afterwards stdin is

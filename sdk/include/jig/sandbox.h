@@ -147,6 +147,15 @@ enum jig_scope_outcome {
 	JIG_SCOPE_FAILED = 5,	/* the scope could not be started or supervised */
 };
 
+/* Whether the scope's payload started (ABI 1.4), from the in-scope
+ * launcher's report that it started the payload: a scope whose bwrap died
+ * half-way through a run is not one that never ran. */
+enum jig_scope_start {
+	JIG_SCOPE_START_UNKNOWN = 0, /* a module built before ABI 1.4 says nothing */
+	JIG_SCOPE_START_NEVER = 1,   /* the payload never started (or its exec failed) */
+	JIG_SCOPE_START_RAN = 2,     /* the launcher reported the payload started */
+};
+
 /* What happened, as measured by the supervisor. Signals are real signal
  * numbers, never 128+n. */
 struct jig_scope_result {
@@ -172,6 +181,9 @@ struct jig_scope_result {
 				    * subtree was found; the host may obtain one */
 	char cgroup[256]; /* the scope's cgroup, for the record */
 	char error[512];  /* why, when outcome is FAILED or cleanup is unconfirmed */
+	/* ABI 1.4: enum jig_scope_start. The host zeroes the result before
+	 * launch, so an older module leaves JIG_SCOPE_START_UNKNOWN. */
+	uint32_t payload_started;
 };
 
 struct jig_sandbox_ops {

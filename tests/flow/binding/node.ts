@@ -14,7 +14,7 @@
 //    "delay": ms                before the probes
 //    "probe": [path, ...]       tries to read each ("write:PATH": to write it)
 //    "log": text}
-// It writes result.json: {name, calls: [{binding, ok, outcome, error,
+// It writes result.json: {name, calls: [{binding, ok, outcome, error, started,
 // outputs}], probes: {path: "read"|"denied"|"wrote"}, command}.
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 
@@ -48,7 +48,8 @@ export default async function (jig) {
     // An element is a binding's name, or [name, inputs] (per-call inputs).
     const settled = await Promise.allSettled(group.map((b) => Array.isArray(b) ? jig.call(b[0], { inputs: b[1] }) : jig.call(b)));
     settled.forEach((s, i) => result.calls.push(s.status === "fulfilled"
-      ? { binding: [group[i]].flat()[0], ok: s.value.ok, outcome: s.value.outcome, error: s.value.error, outputs: s.value.outputs }
+      ? { binding: [group[i]].flat()[0], ok: s.value.ok, outcome: s.value.outcome, error: s.value.error, started: s.value.started,
+          outputs: s.value.outputs }
       : { binding: [group[i]].flat()[0], ok: false, outcome: "rejected", error: String(s.reason.message) }));
   }
   if (plan.sleep) await Bun.sleep(plan.sleep);

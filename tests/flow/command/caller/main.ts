@@ -28,6 +28,7 @@ export default async function (jig) {
       results.push({ ok: true, outcome: r.outcome, exitCode: r.exitCode, signal: r.signal, stdout: r.stdout, stderr: r.stderr,
                      stdoutBytes: r.stdoutBytes, stderrBytes: r.stderrBytes, stdoutTruncated: r.stdoutTruncated,
                      stderrTruncated: r.stderrTruncated, stdoutRawLength: r.stdoutRaw.length, wallMs: r.wallMs,
+                     ...(r.error === undefined ? {} : { error: r.error }),
                      ...(r.captured === undefined ? {} : { captureRefused: r.captureRefused, captured: r.captured &&
                        Object.fromEntries(Object.entries(r.captured).map(([p, f]) => [p, { sha256: f.sha256, bytes: f.bytes,
                          text: f.data.toString("utf8"), dataLength: f.data.length }])) }) });
