@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "effects/checkpoint.h"
+#include "run/lease.h"
 #include "run/publish.h"
 #include "run/record.h"
 #include "util/cleanup.h"
@@ -90,7 +91,7 @@ static int recover(int rundir, const char *run, const char *output, pid_t lost, 
 	struct jig_publish pub = {.parentfd = -1, .stagefd = -1};
 	json_t *b = binding(rundir, lost, why, sizeof(why)), *ck = NULL, *rec = NULL;
 	JIG_FAULT_POINT("recovery");
-	int rc = !b ? -1 : jig_publish_open(&pub, output, &e) || jig_publish_stage(&pub, &e) ||
+	int rc = !b ? -1 : jig_publish_open(&pub, output, &e) || jig_publish_stage(&pub, run, &e) ||
 					 jig_checkpoint_publish(rundir, pub.stagefd, &ck, &e) ? -1 : 0;
 	char *txt = NULL;
 	if (!rc && (!(rec = record(b, ck, run, lost, sig)) || !(txt = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS))))
@@ -129,7 +130,7 @@ int jig_recovery_run(const char *run_dir, const char *output, pid_t lost, int si
 		close(p[0]);
 		signal(SIGPIPE, SIG_IGN); /* its owner may be gone: it still finishes */
 		int code = recover(rundir, run ? run + 1 : run_dir, output, lost, sig, p[1]);
-		jig_remove_tree(AT_FDCWD, run_dir); /* done with it (the outer command may be gone too) */
+		jig_lease_remove_run_dir(run_dir); /* done with it (the outer command may be gone too) */
 		_exit(code);
 	}
 	close(p[1]);
@@ -147,7 +148,7 @@ int jig_recovery_run(const char *run_dir, const char *output, pid_t lost, int si
 		return 1;
 	}
 	if (c > 0 && !WIFEXITED(status)) {
-		jig_publish_remove_stage(output, c); /* it was lost too: its stage goes */
+		jig_publish_remove_stage(output, run_dir); /* it was lost too: its stage goes */
 		snprintf(why, sizeof(why), "it was killed by signal %d", WTERMSIG(status));
 	}
 	snprintf(msg + len, cap - len, "; the recovery-only coordinator published nothing: %s", c < 0 ? strerror(errno) : why);
