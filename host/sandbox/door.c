@@ -69,7 +69,7 @@ int jig_sandbox_sweep(struct jig_sandbox *sb, pid_t pid, const char *where, char
 	if (removed_len)
 		removed[0] = '\0';
 	if (!HAS_OP(sb, sweep)) {
-		snprintf(err, cap, "module %s cannot sweep cgroups (built against an older SDK); kept", JIG_SANDBOX_MODULE);
+		snprintf(err, cap, "module %s cannot sweep cgroups (built against an older SDK)", JIG_SANDBOX_MODULE);
 		return JIG_MOD_EFAIL;
 	}
 	int r = sb->ops->sweep(sb->h.state, pid, where, removed, removed_len, err, cap);

@@ -461,25 +461,25 @@ static int sweep_tree(const char *dir, int depth, struct sweep_ctx *c)
 	struct stat st;
 	char ev[256];
 	if (depth > 16) {
-		fail(c->err, c->errlen, "%s: kept: nested deeper than 16 cgroups", dir);
+		fail(c->err, c->errlen, "cgroup %s: nested deeper than 16 cgroups", dir);
 		return -1;
 	}
 	if (lstat(dir, &st) < 0) {
 		if (errno == ENOENT)
 			return 0; /* removed meanwhile (another sweep) */
-		fail(c->err, c->errlen, "%s: kept: %s", dir, strerror(errno));
+		fail(c->err, c->errlen, "cgroup %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
-		fail(c->err, c->errlen, "%s: kept: not a cgroup of the caller's", dir);
+		fail(c->err, c->errlen, "cgroup %s: not a cgroup of the caller's", dir);
 		return -1;
 	}
 	if (read_at(dir, "cgroup.events", ev, sizeof(ev)) <= 0 || !strstr(ev, "populated ")) {
-		fail(c->err, c->errlen, "%s: kept: cannot read its cgroup.events", dir);
+		fail(c->err, c->errlen, "cgroup %s: cannot read its cgroup.events", dir);
 		return -1;
 	}
 	if (strstr(ev, "populated 1")) {
-		fail(c->err, c->errlen, "%s: kept: it is not empty (a process is still in it)", dir);
+		fail(c->err, c->errlen, "cgroup %s: it is not empty (a process is still in it)", dir);
 		return -1;
 	}
 	int r = 0;
@@ -500,7 +500,7 @@ static int sweep_tree(const char *dir, int depth, struct sweep_ctx *c)
 	int tries = 0;
 	while (rmdir(dir) < 0 && errno != ENOENT) {
 		if (errno != EBUSY || ++tries > 100) {
-			fail(c->err, c->errlen, "%s: kept: cannot remove it: %s", dir, strerror(errno));
+			fail(c->err, c->errlen, "cgroup %s: cannot remove it: %s", dir, strerror(errno));
 			return -1;
 		}
 		usleep(1000);
@@ -522,7 +522,7 @@ int jig_cg_sweep(int pid, const char *where, char *removed, size_t removed_len, 
 	if (removed_len)
 		removed[0] = '\0';
 	if (where && (where[0] != '/' || strstr(where, "/..") || strlen(where) >= sizeof(self) - sizeof(CG_MOUNT))) {
-		fail(err, errlen, "the recorded cgroup \"%.200s\" is not a cgroup path; kept", where);
+		fail(err, errlen, "the recorded cgroup \"%.200s\" is not a cgroup path", where);
 		return -1;
 	}
 	if (where)

@@ -42,7 +42,7 @@ static int fake_cgroups(void *ctx, pid_t pid, const char *where, char *removed, 
 	cg_calls++;
 	cg_pid = pid;
 	if (cg_fail) {
-		snprintf(err, elen, "/sys/fs/cgroup/t/jig-%d-0-1: kept: it is not empty (a process is still in it)", (int)pid);
+		snprintf(err, elen, "cgroup /sys/fs/cgroup/t/jig-%d-0-1: it is not empty (a process is still in it)", (int)pid);
 		return -1;
 	}
 	snprintf(removed, rlen, "/sys/fs/cgroup/t/jig-%d-0-1/run\n/sys/fs/cgroup/t/jig-%d-0-1\n", (int)pid, (int)pid);
