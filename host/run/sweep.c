@@ -143,16 +143,18 @@ static int open_dir_nofollow(const char *path)
 	return cur;
 }
 
-/* The recorded stage: 1 removed, 0 none there, -1 kept (why). */
-static int remove_stage(json_t *stage, char *why, size_t cap)
+/* The recorded stage of the Run in run_dir: 1 removed, 0 none there, -1
+ * kept (why). */
+static int remove_stage(json_t *stage, const char *run_dir, char *why, size_t cap)
 {
 	const char *path = json_string_value(json_object_get(stage, "path"));
 	if (json_is_null(stage) || !stage)
 		return 0;
 	const char *slash = path ? strrchr(path, '/') : NULL;
 	const char *name = slash ? slash + 1 : "";
-	char parent[PATH_MAX];
-	if (!slash || strncmp(name, JIG_STAGE_PREFIX, strlen(JIG_STAGE_PREFIX)) != 0 || strchr(name, '/') ||
+	char parent[PATH_MAX], ours[NAME_MAX + 1];
+	jig_publish_stage_name(ours, sizeof(ours), run_dir, ""); /* ".jig-stage-XXXXXX-" */
+	if (!slash || strncmp(name, ours, strlen(ours)) != 0 || strchr(name, '/') ||
 	    snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path) >= (int)sizeof(parent))
 		return snprintf(why, cap, "its lease names no stage jig makes"), -1;
 	if (!parent[0])
@@ -174,11 +176,14 @@ static int remove_stage(json_t *stage, char *why, size_t cap)
 	return 1;
 }
 
-/* Removes the run directory name; true when it is gone. */
+/* Removes the run directory name, its lease last (as a Run does: a
+ * concurrent sweep never sees it without one); true when it is gone. */
 static bool remove_run_dir(struct sweeper *w, const char *name)
 {
 	struct stat st;
-	jig_remove_tree(w->basefd, name);
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s", w->sw->base, name);
+	jig_lease_remove_run_dir(path);
 	return fstatat(w->basefd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 }
 
@@ -318,7 +323,7 @@ static void sweep_run(struct sweeper *w, const char *name)
 	else if (!other_boot && !cgroups(w, doc, name, why, sizeof(why)))
 		say(w, KEPT "%s" BY_HAND, w->sw->base, name, why);
 	else {
-		int s = remove_stage(json_object_get(doc, "stage"), why, sizeof(why));
+		int s = remove_stage(json_object_get(doc, "stage"), name, why, sizeof(why));
 		if (s < 0)
 			say(w, KEPT "%s" BY_HAND, w->sw->base, name, why);
 		else {

@@ -249,10 +249,17 @@ static void disagreements_kept(void **state)
 		 * cgroups named after it cannot be told from its. */
 		{"coordinator", "{\"pid\":1,\"start\":999999999999}", "is in use again"},
 		{"stage", "{\"path\":\"/tmp/not-a-stage\",\"dev\":1,\"ino\":1}", "names no stage jig makes"},
+		/* Another Run's stage name (another run directory's token). */
+		{"stage", "{\"path\":\"/tmp/.jig-stage-ZZZZZZ-pkt\",\"dev\":1,\"ino\":1}", "names no stage jig makes"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		dead_run(rd, sizeof(rd), stage, sizeof(stage), &coord);
-		edit_lease(rd, cases[i].key, json_loads(cases[i].value, JSON_DECODE_ANY, NULL));
+		json_t *v = json_loads(cases[i].value, JSON_DECODE_ANY, NULL);
+		if (!cases[i].said) { /* this Run's stage name, in a directory that is gone */
+			snprintf(p, sizeof(p), "/nonexistent-dir/%s", strrchr(stage, '/') + 1);
+			json_object_set_new(v, "path", json_string(p));
+		}
+		edit_lease(rd, cases[i].key, v);
 		int n = sweep();
 		if (!cases[i].said) { /* the recorded stage's directory is gone: nothing to remove there */
 			assert_int_equal(n, 1);
