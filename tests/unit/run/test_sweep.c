@@ -316,6 +316,45 @@ static void disagreements_kept(void **state)
 	assert_true(exists(p));
 }
 
+/* Three sweeps at once over the same dead Runs (jig runs started
+ * together): each Run removed once, and no sweep reports a Run another is
+ * removing as kept. */
+static void concurrent_sweeps(void **state)
+{
+	(void)state;
+	char rd[4][128], stage[4][256];
+	pid_t coord;
+	for (int i = 0; i < 4; i++)
+		dead_run(rd[i], sizeof(rd[i]), stage[i], sizeof(stage[i]), &coord);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t kids[3];
+	for (int k = 0; k < 3; k++)
+		if ((kids[k] = fork()) == 0) {
+			close(p[0]);
+			sweep();
+			if (write(p[1], lines, strlen(lines)) < 0)
+				_exit(1);
+			_exit(0);
+		}
+	close(p[1]);
+	char all[16384] = "";
+	size_t got = 0;
+	ssize_t n;
+	while ((n = read(p[0], all + got, sizeof(all) - 1 - got)) > 0)
+		got += (size_t)n;
+	close(p[0]);
+	for (int k = 0; k < 3; k++)
+		waitpid(kids[k], NULL, 0);
+	int removed = 0;
+	for (const char *c = all; (c = strstr(c, "removed the run directory of an abandoned Run")); c++)
+		removed++;
+	assert_int_equal(removed, 4);
+	assert_null(strstr(all, "kept"));
+	for (int i = 0; i < 4; i++)
+		assert_false(exists(rd[i]) || exists(stage[i]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +364,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cgroup_kept, fresh, cleanup),
 		cmocka_unit_test_setup_teardown(other_boot, fresh, cleanup),
 		cmocka_unit_test_setup_teardown(disagreements_kept, fresh, cleanup),
+		cmocka_unit_test_setup_teardown(concurrent_sweeps, fresh, cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
