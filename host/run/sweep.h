@@ -2,7 +2,8 @@
  * command and the coordinator die together (a kill of the process group,
  * the OOM killer, a power cut), nothing of the Run is there to clean up:
  * its scopes' cgroups, its run directory and its publication stage stay.
- * Every jig command that launches scopes calls jig_sweep first. For each
+ * Every jig command that launches scopes (run, scope run, review) calls
+ * jig_sweep first. For each
  * JIG_RUN_BASE/jig-run-* directory of the caller's uid it takes the Run's
  * lease (run/lease.h) without waiting; a Run whose lease is held and whose
  * recorded owner lives is a live Run and is never touched. Otherwise the

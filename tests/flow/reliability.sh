@@ -470,7 +470,8 @@ case_sweep_live_untouched() {
 }
 case_sweep_kept() {
 	# Checks that cannot be passed keep everything and say so: a process
-	# in the dead Run's cgroup, then its lease held by a live process.
+	# in the dead Run's cgroup (seen by jig run), then its lease held by a
+	# live process (seen by jig scope run); freed, jig review removes it.
 	project "$CK"
 	together "scope launched"; remember
 	leaf=$(find $dead_cgroups -mindepth 1 -maxdepth 1 -type d | head -1)
@@ -485,12 +486,20 @@ case_sweep_kept() {
 	i=0; until grep -qx 'populated 0' "$leaf/cgroup.events"; do i=$((i+1)); [ $i -lt 500 ] || fail "$leaf stays populated"; sleep 0.02; done
 	flock -o "$dead/lease" sleep 600 & holder=$!
 	i=0; while flock -n "$dead/lease" true; do i=$((i+1)); [ $i -lt 500 ] || fail "the lease was not taken"; sleep 0.02; done
-	sweep_now
+	# jig scope run sweeps too.
+	jq -n --arg probe "$JIG_PROBE" '{format: "jig-scope-policy/1", scope: "probe",
+	  binds: [{source: $probe, target: "/probe"}], tmpfs: [], symlinks: [], env: {}, cwd: "/", network: "none",
+	  descriptors: [{source: 0, target: 0}, {source: 1, target: 1}, {source: 2, target: 2}],
+	  limits: {memory_bytes: 134217728, tasks: 32, cpu_quota_us: 100000, wall_ms: 30000}}' >"$T/policy.json"
+	"$JIG" scope run "$T/policy.json" -- /probe sleep 0 >"$T/out" 2>"$T/err" </dev/null || { cat "$T/err"; fail "jig scope run failed"; }
+	cat "$T/err"
 	grep -qF "jig: kept the abandoned Run $dead: its lease is held by a live process, but the owners it names are gone" "$T/err" || fail "the held lease was not said"
 	! grep -q "jig: removed" "$T/err" || fail "something was removed"
 	[ -d "$dead" ] && [ -d "$leaf" ] || fail "the kept Run was touched"
 	pkill -P "$holder" sleep || true; kill "$holder" 2>/dev/null || true; wait "$holder" 2>/dev/null || true
-	sweep_now
+	# jig review (it launches preparation scopes) sweeps too.
+	(cd "$T/p" && "$JIG" review --yes) >"$T/out" 2>"$T/err" </dev/null || { cat "$T/out" "$T/err"; fail "review failed"; }
+	cat "$T/err"
 	swept "$T/err"
 	no_leftovers
 }
