@@ -36,6 +36,10 @@ void jig_cli_fail(int json, const struct jig_error *e);
  * returns JIG_E_USAGE. */
 int jig_cli_usage(int argc, char **argv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The abandoned-run sweep (run/sweep.h) over /tmp, each line on stderr;
+ * every command that launches scopes calls it first. */
+void jig_cli_sweep(void);
+
 /* A transient Delegate=yes scope from the systemd user manager, when the
  * caller has no delegated cgroup (docs/scope-policy.md, "Delegation"). */
 #define JIG_SYSTEMD_RUN "/usr/bin/systemd-run"

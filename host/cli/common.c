@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 #include "../flow/plan.h"
+#include "../run/lease.h"
+#include "../run/sweep.h"
 #include "../snapshot/trust.h"
 #include "commands.h"
 
@@ -143,4 +145,18 @@ void jig_cli_reexec_in_transient_scope(const char *cmd, int argc, char **argv)
 	fflush(NULL);
 	execv(JIG_SYSTEMD_RUN, v);
 	free(v);
+}
+
+static void sweep_say(void *ctx, const char *line)
+{
+	(void)ctx;
+	fputs("jig: ", stderr);
+	jig_text_put(stderr, line);
+	fputc('\n', stderr);
+}
+
+void jig_cli_sweep(void)
+{
+	struct jig_sweep sw = {.base = JIG_RUN_BASE, .say = sweep_say};
+	jig_sweep(&sw);
 }

@@ -71,6 +71,8 @@ int jig_cmd_review(int argc, char **argv)
 	struct jig_plan pl;
 	struct jig_prepare_phase ph;
 	r = jig_cli_verify_installation(&s, &v, &e);
+	if (!r)
+		jig_cli_sweep(); /* it launches preparation scopes: what abandoned Runs left first */
 	if (!r && !(r = jig_prepare_phase_begin(&ph, &s, &v, &e))) {
 		ph.allow_resolution = resolution;
 		r = jig_prepare_project(&p, &ph, &e);

@@ -122,6 +122,7 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 		free_inputs(&inv.req);
 		return e.code;
 	}
+	jig_cli_sweep(); /* what abandoned Runs left (docs/reliability.md) */
 	char why[128] = "";
 	if (!in_transient_scope && !(inv.req.may_need_transient_scope = jig_cli_systemd_usable(why, sizeof(why))))
 		inv.req.no_transient_scope_why = why;

@@ -150,6 +150,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 		return 0;
 	}
 
+	jig_cli_sweep(); /* what abandoned Runs left (docs/reliability.md) */
 	int code = scope_run(&p, prog, record, json, in_transient_scope, argc, argv);
 	jig_scope_policy_free(&p);
 	return code;

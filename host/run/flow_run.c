@@ -402,7 +402,7 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 {
 	char why[700];
 	const char *status = verdict(r, why, sizeof(why));
-	int rc = jig_publish_stage(&r->pub, e);
+	int rc = jig_publish_stage(&r->pub, r->req->run_dir, e);
 	if (!rc && strcmp(status, "succeeded") == 0)
 		rc = r->res.held_fd < 0 ? jig_err(e, JIG_E_INTERNAL, "the scope's output was not held; nothing published")
 					: jig_publish_collect(&r->pub, r->res.held_fd, r->f->outputs, r->f->n_outputs, r->outputs, e);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "run/lease.h"
 #include "run/limits.h"
 #include "run/publish.h"
 #include "run/recovery.h"
@@ -24,7 +25,7 @@
 
 /* Under /tmp rather than the project: nothing the scope can see of its
  * mounts names the operator, the project or its .jig state. */
-#define RUN_DIR_TEMPLATE "/tmp/jig-run-XXXXXX"
+#define RUN_DIR_TEMPLATE JIG_RUN_BASE "/" JIG_RUN_DIR_PREFIX "XXXXXX"
 
 static long long now_ms(void)
 {
@@ -35,7 +36,7 @@ static long long now_ms(void)
 
 /* After coordinator loss: fence its scopes, remove its stage. True when
  * the fencing was confirmed. */
-static bool cleanup_lost(pid_t pid, const char *output, char *msg, size_t cap)
+static bool cleanup_lost(pid_t pid, const char *output, const char *run_dir, char *msg, size_t cap)
 {
 	size_t len = 0;
 	struct jig_snapshot s;
@@ -53,7 +54,7 @@ static bool cleanup_lost(pid_t pid, const char *output, char *msg, size_t cap)
 	} else
 		len += (size_t)snprintf(msg + len, cap - len, "; cannot open the snapshot to fence: %s", e.msg);
 	if (output)
-		jig_publish_remove_stage(output, pid);
+		jig_publish_remove_stage(output, run_dir);
 	if (len == 0)
 		snprintf(msg, cap, "; its scope was fenced and its run directory and stage removed");
 	return len == 0;
@@ -102,6 +103,14 @@ int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *
 	char run_dir[] = RUN_DIR_TEMPLATE;
 	if (!mkdtemp(run_dir))
 		return jig_err(e, JIG_E_INTERNAL, "cannot create a private run directory in /tmp: %s", strerror(errno));
+	/* Held by this process and the coordinator (and a recovery-only
+	 * one) while any of them lives: the abandoned-run sweep's proof. */
+	struct jig_lease lease;
+	if (jig_lease_create(&lease, run_dir, output, e) < 0) {
+		jig_lease_close(&lease);
+		jig_lease_remove_run_dir(run_dir);
+		return -e->code;
+	}
 	sigset_t stop, saved;
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
@@ -122,9 +131,11 @@ int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *
 		if (getppid() != parent)
 			_exit(JIG_E_INTERNAL);
 		close(sfd);
+		if (jig_lease_write(&lease, parent) < 0)
+			_exit(JIG_RUN_LEASE_FAILED); /* nothing done yet */
 		int code = coordinator(arg, run_dir);
 		fflush(NULL);
-		jig_remove_tree(AT_FDCWD, run_dir); /* done with it (its owner may be gone) */
+		jig_lease_remove_run_dir(run_dir); /* done with it (its owner may be gone) */
 		_exit(code);
 	}
 	int status = c < 0 ? 0 : supervise(c, sfd);
@@ -132,17 +143,22 @@ int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *
 		close(sfd);
 	sigprocmask(SIG_SETMASK, &saved, NULL);
 	if (c < 0) {
-		jig_remove_tree(AT_FDCWD, run_dir);
+		jig_lease_remove_run_dir(run_dir);
+		jig_lease_close(&lease);
 		return jig_err(e, JIG_E_INTERNAL, "cannot start the coordinator: %s", strerror(errno));
 	}
 	if (WIFEXITED(status)) {
-		jig_remove_tree(AT_FDCWD, run_dir);
+		jig_lease_remove_run_dir(run_dir);
+		jig_lease_close(&lease);
+		if (WEXITSTATUS(status) == JIG_RUN_LEASE_FAILED)
+			return jig_err(e, JIG_E_INTERNAL, "%s/" JIG_LEASE_FILE ": the coordinator could not write the Run's lease; nothing was run", run_dir);
 		return WEXITSTATUS(status);
 	}
 	char msg[1536] = "";
 	/* Saved progress only after confirmed fencing (run/recovery.h). */
-	int published = cleanup_lost(c, output, msg, sizeof(msg)) ? jig_recovery_run(run_dir, output, c, WTERMSIG(status), msg, sizeof(msg)) : 0;
-	jig_remove_tree(AT_FDCWD, run_dir); /* once its scope is fenced */
+	int published = cleanup_lost(c, output, run_dir, msg, sizeof(msg)) ? jig_recovery_run(run_dir, output, c, WTERMSIG(status), msg, sizeof(msg)) : 0;
+	jig_lease_remove_run_dir(run_dir); /* once its scope is fenced */
+	jig_lease_close(&lease);
 	return jig_err(e, JIG_E_INTERNAL, "the coordinator (pid %d) was killed by signal %d before it finished%s%s", (int)c,
 		       WTERMSIG(status), published == 1 ? "" : "; nothing was published", msg);
 }

@@ -37,17 +37,20 @@ int jig_publish_open(struct jig_publish *p, const char *output, struct jig_error
 	return 0;
 }
 
-void jig_publish_stage_name(char *out, size_t cap, pid_t pid, const char *name)
+void jig_publish_stage_name(char *out, size_t cap, const char *run_dir, const char *name)
 {
-	snprintf(out, cap, ".jig-stage-%d-%.80s", (int)pid, name);
+	const char *run = strrchr(run_dir, '/') ? strrchr(run_dir, '/') + 1 : run_dir;
+	if (strncmp(run, JIG_RUN_DIR_PREFIX, strlen(JIG_RUN_DIR_PREFIX)) == 0)
+		run += strlen(JIG_RUN_DIR_PREFIX);
+	snprintf(out, cap, JIG_STAGE_PREFIX "%.32s-%.80s", run, name);
 }
 
-void jig_publish_remove_stage(const char *output, pid_t pid)
+void jig_publish_remove_stage(const char *output, const char *run_dir)
 {
 	char parent[PATH_MAX], stage[NAME_MAX + 1];
 	snprintf(parent, sizeof(parent), "%s", output);
 	char *sl = strrchr(parent, '/');
-	jig_publish_stage_name(stage, sizeof(stage), pid, sl ? sl + 1 : parent);
+	jig_publish_stage_name(stage, sizeof(stage), run_dir, sl ? sl + 1 : parent);
 	int pfd = open(sl ? (sl == parent ? "/" : (*sl = '\0', parent)) : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd >= 0) {
 		jig_remove_tree(pfd, stage);
@@ -55,9 +58,9 @@ void jig_publish_remove_stage(const char *output, pid_t pid)
 	}
 }
 
-int jig_publish_stage(struct jig_publish *p, struct jig_error *e)
+int jig_publish_stage(struct jig_publish *p, const char *run_dir, struct jig_error *e)
 {
-	jig_publish_stage_name(p->stage, sizeof(p->stage), getpid(), p->name);
+	jig_publish_stage_name(p->stage, sizeof(p->stage), run_dir, p->name);
 	if (mkdirat(p->parentfd, p->stage, 0700) < 0 ||
 	    (p->stagefd = openat(p->parentfd, p->stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    mkdirat(p->stagefd, "files", 0700) < 0) {

@@ -1,8 +1,11 @@
 /* Publication of a Run's packet: a new name in an existing directory,
  * never replaced. Files are collected (final validation) into a private
  * stage next to it, then the stage is renamed into place with
- * RENAME_NOREPLACE. The stage's name carries the coordinator's pid so the
- * outer command can remove it if the coordinator is lost (R-L06). */
+ * RENAME_NOREPLACE. The stage's name carries the run directory's random
+ * part (.jig-stage-XXXXXX-NAME for /tmp/jig-run-XXXXXX), so the outer
+ * command can remove it if the coordinator is lost (R-L06) and the
+ * abandoned-run sweep (run/sweep.h) can tell it from any other Run's: a
+ * reused pid cannot collide with it. */
 #ifndef JIG_RUN_PUBLISH_H
 #define JIG_RUN_PUBLISH_H
 
@@ -23,11 +26,14 @@ struct jig_publish {
 
 /* The destination must be a plain new name in an existing directory. */
 int jig_publish_open(struct jig_publish *p, const char *output, struct jig_error *e);
-/* The stage's name for the coordinator pid and destination name. */
-void jig_publish_stage_name(char *out, size_t cap, pid_t pid, const char *name);
-int jig_publish_stage(struct jig_publish *p, struct jig_error *e);
-/* Removes the stage pid left for output (after that process was lost). */
-void jig_publish_remove_stage(const char *output, pid_t pid);
+#define JIG_RUN_DIR_PREFIX "jig-run-"
+#define JIG_STAGE_PREFIX ".jig-stage-"
+/* The stage's name for the Run's directory and the destination name. */
+void jig_publish_stage_name(char *out, size_t cap, const char *run_dir, const char *name);
+int jig_publish_stage(struct jig_publish *p, const char *run_dir, struct jig_error *e);
+/* Removes the stage of the Run of run_dir for output (its coordinator was
+ * lost). */
+void jig_publish_remove_stage(const char *output, const char *run_dir);
 /* Final validation: the held output directory copied into the stage's
  * files/ within the limits, only declared outputs; list gets one entry
  * per file (path, size, sha256). */

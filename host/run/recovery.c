@@ -14,6 +14,7 @@
 
 #include "effects/checkpoint.h"
 #include "run/limits.h"
+#include "run/lease.h"
 #include "run/publish.h"
 #include "run/record.h"
 #include "util/cleanup.h"
@@ -91,7 +92,7 @@ static int recover(int rundir, const char *run, const char *output, pid_t lost, 
 	struct jig_publish pub = {.parentfd = -1, .stagefd = -1};
 	json_t *b = binding(rundir, lost, why, sizeof(why)), *ck = NULL, *rec = NULL;
 	JIG_FAULT_POINT("recovery");
-	int rc = !b ? -1 : jig_publish_open(&pub, output, &e) || jig_publish_stage(&pub, &e) ||
+	int rc = !b ? -1 : jig_publish_open(&pub, output, &e) || jig_publish_stage(&pub, run, &e) ||
 					 jig_checkpoint_publish(rundir, pub.stagefd, &ck, &e) ? -1 : 0;
 	char *txt = NULL;
 	bool cut = false; /* never more than jig inspect reads (issue 31) */
@@ -131,7 +132,7 @@ int jig_recovery_run(const char *run_dir, const char *output, pid_t lost, int si
 		close(p[0]);
 		signal(SIGPIPE, SIG_IGN); /* its owner may be gone: it still finishes */
 		int code = recover(rundir, run ? run + 1 : run_dir, output, lost, sig, p[1]);
-		jig_remove_tree(AT_FDCWD, run_dir); /* done with it (the outer command may be gone too) */
+		jig_lease_remove_run_dir(run_dir); /* done with it (the outer command may be gone too) */
 		_exit(code);
 	}
 	close(p[1]);
@@ -149,7 +150,7 @@ int jig_recovery_run(const char *run_dir, const char *output, pid_t lost, int si
 		return 1;
 	}
 	if (c > 0 && !WIFEXITED(status)) {
-		jig_publish_remove_stage(output, c); /* it was lost too: its stage goes */
+		jig_publish_remove_stage(output, run_dir); /* it was lost too: its stage goes */
 		snprintf(why, sizeof(why), "it was killed by signal %d", WTERMSIG(status));
 	}
 	snprintf(msg + len, cap - len, "; the recovery-only coordinator published nothing: %s", c < 0 ? strerror(errno) : why);

@@ -63,6 +63,23 @@ int jig_sandbox_recover(struct jig_sandbox *sb, pid_t pid, char *err, size_t cap
 	return sb->ops->recover(sb->h.state, pid, err, cap);
 }
 
+int jig_sandbox_sweep(struct jig_sandbox *sb, pid_t pid, const char *where, char *removed, size_t removed_len, char *err,
+		      size_t cap)
+{
+	if (removed_len)
+		removed[0] = '\0';
+	if (!HAS_OP(sb, sweep)) {
+		snprintf(err, cap, "module %s cannot sweep cgroups (built against an older SDK)", JIG_SANDBOX_MODULE);
+		return JIG_MOD_EFAIL;
+	}
+	int r = sb->ops->sweep(sb->h.state, pid, where, removed, removed_len, err, cap);
+	if (removed_len)
+		removed[removed_len - 1] = '\0';
+	if (cap)
+		err[cap - 1] = '\0';
+	return r;
+}
+
 const char *jig_scope_outcome_name(uint32_t outcome)
 {
 	static const char *const names[] = {"exited", "signaled", "crashed", "timeout", "oom", "failed"};

@@ -39,6 +39,11 @@ int jig_sandbox_probe(struct jig_sandbox *sb, struct jig_probe_result *out, stru
 int jig_sandbox_launch(struct jig_sandbox *sb, const struct jig_scope *sc, struct jig_scope_result *res);
 /* Fences and removes what a lost coordinator (pid) left. */
 int jig_sandbox_recover(struct jig_sandbox *sb, pid_t pid, char *err, size_t cap);
+/* The abandoned-run sweep's part (the coordinator pid is proved gone):
+ * removes its empty cgroups beside where, never kills; removed gets one
+ * line each. JIG_MOD_OK when none is left, else err says what was kept. */
+int jig_sandbox_sweep(struct jig_sandbox *sb, pid_t pid, const char *where, char *removed, size_t removed_len, char *err,
+		      size_t cap);
 
 /* The host's stop request for a launch (struct jig_scope.interrupt_fd):
  * SIGINT, SIGTERM and SIGHUP blocked in the calling thread (the previous

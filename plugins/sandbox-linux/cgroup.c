@@ -407,28 +407,128 @@ static int fence_tree(const char *dir, char *err, size_t errlen)
 	return r;
 }
 
-int jig_cg_recover(int pid, char *err, size_t errlen)
+/* Calls fn for every run cgroup of coordinator pid (jig-<pid>-*) in self
+ * and in its parent: where jig_cg_create puts them (find_delegated). */
+static int each_run_root(const char *self, int pid, int (*fn)(const char *root, void *ctx), void *ctx)
 {
 	char dirs[2][PATH_MAX];
-	if (jig_cg_self(dirs[0], sizeof(dirs[0])) < 0)
-		return 0; /* no cgroup v2: nothing can have been created */
+	snprintf(dirs[0], sizeof(dirs[0]), "%s", self);
 	cg_parent(dirs[0], dirs[1], sizeof(dirs[1]));
 	char prefix[32];
 	snprintf(prefix, sizeof(prefix), "jig-%d-", pid);
 	int r = 0;
 	for (int i = 0; i < 2; i++) {
-		DIR *d = opendir(dirs[i]);
+		DIR *d = dirs[i][0] ? opendir(dirs[i]) : NULL;
 		struct dirent *de;
 		while (d && (de = readdir(d))) {
 			if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
 				continue;
 			char root[PATH_MAX + 300];
 			snprintf(root, sizeof(root), "%s/%s", dirs[i], de->d_name);
-			if (fence_tree(root, err, errlen) < 0)
+			if (fn(root, ctx) < 0)
 				r = -1;
 		}
 		if (d)
 			closedir(d);
 	}
 	return r;
+}
+
+struct sweep_ctx {
+	char *removed, *err;
+	size_t removed_len, errlen;
+};
+
+static int recover_root(const char *root, void *ctx)
+{
+	struct sweep_ctx *c = ctx;
+	return fence_tree(root, c->err, c->errlen);
+}
+
+int jig_cg_recover(int pid, char *err, size_t errlen)
+{
+	char self[PATH_MAX];
+	if (jig_cg_self(self, sizeof(self)) < 0)
+		return 0; /* no cgroup v2: nothing can have been created */
+	struct sweep_ctx c = {.err = err, .errlen = errlen};
+	return each_run_root(self, pid, recover_root, &c);
+}
+
+/* Removes dir and the cgroups below it, deepest first, if it is the
+ * caller's and holds no process; never kills. */
+static int sweep_tree(const char *dir, int depth, struct sweep_ctx *c)
+{
+	struct stat st;
+	char ev[256];
+	if (depth > 16) {
+		fail(c->err, c->errlen, "cgroup %s: nested deeper than 16 cgroups", dir);
+		return -1;
+	}
+	if (lstat(dir, &st) < 0) {
+		if (errno == ENOENT)
+			return 0; /* removed meanwhile (another sweep) */
+		fail(c->err, c->errlen, "cgroup %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+		fail(c->err, c->errlen, "cgroup %s: not a cgroup of the caller's", dir);
+		return -1;
+	}
+	if (read_at(dir, "cgroup.events", ev, sizeof(ev)) <= 0 || !strstr(ev, "populated ")) {
+		fail(c->err, c->errlen, "cgroup %s: cannot read its cgroup.events", dir);
+		return -1;
+	}
+	if (strstr(ev, "populated 1")) {
+		fail(c->err, c->errlen, "cgroup %s: it is not empty (a process is still in it)", dir);
+		return -1;
+	}
+	int r = 0;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		char sub[PATH_MAX + 300];
+		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+		if (sweep_tree(sub, depth + 1, c) < 0)
+			r = -1;
+	}
+	if (d)
+		closedir(d);
+	if (r < 0)
+		return r;
+	int tries = 0;
+	while (rmdir(dir) < 0 && errno != ENOENT) {
+		if (errno != EBUSY || ++tries > 100) {
+			fail(c->err, c->errlen, "cgroup %s: cannot remove it: %s", dir, strerror(errno));
+			return -1;
+		}
+		usleep(1000);
+	}
+	size_t used = strlen(c->removed);
+	if (used < c->removed_len)
+		snprintf(c->removed + used, c->removed_len - used, "%s\n", dir);
+	return 0;
+}
+
+static int sweep_root(const char *root, void *ctx)
+{
+	return sweep_tree(root, 0, ctx);
+}
+
+int jig_cg_sweep(int pid, const char *where, char *removed, size_t removed_len, char *err, size_t errlen)
+{
+	char self[PATH_MAX];
+	if (removed_len)
+		removed[0] = '\0';
+	if (where && (where[0] != '/' || strstr(where, "/..") || strlen(where) >= sizeof(self) - sizeof(CG_MOUNT))) {
+		fail(err, errlen, "the recorded cgroup \"%.200s\" is not a cgroup path", where);
+		return -1;
+	}
+	if (where)
+		snprintf(self, sizeof(self), CG_MOUNT "%s", strcmp(where, "/") == 0 ? "" : where);
+	else if (jig_cg_self(self, sizeof(self)) < 0)
+		return 0; /* no cgroup v2: nothing can have been created */
+	struct sweep_ctx c = {.removed = removed, .removed_len = removed_len, .err = err, .errlen = errlen};
+	return each_run_root(self, pid, sweep_root, &c);
 }

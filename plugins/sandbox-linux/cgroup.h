@@ -36,5 +36,10 @@ int jig_cg_remove(struct jig_cg *cg, char *err, size_t errlen);
 /* Fences and removes every run cgroup of coordinator pid (jig-<pid>-*) next
  * to the caller's cgroup or in its parent. 0 when none is left. */
 int jig_cg_recover(int pid, char *err, size_t errlen);
+/* The abandoned-run sweep: removes every run cgroup of coordinator pid
+ * beside where (a "0::" cgroup path; NULL: the caller's) that is the
+ * caller's and empty, deepest first; never kills. removed gets one line
+ * per cgroup removed; 0 when none is left, else err says what was kept. */
+int jig_cg_sweep(int pid, const char *where, char *removed, size_t removed_len, char *err, size_t errlen);
 
 #endif

@@ -6,7 +6,7 @@
 # process that reaches STAGE, this script kills an owner from outside and
 # resumes the rest, then checks what is left (nothing) and what was
 # published (whole or nothing).
-# Requirements: R-L05, R-L06 (see docs/requirements.md).
+# Requirements: R-L05, R-L06, R-L08, R-C11 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
@@ -389,6 +389,138 @@ case_bwrap_killed_while_running() {
 	rec error | grep -q "the scope was killed while its payload ran (bwrap killed by signal 9)" || fail "error: $(rec error)"
 	! grep -q "before its payload started" "$T/err" "$T/pkt/record.json" || fail "recorded as never started"
 	grep -q "killed while its payload ran" "$T/err" || fail "the message does not say so"
+	no_leftovers
+}
+
+# --- the abandoned-run sweep (issue 31) ------------------------------------------------
+# The outer command and the coordinator SIGKILLed together (what a kill of
+# the process group, the OOM killer or a power cut does): nothing of the
+# Run is left to clean up after it, so the next jig run's sweep removes its
+# cgroups, run directory and stage and says so; it never touches a live
+# Run, and keeps (and names) what it cannot prove abandoned.
+# together STAGE: jig run stopped at STAGE, then its outer command and
+# coordinator SIGKILLed at once; $dead (its run directory), $dead_stage
+# (the stage its lease names, if one was made) and $dead_cgroups (its
+# run cgroups, drained) are what it left.
+together() {
+	start saver twice-then-exit JIG_FAULT_STOP="$1"
+	coordinator; stopped_at "$1"
+	dead=""
+	for l in /tmp/jig-run-*/lease; do
+		jq -e --argjson c "$coord" '.coordinator.pid == $c' "$l" >/dev/null 2>&1 && dead=${l%/lease}
+	done
+	[ -d "$dead" ] || fail "$1: no run directory whose lease names coordinator $coord"
+	echo "=== $1: SIGKILL the outer command ($outer) and the coordinator ($coord) together"
+	kill -KILL "$outer" "$coord"
+	set +e; wait "$outer" 2>/dev/null; set -e
+	gone "$coord"
+	dead_stage=$(jq -r '.stage.path' "$dead/lease")
+	[ -e "$dead_stage" ] || dead_stage=""
+	dead_cgroups=$(find /sys/fs/cgroup -type d -name "jig-$coord-*" 2>/dev/null)
+	for cg in $dead_cgroups; do # the payload dies with its supervisor
+		i=0; until grep -qx 'populated 0' "$cg/cgroup.events"; do
+			i=$((i+1)); [ $i -lt 1500 ] || fail "$1: $cg stays populated"; sleep 0.02; done
+	done
+	echo "left: $dead ${dead_stage:-(no stage)} ${dead_cgroups:-(no cgroup)}"
+}
+remember() { prev=$dead prev_stage=$dead_stage prev_cgroups=$dead_cgroups; }
+# swept ERR: what the remembered dead Run left is gone, each said in ERR.
+swept() {
+	grep -qF "jig: removed the run directory of an abandoned Run: $prev (its outer command (pid" "$1" || { cat "$1"; fail "no report of $prev"; }
+	[ ! -e "$prev" ] || fail "$prev is left"
+	if [ -n "$prev_stage" ]; then
+		grep -qF "jig: removed the publication stage of the abandoned Run $prev: $prev_stage" "$1" || { cat "$1"; fail "no report of $prev_stage"; }
+		[ ! -e "$prev_stage" ] || fail "$prev_stage is left"
+	fi
+	for cg in $prev_cgroups; do
+		grep -qF "jig: removed a cgroup of the abandoned Run $prev: $cg" "$1" || { cat "$1"; fail "no report of $cg"; }
+		[ ! -e "$cg" ] || fail "$cg is left"
+	done
+}
+sweep_now() { # a jig run refused before admission (an unknown Flow): its sweep only
+	set +e; (cd "$T/p" && "$JIG" run no-such-flow --output "$T/pkt") >"$T/out" 2>"$T/err" </dev/null; rc=$?; set -e
+	cat "$T/err"
+	[ "$rc" -eq 2 ] && grep -q 'has no Flow "no-such-flow"' "$T/err" || fail "the sweeping run: exit $rc"
+}
+# sweep_chain STAGE...: each stage's Run killed together; the next Run
+# (killed at the next stage, then one that succeeds) sweeps it.
+sweep_chain() {
+	project "$CK"
+	prev=""
+	for stage in "$@"; do
+		together "$stage"
+		[ -z "$prev" ] || swept "$T/err"
+		case $stage in
+		"scope cgroup" | "scope launched") [ -n "$dead_cgroups" ] || fail "$stage: no cgroup was left" ;;
+		"output copy" | "stage rename") [ -n "$dead_stage" ] || fail "$stage: no stage was left" ;;
+		esac
+		remember
+	done
+	start saver twice-then-exit; finish
+	[ "$rc" -eq 0 ] && status succeeded || fail "the Run after the sweep: exit $rc"
+	swept "$T/err"
+	no_leftovers
+}
+case_sweep_killed_launch() { sweep_chain admitted capture "scope cgroup" "scope launched" run0; }
+case_sweep_killed_publish() { sweep_chain "checkpoint save" "scope fence" "output copy" "stage rename"; }
+case_sweep_live_untouched() {
+	# A live Run beside a dead one: the sweep removes the dead one's and
+	# never touches the live one, which then finishes whole.
+	project "$CK"
+	printf 'twice-then-sleep\n' >"$T/modeA"
+	(cd "$T/p" && exec "$JIG" run saver --input mode="$T/modeA" --output "$T/pktA") >"$T/outA" 2>"$T/errA" </dev/null &
+	live_outer=$!
+	wait_saves 2
+	live=$(ls -d /tmp/jig-run-*)
+	live_cgroups=$(find /sys/fs/cgroup -type d -name 'jig-[0-9]*')
+	[ -n "$live_cgroups" ] || fail "the live Run has no cgroup"
+	together "scope launched"; remember
+	[ -n "$dead_cgroups" ] || fail "the dead Run left no cgroup"
+	sweep_now
+	swept "$T/err"
+	! grep -qF "$live" "$T/err" || fail "the sweep named the live Run"
+	[ -f "$live/lease" ] && [ -f "$live/checkpoint.json" ] || fail "the live Run's directory was touched"
+	for cg in $live_cgroups; do [ -d "$cg" ] || fail "the live Run's cgroup $cg was removed"; done
+	kill -TERM "$live_outer"
+	set +e; wait "$live_outer"; rc=$?; set -e
+	cat "$T/errA"
+	[ "$(jq -r .status "$T/pktA/record.json")" = cancelled ] && [ "$(jq -r .checkpoint.save "$T/pktA/record.json")" = 2 ] ||
+		fail "the live Run did not finish whole: $(cat "$T/pktA/record.json")"
+	no_leftovers
+}
+case_sweep_kept() {
+	# Checks that cannot be passed keep everything and say so: a process
+	# in the dead Run's cgroup (seen by jig run), then its lease held by a
+	# live process (seen by jig scope run); freed, jig review removes it.
+	project "$CK"
+	together "scope launched"; remember
+	leaf=$(find $dead_cgroups -mindepth 1 -maxdepth 1 -type d | head -1)
+	[ -d "$leaf" ] || fail "no scope cgroup left"
+	sleep 600 & held=$!
+	echo "$held" >"$leaf/cgroup.procs" || fail "cannot put a process in $leaf"
+	sweep_now
+	grep -qF "jig: kept the abandoned Run $dead: cgroup ${leaf%/*}: it is not empty (a process is still in it); remove it by hand" "$T/err" || fail "the kept cgroup was not said"
+	! grep -q "jig: removed" "$T/err" || fail "something was removed"
+	[ -d "$dead" ] && [ -d "$leaf" ] || fail "the kept Run was touched"
+	kill "$held"; wait "$held" 2>/dev/null || true
+	i=0; until grep -qx 'populated 0' "$leaf/cgroup.events"; do i=$((i+1)); [ $i -lt 500 ] || fail "$leaf stays populated"; sleep 0.02; done
+	flock -o "$dead/lease" sleep 600 & holder=$!
+	i=0; while flock -n "$dead/lease" true; do i=$((i+1)); [ $i -lt 500 ] || fail "the lease was not taken"; sleep 0.02; done
+	# jig scope run sweeps too.
+	jq -n --arg probe "$JIG_PROBE" '{format: "jig-scope-policy/1", scope: "probe",
+	  binds: [{source: $probe, target: "/probe"}], tmpfs: [], symlinks: [], env: {}, cwd: "/", network: "none",
+	  descriptors: [{source: 0, target: 0}, {source: 1, target: 1}, {source: 2, target: 2}],
+	  limits: {memory_bytes: 134217728, tasks: 32, cpu_quota_us: 100000, wall_ms: 30000}}' >"$T/policy.json"
+	"$JIG" scope run "$T/policy.json" -- /probe sleep 0 >"$T/out" 2>"$T/err" </dev/null || { cat "$T/err"; fail "jig scope run failed"; }
+	cat "$T/err"
+	grep -qF "jig: kept the abandoned Run $dead: its lease is held by a live process, but the owners it names are gone" "$T/err" || fail "the held lease was not said"
+	! grep -q "jig: removed" "$T/err" || fail "something was removed"
+	[ -d "$dead" ] && [ -d "$leaf" ] || fail "the kept Run was touched"
+	pkill -P "$holder" sleep || true; kill "$holder" 2>/dev/null || true; wait "$holder" 2>/dev/null || true
+	# jig review (it launches preparation scopes) sweeps too.
+	(cd "$T/p" && "$JIG" review --yes) >"$T/out" 2>"$T/err" </dev/null || { cat "$T/out" "$T/err"; fail "review failed"; }
+	cat "$T/err"
+	swept "$T/err"
 	no_leftovers
 }
 

@@ -198,7 +198,16 @@ struct jig_sandbox_ops {
 	 * removes every cgroup it left. Returns JIG_MOD_OK when nothing of it is
 	 * left, < 0 with err set otherwise. */
 	int (*recover)(void *state, int32_t coordinator_pid, char *err, size_t errlen);
-	void *reserved[8];
+	/* The abandoned-run sweep (after the host has proved the coordinator
+	 * gone): removes the cgroups it left beside `where` (the cgroup it
+	 * started in, as the "0::" path of /proc/PID/cgroup; NULL: the
+	 * caller's) when they are empty, deepest first; never kills, never
+	 * touches a populated one. removed gets one line per cgroup removed.
+	 * Returns JIG_MOD_OK when none is left, < 0 with err saying what was
+	 * kept and why. Optional (NULL in modules built before it). */
+	int (*sweep)(void *state, int32_t coordinator_pid, const char *where, char *removed, size_t removed_len,
+		     char *err, size_t errlen);
+	void *reserved[7];
 };
 
 #ifdef __cplusplus
