@@ -15,7 +15,7 @@ CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_
 	-DJIG_MODULE_ACP=OFF -DJIG_MODULE_DISPLAY=OFF -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
 cmake --build "$B" -j "$(nproc)" >/dev/null
 TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe checkpoint worker_http worker_agent
-	worker_command run0_effects}
+	worker_command run0_effects resolved_lock}
 
 # The corpus of each target: the committed one (fuzz/corpus/TARGET, the
 # coverage-minimal set of the longer runs, seeded from the tests' inputs),
