@@ -6,9 +6,10 @@
  * itself, unchanged) strips trailing commas, parses, requires every
  * tarball to be the configured registry's own and rewrites it, then the
  * lock meets jig_deps_check as a supplied one. The tarballs themselves are
- * the tarball target. Input: package.json NUL the lock the scope left.
- * Nothing is launched: the sandbox is a stub that answers as the worker
- * and holds a directory with the lock. */
+ * the tarball target. Input: package.json NUL the lock the scope left
+ * [NUL the prepare worker's result; without it: "ok"]. Nothing is
+ * launched: the sandbox is a stub that answers as the worker and holds a
+ * directory with the lock. */
 #include "../host/prepare/prepare.c"
 
 #include <jig/module.h>
@@ -16,8 +17,8 @@
 #include "fuzz.h"
 #include "policy/catalog.h"
 
-static const char *lock_text;
-static size_t lock_len;
+static const char *lock_text, *result_text;
+static size_t lock_len, result_len;
 
 static int stub_launch(void *state, const struct jig_scope *sc, struct jig_scope_result *res)
 {
@@ -30,7 +31,9 @@ static int stub_launch(void *state, const struct jig_scope *sc, struct jig_scope
 		ssize_t n = readlink(l, t, sizeof(t) - 1);
 		if (n > 0 && (t[n] = '\0', strncmp(t, "/memfd:jig-worker-result ", 25) == 0)) {
 			const char *ok = "{\"format\":\"jig-prepare-result/1\",\"outcome\":\"ok\",\"fetched\":0,\"bytes\":0}";
-			if (write(sc->fds[i].source, ok, strlen(ok)) != (ssize_t)strlen(ok))
+			const char *w = result_text ? result_text : ok;
+			size_t wn = result_text ? result_len : strlen(ok);
+			if (wn && write(sc->fds[i].source, w, wn) != (ssize_t)wn)
 				abort();
 		}
 	}
@@ -90,7 +93,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		init();
 	const char *manifest;
 	size_t mn;
-	fuzz_split(d, n, &manifest, &mn, &lock_text, &lock_len);
+	const char *rest;
+	size_t rn;
+	fuzz_split(d, n, &manifest, &mn, &rest, &rn);
+	fuzz_split((const uint8_t *)rest, rn, &lock_text, &lock_len, &result_text, &result_len);
+	if (!memchr(rest, 0, rn))
+		result_text = NULL;
 	unlinkat(srcfd, JIG_DEPS_LOCK, 0);
 	unlinkat(srcfd, JIG_DEPS_MANIFEST, 0);
 	fuzz_put("run/src/package.json", manifest, mn);
