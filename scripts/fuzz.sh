@@ -15,10 +15,17 @@ CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_
 	-DJIG_MODULE_ACP=OFF -DJIG_MODULE_DISPLAY=OFF -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
 cmake --build "$B" -j "$(nproc)" >/dev/null
 TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe checkpoint worker_http worker_agent
-	worker_command acp_message}
+	worker_command acp_message run0_effects resolved_lock}
 
-# seed TARGET NAME: stdin as a seed input.
+# The corpus of each target: the committed one (fuzz/corpus/TARGET, the
+# coverage-minimal set of the longer runs, seeded from the tests' inputs),
+# copied so that a run never writes into the source tree, plus the seeds
+# made below from the test fixtures.
 C=$B/corpus
+for d in fuzz/corpus/*/; do
+	mkdir -p "$C/$(basename "$d")" && cp "$d"* "$C/$(basename "$d")/"
+done
+# seed TARGET NAME: stdin as a seed input.
 seed() { mkdir -p "$C/$1"; cat >"$C/$1/$2"; }
 nul() { printf '\000'; }
 snap=$(ls -d build/test-prefix/lib/jig/snapshots/*/ 2>/dev/null | head -1)
@@ -39,6 +46,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/package/lib" && cp tests/flow/deps/uses/package.json "$T/package/" && cp tests/flow/deps/uses/main.ts "$T/package/lib/"
 (cd "$T" && tar -czf pkg.tgz package) && seed tarball pkg <"$T/pkg.tgz"
+seed tarball csv-parse <tests/fixtures/npm/csv-parse-5.5.6.tgz
 { printf 'sha512-%s' "$(openssl dgst -sha512 -binary "$T/pkg.tgz" | base64 -w0)"; nul; cat "$T/pkg.tgz"; } | seed tarball integrity
 { cat tests/flow/deps/uses/package.json; nul; cat tests/flow/deps/uses/bun.lock; } | seed deps fixture
 jq -cn '{format: "jig-acp-request/1", argv: ["/bin/agent", "x"], env: {HOME: "/home/agent", K: "v"}, secrets: ["s3cret"],

@@ -21,7 +21,7 @@ echo "== tests: ASan+UBSan build"
 cmake -S . -B build-asan -DJIG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
 cmake --build build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -LE supported-host)
-echo "== tests: fuzz smoke (libFuzzer, clang, ASan+UBSan; 5 s a target, 90 s in all, two at a time)"
+echo "== tests: fuzz smoke (libFuzzer, clang, ASan+UBSan; 5 s a target, 21 targets, about 110 s in all, two at a time)"
 scripts/fuzz.sh 5
 echo "== tests: supported host (VM lane; JIG_SUPPORTED_HOST=native runs them on this host)"
 (cd build && ctest --output-on-failure -j 2 -L supported-host)
