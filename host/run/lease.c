@@ -94,9 +94,16 @@ int jig_lease_create(struct jig_lease *l, const char *run_dir, const char *outpu
 	char boot[64], path[PATH_MAX];
 	l->doc = NULL;
 	snprintf(path, sizeof(path), "%s/" JIG_LEASE_FILE, run_dir);
-	l->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (l->fd < 0 || flock(l->fd, LOCK_EX) < 0)
-		return jig_err(e, JIG_E_INTERNAL, "%s: cannot create and lock the Run's lease: %s", path, strerror(errno));
+	/* Locked before it has its name (a rename keeps the inode and so the
+	 * lock): a sweep never finds this Run's lease free while it lives. */
+	int dfd = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	l->fd = dfd < 0 ? -1 : openat(dfd, JIG_LEASE_FILE ".new", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int bad = l->fd < 0 || flock(l->fd, LOCK_EX) < 0 || renameat(dfd, JIG_LEASE_FILE ".new", dfd, JIG_LEASE_FILE) < 0;
+	int err = errno;
+	if (dfd >= 0)
+		close(dfd);
+	if (bad)
+		return jig_err(e, JIG_E_INTERNAL, "%s: cannot create and lock the Run's lease: %s", path, strerror(err));
 	if (jig_boot_id(boot, sizeof(boot)) < 0)
 		return jig_err(e, JIG_E_HOST, "/proc/sys/kernel/random/boot_id: cannot read it (the Run's lease needs it): %s",
 			       strerror(errno));

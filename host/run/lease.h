@@ -31,8 +31,9 @@ struct jig_lease {
 	json_t *doc; /* the facts known before the fork */
 };
 
-/* The outer command: RUN_DIR/lease created (O_EXCL, 0600) and locked; the
- * facts it knows gathered (output may be NULL). */
+/* The outer command: RUN_DIR/lease created (O_EXCL, 0600) and locked
+ * before it gets its name; the facts it knows gathered (output may be
+ * NULL). */
 int jig_lease_create(struct jig_lease *l, const char *run_dir, const char *output, struct jig_error *e);
 /* The coordinator, first thing: its own pid and start time and its
  * parent's added, the whole written. 0, or -1 (errno). */

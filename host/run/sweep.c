@@ -187,8 +187,10 @@ static bool remove_run_dir(struct sweeper *w, const char *name)
 	return fstatat(w->basefd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 }
 
-/* Only the lease in it: the coordinator died before it wrote the lease
- * (it does that first), so nothing else of the Run can exist. */
+/* Only the lease in it, empty and free: the lease was locked before it
+ * got its name, so every process of the Run is gone, and the coordinator
+ * died before it wrote the lease (it does that first): nothing else of
+ * the Run can exist. */
 static bool only_lease(int dfd)
 {
 	int fd = dup(dfd), n = 0;
@@ -230,7 +232,8 @@ static int take(struct sweeper *w, int lfd, char *why, size_t cap)
 	return fstat(lfd, &st) == 0 && st.st_nlink == 0 ? 0 : 1; /* 0: another sweep removed it */
 }
 
-/* Why the Run's owners are gone ("" if they are not, with why set). */
+/* true when the Run's owners are gone (gone says how, *other_boot and
+ * *pid_in_use what is known of the coordinator's pid); false with why. */
 static bool abandoned(json_t *doc, char *gone, size_t gcap, bool *other_boot, bool *pid_in_use, char *why, size_t cap)
 {
 	char boot[64];
