@@ -529,8 +529,8 @@ static void *child_main(void *arg)
 	if (c->why[0])
 		json_object_set_new(m, "error", json_string(c->why));
 	/* Whether the child's Flow started: "never ran" apart from "ran and
-	 * failed or was killed". */
-	json_object_set_new(m, "started", json_boolean(c->launched && jig_scope_payload_started(&c->sr) != 0));
+	 * failed or was killed" (null: the sandbox module does not say). */
+	json_object_set_new(m, "started", c->launched ? jig_scope_payload_started_json(&c->sr) : json_false());
 	jig_run0_send(c->r0, m);
 	json_decref(m);
 	finish(c);
