@@ -81,8 +81,8 @@ void jig_deps_strip_trailing_commas(char *buf, size_t *len)
 	*len = o;
 }
 
-/* The line of the first comment (a slash and a slash or star, outside strings) in buf, or
- * 0 if there is none. */
+/* The line of the first comment (a slash followed by a slash or a star,
+ * outside strings) in buf, or 0 if there is none. */
 static size_t comment_line(const char *buf, size_t n)
 {
 	size_t line = 1;
@@ -221,9 +221,12 @@ static bool platform_admits(json_t *v, size_t which)
 		bool neg, known = false;
 		if (!s || !*s)
 			continue;
-		if (strcmp(s, "any") == 0 || strcmp(s, "none") == 0) {
-			wildcard |= s[1] == 'n' && s[0] == 'a';
-			unknown |= s[0] == 'n';
+		if (strcmp(s, "any") == 0) {
+			wildcard = true;
+			continue;
+		}
+		if (strcmp(s, "none") == 0) {
+			unknown = true;
 			continue;
 		}
 		neg = s[0] == '!';
@@ -484,10 +487,14 @@ static int closure(json_t *packages, json_t *root, json_t *seen, struct jig_erro
 				/* The manifest's own ranges hold for what the lock pins. */
 				enum jig_semver_result sr = *from ? JIG_SEMVER_YES : jig_semver_satisfies(version, spec_range(json_string_value(v)));
 				if (sr != JIG_SEMVER_YES) {
-					r = sr == JIG_SEMVER_NO
-						    ? refuse(e, "bun.lock locks %.120s at %.64s, outside package.json's range \"%.80s\" (%s.%.120s); " UPDATE_LOCK,
-							     found, version, json_string_value(v), sections[i], dep)
-						    : refuse(e, "bun.lock: packages.%.120s: \"%.64s\" is not a semver version", found, version);
+					if (sr == JIG_SEMVER_NO)
+						r = refuse(e, "bun.lock locks %.120s at %.64s, outside package.json's range \"%.80s\" (%s.%.120s); " UPDATE_LOCK,
+							   found, version, json_string_value(v), sections[i], dep);
+					else if (sr == JIG_SEMVER_VERSION)
+						r = refuse(e, "bun.lock: packages.%.120s: \"%.64s\" is not a semver version", found, version);
+					else
+						r = refuse(e, "bun.lock: %s.%.120s: \"%.80s\" is not a version range jig can read", sections[i], dep,
+							   json_string_value(v));
 					break;
 				}
 				if (!json_object_get(seen, found)) {
@@ -529,7 +536,8 @@ static void platform_skips(json_t *packages, json_t *root, struct jig_deps *d)
 					continue;
 				const char *why = NULL;
 				for (size_t w = 0; !why && w < sizeof(platform) / sizeof(platform[0]); w++)
-					if ((w != 2 || optional) && !platform_admits(json_object_get(meta, platform[w].key), w))
+					if ((optional || strcmp(platform[w].key, "libc") != 0) &&
+					    !platform_admits(json_object_get(meta, platform[w].key), w))
 						why = platform[w].key;
 				if (why) {
 					if (!st)

@@ -369,7 +369,7 @@ int main(int argc, char **argv)
 	json_t *unexpected = json_object_get(r, "unexpected");
 	const char *err = json_string_value(json_object_get(r, "stderr"));
 	if (json_array_size(unexpected))
-		finish("refused", "the installer asked the registry for something the lock does not name: %.200s",
+		finish("refused", "the installer asked the registry for something jig did not fetch (not in the lock, or skipped for this platform): %.200s",
 		       json_string_value(json_array_get(unexpected, 0)));
 	else if (!json_is_integer(json_object_get(r, "exit")) || code != 0)
 		finish("failed", "bun install exited %d: %.500s", (int)code, err ? err : "");
