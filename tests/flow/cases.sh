@@ -381,11 +381,11 @@ case_run0_big_logs() {
 	grep -q "logs: 137 more lines (143646144 bytes) not kept" "$T/inspect" || fail "inspect does not say what was dropped"
 	within_bound
 }
-# Every channel at once (tests/flow/saturate; a checkpoint and bindings
-# are never granted together, so two Runs): 1 MiB log lines, every effect
-# at its count cap with evidence over its size cap, and four children
-# flooding their own Run/0 (saturate), or 16 one-MiB checkpoints and 4
-# refused (saturate_checkpoint). jig's own memory stays under the
+# Every channel at once (tests/flow/saturate; review grants neither a
+# checkpoint nor effects beside bindings, so two Runs): 1 MiB log lines
+# and four children each flooding its own Run/0 and making every effect at
+# its count cap with evidence over its size cap (saturate); or 1 MiB lines,
+# every effect, 16 one-MiB checkpoints and 4 refused (saturate_checkpoint). jig's own memory stays under the
 # documented bound; every log line is kept or counted; the packet passes
 # jig inspect.
 saturated() { # saturated FLOW PLAN: the run and the checks both cases share
@@ -396,21 +396,22 @@ saturated() { # saturated FLOW PLAN: the run and the checks both cases share
 	[ "$rc" -eq 0 ] || fail "jig run exited $rc"
 	jq -c '{status, error, logs: (.logs | length), logs_dropped, logs_cut, evidence_cut, effects: (.effects | length), checkpoint, children: [.children[]? | {status, logs: (.logs | length), logs_dropped}]}' "$T/pkt/record.json"
 	[ "$(rec status)" = succeeded ] || fail "status $(rec status)"
-	jq -e '.http == 64 and .command == 16' "$T/pkt/files/result.json" >/dev/null || fail "result $(cat "$T/pkt/files/result.json")"
-	jq -e '.evidence_cut == 80 and ([.effects[] | select(.evidence_cut)] | length) == 80' "$T/pkt/record.json" >/dev/null || fail "effects"
 	jq -e '([.logs[], .children[]?.logs[]] | map(length + 3) | add) <= 262144' "$T/pkt/record.json" >/dev/null || fail "log budget"
 	packet_within_caps
 	within_bound
 }
 case_run0_saturate() {
 	saturated saturate '{"logs": 100, "kid_logs": 25}'
-	jq -e '.calls == 4' "$T/pkt/files/result.json" >/dev/null || fail "calls"
-	jq -e '(.effects | length) == 80 and ([.children[] | select(.status == "succeeded")] | length) == 4' "$T/pkt/record.json" >/dev/null || fail "children"
+	jq -e '.calls == 4' "$T/pkt/files/result.json" >/dev/null || fail "calls $(cat "$T/pkt/files/result.json")"
+	jq -e '([.children[] | select(.status == "succeeded")] | length) == 4' "$T/pkt/record.json" >/dev/null || fail "children"
+	# each child: 64 HTTP requests and 16 commands, evidence over its cap
+	jq -e '[.children[] | (.effects | length), .evidence_cut] == [80, 80, 80, 80, 80, 80, 80, 80] and ([.children[].effects[] | select(.evidence_cut)] | length) == 320' "$T/pkt/record.json" >/dev/null || fail "children's effects"
 	jq -e '.logs_dropped.lines + ([.children[].logs_dropped.lines // 0] | add) + (.logs | length) + ([.children[].logs | length] | add) == 200' "$T/pkt/record.json" >/dev/null || fail "every line kept or counted"
 }
 case_run0_saturate_checkpoint() {
 	saturated hoard '{"logs": 100}'
-	jq -e '.checkpoint == 16' "$T/pkt/files/result.json" >/dev/null || fail "checkpoints"
+	jq -e '.http == 64 and .command == 16 and .checkpoint == 16' "$T/pkt/files/result.json" >/dev/null || fail "result $(cat "$T/pkt/files/result.json")"
+	jq -e '.evidence_cut == 80 and ([.effects[] | select(.evidence_cut)] | length) == 80' "$T/pkt/record.json" >/dev/null || fail "effects"
 	jq -e '(.effects | length) == 100 and ([.effects[] | select(.effect == "checkpoint" and .outcome == "accepted")] | length) == 16 and .checkpoint.progress == "completed"' "$T/pkt/record.json" >/dev/null || fail "checkpoint evidence"
 	jq -e '.logs_dropped.lines + (.logs | length) == 100' "$T/pkt/record.json" >/dev/null || fail "every line kept or counted"
 }
