@@ -56,5 +56,4 @@ sample() {
 
 sample "saturate, no log line (every effect, 4 children)" saturate '{"logs": 0, "kid_logs": 0}'
 sample "saturate, 200 one-MiB lines (issue 31's), 4 children of 50" saturate '{"logs": 200, "kid_logs": 50}'
-sample "saturate, 400 one-MiB lines, 4 children of 100" saturate '{"logs": 400, "kid_logs": 100}'
 sample "hoard, 200 one-MiB lines, 16 one-MiB checkpoints" hoard '{"logs": 200}'

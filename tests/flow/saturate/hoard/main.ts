@@ -7,7 +7,7 @@
 //   "hoard"     plan.logs lines, every effect below, then 20 checkpoints
 // lines:       well-formed ~1 MiB log messages straight to Run/0 (fd 3)
 // effects:     64 HTTP requests (the cap) and 16 Project Commands (the cap)
-//              naming a 900 KiB route: refused, their evidence over its cap
+//              naming a 16 KiB route: refused, their evidence over its cap
 // checkpoints: 16 accepted saves of 1 MiB of text, then 4 refused
 // It writes result.json: how many of each it sent (and calls fulfilled).
 import { readFileSync, writeSync } from "node:fs";
@@ -20,7 +20,7 @@ export default async function (jig: any) {
   const lines = name === "kid" ? plan.kid_logs : plan.logs;
   for (let i = 0; i < lines; i++) { writeSync(3, line); n.logs++; }
   if (name !== "saturate") {
-    const route = "r".repeat(900 << 10);
+    const route = "r".repeat(16 << 10);
     for (let i = 0; i < 64; i++) { try { await jig.http(route); } catch {} n.http++; }
     for (let i = 0; i < 16; i++) { try { await jig.command(route, { files: { "m.js": "" }, entry: "m.js" }); } catch {} n.command++; }
   }
