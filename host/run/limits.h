@@ -88,10 +88,13 @@ _Static_assert((JIG_COMMAND_MAX_TEXT + JIG_COMMAND_MAX_STDIN) / 3 * 4 + 8 +
 /* The marker after a cut line: at most this many bytes. */
 #define JIG_RUN0_LOG_CUT_MARK 64u
 /* A Run/0 line holds at most this many structural JSON tokens ({ [ , :
- * outside strings) before it is parsed: jansson's tree of a 1 MiB line of
- * empty objects would take ~80 MiB; under this cap a parse takes at most
- * about 120 bytes a token (~2 MiB) beside the line's own bytes (decision 91). */
-#define JIG_RUN0_MAX_TOKENS 16384
+ * outside strings), counted before it is parsed: jansson's tree of a 1 MiB
+ * line of empty objects would take ~80 MiB; under this cap a parse takes
+ * at most about 120 bytes a token (~3.8 MiB) beside the line's own bytes
+ * (decision 91). Every request that can pass its own caps fits: an HTTP
+ * body of JIG_HTTP_REQUEST_MAX compact bytes has at most half as many, an
+ * Agent prompt of JIG_AGENT_PROMPT_MAX too. */
+#define JIG_RUN0_MAX_TOKENS 32768
 /* Log text kept per Run (the whole tree); later lines are dropped and
  * counted (the record's "logs_dropped"). */
 #define JIG_RECORD_LOG_BYTES (256u << 10)
