@@ -53,11 +53,14 @@ diagnosed() {
 
 # Ubuntu 23.10+ (kernel.apparmor_restrict_unprivileged_userns=1): Debian's
 # kernel has no such knob, so the guest is given one (a tmpfs over
-# /proc/sys/kernel) and a Bubblewrap that behaves as AppArmor leaves it
-# (it reports its version, and is refused the uid map of its namespace).
+# /proc/sys/kernel, keeping the boot id a Run's lease records) and a
+# Bubblewrap that behaves as AppArmor leaves it (it reports its version,
+# and is refused the uid map of its namespace).
 scratch_apparmor_userns() {
+	boot=$(cat /proc/sys/kernel/random/boot_id)
 	mount -t tmpfs -o mode=755 tmpfs /proc/sys/kernel
 	echo 1 >/proc/sys/kernel/apparmor_restrict_unprivileged_userns
+	mkdir /proc/sys/kernel/random && echo "$boot" >/proc/sys/kernel/random/boot_id
 	cat >/run/bwrap <<'EOF'
 #!/bin/sh
 [ "${1:-}" = --version ] && { echo "bubblewrap 0.8.0"; exit 0; }
