@@ -52,11 +52,11 @@ fi
 if [ "${1:-}" = merge ]; then
 	shift
 	for t in "$@"; do
-		rm -rf "$L/merged/$t" && mkdir -p "$L/merged/$t"
+		rm -rf "$L/merged/$t" && mkdir -p "$L/merged/$t" fuzz/corpus/"$t"
 		nice -n 19 "$L/bin/fuzz_$t" -merge=1 -timeout=10 -rss_limit_mb=2048 -max_len=1048576 "$L/merged/$t" \
 			"$L/corpus/$t" fuzz/corpus/"$t" >"$L/merge-$t.log" 2>&1
 		rm -rf fuzz/corpus/"$t" && mkdir -p fuzz/corpus/"$t" && cp "$L/merged/$t"/* fuzz/corpus/"$t"/
-		echo "$t: $(ls fuzz/corpus/"$t" | wc -l) inputs, $(du -sk fuzz/corpus/"$t" | cut -f1) KiB"
+		echo "$t: $(ls fuzz/corpus/"$t" | wc -l) inputs, $(cat fuzz/corpus/"$t"/* | wc -c) bytes"
 	done
 	exit 0
 fi
