@@ -15,6 +15,7 @@
 set -eu
 B=$(cd "${1:-build}" && pwd)
 S=$(cd "$(dirname "$0")/.." && pwd)
+. "$S/tests/flow/rss.sh"
 T=$(mktemp -d)
 trap 'chmod -R u+w "$T"; rm -rf "$T"' EXIT
 cp -a "$B/test-prefix" "$T/prefix"
@@ -28,22 +29,13 @@ sample() {
 	echo "$3" >"$T/plan"
 	chmod -R u+w "$T/out" 2>/dev/null || true
 	rm -rf "$T/out"
-	: >"$T/rss.raw"
 	start=$(date +%s%N)
 	"$JIG" run "$2" --output "$T/out" --input plan="$T/plan" --timeout 20m >"$T/run.out" 2>&1 &
 	pid=$!
-	while kill -0 "$pid" 2>/dev/null; do
-		for d in /proc/[0-9]*; do # builtins only: a fork a process would slow the guest's sampling
-			read -r comm 2>/dev/null <"$d/comm" || continue
-			[ "$comm" = jig ] || continue
-			{ while read -r k v _; do if [ "$k" = VmHWM: ]; then echo "${d#/proc/} $v" >>"$T/rss.raw"; fi; done; } 2>/dev/null <"$d/status" || true
-		done
-		sleep 0.1
-	done
+	rss_watch "$pid"
 	rc=0
 	wait "$pid" || rc=$?
 	ms=$((($(date +%s%N) - start) / 1000000))
-	awk 'NF == 2 && $2 > m[$1] {m[$1] = $2} END {for (p in m) print p, m[p]}' "$T/rss.raw" >"$T/rss"
 	one=$(awk '$2 > m {m = $2} END {print int(m / 1024)}' "$T/rss")
 	all=$(awk '{s += $2} END {print int(s / 1024)}' "$T/rss")
 	n=$(wc -l <"$T/rss")

@@ -14,6 +14,7 @@ set -eu
 JIG="$JIG_TEST_PREFIX/bin/jig"
 EX="$JIG_SOURCE/examples"
 HOSTILE="$JIG_SOURCE/tests/flow/hostile"
+. "$JIG_SOURCE/tests/flow/rss.sh"
 
 T=$(mktemp -d /tmp/jig-flow.XXXXXX)
 trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
@@ -328,22 +329,13 @@ case_run0_flood() { project "$HOSTILE"; hostile "flood 5000"; run0_refused "more
 # (VmHWM) of every jig process every 100 ms; $rc; $T/rss: "pid KiB" maxima;
 # $peak_kib: the largest, $sum_kib: their sum.
 sampled() {
-	: >"$T/rss.raw"
 	set +e
 	(cd "$T/p" && "$@") >"$T/out" 2>"$T/err" </dev/null &
 	pid=$!
-	while kill -0 "$pid" 2>/dev/null; do
-		for d in /proc/[0-9]*; do # builtins only: a fork a process would slow the guest's sampling
-			read -r comm 2>/dev/null <"$d/comm" || continue
-			[ "$comm" = jig ] || continue
-			{ while read -r k v _; do if [ "$k" = VmHWM: ]; then echo "${d#/proc/} $v" >>"$T/rss.raw"; fi; done; } 2>/dev/null <"$d/status" || true
-		done
-		sleep 0.1
-	done
+	rss_watch "$pid"
 	wait "$pid"
 	rc=$?
 	set -e
-	awk 'NF == 2 && $2 > m[$1] {m[$1] = $2} END {for (p in m) print p, m[p]}' "$T/rss.raw" >"$T/rss"
 	peak_kib=$(awk '$2 > m {m = $2} END {print m + 0}' "$T/rss")
 	sum_kib=$(awk '{s += $2} END {print s + 0}' "$T/rss")
 	echo "--- $* (exit $rc); jig processes' peak RSS (KiB):"; cat "$T/rss" "$T/out" "$T/err"
