@@ -26,7 +26,7 @@
 #include "fuzz.h"
 #include "policy/catalog.h"
 #include "run/limits.h"
-#include "run/run0.h"
+#include "fuzz_run0.h"
 #include "util/fileio.h"
 
 #define CREDENTIAL "cred-7f3a9c51e2d04b"
@@ -294,49 +294,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	if (n > 2 * JIG_RUN0_MAX_LINE)
 		return 0;
 	reset();
-	int sv[2], ab[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(ab, O_CLOEXEC) < 0)
-		abort();
-	int big = 4 << 20;
-	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
-	setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
-	struct jig_run0 r;
-	if (jig_run0_start(&r, sv[0], ab[1], http_fx, agent_fx, command_fx, checkpoint_fx, NULL) < 0)
-		abort();
-	for (size_t off = 0; off < n;) {
-		ssize_t w = write(sv[1], d + off, n - off);
-		if (w <= 0)
-			break; /* the reader ended the Run */
-		off += (size_t)w;
-	}
-	shutdown(sv[1], SHUT_WR);
-	jig_run0_join(&r);
-	if (r.messages > JIG_RUN0_MAX_MESSAGES + 1 || json_array_size(r.logs) > JIG_RUN0_MAX_LOGS || !memchr(r.error, 0, sizeof(r.error)))
-		abort();
+	struct fuzz_run0 f;
+	fuzz_run0_feed(&f, d, n, 4 << 20, http_fx, agent_fx, command_fx, checkpoint_fx);
 	/* Every effect left an object of evidence, and no reply the Flow got
 	 * holds the credential (the Flow's input cannot: it is not in it). */
 	size_t i;
 	json_t *ev;
-	json_array_foreach(r.effects, i, ev)
+	json_array_foreach(f.r.effects, i, ev)
 		if (!json_is_object(ev))
 			abort();
 	static char replies[8 << 20];
 	size_t got = 0;
 	ssize_t k;
-	while (got < sizeof(replies) && (k = recv(sv[1], replies + got, sizeof(replies) - got, MSG_DONTWAIT)) > 0)
+	while (got < sizeof(replies) && (k = recv(f.sv[1], replies + got, sizeof(replies) - got, MSG_DONTWAIT)) > 0)
 		got += (size_t)k;
 	if (!memmem(d, n, CREDENTIAL, strlen(CREDENTIAL)) && memmem(replies, got, CREDENTIAL, strlen(CREDENTIAL)))
 		abort();
-	char *dump = json_dumps(r.effects, JSON_COMPACT);
+	char *dump = json_dumps(f.r.effects, JSON_COMPACT);
 	if (getenv("JIG_FUZZ_SHOW")) /* what the Flow got, and the evidence */
-		fprintf(stderr, "%.*s\n%s\n%s\n", (int)got, replies, dump ? dump : "", r.error);
+		fprintf(stderr, "%.*s\n%s\n%s\n", (int)got, replies, dump ? dump : "", f.r.error);
 	if (dump && !memmem(d, n, CREDENTIAL, strlen(CREDENTIAL)) && strstr(dump, CREDENTIAL))
 		abort(); /* nor does the record */
 	free(dump);
-	jig_run0_free(&r);
-	close(sv[0]);
-	close(sv[1]);
-	close(ab[0]);
-	close(ab[1]);
+	fuzz_run0_close(&f);
 	return 0;
 }
