@@ -12,6 +12,7 @@ set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 REGISTRY="$JIG_SOURCE/tests/flow/registry.py"
+. "$JIG_SOURCE/tests/flow/registry.sh"
 EMPTY={}
 
 T=$(mktemp -d /tmp/jig-prep.XXXXXX)
@@ -23,18 +24,7 @@ mkdir -p "$XDG_CONFIG_HOME/jig" "$T/reg"
 chmod 700 "$XDG_CONFIG_HOME/jig"
 
 # serve [STALL]: the registry on a free loopback port ($PORT), log $T/log.
-serve() {
-	: >"$T/log"
-	rm -f "$T/port"
-	python3 "$REGISTRY" serve "$T/reg" "$T/port" "$T/log" ${1:-} &
-	SERVER=$!
-	i=0
-	while [ ! -s "$T/port" ]; do
-		i=$((i + 1)); [ "$i" -lt 100 ] || fail "the registry did not start"; sleep 0.1
-	done
-	PORT=$(cat "$T/port")
-	printf '{"format": "jig-npm/1", "registry": "http://127.0.0.1:%s/"}\n' "$PORT" >"$XDG_CONFIG_HOME/jig/npm.json"
-}
+serve() { registry_serve "$XDG_CONFIG_HOME/jig" "$@"; }
 stop() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""; }
 # project SPEC: the test project with package.json and bun.lock for SPEC
 # (registry.py's), its packages packed into the registry.

@@ -20,20 +20,11 @@ printf '{"format": "jig-npm/1", "registry": "http://127.0.0.1:9/"}\n' >"$T/confi
 chown -R "$USER_NAME" "$T/config"
 jig() { runuser -u "$USER_NAME" -- env XDG_CONFIG_HOME="$T/config" "$JIG_TEST_PREFIX/bin/jig" "$@"; }
 FIX=$JIG_SOURCE/tests/flow/deps
+. "$JIG_SOURCE/tests/flow/registry.sh"
 # listen: the operator's registry is the suite's loopback registry
 # (tests/flow/registry.py, serving nothing), whose log $T/log holds every
 # request made to it; quiet: none was.
-listen() {
-	mkdir -p "$T/reg" && : >"$T/log"
-	python3 "$JIG_SOURCE/tests/flow/registry.py" serve "$T/reg" "$T/port" "$T/log" &
-	SERVER=$!
-	i=0
-	while [ ! -s "$T/port" ]; do
-		i=$((i + 1)); [ "$i" -lt 100 ] || fail "the registry did not start"; sleep 0.1
-	done
-	PORT=$(cat "$T/port")
-	printf '{"format": "jig-npm/1", "registry": "http://127.0.0.1:%s/"}\n' "$PORT" >"$T/config/jig/npm.json"
-}
+listen() { registry_serve "$T/config/jig"; }
 quiet() { [ ! -s "$T/log" ] || fail "a registry request was made: $(cat "$T/log")"; }
 # project [MANIFEST_JQ] [LOCK_JQ]: a private copy of the fixture, its
 # package.json and bun.lock (as plain JSON) edited.
