@@ -39,19 +39,25 @@ json_t *jig_record_new(const struct jig_record_facts *f, const struct jig_scope_
 
 #define RECORD_FLAGS (JSON_INDENT(2) | JSON_SORT_KEYS)
 
-/* A string of at most 64 bytes, cut on a UTF-8 boundary. */
+/* from's key, a string kept to at most 64 bytes (cut on a UTF-8
+ * boundary) or an integer, copied to to. */
 static void short_copy(json_t *to, json_t *from, const char *key)
 {
 	json_t *v = json_object_get(from, key);
 	const char *s = json_string_value(v);
-	size_t n = json_string_length(v);
-	if (n > 64)
-		for (n = 64; n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80; n--)
-			;
 	if (s)
-		json_object_set_new(to, key, json_stringn(s, n));
+		json_object_set_new(to, key, json_stringn(s, jig_text_utf8_prefix(s, json_string_length(v), 64)));
 	else if (json_is_integer(v))
 		json_object_set(to, key, v);
+}
+
+json_t *jig_record_effect_stub(json_t *ev)
+{
+	json_t *s = json_object();
+	static const char *const keys[] = {"effect", "route", "outcome", "save"};
+	for (size_t k = 0; s && k < sizeof(keys) / sizeof(keys[0]); k++)
+		short_copy(s, ev, keys[k]);
+	return s;
 }
 
 /* One cut of jig_record_text on obj and, recursively, its children. */
@@ -65,13 +71,8 @@ static void cut_step(json_t *obj, int step)
 	}
 	if (step == 1 && json_is_array(json_object_get(obj, "effects"))) {
 		json_t *stubs = json_array();
-		json_array_foreach(json_object_get(obj, "effects"), i, v) {
-			json_t *s = json_object();
-			static const char *const keys[] = {"effect", "route", "outcome", "save"};
-			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-				short_copy(s, v, keys[k]);
-			json_array_append_new(stubs, s);
-		}
+		json_array_foreach(json_object_get(obj, "effects"), i, v)
+			json_array_append_new(stubs, jig_record_effect_stub(v));
 		json_object_set_new(obj, "effects", stubs);
 	}
 	json_t *kids = json_object_get(obj, "children");

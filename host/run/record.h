@@ -31,6 +31,9 @@ json_t *jig_record_new(const struct jig_record_facts *f, const struct jig_scope_
  * large it was and what was cut (*cut). NULL: out of memory, or not even
  * that fits. */
 char *jig_record_text(json_t *rec, size_t cap, bool *cut);
+/* An effect's evidence reduced to its kind, route, outcome and save (strings
+ * of at most 64 bytes): what a record keeps of evidence over its cap. */
+json_t *jig_record_effect_stub(json_t *ev);
 /* Reads and checks record.json of the packet directory pfd. */
 int jig_record_load(int pfd, const char *packet, json_t **rec, struct jig_error *e);
 /* Every listed file of files/ is there with its size and SHA-256, nothing

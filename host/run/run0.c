@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "run/limits.h"
+#include "run/record.h"
 #include "util/fault.h"
+#include "util/text.h"
 
 /* A checkpoint's line may be longer than others (run/limits.h). */
 static const char CHECKPOINT_PREFIX[] = "{\"op\":\"checkpoint\"";
@@ -78,22 +80,12 @@ size_t jig_run0_json_len(const char *s, size_t len)
 	return n;
 }
 
-/* At most max bytes of s (valid UTF-8: jansson's), cut on a boundary. */
-static size_t utf8_prefix(const char *s, size_t len, size_t max)
-{
-	if (len <= max)
-		return len;
-	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-		max--;
-	return max;
-}
-
 json_t *jig_run0_log_text(const char *text, size_t len, bool *cut)
 {
 	*cut = len > JIG_RUN0_LOG_MAX_TEXT;
 	if (!*cut)
 		return json_stringn(text, len);
-	size_t k = utf8_prefix(text, len, JIG_RUN0_LOG_MAX_TEXT);
+	size_t k = jig_text_utf8_prefix(text, len, JIG_RUN0_LOG_MAX_TEXT);
 	char buf[JIG_RUN0_LOG_MAX_TEXT + JIG_RUN0_LOG_CUT_MARK];
 	memcpy(buf, text, k);
 	int m = snprintf(buf + k, JIG_RUN0_LOG_CUT_MARK, " [jig cut %zu more bytes of this line]", len - k);
@@ -124,25 +116,10 @@ static void log_line(struct jig_run0 *r, json_t *text)
 	pthread_mutex_unlock(&r->data_lock);
 }
 
-/* A string field of evidence, for a stub: at most max bytes. */
-static json_t *short_string(json_t *v, size_t max)
-{
-	const char *s = json_string_value(v);
-	return s ? json_stringn(s, utf8_prefix(s, json_string_length(v), max)) : NULL;
-}
-
 /* Evidence over its cap: what it was, how large, and that it was cut. */
 static json_t *evidence_stub(json_t *ev, size_t size)
 {
-	json_t *stub = json_object();
-	static const char *const keys[] = {"effect", "route", "outcome", "save"};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		json_t *v = json_object_get(ev, keys[i]);
-		if (json_is_integer(v))
-			json_object_set(stub, keys[i], v);
-		else if (json_is_string(v))
-			json_object_set_new(stub, keys[i], short_string(v, 64));
-	}
+	json_t *stub = jig_record_effect_stub(ev);
 	char why[128];
 	snprintf(why, sizeof(why), "the evidence was %zu bytes of JSON, over the %u kept; only these fields are", size,
 		 JIG_RECORD_EFFECT_MAX_BYTES);

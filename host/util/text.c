@@ -82,6 +82,15 @@ char *jig_text_inert_dup(const char *src)
 	return dst;
 }
 
+size_t jig_text_utf8_prefix(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
 void jig_text_put(FILE *f, const char *s)
 {
 	if (!s)
@@ -92,10 +101,7 @@ void jig_text_put(FILE *f, const char *s)
 	 * that does not fit, so convert input in slices and resume after the
 	 * bytes it consumed. */
 	while (len) {
-		size_t take = len < 200 ? len : 200;
-		/* Do not split a UTF-8 sequence: back up to a lead byte. */
-		while (take < len && take > 0 && ((unsigned char)s[take] & 0xc0) == 0x80)
-			take--;
+		size_t take = jig_text_utf8_prefix(s, len, 200);
 		if (take == 0)
 			take = len < 4 ? len : 4;
 		jig_text_inert(buf, sizeof(buf), s, take);

@@ -27,4 +27,8 @@ char *jig_text_inert_dup(const char *src);
 /* Writes the inert form of s (NULL: nothing) to f. */
 void jig_text_put(FILE *f, const char *s);
 
+/* How many of s's len bytes to keep to keep at most max without splitting
+ * a UTF-8 sequence: len if it fits, else max backed up to a lead byte. */
+size_t jig_text_utf8_prefix(const char *s, size_t len, size_t max);
+
 #endif
