@@ -177,6 +177,15 @@ int jig_record_verify_files(int pfd, json_t *rec, struct jig_error *e)
 	for (size_t i = 0; !r && i < json_array_size(outputs); i++) {
 		json_t *o = json_array_get(outputs, i);
 		const char *path = json_string_value(json_object_get(o, "path"));
+		/* The counts agree only if each listed path is listed once: a
+		 * path listed twice would let one unlisted file pass. */
+		for (size_t k = 0; path && k < i; k++) {
+			const char *before = json_string_value(json_object_get(json_array_get(outputs, k), "path"));
+			if (before && strcmp(before, path) == 0)
+				r = jig_err(e, JIG_E_INTEGRITY, "packet: the record lists %s twice", path);
+		}
+		if (r)
+			break;
 		bool found = false;
 		for (size_t k = 0; path && k < json_array_size(seen); k++) {
 			json_t *s = json_array_get(seen, k);

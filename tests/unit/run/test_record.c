@@ -73,6 +73,16 @@ static void good_packet(void **state)
 	assert_true(jig_record_verify_files(fd, rec, &e) < 0);
 	assert_non_null(strstr(e.msg, "holds 2 files, the record lists 1"));
 	json_decref(rec);
+	/* A record that lists a.txt twice: the counts agree (two files, two
+	 * entries), yet b.txt is unlisted; refused (issue 32). */
+	put("record.json", "{\"format\":\"jig-run-record/1\",\"status\":\"succeeded\",\"error\":\"\",\"flow\":\"f\","
+			   "\"outputs\":[{\"path\":\"a.txt\",\"size\":6,\"sha256\":\"" HELLO_SHA "\"},"
+			   "{\"path\":\"a.txt\",\"size\":6,\"sha256\":\"" HELLO_SHA "\"}]}");
+	assert_int_equal(load(fd, &rec, &e), 0);
+	assert_true(jig_record_verify_files(fd, rec, &e) < 0);
+	assert_int_equal(e.code, JIG_E_INTEGRITY);
+	assert_non_null(strstr(e.msg, "the record lists a.txt twice"));
+	json_decref(rec);
 	close(fd);
 }
 
