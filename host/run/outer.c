@@ -21,6 +21,7 @@
 #include "run/recovery.h"
 #include "sandbox/door.h"
 #include "snapshot/snapshot.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 
 /* Under /tmp rather than the project: nothing the scope can see of its
@@ -60,27 +61,27 @@ static bool cleanup_lost(pid_t pid, const char *output, const char *run_dir, cha
 	return len == 0;
 }
 
+/* Without a pidfd (pidfd_open failed: an old kernel, no descriptor left)
+ * the coordinator's end is looked for this often. */
+#define NO_PIDFD_POLL_MS 50
+
 /* Waits for the coordinator c, relaying the first stop signal as SIGTERM
  * and killing it JIG_SETTLE_MS later. Returns its wait status. */
 static int supervise(pid_t c, int sfd)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, c, 0), status = 0;
+	int pidfd = JIG_FAULT_FAILS("pidfd_open") ? -1 : (int)syscall(SYS_pidfd_open, c, 0), status = 0;
 	long long term_deadline = -1;
 	for (;;) {
-		int timeout = -1;
+		int timeout = pidfd >= 0 ? -1 : NO_PIDFD_POLL_MS;
 		if (term_deadline >= 0) {
 			long long left = term_deadline - now_ms();
-			timeout = left > 0 ? (int)left : 0;
+			if (timeout < 0 || left < timeout)
+				timeout = left > 0 ? (int)left : 0;
 		}
-		struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-		int n = poll(p, pidfd >= 0 ? 2 : 1, timeout);
-		if (pidfd < 0)
-			p[0].revents = POLLIN; /* no pidfd: just wait */
-		if (n == 0 && term_deadline >= 0) {
-			kill(c, SIGKILL);
-			term_deadline = -1;
-		}
-		if (p[1].revents & POLLIN) {
+		/* The signalfd first: polled with or without a pidfd. */
+		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+		poll(p, pidfd >= 0 ? 2 : 1, timeout);
+		if (p[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 				;
@@ -89,7 +90,11 @@ static int supervise(pid_t c, int sfd)
 				term_deadline = now_ms() + JIG_SETTLE_MS;
 			}
 		}
-		if ((p[0].revents & POLLIN) && waitpid(c, &status, 0) == c)
+		if (term_deadline >= 0 && now_ms() >= term_deadline) {
+			kill(c, SIGKILL);
+			term_deadline = -1;
+		}
+		if (waitpid(c, &status, WNOHANG) == c)
 			break;
 	}
 	if (pidfd >= 0)

@@ -25,6 +25,12 @@ void jig_fault_point(const char *stage)
 	 * one would run on for a while). The others stop with it. */
 	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGSTOP);
 }
+
+bool jig_fault_fails(const char *what)
+{
+	const char *want = getenv("JIG_FAULT_FAIL");
+	return want && strcmp(want, what) == 0;
+}
 #else
 typedef int jig_fault_points_compiled_out;
 #endif

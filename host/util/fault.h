@@ -5,15 +5,23 @@
  * environment has JIG_FAULT_STOP=stage appends "stage pid\n" to the file
  * $JIG_FAULT_LOG and stops the process (SIGSTOP; once a process), so the harness can
  * SIGKILL whichever owner it chooses at exactly that moment from outside,
- * then SIGCONT what it spared. Nothing else changes. */
+ * then SIGCONT what it spared. Nothing else changes.
+ * JIG_FAULT_FAILS("what") is true in a process whose environment has
+ * JIG_FAULT_FAIL=what: the caller then takes the path it takes when that
+ * call fails (an error path no test could reach otherwise). */
 #ifndef JIG_UTIL_FAULT_H
 #define JIG_UTIL_FAULT_H
 
+#include <stdbool.h>
+
 #ifdef JIG_FAULT_POINTS
 void jig_fault_point(const char *stage);
+bool jig_fault_fails(const char *what);
 #define JIG_FAULT_POINT(stage) jig_fault_point(stage)
+#define JIG_FAULT_FAILS(what) jig_fault_fails(what)
 #else
 #define JIG_FAULT_POINT(stage) ((void)0)
+#define JIG_FAULT_FAILS(what) false
 #endif
 
 #endif
