@@ -14,6 +14,12 @@
 #include "../util/fileio.h"
 #include "commands.h"
 
+/* The preparation's warning before resolution (prepare/prepare.h). */
+static void warn(const char *text)
+{
+	fprintf(stderr, "jig: warning: %s\n", text);
+}
+
 static bool ask_yes(void)
 {
 	if (!isatty(STDIN_FILENO))
@@ -75,6 +81,7 @@ int jig_cmd_review(int argc, char **argv)
 		jig_cli_sweep(); /* it launches preparation scopes: what abandoned Runs left first */
 	if (!r && !(r = jig_prepare_phase_begin(&ph, &s, &v, &e))) {
 		ph.allow_resolution = resolution;
+		ph.warn = warn;
 		r = jig_prepare_project(&p, &ph, &e);
 		jig_prepare_phase_end(&ph);
 	}

@@ -14,6 +14,7 @@
 #include "flow/deps.h"
 #include "prepare/tarball.h"
 #include "util/cleanup.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 #include "util/json.h"
 
@@ -164,6 +165,8 @@ static int write_record(struct jig_project *p, const char *rel, json_t *doc, str
 		return jig_err(e, JIG_E_INTERNAL, "store/prepared: %s", strerror(errno));
 	unlinkat(p->statefd, tmp, 0);
 	int r = jig_write_file_at(p->statefd, tmp, canon, strlen(canon), 0600, e);
+	if (!r && JIG_FAULT_FAILS("prepared record"))
+		r = jig_err(e, JIG_E_INTERNAL, "%s: not written (fault point \"prepared record\")", rel);
 	if (!r && renameat(p->statefd, tmp, p->statefd, rel) < 0)
 		r = jig_err(e, JIG_E_INTERNAL, "%s: %s", rel, strerror(errno));
 	if (r)
@@ -396,11 +399,17 @@ static int install(struct one *o, const char *identity, const char *source, json
 	*rec = json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:s}", "format", JIG_PREPARED_FORMAT, "identity", identity, "source",
 			 source, "tree", tree, "files", (json_int_t)files, "bytes", (json_int_t)bytes, "packages",
 			 (json_int_t)o->d.n_packages, "installer_policy_sha256", o->t.policy.sha256);
-	if (*rec && (o->d.n_patches || o->d.n_skipped))
+	if (!*rec)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	if (o->d.n_patches || o->d.n_skipped)
 		describe(&o->d, *rec);
 	char rel[160];
 	record_name(rel, sizeof(rel), "identity", identity);
-	return *rec ? write_record(o->p, rel, *rec, e) : jig_err(e, JIG_E_INTERNAL, "out of memory");
+	if ((r = write_record(o->p, rel, *rec, e))) {
+		json_decref(*rec);
+		*rec = NULL;
+	}
+	return r;
 }
 
 /* The installer scope, composed from the catalog like every scope. */
@@ -432,14 +441,17 @@ static int compose(struct one *o, struct jig_error *e)
 static int resolve(struct one *o, int src, struct jig_error *e)
 {
 	const struct jig_flow *f = o->f;
-	fprintf(stderr,
-		"jig: warning: flow %s has no bun.lock and you passed --allow-resolution-network: the pinned Bun now resolves its\n"
-		"  dependencies in the installer scope with this host's network. The requests are selected by the dependencies\n"
-		"  (their names, ranges and the registry's metadata) and can reach private-network and loopback destinations\n"
-		"  this host can reach; this is not egress filtering. The permission lasts for this review only, and declining\n"
-		"  or a failed review cannot undo requests already made. The resolved lock must pass the same checks as a\n"
-		"  supplied one before anything is installed.\n",
-		f->name);
+	char warning[1024]; /* a Flow's name is at most 64 bytes */
+	snprintf(warning, sizeof(warning),
+		 "flow %s has no bun.lock and you passed --allow-resolution-network: the pinned Bun now resolves its\n"
+		 "  dependencies in the installer scope with this host's network. The requests are selected by the dependencies\n"
+		 "  (their names, ranges and the registry's metadata) and can reach private-network and loopback destinations\n"
+		 "  this host can reach; this is not egress filtering. The permission lasts for this review only, and declining\n"
+		 "  or a failed review cannot undo requests already made. The resolved lock must pass the same checks as a\n"
+		 "  supplied one before anything is installed.",
+		 f->name);
+	if (o->ph->warn)
+		o->ph->warn(warning);
 	int r = installer_ready(o->ph, e); /* the registry is read here */
 	if (r)
 		return r;
@@ -507,7 +519,7 @@ static int prepare_flow(struct one *o, struct jig_error *e)
 	if (!mkdtemp(tmpl))
 		return jig_err(e, JIG_E_INTERNAL, "a preparation directory: %s", strerror(errno));
 	snprintf(o->run_dir, sizeof(o->run_dir), "%s", tmpl);
-	if ((o->runfd = open(o->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	if ((o->runfd = JIG_FAULT_FAILS("prepare open") ? (errno = EMFILE, -1) : open(o->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    mkdirat(o->runfd, "package", 0700) < 0 || mkdirat(o->runfd, "src", 0700) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "%s: %s", o->run_dir, strerror(errno));
 	jig_autoclose int pkg = openat(o->runfd, "package", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -600,10 +612,10 @@ int jig_prepare_project(struct jig_project *p, struct jig_prepare_phase *ph, str
 		if (p->flows[i].recipe)
 			continue; /* a Markdown recipe: its files are resources, never dependencies (issue 20) */
 		r = prepare_flow(&o, e);
-		if (o.runfd >= 0) {
+		if (o.runfd >= 0)
 			close(o.runfd);
+		if (o.run_dir[0]) /* made, even if it could not be opened */
 			jig_remove_tree(AT_FDCWD, o.run_dir);
-		}
 		if (o.have_t)
 			jig_scope_template_free(&o.t);
 		jig_deps_free(&o.d);

@@ -42,6 +42,10 @@ struct jig_prepare_phase {
 	char registry[1024];
 	bool have_registry; /* read from the operator's npm.json */
 	bool allow_resolution; /* jig review --allow-resolution-network */
+	/* The operator's warning before resolution's requests are made
+	 * (only host/cli prints): a text of several lines, no "jig: " and
+	 * no final newline. */
+	void (*warn)(const char *text);
 	struct timespec deadline; /* of the whole phase */
 	unsigned launched;
 	uint64_t bytes;

@@ -222,6 +222,24 @@ case_integrity_mismatch() {
 	refused "jig-fixture-pad@1.0.0: the tarball does not match the lock's sha512 integrity"
 	only_tarballs 1
 }
+case_record_not_written() {
+	# Issue 32: the preparation's record cannot be written (the test
+	# build's JIG_FAULT_FAIL, host/util/fault.h): the review fails with
+	# that line, admits nothing and leaves no preparation directory.
+	serve
+	project "$(greet_spec)"
+	before=$(find /tmp -maxdepth 1 -name 'jig-prepare-*' | sort)
+	set +e
+	(cd "$T/p" && JIG_FAULT_FAIL="prepared record" "$JIG" review --yes) >"$T/review.out" 2>"$T/review.err"
+	rc=$?
+	set -e
+	cat "$T/review.err"
+	[ "$rc" -eq 1 ] || fail "exit $rc, expected 1"
+	grep -q 'store/prepared/.*: not written (fault point "prepared record")' "$T/review.err" || fail "not the record's error"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "something was admitted"
+	after=$(find /tmp -maxdepth 1 -name 'jig-prepare-*' | sort)
+	[ "$after" = "$before" ] || fail "a preparation directory was left: $after"
+}
 case_lock_refused_before_fetch() {
 	# R-E02: sources and integrities are checked before the first fetch.
 	serve

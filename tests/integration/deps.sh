@@ -143,6 +143,23 @@ case_resolution_warns() {
 	grep -q "^jig: flow uses: resolving its dependencies" "$T/err" || fail "not refused at resolution"
 	[ ! -e "$T/p/.jig/admission.json" ] || fail "something was admitted"
 }
+case_prepare_dir_removed() {
+	# Issue 32: the preparation's /tmp/jig-prepare-* directory, made but
+	# then not opened (the test build's JIG_FAULT_FAIL, host/util/fault.h),
+	# is removed all the same.
+	project
+	set +e
+	(cd "$T/p" && runuser -u "$USER_NAME" -- env XDG_CONFIG_HOME="$T/config" JIG_FAULT_FAIL="prepare open" \
+		"$JIG_TEST_PREFIX/bin/jig" review --yes) >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+	cat "$T/err"
+	[ "$rc" -eq 1 ] || fail "exit $rc, expected 1"
+	dir=$(sed -n 's|^jig: \(/tmp/jig-prepare-[A-Za-z0-9]*\): .*|\1|p' "$T/err")
+	[ -n "$dir" ] || fail "the error does not name the directory"
+	[ ! -e "$dir" ] || fail "$dir was left"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "something was admitted"
+}
 case_refuse_lock_entries() {
 	for change in \
 		'.packages["left-pad"][0] = "left-pad@github:a/b#c"@@is not a registry version' \
