@@ -19,22 +19,32 @@
 #include "util/json.h"
 #include "util/text.h"
 
+/* The record's facts around its termination t (taken, even on failure). */
+static json_t *record_of(const struct jig_record_facts *f, json_t *t)
+{
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:o,s:O,s:O,s:O}", "format", JIG_RECORD_FORMAT, "status", f->status,
+			 "error", f->why, "flow", f->flow, "plan_sha256", f->plan_sha256, "package_sha256", f->package_sha256,
+			 "timeout_ms", (json_int_t)f->timeout_ms, "started_ms", (json_int_t)f->started_ms, "termination", t,
+			 "inputs", f->inputs, "outputs", f->outputs, "logs", f->logs);
+}
+
 json_t *jig_record_new(const struct jig_record_facts *f, const struct jig_scope_result *res)
 {
-	json_t *rec = json_pack(
-		"{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:{s:s,s:i,s:i,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I},s:O,s:O,s:O}",
-		"format", JIG_RECORD_FORMAT, "status", f->status, "error", f->why, "flow", f->flow, "plan_sha256",
-		f->plan_sha256, "package_sha256", f->package_sha256, "timeout_ms", (json_int_t)f->timeout_ms, "started_ms",
-		(json_int_t)f->started_ms, "termination", "outcome", jig_scope_outcome_name(res->outcome), "exit_status",
-		res->exit_status, "signal", res->signal, "core_dumped", res->core_dumped != 0, "fenced", res->fenced != 0,
-		"cleanup_confirmed", res->cleanup_confirmed != 0, "oom_kills", (json_int_t)res->oom_kills, "pids_max_hits",
-		(json_int_t)res->pids_max_hits, "memory_peak_bytes", (json_int_t)res->memory_peak_bytes, "cpu_usec",
-		(json_int_t)res->cpu_usec, "wall_ms", (json_int_t)res->wall_ms, "inputs", f->inputs, "outputs", f->outputs,
-		"logs", f->logs);
+	json_t *t = json_pack("{s:s,s:i,s:i,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I}", "outcome", jig_scope_outcome_name(res->outcome),
+			      "exit_status", res->exit_status, "signal", res->signal, "core_dumped", res->core_dumped != 0, "fenced",
+			      res->fenced != 0, "cleanup_confirmed", res->cleanup_confirmed != 0, "oom_kills", (json_int_t)res->oom_kills,
+			      "pids_max_hits", (json_int_t)res->pids_max_hits, "memory_peak_bytes", (json_int_t)res->memory_peak_bytes,
+			      "cpu_usec", (json_int_t)res->cpu_usec, "wall_ms", (json_int_t)res->wall_ms);
 	/* ABI 1.4: the launcher's report that the payload started (null: the
 	 * module does not say). */
-	json_object_set_new(json_object_get(rec, "termination"), "payload_started", jig_scope_payload_started_json(res));
-	return rec;
+	json_object_set_new(t, "payload_started", jig_scope_payload_started_json(res));
+	return record_of(f, t);
+}
+
+json_t *jig_record_lost(const struct jig_record_facts *f, int sig)
+{
+	return record_of(f, json_pack("{s:s,s:i,s:i,s:b,s:b,s:b}", "outcome", "coordinator_lost", "exit_status", 0, "signal", sig,
+				      "core_dumped", 0, "fenced", 1, "cleanup_confirmed", 1));
 }
 
 #define RECORD_FLAGS (JSON_INDENT(2) | JSON_SORT_KEYS)

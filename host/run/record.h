@@ -23,6 +23,10 @@ struct jig_record_facts {
 
 /* The record of a Run whose scope ended with res. */
 json_t *jig_record_new(const struct jig_record_facts *f, const struct jig_scope_result *res);
+/* The record of a Run whose coordinator was lost to signal sig after its
+ * scope was fenced (confirmed): termination "coordinator_lost", nothing
+ * of the scope's own end known (run/recovery.h). */
+json_t *jig_record_lost(const struct jig_record_facts *f, int sig);
 /* The record's text as published (two-space indent, sorted keys), at
  * most cap bytes. A record over cap is cut to fit, in this order until it
  * does: every log line, every effect's evidence but its kind, route and

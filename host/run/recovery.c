@@ -74,14 +74,27 @@ static json_t *record(json_t *b, json_t *ck, const char *run, pid_t lost, int si
 	char why[300];
 	snprintf(why, sizeof(why), "the coordinator (pid %d) was lost (signal %d); its scope was fenced (confirmed) and a recovery-only coordinator published %s",
 		 (int)lost, sig, json_integer_value(json_object_get(ck, "save")) ? "the last accepted checkpoint" : "this record (no checkpoint had been accepted)");
-	return json_pack("{s:s,s:s,s:s,s:O,s:O,s:O,s:O,s:O,s:{s:s,s:i,s:i,s:b,s:b,s:b},s:[],s:[],s:[],s:[],s:O,s:{s:s,s:O,s:O,s:O,s:i,s:i}}",
-			 "format", JIG_RECORD_FORMAT, "status", "interrupted", "error", why, "flow", json_object_get(b, "flow"),
-			 "plan_sha256", json_object_get(b, "plan_sha256"), "package_sha256", json_object_get(b, "package_sha256"),
-			 "timeout_ms", json_object_get(b, "timeout_ms"), "started_ms", json_object_get(b, "epoch_ms"), "termination",
-			 "outcome", "coordinator_lost", "exit_status", 0, "signal", sig, "core_dumped", 0, "fenced", 1,
-			 "cleanup_confirmed", 1, "inputs", "outputs", "logs", "effects", "checkpoint", ck, "recovery", "run", run,
-			 "epoch_ms", json_object_get(b, "epoch_ms"), "project_dev", json_object_get(b, "dev"), "project_ino",
-			 json_object_get(b, "ino"), "coordinator_pid", (int)lost, "signal", sig);
+	struct jig_record_facts f = {.status = "interrupted", .why = why, .flow = json_string_value(json_object_get(b, "flow")),
+				     .plan_sha256 = json_string_value(json_object_get(b, "plan_sha256")),
+				     .package_sha256 = json_string_value(json_object_get(b, "package_sha256")),
+				     .timeout_ms = (uint64_t)json_integer_value(json_object_get(b, "timeout_ms")),
+				     .started_ms = json_integer_value(json_object_get(b, "epoch_ms")),
+				     .inputs = json_array(), .outputs = json_array(), .logs = json_array()};
+	bool whole = f.flow && f.plan_sha256 && f.package_sha256 && json_is_integer(json_object_get(b, "timeout_ms")) &&
+		     json_is_integer(json_object_get(b, "epoch_ms"));
+	json_t *rec = whole ? jig_record_lost(&f, sig) : NULL;
+	json_decref(f.inputs);
+	json_decref(f.outputs);
+	json_decref(f.logs);
+	if (rec && (json_object_set_new(rec, "effects", json_array()) || json_object_set(rec, "checkpoint", ck) ||
+		    json_object_set_new(rec, "recovery", json_pack("{s:s,s:O,s:O,s:O,s:i,s:i}", "run", run, "epoch_ms",
+								   json_object_get(b, "epoch_ms"), "project_dev", json_object_get(b, "dev"),
+								   "project_ino", json_object_get(b, "ino"), "coordinator_pid", (int)lost,
+								   "signal", sig)))) {
+		json_decref(rec);
+		rec = NULL;
+	}
+	return rec;
 }
 
 /* The recovery-only coordinator itself: exit 0 published, 1 not; why on wfd. */

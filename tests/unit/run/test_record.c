@@ -238,10 +238,39 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
+/* The recovery-only coordinator's record (run/recovery.c) comes from the
+ * one writer: the same facts, its termination "coordinator_lost" with only
+ * what is known of it (issue 32; R-O03: interrupted, apart from completed). */
+static void record_lost(void **state)
+{
+	(void)state;
+	json_t *in = json_array(), *out = json_array(), *logs = json_array();
+	struct jig_record_facts f = {.status = "interrupted", .why = "lost", .flow = "saver", .plan_sha256 = "aa",
+				     .package_sha256 = "bb", .timeout_ms = 30000, .started_ms = 1764900000123,
+				     .inputs = in, .outputs = out, .logs = logs};
+	json_t *rec = jig_record_lost(&f, 9);
+	assert_non_null(rec);
+	bool cut;
+	char *txt = jig_record_text(rec, JIG_RECORD_MAX_BYTES, &cut);
+	assert_non_null(txt);
+	assert_false(cut);
+	assert_string_equal(txt, "{\n  \"error\": \"lost\",\n  \"flow\": \"saver\",\n  \"format\": \"jig-run-record/1\",\n"
+				 "  \"inputs\": [],\n  \"logs\": [],\n  \"outputs\": [],\n  \"package_sha256\": \"bb\",\n"
+				 "  \"plan_sha256\": \"aa\",\n  \"started_ms\": 1764900000123,\n  \"status\": \"interrupted\",\n"
+				 "  \"termination\": {\n    \"cleanup_confirmed\": true,\n    \"core_dumped\": false,\n"
+				 "    \"exit_status\": 0,\n    \"fenced\": true,\n    \"outcome\": \"coordinator_lost\",\n"
+				 "    \"signal\": 9\n  },\n  \"timeout_ms\": 30000\n}");
+	free(txt);
+	json_decref(rec);
+	json_decref(in);
+	json_decref(out);
+	json_decref(logs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(good_packet), cmocka_unit_test(refused_records),
 					   cmocka_unit_test(printed_inert), cmocka_unit_test(record_at_and_over_cap),
-					   cmocka_unit_test(record_over_reader_cap)};
+					   cmocka_unit_test(record_over_reader_cap), cmocka_unit_test(record_lost)};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
