@@ -116,6 +116,19 @@ case_checkpoint_cancelled() {
 	grep -q "saved 2 $(rec checkpoint.sha256)" "$T/pkt/record.json" || fail "the Flow was told another digest"
 	no_leftovers
 }
+case_cancelled_without_pidfd() {
+	# R-L05 (issue 32): with pidfd_open failing (JIG_FAULT_FAIL) the outer
+	# command still relays SIGTERM and reaps the coordinator: cancelled,
+	# the accepted save published whole, nothing left.
+	project "$CK"
+	start saver twice-then-sleep JIG_FAULT_FAIL=pidfd_open
+	coordinator; wait_saves 2
+	kill -TERM "$outer"
+	finish
+	[ "$rc" -eq 1 ] || fail "exit $rc"
+	status cancelled; saved 2; whole
+	no_leftovers
+}
 case_checkpoint_outcomes() {
 	# Completion is distinct from interrupted progress; a failed Run after one
 	# save publishes it; a Flow that does not declare checkpoint cannot save.
