@@ -70,9 +70,7 @@ static int show(const struct jig_snapshot *s, const char *packet, int json, bool
 	if (!r)
 		r = jig_record_verify_files(pfd, rec, e);
 	if (r) {
-		char msg[sizeof(e->msg)];
-		snprintf(msg, sizeof(msg), "%s", e->msg);
-		jig_err(e, JIG_E_INTEGRITY, "%s: %s", packet, msg);
+		jig_err_prefix(e, JIG_E_INTEGRITY, "%s: ", packet);
 		jig_cli_fail(json, e);
 		json_decref(rec);
 		return e->code;

@@ -133,7 +133,6 @@ int main(int argc, char **argv)
 		return jig_cmd_review(argc - 2, argv + 2);
 	if (strcmp(cmd, "scope") == 0)
 		return jig_cmd_scope(argc - 2, argv + 2, in_transient_scope);
-	fprintf(stderr, "jig: unknown command \"%s%s%s\"; see 'jig help'\n", cmd, argc >= 3 ? " " : "",
-		argc >= 3 ? argv[2] : "");
-	return 2;
+	return jig_cli_usage(argc, argv, "unknown command \"%s%s%s\"; see 'jig help'", cmd, argc >= 3 ? " " : "",
+			     argc >= 3 ? argv[2] : "");
 }

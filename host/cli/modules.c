@@ -87,7 +87,8 @@ int jig_cmd_modules_verify(int json, const char *verification)
 		json_decref(mods);
 		json_decref(files_err);
 		jig_snapshot_close(&s);
-		fprintf(stderr, "jig: out of memory\n");
+		jig_err(&e, JIG_E_INTERNAL, "out of memory");
+		jig_cli_fail(json, &e);
 		return JIG_E_INTERNAL;
 	}
 	for (size_t i = 0; i < s.m.nmodules; i++) {

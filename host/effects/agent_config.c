@@ -380,11 +380,8 @@ int jig_agent_provider_get(const char *id, bool secret, struct jig_agent_provide
 	struct stat st;
 	int r = dfd < 0 ? jig_err(e, JIG_E_USAGE, "%s: %s", dir, strerror(errno))
 			: jig_read_file_at(dfd, "agents.json", CONFIG_MAX, what, &buf, &len, &st, e);
-	if (r) {
-		char m[sizeof(e->msg)];
-		memcpy(m, e->msg, sizeof(m));
-		return jig_err(e, JIG_E_USAGE, "agent provider \"%s\": operator configuration %s", id, m);
-	}
+	if (r)
+		return jig_err_prefix(e, JIG_E_USAGE, "agent provider \"%s\": operator configuration ", id);
 	json_t *doc = NULL, *providers;
 	const char *format;
 	static const char *const keys[] = {"format", "providers", NULL};
@@ -406,11 +403,7 @@ int jig_agent_provider_get(const char *id, bool secret, struct jig_agent_provide
 	json_decref(doc); /* jansson's copy of an inline credential is freed, not wiped */
 	if (r)
 		jig_agent_provider_free(p);
-	if (r && e->code == JIG_E_INTEGRITY) { /* the JSON readers' code: here it is the operator's input */
-		e->code = JIG_E_USAGE;
-		r = -JIG_E_USAGE;
-	}
-	return r;
+	return jig_json_usage(r, e); /* the operator's input */
 }
 
 void jig_agent_provider_free(struct jig_agent_provider *p)

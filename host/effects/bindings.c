@@ -33,11 +33,8 @@ int jig_http_binding_get(const char *flow, const char *route, const char *url, s
 	jig_autofree char *buf = NULL;
 	size_t len;
 	int r = jig_read_file_at(dfd, "http.json", CONFIG_MAX, what, &buf, &len, &st, e);
-	if (r) {
-		char m[sizeof(e->msg)];
-		memcpy(m, e->msg, sizeof(m));
-		return jig_err(e, JIG_E_USAGE, "operator configuration %s", m);
-	}
+	if (r)
+		return jig_err_prefix(e, JIG_E_USAGE, "operator configuration ");
 	if (st.st_uid != geteuid() || (st.st_mode & 077))
 		return jig_err(e, JIG_E_USAGE, "operator configuration %s must be yours and mode 0600 (it holds credentials); refused", what);
 	json_t *doc = NULL, *bindings = NULL, *hit = NULL;

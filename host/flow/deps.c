@@ -754,11 +754,8 @@ static int check(int pkgfd, const char *flow, bool unlocked_ok, struct jig_deps 
 	if (!r && !(r = check_root(m, what, &d->declared, e)) && d->declared && !(r = check_patches(pkgfd, m, d, e)) &&
 	    !(unlocked_ok && faccessat(pkgfd, JIG_DEPS_LOCK, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
 		d->locked = (r = check_lock(pkgfd, m, d, e)) == 0 && (r = check_patch_targets(d, e)) == 0;
-	if (r && strncmp(e->msg, "flow ", 5) != 0) {
-		char msg[sizeof(e->msg)];
-		snprintf(msg, sizeof(msg), "%s", e->msg);
-		r = refuse(e, "flow %s: %.900s", flow, msg);
-	}
+	if (r && strncmp(e->msg, "flow ", 5) != 0)
+		r = jig_err_prefix(e, JIG_E_USAGE, "flow %s: ", flow);
 	json_decref(m);
 	if (r)
 		jig_deps_free(d);

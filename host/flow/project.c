@@ -21,14 +21,10 @@
 #define META_MAX_BYTES (64 * 1024)
 #define MAX_DEPTH 32
 
-/* The JSON helpers speak of integrity; bad project input is usage. */
+/* Bad project input is usage (util/json.h). */
 static int usage(int r, struct jig_error *e)
 {
-	if (r && e && e->code == JIG_E_INTEGRITY) {
-		e->code = JIG_E_USAGE;
-		return -JIG_E_USAGE;
-	}
-	return r;
+	return jig_json_usage(r, e);
 }
 
 int jig_valid_name(const char *s)

@@ -209,9 +209,9 @@ static int check_resource(int pkgfd, const struct jig_flow *f, const char *res, 
 static int check_front(int pkgfd, struct jig_flow *f, json_t *fm, const char *what, struct jig_error *e)
 {
 	static const char *const keys[] = {"name", "inputs", "outputs", "agent", "allowed-tools", "resources", NULL};
-	int r = jig_json_only_keys(fm, keys, what, e);
+	int r = jig_json_usage(jig_json_only_keys(fm, keys, what, e), e);
 	if (r)
-		return r < 0 && e->code == JIG_E_INTEGRITY ? (e->code = JIG_E_USAGE, -JIG_E_USAGE) : r;
+		return r;
 	const char *name = json_string_value(json_object_get(fm, "name")), *agent = json_string_value(json_object_get(fm, "agent"));
 	json_t *in = json_object_get(fm, "inputs"), *out = json_object_get(fm, "outputs"), *res = json_object_get(fm, "resources");
 	json_t *tools = json_object_get(fm, "allowed-tools");
@@ -256,7 +256,7 @@ int jig_recipe_check(int pkgfd, struct jig_flow *f, const char *what, struct jig
 	if (r)
 		return r;
 	if ((r = jig_read_file_at(pkgfd, f->entry, JIG_RECIPE_MAX_BYTES, w, &buf, &len, &st, e)))
-		return r < 0 && e->code == JIG_E_INTEGRITY ? (e->code = JIG_E_USAGE, -JIG_E_USAGE) : r;
+		return jig_json_usage(r, e);
 	json_t *fm = NULL;
 	size_t body;
 	if ((r = jig_recipe_front_matter(buf, len, w, &fm, &body, e)))

@@ -429,13 +429,8 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsign
 	memset(p, 0, sizeof(*p));
 	json_t *root = NULL;
 	int r = jig_json_parse_object(buf, len, "scope policy", &root, e);
-	if (r) {
-		if (e && e->code == JIG_E_INTEGRITY) {
-			e->code = JIG_E_USAGE;
-			r = -JIG_E_USAGE;
-		}
-		return r;
-	}
+	if (r)
+		return jig_json_usage(r, e);
 	static const char *const keys[] = {"format", "scope", "binds", "tmpfs", "symlinks", "env",
 					   "descriptors", "cwd", "network", "limits", NULL};
 	const char *format, *scope, *cwd, *net;
@@ -495,15 +490,9 @@ out:
 	json_decref(env);
 	json_decref(fds);
 	json_decref(root);
-	if (r) {
+	if (r)
 		jig_scope_policy_free(p);
-		/* The JSON helpers speak of integrity; bad policy input is usage. */
-		if (e && e->code == JIG_E_INTEGRITY) {
-			e->code = JIG_E_USAGE;
-			r = -JIG_E_USAGE;
-		}
-	}
-	return r;
+	return jig_json_usage(r, e); /* bad policy input is usage */
 }
 
 int jig_scope_policy_load(const char *path, const char *home, unsigned flags, struct jig_scope_policy *p,

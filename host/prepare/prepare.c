@@ -69,9 +69,7 @@ static int read_registry(char *out, size_t cap, struct jig_error *e)
 	if ((r = jig_json_parse_object(buf, len, what, &doc, e)) || (r = jig_json_only_keys(doc, keys, what, e)) ||
 	    (r = jig_json_get_string(doc, "format", what, &format, e)) ||
 	    (r = jig_json_get_string(doc, "registry", what, &registry, e))) {
-		char m[sizeof(e->msg)];
-		memcpy(m, e->msg, sizeof(m));
-		r = jig_err(e, JIG_E_USAGE, "%s", m); /* the operator's input, whatever the parser's code */
+		r = jig_err(e, JIG_E_USAGE, "%s", e->msg); /* the operator's input, whatever the parser's code */
 		goto out;
 	}
 	if (strcmp(format, JIG_NPM_CONFIG_FORMAT) != 0)
@@ -474,11 +472,8 @@ static int resolve(struct one *o, int src, struct jig_error *e)
 	if (r)
 		return r;
 	jig_deps_strip_trailing_commas(buf, &len);
-	if ((r = jig_json_parse_object(buf, len, what, &lock, e))) {
-		char m[sizeof(e->msg)];
-		memcpy(m, e->msg, sizeof(m));
-		return jig_err(e, JIG_E_USAGE, "%s; not admitted", m);
-	}
+	if ((r = jig_json_parse_object(buf, len, what, &lock, e)))
+		return jig_err(e, JIG_E_USAGE, "%s; not admitted", e->msg);
 	size_t rl = strlen(o->ph->registry);
 	const char *sep = rl && o->ph->registry[rl - 1] == '/' ? "" : "/";
 	const char *k;

@@ -177,9 +177,7 @@ int jig_record_verify_files(int pfd, json_t *rec, struct jig_error *e)
 	jig_remove_tree(AT_FDCWD, tmpl);
 	if (r) {
 		json_decref(seen);
-		char msg[sizeof(e->msg)];
-		snprintf(msg, sizeof(msg), "%s", e->msg);
-		return jig_err(e, JIG_E_INTEGRITY, "packet: %s", msg);
+		return jig_err_prefix(e, JIG_E_INTEGRITY, "packet: ");
 	}
 	if (json_array_size(seen) != json_array_size(outputs))
 		r = jig_err(e, JIG_E_INTEGRITY, "packet: files/ holds %zu files, the record lists %zu", json_array_size(seen),

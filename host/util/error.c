@@ -22,3 +22,15 @@ int jig_err(struct jig_error *e, int code, const char *fmt, ...)
 	}
 	return -code;
 }
+
+int jig_err_prefix(struct jig_error *e, int code, const char *fmt, ...)
+{
+	if (!e)
+		return -code;
+	char prefix[sizeof(e->msg)];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	return jig_err(e, code, "%s%s", prefix, e->msg);
+}

@@ -17,8 +17,14 @@ struct jig_error {
 	char msg[768];
 };
 
-/* Sets *e (if non-NULL) and returns -code. */
+/* Sets *e (if non-NULL) and returns -code. The arguments may include
+ * e->msg itself: the text is formatted apart first. */
 int jig_err(struct jig_error *e, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Puts the formatted text before e's message and sets its code: one error
+ * told again in its caller's words ("flow x: " + what its check said).
+ * Returns -code. */
+int jig_err_prefix(struct jig_error *e, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 #endif

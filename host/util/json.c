@@ -107,3 +107,12 @@ void jig_json_print(FILE *f, json_t *v)
 	fputc('\n', f);
 	free(txt);
 }
+
+int jig_json_usage(int r, struct jig_error *e)
+{
+	if (r < 0 && e && e->code == JIG_E_INTEGRITY) {
+		e->code = JIG_E_USAGE;
+		return -JIG_E_USAGE;
+	}
+	return r;
+}

@@ -26,6 +26,11 @@ int jig_json_get_uint(json_t *obj, const char *key, const char *what, uint64_t m
 int jig_json_get_array(json_t *obj, const char *key, const char *what, size_t max, json_t **out,
 		       struct jig_error *e);
 
+/* The readers above (and util/fileio.h's) refuse with JIG_E_INTEGRITY,
+ * right for jig's own files; where the bytes are a project's or the
+ * operator's input, the refusal is usage: returns r, that code turned
+ * into JIG_E_USAGE. */
+int jig_json_usage(int r, struct jig_error *e);
 /* Prints v as indented JSON with sorted keys for a terminal or a pipe:
  * exact (every string round-trips), and pure ASCII with DEL escaped too, so
  * no string inside can put a control byte on the operator's terminal. */

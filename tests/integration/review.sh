@@ -401,7 +401,8 @@ case_json_failures_are_jig_error() {
 	fresh
 	for args in "review --bogus --json" "run --json" "run f --output x --input bad --json" "inspect --json" \
 		"inspect --bogus --json" "scope plan --json" "scope run /nonexistent --json" "modules list --yaml --json" \
-		"host check --bogus --json" "run f --output $T/o --project $T/nope --json"; do
+		"host check --bogus --json" "run f --output $T/o --project $T/nope --json" "bogus --json" "modules --json" \
+		"modules bogus --json" "host --json" "scope --json"; do
 		set +e
 		# shellcheck disable=SC2086
 		(cd "$T/p" && jig $args) >"$T/out" 2>"$T/err"
