@@ -116,13 +116,8 @@ int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *
 		jig_lease_remove_run_dir(run_dir);
 		return -e->code;
 	}
-	sigset_t stop, saved;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
-	sigprocmask(SIG_BLOCK, &stop, &saved);
-	int sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+	sigset_t saved;
+	int sfd = jig_sandbox_interrupt_open(&saved); /* the stop signals, blocked */
 	pid_t parent = getpid();
 	fflush(NULL);
 	pid_t c = sfd < 0 ? -1 : fork();
@@ -144,9 +139,7 @@ int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *
 		_exit(code);
 	}
 	int status = c < 0 ? 0 : supervise(c, sfd);
-	if (sfd >= 0)
-		close(sfd);
-	sigprocmask(SIG_SETMASK, &saved, NULL);
+	jig_sandbox_interrupt_close(sfd, &saved);
 	if (c < 0) {
 		jig_lease_remove_run_dir(run_dir);
 		jig_lease_close(&lease);
