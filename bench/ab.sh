@@ -22,7 +22,7 @@ for side in a b; do
 	printf '%s\n' 'export default (jig) => jig.write("hello.txt", "hello world");' >"$T/p$side/hello/main.js"
 	(cd "$T/p$side" && "$T/$side/bin/jig" review --yes >/dev/null)
 done
-run() { echo "cd $T/p$1 && rm -rf $T/out$1 && $T/$1/bin/jig run hello --output $T/out$1 >/dev/null"; }
+run() { echo "cd $T/p$1 && { chmod -R u+w $T/out$1 2>/dev/null; rm -rf $T/out$1; } && $T/$1/bin/jig run hello --output $T/out$1 >/dev/null 2>&1"; }
 scope() { echo "$T/$1/bin/jig scope run $T/p.json -- /bin/true"; }
 review() { echo "cd $T/p$1 && $T/$1/bin/jig review --yes >/dev/null"; }
 for what in scope run review; do
