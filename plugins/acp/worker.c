@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <jig/acp.h>
+#include <jig/buf.h>
 
 #include "client.h"
 #include "history.h"
@@ -39,29 +40,6 @@
 #define OUT_MAX (2 * JIG_ACP_REQUEST_MAX) /* bytes waiting for the client's stdin */
 #define READ_BUDGET (1u << 20)            /* bytes read per wakeup, so deadlines are seen */
 #define SHOWN_MAX 200                     /* characters of a client's string in the result */
-
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
-static int buf_add(struct buf *b, const void *d, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t c = b->cap ? b->cap : 4096;
-		while (c < b->len + n + 1)
-			c *= 2;
-		char *q = realloc(b->p, c);
-		if (!q)
-			return -1;
-		b->p = q;
-		b->cap = c;
-	}
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
 
 enum outcome { OUT_NONE, OUT_ANSWER, OUT_REFUSED, OUT_FAILED, OUT_TIMEOUT, OUT_WITHHELD };
 static const char *const outcome_names[] = {"", "answer", "refused", "failed", "timeout", "withheld"};
@@ -81,9 +59,9 @@ struct turn {
 	struct jig_acp_client c;
 	bool started;      /* a client process existed: the result has "exit" */
 	bool eof, drained; /* the client's stdout: closed; empty at the last read */
-	struct buf out;    /* bytes for the client's stdin, from out_off */
+	struct jig_buf out;    /* bytes for the client's stdin, from out_off */
 	size_t out_off;
-	struct buf line;   /* the client's line so far */
+	struct jig_buf line;   /* the client's line so far */
 	bool discarding;   /* inside an over-long line: dropped up to its newline */
 	enum step step;    /* the response the turn waits for */
 	enum outcome outcome; /* set once: the turn has ended */
@@ -98,7 +76,7 @@ struct turn {
 	json_t *agent;
 	json_t *history;	  /* the session's collected history, for the result */
 	char history_error[640]; /* why it was not collected */
-	struct buf text;
+	struct jig_buf text;
 	struct counts n;
 };
 
@@ -197,7 +175,7 @@ static void queue(struct turn *t, json_t *msg)
 			t->out_off = 0;
 		}
 		size_t n = strlen(s);
-		if (t->out.len + n + 1 > OUT_MAX || buf_add(&t->out, s, n) < 0 || buf_add(&t->out, "\n", 1) < 0)
+		if (t->out.len + n + 1 > OUT_MAX || jig_buf_add(&t->out, s, n) < 0 || jig_buf_add(&t->out, "\n", 1) < 0)
 			end(t, OUT_FAILED, "the client does not read its input (over %u bytes waiting)", OUT_MAX);
 		else
 			flush(t);
@@ -269,7 +247,7 @@ static void update(struct turn *t, json_t *params)
 		end(t, OUT_FAILED, "the agent's text is over %lld bytes", (long long)t->rq->limits.max_transcript_bytes);
 		return;
 	}
-	if (buf_add(&t->text, json_string_value(text), n) < 0) {
+	if (jig_buf_add(&t->text, json_string_value(text), n) < 0) {
 		end(t, OUT_FAILED, "out of memory");
 		return;
 	}
@@ -509,7 +487,7 @@ static void take(struct turn *t, const char *d, size_t n)
 			end(t, OUT_FAILED, "the client sent a line over %zu bytes", max);
 			t->discarding = true; /* counted, as one skipped line, at its newline */
 			t->line.len = 0;
-		} else if (!t->discarding && buf_add(&t->line, d, k) < 0) {
+		} else if (!t->discarding && jig_buf_add(&t->line, d, k) < 0) {
 			end(t, OUT_FAILED, "out of memory");
 			t->discarding = true;
 		}
