@@ -32,6 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jig/buf.h>
+#include <jig/curl_harden.h>
+
 #include "prepare/tarball.h"
 
 #define REQUEST_MAX (2u << 20)
@@ -60,48 +63,27 @@ static int finish(const char *outcome, const char *fmt, ...)
 	return 0;
 }
 
-struct buf {
-	char *p;
-	size_t len, cap, limit;
-};
-
+/* libcurl's write callback: returning short ends the transfer. */
 static size_t on_body(char *d, size_t size, size_t n, void *u)
 {
-	struct buf *b = u;
-	size_t k = size * n;
-	if (b->len + k > b->limit)
-		return 0;
-	if (b->len + k > b->cap) {
-		size_t c = b->cap ? b->cap : 65536;
-		while (c < b->len + k)
-			c *= 2;
-		char *q = realloc(b->p, c);
-		if (!q)
-			return 0;
-		b->p = q;
-		b->cap = c;
-	}
-	memcpy(b->p + b->len, d, k);
-	b->len += k;
-	return k;
+	return jig_buf_add(u, d, size * n) == 0 ? size * n : 0;
 }
 
 static char *read_fd(int fd, size_t max, size_t *len)
 {
-	struct buf b = {.limit = max};
+	struct jig_buf b = {.limit = max};
 	char chunk[8192];
 	ssize_t n;
 	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || on_body(chunk, 1, (size_t)n, &b) != (size_t)n) {
+		if (n < 0 || jig_buf_add(&b, chunk, (size_t)n) < 0) {
 			free(b.p);
 			return NULL;
 		}
 	}
-	on_body("", 1, 1, &b);
-	*len = b.len ? b.len - 1 : 0;
-	return b.p;
+	*len = b.len;
+	return b.p ? b.p : calloc(1, 1);
 }
 
 static long ms_left(const struct timespec *deadline)
@@ -121,7 +103,7 @@ static void tarball_path(char *out, size_t cap, const char *name, const char *ve
 }
 
 /* One tarball: fetched whole into b (at most JIG_TARBALL_MAX), 200 only. */
-static int fetch(CURL *c, const char *url, struct buf *b, long timeout_ms, char *why, size_t cap)
+static int fetch(CURL *c, const char *url, struct jig_buf *b, long timeout_ms, char *why, size_t cap)
 {
 	b->len = 0;
 	b->limit = JIG_TARBALL_MAX;
@@ -133,15 +115,11 @@ static int fetch(CURL *c, const char *url, struct buf *b, long timeout_ms, char 
 			rc = curl_easy_setopt(c, opt, val);     \
 	} while (0)
 	SET(CURLOPT_URL, url);
-	SET(CURLOPT_PROTOCOLS_STR, http ? "http" : "https");
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-	SET(CURLOPT_PROXY, "");
-	SET(CURLOPT_NOPROXY, "*");
-	SET(CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
-	SET(CURLOPT_HSTS_CTRL, 0L);
-	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_SSL_VERIFYPEER, 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, 2L);
+	const char *name = ""; /* the SDK's one set: no redirect is followed */
+	if (rc == CURLE_OK && (rc = jig_curl_harden(c, http, &name)) != CURLE_OK) {
+		snprintf(why, cap, "this libcurl refuses %s (%s)", name, curl_easy_strerror(rc));
+		return -1;
+	}
 	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
 	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)JIG_TARBALL_MAX);
 	SET(CURLOPT_USERAGENT, "jig-prepare/1");
@@ -260,7 +238,7 @@ static json_t *fetch_all(json_t *pkgs, const char *registry, const char *dir, co
 	}
 	CURL *c = curl_easy_init();
 	struct jig_tarball_budget budget = {.files = JIG_PREPARED_FILES_MAX, .bytes = JIG_PREPARED_BYTES_MAX};
-	struct buf b = {0};
+	struct jig_buf b = {0};
 	json_t *index = json_object();
 	size_t i;
 	json_t *p;

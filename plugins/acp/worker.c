@@ -13,11 +13,13 @@
  * poll loop under the deadline; then the exit sequence (stdin closed,
  * SIGTERM, SIGKILL to the client's group, exit_grace_ms apart) while what
  * the client still sends is counted and dropped. The exit status is 0
- * whenever a result was written. */
+ * whenever a result was written.
+ *
+ * This file holds the protocol's steps; the transport to the client's
+ * stdio (its queue, framing and poll) is transport.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -30,93 +32,34 @@
 #include <unistd.h>
 
 #include <jig/acp.h>
+#include <jig/buf.h>
 
 #include "client.h"
 #include "history.h"
 #include "message.h"
 #include "request.h"
+#include "turn.h"
 
-#define OUT_MAX (2 * JIG_ACP_REQUEST_MAX) /* bytes waiting for the client's stdin */
-#define READ_BUDGET (1u << 20)            /* bytes read per wakeup, so deadlines are seen */
-#define SHOWN_MAX 200                     /* characters of a client's string in the result */
+#define SHOWN_MAX 200 /* characters of a client's string in the result */
 
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
-static int buf_add(struct buf *b, const void *d, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t c = b->cap ? b->cap : 4096;
-		while (c < b->len + n + 1)
-			c *= 2;
-		char *q = realloc(b->p, c);
-		if (!q)
-			return -1;
-		b->p = q;
-		b->cap = c;
-	}
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
-enum outcome { OUT_NONE, OUT_ANSWER, OUT_REFUSED, OUT_FAILED, OUT_TIMEOUT, OUT_WITHHELD };
 static const char *const outcome_names[] = {"", "answer", "refused", "failed", "timeout", "withheld"};
 
-/* The worker's requests; each step's JSON-RPC id is its number. */
-enum step { STEP_INITIALIZE, STEP_AUTH, STEP_SESSION, STEP_LOAD, STEP_MODEL, STEP_PROMPT, STEP_DONE };
 static const char *const step_methods[] = {"initialize", "authenticate", "session/new", "session/load", "session/set_model",
 					   "session/prompt", "nothing"};
 
-struct counts {
-	json_int_t lines, skipped_lines, messages, updates, late_updates, requests_refused, permissions_refused,
-		transcript_bytes, bytes_in, bytes_out;
-};
-
-struct turn {
-	const struct jig_acp_request *rq;
-	struct jig_acp_client c;
-	bool started;      /* a client process existed: the result has "exit" */
-	bool eof, drained; /* the client's stdout: closed; empty at the last read */
-	struct buf out;    /* bytes for the client's stdin, from out_off */
-	size_t out_off;
-	struct buf line;   /* the client's line so far */
-	bool discarding;   /* inside an over-long line: dropped up to its newline */
-	enum step step;    /* the response the turn waits for */
-	enum outcome outcome; /* set once: the turn has ended */
-	char error[640];
-	bool ended_early; /* the client went before the prompt response; error after reaping */
-	bool cancelled;   /* session/cancel was sent at the deadline */
-	int64_t t0, deadline, cancel_at, ended_at;
-	int64_t input_gone_at; /* it closed its input: a failure then, unless it exits first */
-	int64_t sent_at[STEP_DONE], took[STEP_DONE];
-	char *session;
-	char *stop_reason;
-	json_t *agent;
-	json_t *history;	  /* the session's collected history, for the result */
-	char history_error[640]; /* why it was not collected */
-	struct buf text;
-	struct counts n;
-};
-
-static int64_t now_ms(void)
+int64_t jig_acp_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Ends the turn; the first reason wins. */
-static void end(struct turn *t, enum outcome o, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void end(struct turn *t, enum outcome o, const char *fmt, ...)
+void jig_acp_end(struct turn *t, enum outcome o, const char *fmt, ...)
 {
 	if (t->outcome)
 		return;
 	t->outcome = o;
-	t->ended_at = now_ms();
+	t->ended_at = jig_acp_now_ms();
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(t->error, sizeof(t->error), fmt, ap);
@@ -151,73 +94,19 @@ static void shown(const struct turn *t, char *dst, const char *s, size_t n)
 
 /* --- to the client ---------------------------------------------------- */
 
-/* Its input closed (EPIPE, POLLERR): nothing reaches it any more. A
- * client that is exiting closes it too, and its exit says more, so the
- * turn fails for this only if it is still running a moment later. */
-#define INPUT_GONE_GRACE_MS 300
-static void input_gone(struct turn *t)
-{
-	jig_acp_client_close_input(&t->c);
-	if (!t->input_gone_at)
-		t->input_gone_at = now_ms() + INPUT_GONE_GRACE_MS;
-}
-
-static void flush(struct turn *t)
-{
-	while (t->c.in >= 0 && t->out_off < t->out.len) {
-		ssize_t n = write(t->c.in, t->out.p + t->out_off, t->out.len - t->out_off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		if (n < 0) { /* EPIPE: it closed its input; nothing reaches it any more */
-			input_gone(t);
-			break;
-		}
-		t->out_off += (size_t)n;
-		t->n.bytes_out += n;
-	}
-	t->out.len = t->out_off = 0;
-}
-
-/* Queues one message (taking the reference) and writes what the client
- * takes now; the rest waits for poll, never a blocking write. */
-static void queue(struct turn *t, json_t *msg)
-{
-	char *s = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
-	json_decref(msg);
-	if (!s) {
-		end(t, OUT_FAILED, "out of memory");
-		return;
-	}
-	if (t->c.in >= 0) {
-		if (t->out_off) {
-			memmove(t->out.p, t->out.p + t->out_off, t->out.len - t->out_off);
-			t->out.len -= t->out_off;
-			t->out_off = 0;
-		}
-		size_t n = strlen(s);
-		if (t->out.len + n + 1 > OUT_MAX || buf_add(&t->out, s, n) < 0 || buf_add(&t->out, "\n", 1) < 0)
-			end(t, OUT_FAILED, "the client does not read its input (over %u bytes waiting)", OUT_MAX);
-		else
-			flush(t);
-	}
-	free(s);
-}
-
 static void request(struct turn *t, enum step step, json_t *params)
 {
-	t->sent_at[step] = now_ms();
+	t->sent_at[step] = jig_acp_now_ms();
 	t->step = step;
-	queue(t, params ? json_pack("{s:s,s:i,s:s,s:o}", "jsonrpc", "2.0", "id", (int)step, "method",
-				    step_methods[step], "params", params)
-			: NULL);
+	jig_acp_queue(t, params ? json_pack("{s:s,s:i,s:s,s:o}", "jsonrpc", "2.0", "id", (int)step, "method",
+					    step_methods[step], "params", params)
+				: NULL);
 }
 
 /* The answer to a request of the client's (result or error: taken). */
 static void reply(struct turn *t, json_t *id, const char *kind, json_t *body)
 {
-	queue(t, body ? json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, kind, body) : NULL);
+	jig_acp_queue(t, body ? json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", id, kind, body) : NULL);
 }
 
 /* --- from the client -------------------------------------------------- */
@@ -266,11 +155,11 @@ static void update(struct turn *t, json_t *params)
 		return;
 	size_t n = json_string_length(text);
 	if (t->n.transcript_bytes + (json_int_t)n > t->rq->limits.max_transcript_bytes) {
-		end(t, OUT_FAILED, "the agent's text is over %lld bytes", (long long)t->rq->limits.max_transcript_bytes);
+		jig_acp_end(t, OUT_FAILED, "the agent's text is over %lld bytes", (long long)t->rq->limits.max_transcript_bytes);
 		return;
 	}
-	if (buf_add(&t->text, json_string_value(text), n) < 0) {
-		end(t, OUT_FAILED, "out of memory");
+	if (jig_buf_add(&t->text, json_string_value(text), n) < 0) {
+		jig_acp_end(t, OUT_FAILED, "out of memory");
 		return;
 	}
 	t->n.transcript_bytes += (json_int_t)n;
@@ -297,7 +186,7 @@ static int identity(struct turn *t, json_t *info)
 			continue;
 		shown(t, a, got, got ? json_string_length(v) : 0);
 		shown(t, b, expected[i], strlen(expected[i]));
-		end(t, OUT_REFUSED, "the client reports %s %s, reviewed %s; review again", fields[i], a, b);
+		jig_acp_end(t, OUT_REFUSED, "the client reports %s %s, reviewed %s; review again", fields[i], a, b);
 		return -1;
 	}
 	return 0;
@@ -332,14 +221,14 @@ static void initialized(struct turn *t, json_t *res)
 			snprintf(got, sizeof(got), "%lld", (long long)json_integer_value(v));
 		else
 			snprintf(got, sizeof(got), "(none)");
-		end(t, OUT_REFUSED, "the client speaks ACP protocol version %s; the worker speaks version %d", got,
+		jig_acp_end(t, OUT_REFUSED, "the client speaks ACP protocol version %s; the worker speaks version %d", got,
 		    JIG_ACP_PROTOCOL_VERSION);
 		return;
 	}
 	if (identity(t, info) < 0)
 		return;
 	if (t->rq->restore_id && !json_is_true(json_object_get(json_object_get(res, "agentCapabilities"), "loadSession"))) {
-		end(t, OUT_FAILED, "the client cannot load a retained session (no loadSession capability)");
+		jig_acp_end(t, OUT_FAILED, "the client cannot load a retained session (no loadSession capability)");
 		return;
 	}
 	if (t->rq->auth_method) /* the profile's method: the credential is in the client's environment */
@@ -357,7 +246,7 @@ static void new_session(struct turn *t)
 	if (params && t->rq->restore_id) {
 		if (!(t->session = strdup(t->rq->restore_id))) {
 			json_decref(params);
-			end(t, OUT_FAILED, "out of memory");
+			jig_acp_end(t, OUT_FAILED, "out of memory");
 			return;
 		}
 		json_object_set_new(params, "sessionId", json_string(t->session));
@@ -377,12 +266,12 @@ static void session_created(struct turn *t, json_t *res)
 {
 	json_t *sid = json_object_get(res, "sessionId");
 	if (!json_is_string(sid) || json_string_length(sid) == 0) {
-		end(t, OUT_FAILED, "the client's session/new result has no sessionId");
+		jig_acp_end(t, OUT_FAILED, "the client's session/new result has no sessionId");
 		return;
 	}
 	t->session = strdup(json_string_value(sid));
 	if (!t->session) {
-		end(t, OUT_FAILED, "out of memory");
+		jig_acp_end(t, OUT_FAILED, "out of memory");
 		return;
 	}
 	session_ready(t);
@@ -393,20 +282,20 @@ static void prompted(struct turn *t, json_t *res)
 	json_t *v = json_object_get(res, "stopReason");
 	char x[SHOWN_MAX + 8];
 	if (!json_is_string(v)) {
-		end(t, OUT_FAILED, "the client's session/prompt result has no stopReason");
+		jig_acp_end(t, OUT_FAILED, "the client's session/prompt result has no stopReason");
 		return;
 	}
 	shown(t, x, json_string_value(v), json_string_length(v));
 	t->stop_reason = strdup(x);
 	if (!jig_acp_stop_reason_known(json_string_value(v), json_string_length(v)))
-		end(t, OUT_FAILED,
+		jig_acp_end(t, OUT_FAILED,
 		    "the client's session/prompt result has an unknown stopReason %s (ACP v1: end_turn, max_tokens, "
 		    "max_turn_requests, refusal, cancelled)", x);
 	else if (t->cancelled)
-		end(t, OUT_TIMEOUT, "the deadline of %lld ms passed; the client honoured session/cancel (stopReason %s)",
+		jig_acp_end(t, OUT_TIMEOUT, "the deadline of %lld ms passed; the client honoured session/cancel (stopReason %s)",
 		    (long long)t->rq->limits.deadline_ms, x);
 	else
-		end(t, OUT_ANSWER, "%s", "");
+		jig_acp_end(t, OUT_ANSWER, "%s", "");
 }
 
 /* A response: only the one the turn waits for counts. */
@@ -419,24 +308,24 @@ static void response(struct turn *t, json_t *id, json_t *m)
 		char x[SHOWN_MAX + 8];
 		json_t *msg = json_object_get(e, "message");
 		shown(t, x, json_string_value(msg), json_string_length(msg));
-		end(t, OUT_FAILED, "the client could not read %s: error %lld: %s", step_methods[t->step],
+		jig_acp_end(t, OUT_FAILED, "the client could not read %s: error %lld: %s", step_methods[t->step],
 		    (long long)json_integer_value(json_object_get(e, "code")), x);
 		return;
 	}
 	if (t->step == STEP_DONE || !json_is_integer(id) || json_integer_value(id) != (json_int_t)t->step)
 		return;
 	enum step step = t->step;
-	t->took[step] = now_ms() - t->sent_at[step];
+	t->took[step] = jig_acp_now_ms() - t->sent_at[step];
 	t->step = step == STEP_PROMPT ? STEP_DONE : step;
 	json_t *err = json_object_get(m, "error"), *res = json_object_get(m, "result");
 	if (err) {
 		json_t *msg = json_object_get(err, "message");
 		char x[SHOWN_MAX + 8];
 		shown(t, x, json_string_value(msg), json_string_length(msg));
-		end(t, OUT_FAILED, "the client answered %s with error %lld: %s", step_methods[step],
+		jig_acp_end(t, OUT_FAILED, "the client answered %s with error %lld: %s", step_methods[step],
 		    (long long)json_integer_value(json_object_get(err, "code")), x);
 	} else if (!json_is_object(res)) {
-		end(t, OUT_FAILED, "the client's %s response has no result object", step_methods[step]);
+		jig_acp_end(t, OUT_FAILED, "the client's %s response has no result object", step_methods[step]);
 	} else if (step == STEP_INITIALIZE) {
 		initialized(t, res);
 	} else if (step == STEP_AUTH) {
@@ -468,13 +357,13 @@ static void message(struct turn *t, json_t *m)
 /* One complete line. After the turn it is only counted. A line that is
  * not a JSON-RPC 2.0 object is skipped and counted; one holding a
  * character jig does not pass on ends the turn (message.h). */
-static void line(struct turn *t, const char *p, size_t n)
+void jig_acp_line(struct turn *t, const char *p, size_t n)
 {
 	t->n.lines++;
 	/* Lines that are not JSON count too: garbage costs as much as
 	 * messages. */
 	if (!t->outcome && t->n.lines > t->rq->limits.max_messages) {
-		end(t, OUT_FAILED, "the client sent more than %lld messages", (long long)t->rq->limits.max_messages);
+		jig_acp_end(t, OUT_FAILED, "the client sent more than %lld messages", (long long)t->rq->limits.max_messages);
 		return;
 	}
 	json_t *m;
@@ -483,7 +372,7 @@ static void line(struct turn *t, const char *p, size_t n)
 	if (kind != JIG_ACP_LINE_MESSAGE) {
 		t->n.skipped_lines++;
 		if (kind == JIG_ACP_LINE_NOT_TEXT)
-			end(t, OUT_FAILED, "the client sent a message the worker cannot pass on (line %lld): %s",
+			jig_acp_end(t, OUT_FAILED, "the client sent a message the worker cannot pass on (line %lld): %s",
 			    (long long)t->n.lines, why);
 	} else if (t->outcome) {
 		t->n.messages++;
@@ -497,127 +386,39 @@ static void line(struct turn *t, const char *p, size_t n)
 	json_decref(m);
 }
 
-/* Splits what the client sent into lines, each at most max_line_bytes
- * (without its newline). */
-static void take(struct turn *t, const char *d, size_t n)
-{
-	size_t max = (size_t)t->rq->limits.max_line_bytes;
-	while (n) {
-		const char *nl = memchr(d, '\n', n);
-		size_t k = nl ? (size_t)(nl - d) : n;
-		if (!t->discarding && t->line.len + k > max) {
-			end(t, OUT_FAILED, "the client sent a line over %zu bytes", max);
-			t->discarding = true; /* counted, as one skipped line, at its newline */
-			t->line.len = 0;
-		} else if (!t->discarding && buf_add(&t->line, d, k) < 0) {
-			end(t, OUT_FAILED, "out of memory");
-			t->discarding = true;
-		}
-		if (!nl)
-			return;
-		if (t->discarding) {
-			t->n.lines++;
-			t->n.skipped_lines++;
-		} else {
-			line(t, t->line.p ? t->line.p : "", t->line.len);
-		}
-		t->discarding = false;
-		t->line.len = 0;
-		d += k + 1;
-		n -= k + 1;
-	}
-}
-
-static void drain(struct turn *t)
-{
-	char chunk[65536];
-	for (size_t got = 0; got < READ_BUDGET;) {
-		ssize_t n = read(t->c.out, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			t->drained = true;
-			return;
-		}
-		if (n <= 0) {
-			t->eof = t->drained = true;
-			/* A last line without its newline is still a line. */
-			if (t->line.len && !t->discarding)
-				line(t, t->line.p, t->line.len);
-			t->line.len = 0;
-			return;
-		}
-		t->drained = false;
-		t->n.bytes_in += n;
-		got += (size_t)n;
-		take(t, chunk, (size_t)n);
-	}
-}
-
-/* One wait for the client, until `until` at most, then what it allows:
- * write what waits, read what arrived, notice its exit. */
-static void pump(struct turn *t, int64_t until)
-{
-	struct pollfd p[3];
-	nfds_t n = 0;
-	int rd = -1, wr = -1, ex = -1;
-	if (!t->eof)
-		rd = (int)n, p[n++] = (struct pollfd){.fd = t->c.out, .events = POLLIN};
-	/* Its input always: POLLERR says it closed its end, even when nothing
-	 * waits to be written. */
-	if (t->c.in >= 0)
-		wr = (int)n, p[n++] = (struct pollfd){.fd = t->c.in, .events = t->out_off < t->out.len ? POLLOUT : 0};
-	if (t->c.pidfd >= 0 && !t->c.exited)
-		ex = (int)n, p[n++] = (struct pollfd){.fd = t->c.pidfd, .events = POLLIN};
-	int64_t wait = until - now_ms();
-	wait = wait < 0 ? 0 : wait > 60000 ? 60000 : wait;
-	if (t->c.pidfd < 0 && wait > 50)
-		wait = 50; /* no pidfd: look for its exit now and then */
-	if (poll(p, n, (int)wait) <= 0)
-		return;
-	if (wr >= 0 && (p[wr].revents & (POLLERR | POLLHUP)) && !(p[wr].revents & POLLOUT))
-		input_gone(t);
-	else if (wr >= 0 && p[wr].revents)
-		flush(t);
-	if (rd >= 0 && p[rd].revents)
-		drain(t);
-	if (ex >= 0 && p[ex].revents)
-		jig_acp_client_exited(&t->c);
-}
-
 /* --- the turn --------------------------------------------------------- */
 
 static void on_deadline(struct turn *t)
 {
 	long long ms = (long long)t->rq->limits.deadline_ms;
 	if (t->step != STEP_PROMPT) {
-		end(t, OUT_TIMEOUT, "the deadline of %lld ms passed while the client had not answered %s", ms,
+		jig_acp_end(t, OUT_TIMEOUT, "the deadline of %lld ms passed while the client had not answered %s", ms,
 		    step_methods[t->step]);
 		return;
 	}
 	t->cancelled = true;
-	t->cancel_at = now_ms() + t->rq->limits.cancel_grace_ms;
-	queue(t, json_pack("{s:s,s:s,s:{s:s}}", "jsonrpc", "2.0", "method", "session/cancel", "params", "sessionId",
+	t->cancel_at = jig_acp_now_ms() + t->rq->limits.cancel_grace_ms;
+	jig_acp_queue(t, json_pack("{s:s,s:s,s:{s:s}}", "jsonrpc", "2.0", "method", "session/cancel", "params", "sessionId",
 			   t->session));
 }
 
 static void converse(struct turn *t)
 {
 	while (!t->outcome) {
-		int64_t now = now_ms();
+		int64_t now = jig_acp_now_ms();
 		if (!t->cancelled && now >= t->deadline)
 			on_deadline(t);
 		else if (t->cancelled && now >= t->cancel_at)
-			end(t, OUT_TIMEOUT, "the deadline of %lld ms passed; the client did not answer session/cancel within %lld ms",
+			jig_acp_end(t, OUT_TIMEOUT, "the deadline of %lld ms passed; the client did not answer session/cancel within %lld ms",
 			    (long long)t->rq->limits.deadline_ms, (long long)t->rq->limits.cancel_grace_ms);
 		if (t->outcome)
 			break;
 		int64_t until = t->cancelled ? t->cancel_at : t->deadline;
 		if (t->input_gone_at && t->input_gone_at < until)
 			until = t->input_gone_at;
-		pump(t, until);
-		if (!t->outcome && t->input_gone_at && now_ms() >= t->input_gone_at && !jig_acp_client_exited(&t->c)) {
-			end(t, OUT_FAILED, "the client closed its input before %s", step_methods[t->step]);
+		jig_acp_pump(t, until);
+		if (!t->outcome && t->input_gone_at && jig_acp_now_ms() >= t->input_gone_at && !jig_acp_client_exited(&t->c)) {
+			jig_acp_end(t, OUT_FAILED, "the client closed its input before %s", step_methods[t->step]);
 			break;
 		}
 		/* Gone: its output closed, or it exited and what it wrote is read
@@ -625,15 +426,15 @@ static void converse(struct turn *t)
 		if (t->outcome || !(t->eof || jig_acp_client_exited(&t->c)))
 			continue;
 		do
-			drain(t);
+			jig_acp_drain(t);
 		while (!t->outcome && !t->eof && !t->drained);
 		if (t->outcome)
 			continue;
 		if (t->cancelled)
-			end(t, OUT_TIMEOUT, "the deadline of %lld ms passed; the client ended without answering session/cancel",
+			jig_acp_end(t, OUT_TIMEOUT, "the deadline of %lld ms passed; the client ended without answering session/cancel",
 			    (long long)t->rq->limits.deadline_ms);
 		else
-			t->ended_early = true, end(t, OUT_FAILED, "%s", "");
+			t->ended_early = true, jig_acp_end(t, OUT_FAILED, "%s", "");
 	}
 }
 
@@ -646,9 +447,9 @@ static bool client_done(struct turn *t)
  * sends meanwhile. */
 static void linger(struct turn *t)
 {
-	int64_t until = now_ms() + t->rq->limits.exit_grace_ms;
-	while (!client_done(t) && now_ms() < until)
-		pump(t, until);
+	int64_t until = jig_acp_now_ms() + t->rq->limits.exit_grace_ms;
+	while (!client_done(t) && jig_acp_now_ms() < until)
+		jig_acp_pump(t, until);
 }
 
 /* The exit sequence: stdin closed, then SIGTERM, then SIGKILL to the
@@ -723,17 +524,17 @@ static void turn(struct turn *t, const struct jig_acp_request *rq)
 	if (rq->restore_id && jig_acp_history_restore(rq->home, rq->history_dir, rq->restore_path,
 						       json_string_value(rq->restore_rollout),
 						       json_string_length(rq->restore_rollout), why, sizeof(why)) < 0) {
-		end(t, OUT_FAILED, "%s", why);
+		jig_acp_end(t, OUT_FAILED, "%s", why);
 		return;
 	}
 	if (jig_acp_client_start(&t->c, rq->argv, rq->envp, rq->cwd, why, sizeof(why)) < 0) {
 		t->started = t->c.reaped;
-		end(t, OUT_FAILED, "%s", why);
+		jig_acp_end(t, OUT_FAILED, "%s", why);
 		return;
 	}
 	t->started = true;
 	t->drained = true; /* nothing to read yet: an exit right away is noticed */
-	t->deadline = now_ms() + rq->limits.deadline_ms;
+	t->deadline = jig_acp_now_ms() + rq->limits.deadline_ms;
 	request(t, STEP_INITIALIZE, init_params());
 	converse(t);
 	stop(t);
@@ -755,7 +556,7 @@ static json_t *timing(const struct turn *t)
 	for (int i = 0; i < STEP_DONE; i++) /* unanswered: until the turn ended */
 		ms[i] = t->took[i] >= 0 ? t->took[i] : t->sent_at[i] ? t->ended_at - t->sent_at[i] : 0;
 	return json_pack("{s:I,s:I,s:I}", "initialize_ms", ms[STEP_INITIALIZE], "prompt_ms", ms[STEP_PROMPT], "total_ms",
-			 (json_int_t)(now_ms() - t->t0));
+			 (json_int_t)(jig_acp_now_ms() - t->t0));
 }
 
 static json_t *counts(const struct counts *n)
@@ -837,16 +638,16 @@ int main(void)
 	/* First: the request brings the credential; no process of the same
 	 * uid (the client) may read this one's memory. */
 	int dumpable = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	struct turn t = {.t0 = now_ms()};
+	struct turn t = {.t0 = jig_acp_now_ms()};
 	struct jig_acp_request rq = {0};
 	char why[512];
 	if (dumpable < 0) {
-		end(&t, OUT_FAILED, "the worker cannot make itself non-dumpable: %s", strerror(errno));
+		jig_acp_end(&t, OUT_FAILED, "the worker cannot make itself non-dumpable: %s", strerror(errno));
 	} else {
 		std_fds();
 		signal(SIGPIPE, SIG_IGN); /* a client that closed its stdin is an EPIPE, not a death */
 		if (jig_acp_request_read(&rq, STDIN_FILENO, why, sizeof(why)) < 0)
-			end(&t, OUT_REFUSED, "%s", why);
+			jig_acp_end(&t, OUT_REFUSED, "%s", why);
 		clearenv(); /* nothing the worker starts inherits its own environment */
 		if (!t.outcome)
 			turn(&t, &rq);

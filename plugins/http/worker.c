@@ -23,6 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jig/buf.h>
+#include <jig/curl_harden.h>
 #include <jig/http.h>
 
 #include "url.h"
@@ -31,48 +33,20 @@
 #define HEADER_MAX (64u << 10)
 #define CA_MAX (4u << 20)
 
-struct buf {
-	char *p;
-	size_t len, cap, limit;
-	bool over;
-};
-
-static int buf_add(struct buf *b, const char *d, size_t n)
-{
-	if (b->len + n > b->limit) {
-		b->over = true;
-		return -1;
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t c = b->cap ? b->cap : 16384;
-		while (c < b->len + n + 1)
-			c *= 2;
-		char *q = realloc(b->p, c);
-		if (!q)
-			return -1;
-		b->p = q;
-		b->cap = c;
-	}
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
 /* The caps count wire bytes: there is no decoding (no Accept-Encoding), and
  * returning short ends the transfer at once (CURLE_WRITE_ERROR). */
 static size_t on_body(char *d, size_t size, size_t n, void *u)
 {
-	return buf_add(u, d, size * n) == 0 ? size * n : 0;
+	return jig_buf_add(u, d, size * n) == 0 ? size * n : 0;
 }
 
 static size_t on_header(char *d, size_t size, size_t n, void *u)
 {
-	struct buf *h = u;
+	struct jig_buf *h = u;
 	/* A new response (a 1xx, or a proxy's) starts over; only the last counts. */
 	if (size * n > 5 && memcmp(d, "HTTP/", 5) == 0)
 		h->len = 0;
-	return buf_add(h, d, size * n) == 0 ? size * n : 0;
+	return jig_buf_add(h, d, size * n) == 0 ? size * n : 0;
 }
 
 static json_t *out;
@@ -108,7 +82,7 @@ static const char *const kept_headers[] = {"content-type", "content-length", "lo
 
 /* The fixed list of response headers, from the raw header block of the last
  * response (names lower-cased, values trimmed, each at most 1 KiB). */
-static json_t *selected_headers(const struct buf *h)
+static json_t *selected_headers(const struct jig_buf *h)
 {
 	json_t *o = json_object();
 	const char *p = h->p ? h->p : "";
@@ -145,11 +119,11 @@ static json_t *selected_headers(const struct buf *h)
 
 static char *read_all(FILE *f, size_t limit, size_t *len)
 {
-	struct buf b = {.limit = limit};
+	struct jig_buf b = {.limit = limit};
 	char chunk[65536];
 	size_t n;
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_add(&b, chunk, n) < 0) {
+		if (jig_buf_add(&b, chunk, n) < 0) {
 			free(b.p);
 			return NULL;
 		}
@@ -168,119 +142,117 @@ static int known_method(const char *m)
 	return 0;
 }
 
-int main(void)
+/* The worker's input: the grant and the request (pointers into req). */
+struct job {
+	json_t *req;
+	const char *gmethod, *gurl, *method, *url, *body, *bearer;
+	size_t body_len;
+	json_int_t max_req, max_resp, timeout, ctimeout;
+};
+
+/* One exchange's libcurl state; opt_rc and opt_name keep the first option
+ * this libcurl refused. */
+struct exchange {
+	CURL *c;
+	CURLU *u;
+	struct curl_slist *hdrs;
+	struct jig_buf resp, head, ca;
+	char *auth;
+	CURLcode opt_rc;
+	const char *opt_name;
+};
+
+#define SET(x, opt, val)                                               \
+	do {                                                           \
+		CURLcode c_ = curl_easy_setopt((x)->c, opt, val);      \
+		if (c_ != CURLE_OK && (x)->opt_rc == CURLE_OK)         \
+			(x)->opt_rc = c_, (x)->opt_name = #opt;        \
+	} while (0)
+
+/* Reads stdin into j: 0, or -1 once finish() has reported. */
+static int read_request(struct job *j)
 {
-	/* libcurl reads proxies, SSLKEYLOGFILE, netrc and CURL_HOME from the
-	 * environment; the scope's is empty, and so is ours from here on. */
-	clearenv();
-	out = json_object();
-	CURL *c = NULL;
-	CURLU *u = NULL;
-	struct curl_slist *hdrs = NULL;
-	struct buf resp = {0}, head = {.limit = HEADER_MAX}, ca = {.limit = CA_MAX};
-	char *auth = NULL;
-	bool curl_up = false;
 	size_t inlen;
 	char *in = read_all(stdin, INPUT_MAX, &inlen);
 	json_error_t je;
-	json_t *req = in ? json_loadb(in, inlen, JSON_REJECT_DUPLICATES, &je) : NULL;
+	j->req = in ? json_loadb(in, inlen, JSON_REJECT_DUPLICATES, &je) : NULL;
 	if (in)
 		explicit_bzero(in, inlen); /* it held the bearer */
 	free(in);
-	json_t *g = json_object_get(req, "grant");
-	const char *gmethod = json_string_value(json_object_get(g, "method"));
-	const char *gurl = json_string_value(json_object_get(g, "url"));
-	const char *method = json_string_value(json_object_get(req, "method"));
-	const char *url = json_string_value(json_object_get(req, "url"));
+	json_t *req = j->req, *g = json_object_get(req, "grant");
+	j->gmethod = json_string_value(json_object_get(g, "method"));
+	j->gurl = json_string_value(json_object_get(g, "url"));
+	j->method = json_string_value(json_object_get(req, "method"));
+	j->url = json_string_value(json_object_get(req, "url"));
 	json_t *jbody = json_object_get(req, "body"), *jbearer = json_object_get(req, "bearer");
-	json_int_t max_req = json_integer_value(json_object_get(g, "max_request_bytes"));
-	json_int_t max_resp = json_integer_value(json_object_get(g, "max_response_bytes"));
-	json_int_t timeout = json_integer_value(json_object_get(g, "timeout_ms"));
-	json_int_t ctimeout = json_integer_value(json_object_get(g, "connect_timeout_ms"));
+	j->max_req = json_integer_value(json_object_get(g, "max_request_bytes"));
+	j->max_resp = json_integer_value(json_object_get(g, "max_response_bytes"));
+	j->timeout = json_integer_value(json_object_get(g, "timeout_ms"));
+	j->ctimeout = json_integer_value(json_object_get(g, "connect_timeout_ms"));
 	const char *format = json_string_value(json_object_get(req, "format"));
-	if (!json_is_object(req) || !format || strcmp(format, JIG_HTTP_REQUEST_FORMAT) != 0 || !gmethod || !gurl || !method ||
-	    !url || max_req <= 0 || max_resp <= 0 ||
-	    timeout <= 0 || ctimeout <= 0 || (jbody && !json_is_string(jbody)) || (jbearer && !json_is_string(jbearer))) {
-		finish("refused", "malformed worker input");
-		goto done;
-	}
+	if (!json_is_object(req) || !format || strcmp(format, JIG_HTTP_REQUEST_FORMAT) != 0 || !j->gmethod || !j->gurl ||
+	    !j->method || !j->url || j->max_req <= 0 || j->max_resp <= 0 || j->timeout <= 0 || j->ctimeout <= 0 ||
+	    (jbody && !json_is_string(jbody)) || (jbearer && !json_is_string(jbearer)))
+		return finish("refused", "malformed worker input"), -1;
+	j->body = json_string_value(jbody);
+	j->body_len = jbody ? json_string_length(jbody) : 0;
+	j->bearer = json_string_value(jbearer);
+	return 0;
+}
 
-	/* The request must be the grant: the same method, the same URL byte for
-	 * byte, and that URL a valid grant URL in libcurl's normal form (so an
-	 * alias like 127.1 or 2130706433 can never match 127.0.0.1). */
+/* The request must be the grant: the same method, the same URL byte for
+ * byte, and that URL a valid grant URL in libcurl's normal form (so an
+ * alias like 127.1 or 2130706433 can never match 127.0.0.1). 0, or -1
+ * once finish() has reported. */
+static int check_grant(const struct job *j)
+{
 	char why[256];
-	if (!known_method(gmethod) || strcmp(method, gmethod) != 0) {
-		finish("refused", "method %s is not the granted %s", method, gmethod);
-		goto done;
-	}
-	if (jig_http_url_check(url, why, sizeof(why)) < 0) {
-		finish("refused", "URL %s %s", url, why);
-		goto done;
-	}
-	if (jig_http_url_same(gurl, url) < 0) { /* so the grant's URL is valid too */
-		finish("refused", "URL %s is not the granted %s", url, gurl);
-		goto done;
-	}
-	const char *body = json_string_value(jbody);
-	size_t body_len = jbody ? json_string_length(jbody) : 0;
-	if (body_len > (size_t)max_req) {
-		finish("refused", "request body of %zu bytes is over the grant's %lld", body_len, (long long)max_req);
-		goto done;
-	}
-	const char *bearer = json_string_value(jbearer);
-	if (bearer && (!bearer[0] || strpbrk(bearer, "\r\n") || strlen(bearer) > 4096)) {
-		finish("refused", "the bound bearer is empty, too long or has a line break");
-		goto done;
-	}
+	if (!known_method(j->gmethod) || strcmp(j->method, j->gmethod) != 0)
+		return finish("refused", "method %s is not the granted %s", j->method, j->gmethod), -1;
+	if (jig_http_url_check(j->url, why, sizeof(why)) < 0)
+		return finish("refused", "URL %s %s", j->url, why), -1;
+	if (jig_http_url_same(j->gurl, j->url) < 0) /* so the grant's URL is valid too */
+		return finish("refused", "URL %s is not the granted %s", j->url, j->gurl), -1;
+	if (j->body_len > (size_t)j->max_req)
+		return finish("refused", "request body of %zu bytes is over the grant's %lld", j->body_len,
+			      (long long)j->max_req), -1;
+	const char *b = j->bearer;
+	if (b && (!b[0] || strpbrk(b, "\r\n") || strlen(b) > 4096))
+		return finish("refused", "the bound bearer is empty, too long or has a line break"), -1;
+	return 0;
+}
 
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		finish("failed", "libcurl cannot initialise");
-		goto done;
-	}
-	curl_up = true;
-	c = curl_easy_init();
-	u = curl_url();
-	resp.limit = (size_t)max_resp;
-	if (!c || !u || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK) {
-		finish("failed", "libcurl cannot take the URL");
-		goto done;
-	}
-	bool loopback_http = strncmp(url, "http://", 7) == 0;
-	/* Everything libcurl would otherwise decide for itself, decided here;
-	 * an option this libcurl refuses fails the request (never a weaker one). */
-	CURLcode opt_rc = CURLE_OK;
-	const char *opt_name = "";
-#define SET(opt, val)                                                  \
-	do {                                                           \
-		CURLcode c_ = curl_easy_setopt(c, opt, val);           \
-		if (c_ != CURLE_OK && opt_rc == CURLE_OK)              \
-			opt_rc = c_, opt_name = #opt;                  \
-	} while (0)
-	SET(CURLOPT_CURLU, u);
-	SET(CURLOPT_PROTOCOLS_STR, loopback_http ? "http" : "https");
-	SET(CURLOPT_REDIR_PROTOCOLS_STR, "https");
-	SET(CURLOPT_DEFAULT_PROTOCOL, "https");
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-	SET(CURLOPT_MAXREDIRS, 0L);
-	SET(CURLOPT_PROXY, "");
-	SET(CURLOPT_NOPROXY, "*");
-	SET(CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
-	/* alt-svc: off unless CURLOPT_ALTSVC or _CTRL is set (this libcurl
-	 * refuses _CTRL 0); neither is. HSTS: off, explicitly. */
-	SET(CURLOPT_HSTS_CTRL, 0L);
-	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_SSL_VERIFYPEER, 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	SET(CURLOPT_CONNECTTIMEOUT_MS, (long)ctimeout);
-	SET(CURLOPT_TIMEOUT_MS, (long)timeout);
-	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max_resp);
-	SET(CURLOPT_USERAGENT, "jig-http/1");
-	SET(CURLOPT_WRITEFUNCTION, on_body);
-	SET(CURLOPT_WRITEDATA, &resp);
-	SET(CURLOPT_HEADERFUNCTION, on_header);
-	SET(CURLOPT_HEADERDATA, &head);
-	/* The trust store: the files named (the system bundle and the operator's
-	 * extra CA), concatenated; otherwise libcurl's default bundle. */
+/* Everything libcurl would otherwise decide for itself, decided here (the
+ * SDK's one set, <jig/curl_harden.h>, then this request's deadlines, caps
+ * and callbacks). 0, or -1 once finish() has reported. */
+static int set_options(struct exchange *x, const struct job *j)
+{
+	x->c = curl_easy_init();
+	x->u = curl_url();
+	x->resp.limit = (size_t)j->max_resp;
+	if (!x->c || !x->u || curl_url_set(x->u, CURLUPART_URL, j->url, 0) != CURLUE_OK)
+		return finish("failed", "libcurl cannot take the URL"), -1;
+	SET(x, CURLOPT_CURLU, x->u);
+	const char *name = "";
+	CURLcode rc = jig_curl_harden(x->c, strncmp(j->url, "http://", 7) == 0, &name);
+	if (rc != CURLE_OK && x->opt_rc == CURLE_OK)
+		x->opt_rc = rc, x->opt_name = name;
+	SET(x, CURLOPT_CONNECTTIMEOUT_MS, (long)j->ctimeout);
+	SET(x, CURLOPT_TIMEOUT_MS, (long)j->timeout);
+	SET(x, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)j->max_resp);
+	SET(x, CURLOPT_USERAGENT, "jig-http/1");
+	SET(x, CURLOPT_WRITEFUNCTION, on_body);
+	SET(x, CURLOPT_WRITEDATA, &x->resp);
+	SET(x, CURLOPT_HEADERFUNCTION, on_header);
+	SET(x, CURLOPT_HEADERDATA, &x->head);
+	return 0;
+}
+
+/* The trust store: the files named (the system bundle and the operator's
+ * extra CA), concatenated; otherwise libcurl's default bundle. 0, or -1
+ * once finish() has reported. */
+static int trust_store(struct exchange *x, json_t *req)
+{
 	size_t k;
 	json_t *cf;
 	json_array_foreach(json_object_get(req, "ca_files"), k, cf) {
@@ -289,107 +261,151 @@ int main(void)
 		char *d = f ? read_all(f, CA_MAX, &n) : NULL;
 		if (f)
 			fclose(f);
-		if (!d || buf_add(&ca, d, n) < 0 || buf_add(&ca, "\n", 1) < 0) {
+		if (!d || jig_buf_add(&x->ca, d, n) < 0 || jig_buf_add(&x->ca, "\n", 1) < 0) {
 			free(d);
-			finish("failed", "CA file %s: cannot be read (or over 4 MiB)", json_string_value(cf));
-			goto done;
+			return finish("failed", "CA file %s: cannot be read (or over 4 MiB)", json_string_value(cf)), -1;
 		}
 		free(d);
 	}
 	const char *pem = json_string_value(json_object_get(req, "ca_pem"));
-	if (pem && (buf_add(&ca, pem, strlen(pem)) < 0 || buf_add(&ca, "\n", 1) < 0)) {
-		finish("failed", "the operator's CA is over 4 MiB");
-		goto done;
+	if (pem && (jig_buf_add(&x->ca, pem, strlen(pem)) < 0 || jig_buf_add(&x->ca, "\n", 1) < 0))
+		return finish("failed", "the operator's CA is over 4 MiB"), -1;
+	if (x->ca.len) {
+		struct curl_blob blob = {.data = x->ca.p, .len = x->ca.len, .flags = CURL_BLOB_COPY};
+		SET(x, CURLOPT_CAINFO_BLOB, &blob);
 	}
-	if (ca.len) {
-		struct curl_blob blob = {.data = ca.p, .len = ca.len, .flags = CURL_BLOB_COPY};
-		SET(CURLOPT_CAINFO_BLOB, &blob);
-	}
-	/* Headers: only these. No Expect: 100-continue, no user headers. */
-	hdrs = curl_slist_append(hdrs, "Expect:");
-	if (body)
-		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-	if (bearer) {
-		size_t al = strlen(bearer) + 32;
-		auth = malloc(al);
-		snprintf(auth, al, "Authorization: Bearer %s", bearer);
-		hdrs = curl_slist_append(hdrs, auth);
-	}
-	SET(CURLOPT_HTTPHEADER, hdrs);
-	if (strcmp(method, "HEAD") == 0)
-		SET(CURLOPT_NOBODY, 1L);
-	else if (strcmp(method, "GET") != 0)
-		SET(CURLOPT_CUSTOMREQUEST, method);
-	if (body || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 || strcmp(method, "PATCH") == 0) {
-		/* No body still sends Content-Length: 0, never a chunked upload. */
-		SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-		SET(CURLOPT_POSTFIELDS, body ? body : "");
-	}
-#undef SET
-	if (opt_rc != CURLE_OK) {
-		finish("failed", "this libcurl refuses %s (%s); not sent", opt_name, curl_easy_strerror(opt_rc));
-		goto done;
-	}
+	return 0;
+}
 
-	CURLcode rc = curl_easy_perform(c);
+/* Headers: only these. No Expect: 100-continue, no user headers. Then the
+ * method and the body. */
+static void set_message(struct exchange *x, const struct job *j)
+{
+	x->hdrs = curl_slist_append(x->hdrs, "Expect:");
+	if (j->body)
+		x->hdrs = curl_slist_append(x->hdrs, "Content-Type: application/json");
+	if (j->bearer) {
+		size_t al = strlen(j->bearer) + 32;
+		x->auth = malloc(al);
+		snprintf(x->auth, al, "Authorization: Bearer %s", j->bearer);
+		x->hdrs = curl_slist_append(x->hdrs, x->auth);
+	}
+	SET(x, CURLOPT_HTTPHEADER, x->hdrs);
+	const char *m = j->method;
+	if (strcmp(m, "HEAD") == 0)
+		SET(x, CURLOPT_NOBODY, 1L);
+	else if (strcmp(m, "GET") != 0)
+		SET(x, CURLOPT_CUSTOMREQUEST, m);
+	if (j->body || strcmp(m, "POST") == 0 || strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0) {
+		/* No body still sends Content-Length: 0, never a chunked upload. */
+		SET(x, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body_len);
+		SET(x, CURLOPT_POSTFIELDS, j->body ? j->body : "");
+	}
+}
+#undef SET
+
+/* The response as the result shows it: the selected headers and the body
+ * in base64. */
+static void answer(const struct exchange *x, long status)
+{
+	char *b64 = malloc(4 * ((x->resp.len + 2) / 3) + 1);
+	if (!b64) {
+		finish("failed", "out of memory");
+		return;
+	}
+	EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)(x->resp.p ? x->resp.p : ""), (int)x->resp.len);
+	if (!x->resp.len)
+		b64[0] = '\0';
+	json_object_set_new(out, "outcome", json_string("response"));
+	json_object_set_new(out, "headers", selected_headers(&x->head));
+	json_object_set_new(out, "body_base64", json_string(b64));
+	if (status >= 300 && status < 400)
+		json_object_set_new(out, "redirect_not_followed", json_true());
+	free(b64);
+	emit();
+}
+
+/* Sends the request and reports: the sizes and times always, then the
+ * response, or why it was withheld or failed. */
+static void perform(struct exchange *x, const struct job *j)
+{
+	CURLcode rc = curl_easy_perform(x->c);
 	long status = 0;
 	curl_off_t connect_us = 0, total_us = 0, upload = 0;
 	long reqsize = 0;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connect_us);
-	curl_easy_getinfo(c, CURLINFO_TOTAL_TIME_T, &total_us);
-	curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &upload);
-	curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &reqsize);
+	curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_getinfo(x->c, CURLINFO_CONNECT_TIME_T, &connect_us);
+	curl_easy_getinfo(x->c, CURLINFO_TOTAL_TIME_T, &total_us);
+	curl_easy_getinfo(x->c, CURLINFO_SIZE_UPLOAD_T, &upload);
+	curl_easy_getinfo(x->c, CURLINFO_REQUEST_SIZE, &reqsize);
 	json_object_set_new(out, "request_bytes", json_integer((json_int_t)reqsize + (json_int_t)upload));
-	json_object_set_new(out, "response_bytes", json_integer((json_int_t)resp.len));
-	json_object_set_new(out, "header_bytes", json_integer((json_int_t)head.len));
+	json_object_set_new(out, "response_bytes", json_integer((json_int_t)x->resp.len));
+	json_object_set_new(out, "header_bytes", json_integer((json_int_t)x->head.len));
 	json_object_set_new(out, "connect_ms", json_integer((json_int_t)(connect_us / 1000)));
 	json_object_set_new(out, "total_ms", json_integer((json_int_t)(total_us / 1000)));
 	if (status)
 		json_object_set_new(out, "status", json_integer(status));
-	if (resp.over)
-		finish("refused", "the response body is over the grant's %lld bytes; cut and withheld", (long long)max_resp);
-	else if (head.over)
+	const char *bearer = j->bearer;
+	if (x->resp.over)
+		finish("refused", "the response body is over the grant's %lld bytes; cut and withheld", (long long)j->max_resp);
+	else if (x->head.over)
 		finish("refused", "the response headers are over %u bytes; cut and withheld", HEADER_MAX);
 	else if (rc == CURLE_OPERATION_TIMEDOUT)
 		finish("failed", "the deadline of %lld ms passed (connect deadline %lld ms); the exchange was cut",
-		       (long long)timeout, (long long)ctimeout);
+		       (long long)j->timeout, (long long)j->ctimeout);
 	else if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CONNECT_ERROR)
 		finish("failed", "TLS: %s (the server's certificate is not trusted, or the handshake failed)", curl_easy_strerror(rc));
 	else if (rc != CURLE_OK)
 		finish("failed", "%s", curl_easy_strerror(rc));
-	else if (bearer && (memmem(resp.p ? resp.p : "", resp.len, bearer, strlen(bearer)) ||
-			    memmem(head.p ? head.p : "", head.len, bearer, strlen(bearer))))
+	else if (bearer && (memmem(x->resp.p ? x->resp.p : "", x->resp.len, bearer, strlen(bearer)) ||
+			    memmem(x->head.p ? x->head.p : "", x->head.len, bearer, strlen(bearer))))
 		finish("refused", "the response contains the bound bearer credential; withheld");
-	else {
-		char *b64 = malloc(4 * ((resp.len + 2) / 3) + 1);
-		if (!b64) {
-			finish("failed", "out of memory");
-			goto done;
-		}
-		EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)(resp.p ? resp.p : ""), (int)resp.len);
-		if (!resp.len)
-			b64[0] = '\0';
-		json_object_set_new(out, "outcome", json_string("response"));
-		json_object_set_new(out, "headers", selected_headers(&head));
-		json_object_set_new(out, "body_base64", json_string(b64));
-		if (status >= 300 && status < 400)
-			json_object_set_new(out, "redirect_not_followed", json_true());
-		free(b64);
-		emit();
+	else
+		answer(x, status);
+}
+
+static void exchange_free(struct exchange *x)
+{
+	if (x->auth) {
+		explicit_bzero(x->auth, strlen(x->auth));
+		free(x->auth);
 	}
+	curl_slist_free_all(x->hdrs);
+	curl_easy_cleanup(x->c);
+	curl_url_cleanup(x->u);
+	free(x->resp.p);
+	free(x->head.p);
+	free(x->ca.p);
+}
+
+/* read the request → check it against the grant → libcurl's options → the
+ * trust store → headers and body → perform and report. */
+int main(void)
+{
+	/* libcurl reads proxies, SSLKEYLOGFILE, netrc and CURL_HOME from the
+	 * environment; the scope's is empty, and so is ours from here on. */
+	clearenv();
+	out = json_object();
+	struct job j = {0};
+	struct exchange x = {.head = {.limit = HEADER_MAX}, .ca = {.limit = CA_MAX}, .opt_name = ""};
+	bool curl_up = false;
+	if (read_request(&j) < 0 || check_grant(&j) < 0)
+		goto done;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		finish("failed", "libcurl cannot initialise");
+		goto done;
+	}
+	curl_up = true;
+	if (set_options(&x, &j) < 0 || trust_store(&x, j.req) < 0)
+		goto done;
+	set_message(&x, &j);
+	if (x.opt_rc != CURLE_OK)
+		finish("failed", "this libcurl refuses %s (%s); not sent", x.opt_name, curl_easy_strerror(x.opt_rc));
+	else
+		perform(&x, &j);
 done:
-	if (auth) {
-		explicit_bzero(auth, strlen(auth));
-		free(auth);
-	}
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(c);
-	curl_url_cleanup(u);
-	free(resp.p);
-	free(head.p);
-	free(ca.p);
-	json_decref(req);
+	exchange_free(&x);
+	json_decref(j.req);
 	json_decref(out);
 	if (curl_up)
 		curl_global_cleanup();

@@ -356,9 +356,19 @@ static void read_reports(int fd, struct jig_scope_result *out, bool *started, bo
 	}
 }
 
-int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig_scope_result *out)
+/* One started scope as the supervisor watches it. */
+struct watch {
+	int pidfd, rep, errp; /* bwrap's pidfd, the launcher's reports, bwrap's stderr */
+	bool started, main_done, crash, timed_out, bwrap_done, rep_live, err_live;
+	int interrupted;
+	char why[400], bwrap_err[400];
+	size_t bwrap_err_len;
+	siginfo_t bsi;
+};
+
+/* Resets out and checks the scope description: JIG_MOD_OK or the error. */
+static int check_scope(const struct jig_scope *sc, struct jig_scope_result *out)
 {
-	(void)state;
 	if (!out || out->struct_size < sizeof(*out))
 		return JIG_MOD_EINVAL;
 	uint32_t size = out->struct_size;
@@ -379,6 +389,151 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 				  sc->fds[i].source, sc->fds[i].target);
 			return JIG_MOD_EINVAL;
 		}
+	return JIG_MOD_OK;
+}
+
+/* Starts bwrap born in the leaf with argv a (the child's end: rep[1],
+ * errp[1], seccomp_fd): its pid, or -1 with out's error set. */
+static pid_t start(const struct jig_scope *sc, struct jig_scope_result *out, const struct jig_cg *cg,
+		   const struct argv_buf *a, int seccomp_fd, int rep_w, int err_w, int *pidfd)
+{
+	pid_t parent = getpid();
+	pid_t pid = spawn_in_cgroup(cg->leaf_fd, pidfd);
+	if (pid < 0) {
+		set_error(out, "clone3(CLONE_INTO_CGROUP) into %s: %s; jig needs Linux 5.14 or later", cg->leaf,
+			  strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		/* If the supervisor dies, bwrap dies, and with it (--die-with-parent,
+		 * PID 1 of the scope) everything in the scope. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() != parent)
+			_exit(122);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		child_fds(sc, seccomp_fd, rep_w, err_w);
+		char *envp[] = {NULL};
+		execve(JIG_BWRAP_PATH, (char *const *)a->v, envp);
+		_exit(123);
+	}
+	return pid;
+}
+
+/* Waits until bwrap is done, a crash is reported, the deadline passes, the
+ * host aborts or an interrupt arrives on sc->interrupt_fd, reading the
+ * launcher's reports and bwrap's stderr meanwhile. */
+static void supervise(const struct jig_scope *sc, struct jig_scope_result *out, struct watch *w, long long deadline)
+{
+	int sfd = sc->interrupt_fd;
+	while (!w->bwrap_done && !w->crash) {
+		long long left = deadline - now_ms();
+		if (left <= 0) {
+			w->timed_out = true;
+			break;
+		}
+		/* A closed pipe stays readable (POLLHUP); stop polling it. */
+		struct pollfd p[5] = {{.fd = w->pidfd, .events = POLLIN},
+				      {.fd = w->rep_live ? w->rep : -1, .events = POLLIN},
+				      {.fd = w->err_live ? w->errp : -1, .events = POLLIN},
+				      {.fd = sfd, .events = POLLIN},
+				      {.fd = sc->abort_fd, .events = POLLIN}};
+		int n = poll(p, 5, left > 1000 ? 1000 : (int)left);
+		if (p[4].revents) {
+			out->aborted = 1;
+			break;
+		}
+		if (n < 0 && errno != EINTR)
+			break;
+		if (p[1].revents) {
+			read_reports(w->rep, out, &w->started, &w->main_done, &w->crash, w->why, sizeof(w->why));
+			if (p[1].revents & POLLHUP && !(p[1].revents & POLLIN))
+				w->rep_live = false;
+		}
+		if (p[2].revents) {
+			ssize_t k = read(w->errp, w->bwrap_err + w->bwrap_err_len, sizeof(w->bwrap_err) - 1 - w->bwrap_err_len);
+			if (k > 0)
+				w->bwrap_err_len += (size_t)k;
+			else if (k == 0 || (errno != EAGAIN && errno != EINTR) || w->bwrap_err_len + 1 >= sizeof(w->bwrap_err))
+				w->err_live = false;
+		}
+		if (p[3].revents & POLLIN) {
+			struct signalfd_siginfo ssi;
+			if (read(sfd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
+				w->interrupted = (int)ssi.ssi_signo;
+				break;
+			}
+		}
+		if (p[0].revents & POLLIN) {
+			if (waitid(P_PIDFD, (id_t)w->pidfd, &w->bsi, WEXITED) == 0)
+				w->bwrap_done = true;
+		}
+	}
+}
+
+/* The outcome from what the supervisor saw, with the cleanup's verdict
+ * (fence, removed, rmerr) appended to the error when it is unconfirmed. */
+static void verdict(struct jig_scope_result *out, struct watch *w, int fence, int removed, const char *rmerr)
+{
+	w->bwrap_err[w->bwrap_err_len] = '\0';
+	w->bwrap_err[strcspn(w->bwrap_err, "\n")] = '\0';
+	const char *why = w->why, *bwrap_err = w->bwrap_err;
+	const siginfo_t *bsi = &w->bsi;
+	/* The launcher's report that it started the payload; an exec that
+	 * failed, or a refusal, is a payload that never ran. */
+	bool ran = w->started && !why[0];
+	out->payload_started = ran ? JIG_SCOPE_START_RAN : JIG_SCOPE_START_NEVER;
+	if (out->oom_kills > 0)
+		out->outcome = JIG_SCOPE_OOM;
+	else if (w->crash)
+		out->outcome = JIG_SCOPE_CRASHED;
+	else if (why[0]) {
+		/* The launcher could not start the payload (exec failed, refused). */
+		out->outcome = JIG_SCOPE_FAILED;
+		out->launcher_reported = 0;
+		set_error(out, "%s", why);
+	} else if (w->timed_out)
+		out->outcome = JIG_SCOPE_TIMEOUT;
+	else if (out->aborted) {
+		out->outcome = JIG_SCOPE_FAILED;
+		set_error(out, "ended by the host");
+	} else if (w->interrupted) {
+		out->outcome = JIG_SCOPE_FAILED;
+		out->interrupted_by = w->interrupted;
+		set_error(out, "the supervisor received signal %d and fenced the scope", w->interrupted);
+	}
+	else if (out->launcher_reported)
+		out->outcome = out->signal ? JIG_SCOPE_SIGNALED : JIG_SCOPE_EXITED;
+	else {
+		out->outcome = JIG_SCOPE_FAILED;
+		if (why[0])
+			set_error(out, "%s", why);
+		else if (ran) /* bwrap went while the payload ran: not "never started" */
+			set_error(out, "the scope was killed while its payload ran (bwrap %s %d%s%s); the payload's end was not reported",
+				  bsi->si_code == CLD_EXITED ? "exited" : "killed by signal", bsi->si_status, bwrap_err[0] ? ": " : "",
+				  bwrap_err);
+		else if (bwrap_err[0])
+			set_error(out, "bwrap: %s", bwrap_err);
+		else
+			set_error(out, "the scope ended before its payload started (bwrap %s %d)",
+				  bsi->si_code == CLD_EXITED ? "exited" : "killed by signal", bsi->si_status);
+	}
+	if (!out->cleanup_confirmed) {
+		size_t l = strlen(out->error);
+		snprintf(out->error + l, sizeof(out->error) - l, "%scleanup not confirmed: %s", l ? "; " : "",
+			 fence != 0 ? "the cgroup did not report populated 0 after cgroup.kill"
+			 : removed != 0 ? rmerr : "bwrap was not reaped");
+	}
+}
+
+/* check → filter and cgroup → start → supervise → fence → verdict. */
+int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig_scope_result *out)
+{
+	(void)state;
+	int rc = check_scope(sc, out);
+	if (rc != JIG_MOD_OK)
+		return rc;
 	JIG_TRACE_POINT("sandbox: launch called");
 	if (check_host(out) < 0)
 		return JIG_MOD_EFAIL;
@@ -415,30 +570,10 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	 * state is the host's: nothing here changes it. */
 	JIG_TRACE_POINT("sandbox: cgroup created");
 	JIG_FAULT_POINT("scope cgroup"); /* the leaf made, nothing in it yet */
-	int sfd = sc->interrupt_fd;
-	long long start = now_ms();
-	pid_t parent = getpid();
-	int pidfd = -1;
-	pid_t pid = spawn_in_cgroup(cg.leaf_fd, &pidfd);
-	if (pid < 0) {
-		set_error(out, "clone3(CLONE_INTO_CGROUP) into %s: %s; jig needs Linux 5.14 or later", cg.leaf,
-			  strerror(errno));
+	long long t0 = now_ms();
+	struct watch w = {.pidfd = -1, .rep = rep[0], .errp = errp[0], .rep_live = true, .err_live = true};
+	if (start(sc, out, &cg, &a, seccomp_fd, rep[1], errp[1], &w.pidfd) < 0)
 		goto early_fail;
-	}
-	if (pid == 0) {
-		/* If the supervisor dies, bwrap dies, and with it (--die-with-parent,
-		 * PID 1 of the scope) everything in the scope. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		if (getppid() != parent)
-			_exit(122);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		child_fds(sc, seccomp_fd, rep[1], errp[1]);
-		char *envp[] = {NULL};
-		execve(JIG_BWRAP_PATH, (char *const *)a.v, envp);
-		_exit(123);
-	}
 	JIG_FAULT_POINT("scope launched"); /* bwrap born in the leaf */
 	close(rep[1]);
 	close(errp[1]);
@@ -448,123 +583,26 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	fcntl(rep[0], F_SETFL, O_NONBLOCK);
 	fcntl(errp[0], F_SETFL, O_NONBLOCK);
 
-	bool started = false, main_done = false, crash = false, timed_out = false, bwrap_done = false;
-	bool rep_live = true, err_live = true;
-	int interrupted = 0;
-	char why[400] = "", bwrap_err[400] = "";
-	size_t bwrap_err_len = 0;
-	siginfo_t bsi;
-	memset(&bsi, 0, sizeof(bsi));
-	long long deadline = start + (long long)sc->limits.wall_ms;
-	while (!bwrap_done && !crash) {
-		long long left = deadline - now_ms();
-		if (left <= 0) {
-			timed_out = true;
-			break;
-		}
-		/* A closed pipe stays readable (POLLHUP); stop polling it. */
-		struct pollfd p[5] = {{.fd = pidfd, .events = POLLIN},
-				      {.fd = rep_live ? rep[0] : -1, .events = POLLIN},
-				      {.fd = err_live ? errp[0] : -1, .events = POLLIN},
-				      {.fd = sfd, .events = POLLIN},
-				      {.fd = sc->abort_fd, .events = POLLIN}};
-		int n = poll(p, 5, left > 1000 ? 1000 : (int)left);
-		if (p[4].revents) {
-			out->aborted = 1;
-			break;
-		}
-		if (n < 0 && errno != EINTR)
-			break;
-		if (p[1].revents) {
-			read_reports(rep[0], out, &started, &main_done, &crash, why, sizeof(why));
-			if (p[1].revents & POLLHUP && !(p[1].revents & POLLIN))
-				rep_live = false;
-		}
-		if (p[2].revents) {
-			ssize_t k = read(errp[0], bwrap_err + bwrap_err_len, sizeof(bwrap_err) - 1 - bwrap_err_len);
-			if (k > 0)
-				bwrap_err_len += (size_t)k;
-			else if (k == 0 || (errno != EAGAIN && errno != EINTR) || bwrap_err_len + 1 >= sizeof(bwrap_err))
-				err_live = false;
-		}
-		if (p[3].revents & POLLIN) {
-			struct signalfd_siginfo ssi;
-			if (read(sfd, &ssi, sizeof(ssi)) == (ssize_t)sizeof(ssi)) {
-				interrupted = (int)ssi.ssi_signo;
-				break;
-			}
-		}
-		if (p[0].revents & POLLIN) {
-			if (waitid(P_PIDFD, (id_t)pidfd, &bsi, WEXITED) == 0)
-				bwrap_done = true;
-		}
-	}
+	supervise(sc, out, &w, t0 + (long long)sc->limits.wall_ms);
 	JIG_TRACE_POINT("sandbox: payload ended");
 	JIG_FAULT_POINT("scope fence"); /* the payload ended, the scope not yet fenced */
 	/* Fence: always, also after a clean exit (detached descendants). */
 	int populated = jig_cg_populated(&cg);
 	out->fenced = populated != 0;
 	int fence = jig_cg_fence(&cg, FENCE_TIMEOUT_MS);
-	if (!bwrap_done && waitid(P_PIDFD, (id_t)pidfd, &bsi, WEXITED) == 0)
-		bwrap_done = true;
-	read_reports(rep[0], out, &started, &main_done, &crash, why, sizeof(why));
-	out->wall_ms = (uint64_t)(now_ms() - start);
+	if (!w.bwrap_done && waitid(P_PIDFD, (id_t)w.pidfd, &w.bsi, WEXITED) == 0)
+		w.bwrap_done = true;
+	read_reports(rep[0], out, &w.started, &w.main_done, &w.crash, w.why, sizeof(w.why));
+	out->wall_ms = (uint64_t)(now_ms() - t0);
 	jig_cg_stats(&cg, out);
 	char rmerr[300] = "";
 	int removed = jig_cg_remove(&cg, rmerr, sizeof(rmerr));
-	out->cleanup_confirmed = fence == 0 && removed == 0 && bwrap_done;
+	out->cleanup_confirmed = fence == 0 && removed == 0 && w.bwrap_done;
 	JIG_TRACE_POINT("sandbox: fenced and removed");
 	close(rep[0]);
 	close(errp[0]);
-	close(pidfd);
-
-	bwrap_err[bwrap_err_len] = '\0';
-	bwrap_err[strcspn(bwrap_err, "\n")] = '\0';
-	/* The launcher's report that it started the payload; an exec that
-	 * failed, or a refusal, is a payload that never ran. */
-	bool ran = started && !why[0];
-	out->payload_started = ran ? JIG_SCOPE_START_RAN : JIG_SCOPE_START_NEVER;
-	if (out->oom_kills > 0)
-		out->outcome = JIG_SCOPE_OOM;
-	else if (crash)
-		out->outcome = JIG_SCOPE_CRASHED;
-	else if (why[0]) {
-		/* The launcher could not start the payload (exec failed, refused). */
-		out->outcome = JIG_SCOPE_FAILED;
-		out->launcher_reported = 0;
-		set_error(out, "%s", why);
-	} else if (timed_out)
-		out->outcome = JIG_SCOPE_TIMEOUT;
-	else if (out->aborted) {
-		out->outcome = JIG_SCOPE_FAILED;
-		set_error(out, "ended by the host");
-	} else if (interrupted) {
-		out->outcome = JIG_SCOPE_FAILED;
-		out->interrupted_by = interrupted;
-		set_error(out, "the supervisor received signal %d and fenced the scope", interrupted);
-	}
-	else if (out->launcher_reported)
-		out->outcome = out->signal ? JIG_SCOPE_SIGNALED : JIG_SCOPE_EXITED;
-	else {
-		out->outcome = JIG_SCOPE_FAILED;
-		if (why[0])
-			set_error(out, "%s", why);
-		else if (ran) /* bwrap went while the payload ran: not "never started" */
-			set_error(out, "the scope was killed while its payload ran (bwrap %s %d%s%s); the payload's end was not reported",
-				  bsi.si_code == CLD_EXITED ? "exited" : "killed by signal", bsi.si_status, bwrap_err[0] ? ": " : "",
-				  bwrap_err);
-		else if (bwrap_err[0])
-			set_error(out, "bwrap: %s", bwrap_err);
-		else
-			set_error(out, "the scope ended before its payload started (bwrap %s %d)",
-				  bsi.si_code == CLD_EXITED ? "exited" : "killed by signal", bsi.si_status);
-	}
-	if (!out->cleanup_confirmed) {
-		size_t l = strlen(out->error);
-		snprintf(out->error + l, sizeof(out->error) - l, "%scleanup not confirmed: %s", l ? "; " : "",
-			 fence != 0 ? "the cgroup did not report populated 0 after cgroup.kill"
-			 : removed != 0 ? rmerr : "bwrap was not reaped");
-	}
+	close(w.pidfd);
+	verdict(out, &w, fence, removed, rmerr);
 	return JIG_MOD_OK;
 
 early_fail:

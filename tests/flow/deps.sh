@@ -365,6 +365,16 @@ case_registry_stalls() {
 	[ "$took" -lt 120 ] || fail "took $took s"
 	[ ! -e "$T/p/.jig/admission.json" ] || fail "admitted"
 }
+case_registry_redirect_refused() {
+	# Issue 32 (decision 106): the installer's fetcher follows no redirect
+	# (the SDK's one set of libcurl options): a registry that answers a
+	# tarball with 302 fails the preparation; the target is never asked for.
+	serve redirect
+	project "$(spec '{"jig-fixture-pad": "1.0.0"}' "$(pkg jig-fixture-pad 1.0.0)")"
+	refused "jig-fixture-pad@1.0.0: fetching http://127.0.0.1:$PORT/jig-fixture-pad/-/jig-fixture-pad-1.0.0.tgz: the registry answered HTTP 302"
+	only_tarballs 1
+	! grep -q 'moved' "$T/log" || fail "the redirect was followed"
+}
 # pinned_bun_lock: bun.lock for the test project written by the pinned
 # Bun itself (bun install --lockfile-only) against the loopback registry:
 # for a registry other than npm's, Bun records full tarball URLs.

@@ -12,7 +12,9 @@
                                       on 127.0.0.1 (a free port, written to
                                       PORTFILE), one line per request to
                                       LOG; with STALL, every request waits
-                                      that many seconds
+                                      that many seconds; with "redirect",
+                                      every tarball is answered 302 to its
+                                      own path with "?moved" (then served)
 
 SPEC: {"name": root name, "dependencies": {NAME: RANGE},
        "packages": [{"name", "version", "dependencies"?, "scripts"?,
@@ -129,7 +131,13 @@ def serve(reg, portfile, log, stall):
         def do_GET(self):
             with open(log, "a") as f:
                 f.write("GET %s\n" % self.path)
-            if stall:
+            if stall == "redirect" and self.path.endswith(".tgz"):
+                self.send_response(302)
+                self.send_header("Location", "http://127.0.0.1:%d%s?moved" % (self.server.server_address[1], self.path))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if stall and stall != "redirect":
                 time.sleep(stall)
             path = os.path.normpath(self.path.split("?")[0].replace("%2f", "/").replace("%2F", "/")).lstrip("/")
             full = os.path.join(reg, path)
@@ -165,6 +173,6 @@ if __name__ == "__main__":
     if sys.argv[1] == "make":
         make(sys.argv[2], sys.argv[3], json.loads(sys.argv[4]))
     elif sys.argv[1] == "serve":
-        serve(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]) if len(sys.argv) > 5 else 0)
+        serve(sys.argv[2], sys.argv[3], sys.argv[4], (sys.argv[5] if sys.argv[5] == "redirect" else float(sys.argv[5])) if len(sys.argv) > 5 else 0)
     else:
         sys.exit("usage: registry.py make|serve ...")
