@@ -8,6 +8,7 @@ set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 CALLER="$JIG_SOURCE/tests/flow/command"
+. "$JIG_SOURCE/tests/flow/scope_plan.sh"
 
 T=$(mktemp -d /tmp/jig-command.XXXXXX)
 PEERS=""
@@ -303,6 +304,42 @@ case_bwrap_killed() {
 	[ "$(res 1 .stdout)" = after ] && [ "$(ev 1 .payload_started)" = true ] || fail "the Flow did not go on"
 	! pgrep -f /command/main.js >/dev/null || fail "the command survived"
 	[ -z "$(find /sys/fs/cgroup -name 'jig-[0-9]*' -type d)" ] || fail "cgroups left"
+}
+
+# Issue 32, R-P12: what runs is the Plan, for all four command kinds
+# (command, command-input, command-capture, command-input-capture): each
+# route's candidate reads its argv, environment, mounts and descriptors
+# (tests/flow/inside.js) and they are its command_scope's, the Plan's argv
+# followed by the entry and the call's args; the launch's policy digest
+# (which covers the limits) is the Plan's. Then the comparison is shown
+# to see a difference: one environment entry or one argv entry more in
+# the Plan, and it fails.
+case_scope_is_the_plan() {
+	project '.commands.both = {"input": "data", "capture": true, "timeout_ms": 30000}'
+	(cd "$T/p" && "$JIG" review --json) >"$T/plan.json"
+	js=$(cat "$JIG_SOURCE/tests/flow/inside.js")
+	routes="run tests capt both"
+	s=
+	for r in $routes; do s="$s${s:+, }$(jq -cn --arg r "$r" --arg js "$js" '{route: $r, files: {"inside.js": $js}, entry: "inside.js", args: ["a", "b c", ""]}')"; done
+	steps "[$s]"
+	succeeded
+	i=0
+	for r in $routes; do
+		expect_ok $i
+		jq --arg r "$r" '.plan.flows[0].commands[] | select(.route == $r) | .command_scope' "$T/plan.json" >"$T/scope-$r.json"
+		res $i .stdout >"$T/inside-$r.json"
+		kind=$(jq -r '.permission_plan.scope' "$T/scope-$r.json")
+		echo "--- route $r (scope $kind)"
+		scope_is_plan "$T/scope-$r.json" "$T/inside-$r.json" /command/inside.js a "b c" "" || fail "route $r: its scope is not its Plan's"
+		[ "$(ev $i .scope_policy_sha256)" = "$(jq -r .policy_sha256 "$T/scope-$r.json")" ] || fail "route $r: the launch's policy digest is not the Plan's"
+		i=$((i + 1))
+	done
+	echo "--- the comparison sees one environment entry more in the Plan"
+	jq '.permission_plan.env.EXTRA = "1"' "$T/scope-run.json" >"$T/mut.json"
+	! scope_is_plan "$T/mut.json" "$T/inside-run.json" /command/inside.js a "b c" "" || fail "a changed environment went unseen"
+	echo "--- ... and one argv entry more"
+	jq '.argv += ["--smol"]' "$T/scope-run.json" >"$T/mut.json"
+	! scope_is_plan "$T/mut.json" "$T/inside-run.json" /command/inside.js a "b c" "" || fail "a changed argv went unseen"
 }
 
 "case_$1"
