@@ -230,7 +230,7 @@ static int cmd_as_http_worker(void)
 {
 	struct text r = {0}, out = {0};
 	report(&r);
-	const char *head = "{\"format\": \"jig-http-result/1\", \"outcome\": \"response\", \"status\": 200, \"headers\": {}, \"body_base64\": \"";
+	const char *head = "{\"format\": \"jig-http-result/1\", \"outcome\": \"response\", \"status\": 200, \"headers\": {}, \"connect_ms\": 0, \"total_ms\": 0, \"body_base64\": \"";
 	put(&out, head, strlen(head));
 	put_base64(&out, (const unsigned char *)r.p, r.len);
 	put(&out, "\"}\n", 3);
@@ -244,7 +244,7 @@ static int cmd_as_acp_worker(void)
 {
 	struct text r = {0}, out = {0};
 	report(&r);
-	const char *head = "{\"outcome\": \"answer\", \"stop_reason\": \"end_turn\", \"text\": ";
+	const char *head = "{\"format\": \"jig-acp-result/1\", \"outcome\": \"answer\", \"stop_reason\": \"end_turn\", \"text\": ";
 	put(&out, head, strlen(head));
 	put_str(&out, r.p, r.len);
 	put(&out, "}\n", 2);
