@@ -440,14 +440,18 @@ scratch_installer_scope_is_the_plan() {
 	cp -a "$JIG_TEST_PREFIX" /var/tmp/prefix && chown -R jigtest /var/tmp/prefix
 	cp "$JIG_DEV_KEY" /var/tmp/devkey && chown jigtest /var/tmp/devkey
 }
-# installer_inside NAME: the catalog's installer kind as a Plan scope
-# ($T/NAME.scope) and what the installer's Bun read of itself
-# ($T/NAME.inside), from a fresh project's review.
-installer_inside() {
+# installer_inside_expected NAME: the installed catalog's installer kind as
+# a Plan scope ($T/NAME.scope); installer_inside NAME: that, and what the
+# installer's Bun read of itself ($T/NAME.inside), from a fresh project's
+# review.
+installer_inside_expected() {
 	jq '.kinds.installer.fragments as $f | [.fragments[$f[]]] | {argv: ["/.jig/bun", "/.jig/runtime/install.js"],
 		permission_plan: {env: (map(.env // {}) | add), binds: (map(.binds // []) | add),
 			writable: (map(.tmpfs // [] | map({at: .target, size_bytes})) | add), descriptors: (map(.descriptors // []) | add)}}' \
 		"/var/tmp/prefix/lib/jig/$(readlink /var/tmp/prefix/lib/jig/current)/libexec/catalog.json" >"$T/$1.scope"
+}
+installer_inside() {
+	installer_inside_expected "$1"
 	project "$(greet_spec)"
 	review
 	[ "$rc" -eq 0 ] || fail "review failed"
@@ -455,17 +459,27 @@ installer_inside() {
 	sha=$(jq -r '.files[] | select(.path == "jig-inside/report.json") | .sha256' "$T/p/.jig/store/packages/$tree.json")
 	cp "$T/p/.jig/store/blobs/$sha" "$T/$1.inside"
 }
+INSIDE_INSTALL="$JIG_SOURCE/tests/flow/inside-install.js runtime/install.js $JIG_SOURCE/tests/flow/inside.js runtime/inside.js"
 case_installer_scope_is_the_plan() {
 	JIG=/var/tmp/prefix/bin/jig
 	serve
-	report="$JIG_SOURCE/tests/flow/inside-install.js runtime/install.js $JIG_SOURCE/tests/flow/inside.js runtime/inside.js"
 	# shellcheck disable=SC2086
-	snapshot_with . $report
+	snapshot_with . $INSIDE_INSTALL
 	installer_inside plan
 	scope_is_plan "$T/plan.scope" "$T/plan.inside" || fail "the installer's scope is not its catalog kind's"
+}
+# The mutation (a case of its own: two snapshots and preparations do not
+# fit one guest's time under TCG): the kind as installed is the expected
+# side of the old catalog.
+scratch_installer_env_follows_the_catalog() { scratch_installer_scope_is_the_plan; }
+case_installer_env_follows_the_catalog() {
+	JIG=/var/tmp/prefix/bin/jig
+	serve
+	installer_inside_expected plan
 	# shellcheck disable=SC2086
-	snapshot_with '.fragments["installer-work"].env.PLAN_PROBE = "1"' $report
+	snapshot_with '.fragments["installer-work"].env.PLAN_PROBE = "1"' $INSIDE_INSTALL
 	installer_inside edited
+	jq -e '.permission_plan.env.PLAN_PROBE == "1"' "$T/edited.scope" >/dev/null || fail "the edit is not in the catalog"
 	scope_is_plan "$T/edited.scope" "$T/edited.inside" || fail "the installer's environment did not follow the catalog's edit"
 	! scope_is_plan "$T/plan.scope" "$T/edited.inside" || fail "the comparison did not see the catalog's edit"
 }
