@@ -17,7 +17,6 @@
 #include "snapshot/verify.h"
 #include "util/crypto.h"
 
-
 static const char *const fragment_keys[] = {"about", "binds", "tmpfs", "symlinks", "env", "descriptors",
 					    "network", "cwd", "limits", NULL};
 
