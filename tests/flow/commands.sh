@@ -342,5 +342,28 @@ case_scope_is_the_plan() {
 	! scope_is_plan "$T/mut.json" "$T/inside-run.json" /command/inside.js a "b c" "" || fail "a changed argv went unseen"
 }
 
-"case_$1"
-echo "PASS: $1"
+# Issue 32, R-P12: a catalog whose command kind has one more argv entry
+# (Bun's --smol) is followed by the launch (a command's argv was once the
+# kind's argv[0] alone, then the call's), and the comparison with the old
+# Plan sees it. A test snapshot in a scratch prefix.
+scratch_argv_follows_the_catalog() {
+	cp -a "$JIG_TEST_PREFIX" /var/tmp/prefix && chown -R jigtest /var/tmp/prefix
+	cp "$JIG_DEV_KEY" /var/tmp/devkey && chown jigtest /var/tmp/devkey
+}
+case_argv_follows_the_catalog() {
+	JIG=/var/tmp/prefix/bin/jig
+	project
+	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[0].commands[] | select(.route == "run") | .command_scope' >"$T/old.json"
+	snapshot_with '.kinds.command.argv += ["--smol"]'
+	project
+	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[0].commands[] | select(.route == "run") | .command_scope' >"$T/new.json"
+	[ "$(jq -c .argv "$T/new.json")" = '["/.jig/bun","--smol"]' ] || fail "the Plan does not show the catalog's argv: $(jq -c .argv "$T/new.json")"
+	steps "[$(jq -cn --arg js "$(cat "$JIG_SOURCE/tests/flow/inside.js")" '{route: "run", files: {"inside.js": $js}, entry: "inside.js", args: ["a"]}')]"
+	succeeded
+	expect_ok 0
+	res 0 .stdout >"$T/inside.json"
+	scope_is_plan "$T/new.json" "$T/inside.json" /command/inside.js a || fail "the launch did not follow the catalog's argv"
+	! scope_is_plan "$T/old.json" "$T/inside.json" /command/inside.js a || fail "the comparison did not see the catalog's argv"
+}
+
+. "$JIG_SOURCE/tests/vm/case-main.sh"
