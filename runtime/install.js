@@ -19,11 +19,10 @@
 import { cpSync, lstatSync, readdirSync, rmSync } from "node:fs";
 
 const req = JSON.parse(await Bun.stdin.text());
-const env = (registry) => ({
-  HOME: "/scratch", TMPDIR: "/scratch", BUN_INSTALL_CACHE_DIR: "/scratch/cache", LANG: "C.UTF-8",
-  NO_COLOR: "1", NPM_CONFIG_REGISTRY: registry, BUN_CONFIG_REGISTRY: registry,
-  DO_NOT_TRACK: "1", BUN_DISABLE_TELEMETRY: "1",
-});
+// Bun's install gets the scope's environment (the catalog's installer-work
+// fragment, as the Plan's digest covers it) and only the registry of this
+// call added (issue 32).
+const env = (registry) => ({ ...process.env, NPM_CONFIG_REGISTRY: registry, BUN_CONFIG_REGISTRY: registry });
 // Resolution (jig review --allow-resolution-network): Bun writes
 // /work/bun.lock from the operator's registry, installing nothing and
 // running no script; jig checks that lock like a supplied one.

@@ -20,6 +20,7 @@
 
 #include "effects/worker.h"
 #include "flow/tree.h"
+#include "policy/scope_argv.h"
 #include "run/limits.h"
 #include "run/run0.h"
 #include "util/cleanup.h"
@@ -315,9 +316,14 @@ static int run_scope(const struct jig_command_effect_env *env, const struct jig_
 	struct jig_scope_run run = {.run_dir = env->run_dir, .slots = slots, .n_slots = 3};
 	char entry[JIG_COMMAND_MAX_PATH + 16];
 	snprintf(entry, sizeof(entry), "/command/%s", q->entry);
-	const char *argv[JIG_COMMAND_MAX_ARGS + 3] = {t->argv[0], entry};
-	for (size_t i = 0; i < q->n_args; i++)
-		argv[2 + i] = q->args[i];
+	const char *call[JIG_COMMAND_MAX_ARGS + 1] = {entry};
+	memcpy(call + 1, q->args, q->n_args * sizeof(*call));
+	const char *argv[JIG_CATALOG_MAX_ARGV + JIG_COMMAND_MAX_ARGS + 2];
+	struct jig_error ae = {0};
+	if (jig_scope_argv(t, call, 1 + q->n_args, argv, sizeof(argv) / sizeof(*argv), &ae) < 0) {
+		snprintf(why, cap, "the command's scope was refused: %.600s", ae.msg);
+		goto out;
+	}
 	struct jig_scope_policy p;
 	struct jig_scope sc;
 	struct jig_error e = {0};

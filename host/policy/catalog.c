@@ -17,8 +17,6 @@
 #include "snapshot/verify.h"
 #include "util/crypto.h"
 
-#define MAX_ARGV 16
-
 static const char *const fragment_keys[] = {"about", "binds", "tmpfs", "symlinks", "env", "descriptors",
 					    "network", "cwd", "limits", NULL};
 
@@ -137,9 +135,9 @@ static int check_kind(const char *name, json_t *k, json_t *fragments, struct jig
 	json_t *fr = json_object_get(k, "fragments"), *argv = json_object_get(k, "argv"), *hold = json_object_get(k, "hold");
 	if (!json_is_object(k) || jig_json_only_keys(k, keys, "kind", &inner) < 0)
 		return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": %s", name, inner.msg[0] ? inner.msg : "must be an object");
-	if (!json_is_array(fr) || !json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > MAX_ARGV ||
+	if (!json_is_array(fr) || !json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > JIG_CATALOG_MAX_ARGV ||
 	    (hold && (!json_is_string(hold) || json_string_value(hold)[0] != '/')))
-		return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": needs \"fragments\" (names), \"argv\" (1-%d strings) and an optional absolute \"hold\"", name, MAX_ARGV);
+		return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": needs \"fragments\" (names), \"argv\" (1-%d strings) and an optional absolute \"hold\"", name, JIG_CATALOG_MAX_ARGV);
 	size_t i, j;
 	json_t *v;
 	json_array_foreach(fr, i, v) {

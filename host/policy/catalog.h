@@ -20,6 +20,7 @@
 #define JIG_CATALOG_FORMAT "jig-catalog/1"
 #define JIG_CATALOG_FILE "libexec/catalog.json"
 #define JIG_CATALOG_MAX_BYTES (256 * 1024)
+#define JIG_CATALOG_MAX_ARGV 16 /* entries of a kind's argv */
 
 struct jig_catalog {
 	json_t *doc;

@@ -174,9 +174,10 @@ static json_t *install(const char *bun, const char *script, const char *request,
 	if (pid == 0) {
 		dup2(in[0], 0);
 		dup2(res[1], 1);
+		/* Bun gets this scope's environment, the catalog's installer-work
+		 * fragment as the Plan shows it (issue 32), nothing added here. */
 		char *const argv[] = {(char *)bun, (char *)script, NULL};
-		char *const envp[] = {"HOME=/scratch", "TMPDIR=/scratch", "LANG=C.UTF-8", "NO_COLOR=1", NULL};
-		execve(bun, argv, envp);
+		execv(bun, argv);
 		_exit(127);
 	}
 	close(in[0]);

@@ -11,6 +11,7 @@ set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}" "${JIG_FAKE_AGENT:?}" "${JIG_ACP_CLIENTS:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 CALLER="$JIG_SOURCE/tests/flow/agent"
+. "$JIG_SOURCE/tests/flow/scope_plan.sh"
 
 T=$(mktemp -d /tmp/jig-agent.XXXXXX)
 PEERS=""
@@ -697,6 +698,30 @@ case_hang_kill_bound_spinning() {
 		'.agents.ask.timeout_ms = 3000'
 	echo "eight spinners: $(ev 0 .outcome): $(ev 0 .error); the Run took $took s"
 	[ "$took" -lt 45 ] || fail "the Run took $took s"
+}
+
+# Issue 32, R-P12: the provider scope's first process (a test snapshot's
+# jig-acp-worker is the probe, answering with what it reads of itself) runs
+# with the Plan's provider_scope: argv, environment, binds, writable mounts,
+# descriptors, and the Plan's policy digest (which covers the limits). The
+# client's own argv and environment are the reviewed identity, passed to
+# the worker in its request (agent.answer and agent.* check those).
+scratch_provider_scope_is_the_plan() {
+	cp -a "$JIG_TEST_PREFIX" /var/tmp/prefix && chown -R jigtest /var/tmp/prefix
+	cp "$JIG_DEV_KEY" /var/tmp/devkey && chown jigtest /var/tmp/devkey
+}
+case_provider_scope_is_the_plan() {
+	JIG=/var/tmp/prefix/bin/jig
+	snapshot_with . "$JIG_PROBE" jig-acp-worker
+	agents answer
+	project
+	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[0].agents[0].provider_scope' >"$T/scope.json"
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	answer 0 >"$T/inside.json"
+	scope_is_plan "$T/scope.json" "$T/inside.json" || fail "the provider's scope is not its Plan's"
+	[ "$(ev 0 .scope_policy_sha256)" = "$(jq -r .policy_sha256 "$T/scope.json")" ] || fail "the launch's policy digest is not the Plan's"
 }
 
 . "$JIG_SOURCE/tests/vm/case-main.sh"

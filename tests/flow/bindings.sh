@@ -8,6 +8,7 @@ set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 MK="$JIG_SOURCE/tests/flow/binding/mkproject.sh"
+. "$JIG_SOURCE/tests/flow/scope_plan.sh"
 
 T=$(mktemp -d /tmp/jig-binding.XXXXXX)
 BG=""
@@ -296,6 +297,21 @@ case_call_inputs_and_resources() {
 	check ".children[0] | .status == \"failed\" and (.why | test(\"blob $blob was altered\")) and (has(\"termination\") | not) and .cleanup_confirmed"
 	[ ! -e "$T/pkt/files/from-x.json" ] || fail "the child's result was imported"
 	nothing_left
+}
+
+# Issue 32, R-P12: a child Flow (jig.call, the flow-bound kind) runs with
+# its Plan scope: it reads its argv, environment, mounts and descriptors
+# (tests/flow/inside.js) and they are its scope's in the Plan; the record's
+# child node names the Plan's policy digest (which covers the limits).
+case_child_scope_is_the_plan() {
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}}}},"a":{}}'
+	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[] | select(.name == "a") | .scope' >"$T/scope.json"
+	run '{"root":{"calls":[["x"]]},"a":{"inside":true}}'
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	jq .inside "$T/pkt/files/from-x.json" >"$T/inside.json"
+	[ "$(jq -r .permission_plan.scope "$T/scope.json")" != null ] || fail "no scope of a in the Plan"
+	scope_is_plan "$T/scope.json" "$T/inside.json" || fail "the child's scope is not its Plan's"
+	[ "$(rec '.children[0].scope_policy_sha256')" = "$(jq -r .policy_sha256 "$T/scope.json")" ] || fail "the child's policy digest is not the Plan's"
 }
 
 "case_$1"

@@ -15,6 +15,7 @@ JIG="$JIG_TEST_PREFIX/bin/jig"
 EX="$JIG_SOURCE/examples"
 HOSTILE="$JIG_SOURCE/tests/flow/hostile"
 . "$JIG_SOURCE/tests/flow/rss.sh"
+. "$JIG_SOURCE/tests/flow/scope_plan.sh"
 
 T=$(mktemp -d /tmp/jig-flow.XXXXXX)
 trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
@@ -714,35 +715,35 @@ case_hostile_sees_no_host_paths() {
 	no_run_dir
 }
 
-# The HTTP worker's scope writes only where its Plan says: a test snapshot
-# whose worker is the probe (answering with its scope's writable mounts).
-scratch_http_worker_writable_mounts_are_the_plan() { scratch_refuse_other_snapshot; }
-case_http_worker_writable_mounts_are_the_plan() {
-	JIG=/var/tmp/prefix/bin/jig
-	cur=/var/tmp/prefix/lib/jig/$(readlink /var/tmp/prefix/lib/jig/current)
-	mkdir "$T/stage" && (cd "$cur" && cp -r modules libexec "$T/stage/")
-	cp "$JIG_PROBE" "$T/stage/libexec/jig-http-worker"
-	seq=$(($(jq .sequence "$cur/manifest.json") + 1))
-	/var/tmp/prefix/bin/jig-snapshot create --dir "$T/stage" --id "s$seq" --sequence "$seq" --module sandbox-linux:sandbox:modules/sandbox-linux.so --module http:http:modules/http.so --module acp:acp:modules/acp.so --module display:display:modules/display.so >/dev/null
-	/var/tmp/prefix/bin/jig-snapshot sign --dir "$T/stage" --key /var/tmp/devkey >/dev/null
-	/var/tmp/prefix/bin/jig-snapshot install --dir "$T/stage" --prefix /var/tmp/prefix >/dev/null
-	project "$CALLER"
-	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[] | select(.name == "caller") | .http[] | select(.route == "ok") | .worker_scope' >"$T/ws.json"
-	jq -r '.permission_plan.writable | map("\(.at) size=\(.size_bytes / 1024)k") | join(", ")' "$T/ws.json" >"$T/want"
+# worker_inside NAME: reviews the caller, runs its http route "ok" on the
+# probe worker: $T/NAME.scope the Plan's worker scope, $T/NAME.inside what
+# the worker read of itself.
+worker_inside() {
+	(cd "$T/p" && "$JIG" review --yes >/dev/null && "$JIG" review --json) |
+		jq '.plan.flows[] | select(.name == "caller") | .http[] | select(.route == "ok") | .worker_scope' >"$T/$1.scope"
 	steps '[{"do":"http","route":"ok"}]'
 	succeeded
-	ev 0 .error | sed 's/^writable: //; s/; binds:.*//' >"$T/got"
-	echo "writable in the Plan: $(cat "$T/want")"; echo "writable inside the worker's scope: $(cat "$T/got")"
-	[ -s "$T/want" ] && cmp -s "$T/want" "$T/got" || fail "the worker's writable mounts are not its Plan's"
-	# Issue 13: the worker that ran is the Plan's (digest), and its binds,
-	# environment and descriptors are exactly the Plan's.
-	[ "$(ev 0 .scope_policy_sha256)" = "$(jq -r .policy_sha256 "$T/ws.json")" ] || fail "the worker's policy digest is not the Plan's"
-	want_binds=$( (jq -r '.permission_plan.binds[].target' "$T/ws.json"; echo /.jig/init) | sort | tr '\n' ' ')
-	got_binds=$(ev 0 .error | sed 's/.*; binds: //; s/; env:.*//' | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' ')
-	echo "binds in the Plan: $want_binds"; echo "binds inside: $got_binds"
-	[ "$want_binds" = "$got_binds" ] || fail "the worker's binds are not its Plan's"
-	[ "$(ev 0 .error | sed 's/.*; env: \([0-9]*\);.*/\1/')" = "$(jq '.permission_plan.env | length' "$T/ws.json")" ] || fail "the worker's environment is not its Plan's"
-	[ "$(ev 0 .error | sed 's/.*; fds: //')" = "$(jq -r '[.permission_plan.descriptors[].target] | join(" ")' "$T/ws.json")" ] || fail "the worker's descriptors are not its Plan's"
+	res 0 .text >"$T/$1.inside"
+	[ "$(ev 0 .scope_policy_sha256)" = "$(jq -r .policy_sha256 "$T/$1.scope")" ] || fail "the worker's policy digest is not the Plan's"
+}
+# Issues 13, 32 (R-P12): the HTTP worker's scope is its Plan's (argv,
+# environment, binds, writable mounts, descriptors; the policy digest,
+# which covers the limits). Then a catalog whose http-worker kind has one
+# more argv entry and an environment entry: the launch follows it, and
+# the comparison against the old Plan sees the difference.
+scratch_http_worker_scope_is_the_plan() { scratch_refuse_other_snapshot; }
+case_http_worker_scope_is_the_plan() {
+	JIG=/var/tmp/prefix/bin/jig
+	snapshot_with . "$JIG_PROBE" jig-http-worker
+	project "$CALLER"
+	worker_inside plan
+	scope_is_plan "$T/plan.scope" "$T/plan.inside" || fail "the worker's scope is not its Plan's"
+	snapshot_with '.kinds["http-worker"].argv += ["--plan-probe"] | .fragments["worker-scratch"].env = {"PLAN_PROBE": "1"}' "$JIG_PROBE" jig-http-worker
+	worker_inside edited
+	jq -e '.argv == ["/.jig/http-worker", "--plan-probe"] and .permission_plan.env == {"PLAN_PROBE": "1"}' "$T/edited.scope" >/dev/null ||
+		fail "the edited catalog is not in the Plan"
+	scope_is_plan "$T/edited.scope" "$T/edited.inside" || fail "the launch did not follow the catalog's edit"
+	! scope_is_plan "$T/plan.scope" "$T/edited.inside" || fail "the comparison did not see the catalog's edit"
 }
 
 # --- 11. one scope model (issue 13) -------------------------------------------------------
@@ -763,14 +764,11 @@ case_scope_is_the_plan() {
 	"$JIG" scope plan "$T/policy.json" >"$T/pp.txt"
 	awk '$0 == "    scope flow-hostile" { on = 1 } on && (/^  flow / || /^    http / || /^admitted/ || /^not admitted/) { on = 0 } on { print substr($0, 5) }' "$T/review.txt" >"$T/rv.txt"
 	diff "$T/rv.txt" "$T/pp.txt" || fail "jig scope plan of the record's policy does not print the review's permission plan"
-	# Inside: the environment, the binds and the descriptors.
+	# Inside: the argv, the environment, the binds, the writable mounts
+	# and the descriptors (issue 32: the one comparison, scope_plan.sh).
 	W="$T/pkt/files/out/whoami.json"
-	[ "$(jq -r '.environ | sort | join(" ")' "$W")" = "$(jq -r '.permission_plan.env | to_entries | map("\(.key)=\(.value)") | sort | join(" ")' "$T/scope.json")" ] ||
-		fail "the Flow's environment $(jq -c .environ "$W") is not the Plan's"
-	want=$( (jq -r '.permission_plan.binds[].target' "$T/scope.json"; echo /.jig/init) | sort | tr '\n' ' ')
-	got=$(awk '{ split($6, o, ","); if (o[1] == "ro" && $5 != "/" && $5 != "/dev" && $5 != "/dev/pts" && $5 != "/proc") print $5 }' "$T/pkt/files/out/mountinfo" | sort | tr '\n' ' ')
-	echo "binds in the Plan: $want"; echo "binds inside: $got"
-	[ "$want" = "$got" ] || fail "the Flow's binds are not the Plan's"
+	jq -n --rawfile m "$T/pkt/files/out/mountinfo" --slurpfile w "$W" '$w[0] | {argv, environ, fds, mountinfo: $m}' >"$T/inside.json"
+	scope_is_plan "$T/scope.json" "$T/inside.json" || fail "the Flow's scope is not its Plan's"
 	[ "$(jq -r '[.permission_plan.descriptors[].target] | join(" ")' "$T/scope.json")" = "0 1 2 3" ] || fail "plan descriptors"
 	for fd in 0 1 2; do [ "$(jq -r ".fds[\"$fd\"]" "$W")" = /dev/null ] || fail "descriptor $fd is $(jq -r ".fds[\"$fd\"]" "$W")"; done
 	jq -r '.fds["3"]' "$W" | grep -q '^socket:\[' || fail "descriptor 3 is not Run/0's socket"

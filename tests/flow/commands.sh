@@ -8,6 +8,7 @@ set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 CALLER="$JIG_SOURCE/tests/flow/command"
+. "$JIG_SOURCE/tests/flow/scope_plan.sh"
 
 T=$(mktemp -d /tmp/jig-command.XXXXXX)
 PEERS=""
@@ -305,5 +306,64 @@ case_bwrap_killed() {
 	[ -z "$(find /sys/fs/cgroup -name 'jig-[0-9]*' -type d)" ] || fail "cgroups left"
 }
 
-"case_$1"
-echo "PASS: $1"
+# Issue 32, R-P12: what runs is the Plan, for all four command kinds
+# (command, command-input, command-capture, command-input-capture): each
+# route's candidate reads its argv, environment, mounts and descriptors
+# (tests/flow/inside.js) and they are its command_scope's, the Plan's argv
+# followed by the entry and the call's args; the launch's policy digest
+# (which covers the limits) is the Plan's. Then the comparison is shown
+# to see a difference: one environment entry or one argv entry more in
+# the Plan, and it fails.
+case_scope_is_the_plan() {
+	project '.commands.both = {"input": "data", "capture": true, "timeout_ms": 30000}'
+	(cd "$T/p" && "$JIG" review --json) >"$T/plan.json"
+	js=$(cat "$JIG_SOURCE/tests/flow/inside.js")
+	routes="run tests capt both"
+	s=
+	for r in $routes; do s="$s${s:+, }$(jq -cn --arg r "$r" --arg js "$js" '{route: $r, files: {"inside.js": $js}, entry: "inside.js", args: ["a", "b c", ""]}')"; done
+	steps "[$s]"
+	succeeded
+	i=0
+	for r in $routes; do
+		expect_ok $i
+		jq --arg r "$r" '.plan.flows[0].commands[] | select(.route == $r) | .command_scope' "$T/plan.json" >"$T/scope-$r.json"
+		res $i .stdout >"$T/inside-$r.json"
+		kind=$(jq -r '.permission_plan.scope' "$T/scope-$r.json")
+		echo "--- route $r (scope $kind)"
+		scope_is_plan "$T/scope-$r.json" "$T/inside-$r.json" /command/inside.js a "b c" "" || fail "route $r: its scope is not its Plan's"
+		[ "$(ev $i .scope_policy_sha256)" = "$(jq -r .policy_sha256 "$T/scope-$r.json")" ] || fail "route $r: the launch's policy digest is not the Plan's"
+		i=$((i + 1))
+	done
+	echo "--- the comparison sees one environment entry more in the Plan"
+	jq '.permission_plan.env.EXTRA = "1"' "$T/scope-run.json" >"$T/mut.json"
+	! scope_is_plan "$T/mut.json" "$T/inside-run.json" /command/inside.js a "b c" "" || fail "a changed environment went unseen"
+	echo "--- ... and one argv entry more"
+	jq '.argv += ["--smol"]' "$T/scope-run.json" >"$T/mut.json"
+	! scope_is_plan "$T/mut.json" "$T/inside-run.json" /command/inside.js a "b c" "" || fail "a changed argv went unseen"
+}
+
+# Issue 32, R-P12: a catalog whose command kind has one more argv entry
+# (Bun's --smol) is followed by the launch (a command's argv was once the
+# kind's argv[0] alone, then the call's), and the comparison with the old
+# Plan sees it. A test snapshot in a scratch prefix.
+scratch_argv_follows_the_catalog() {
+	cp -a "$JIG_TEST_PREFIX" /var/tmp/prefix && chown -R jigtest /var/tmp/prefix
+	cp "$JIG_DEV_KEY" /var/tmp/devkey && chown jigtest /var/tmp/devkey
+}
+case_argv_follows_the_catalog() {
+	JIG=/var/tmp/prefix/bin/jig
+	project
+	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[0].commands[] | select(.route == "run") | .command_scope' >"$T/old.json"
+	snapshot_with '.kinds.command.argv += ["--smol"]'
+	project
+	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[0].commands[] | select(.route == "run") | .command_scope' >"$T/new.json"
+	[ "$(jq -c .argv "$T/new.json")" = '["/.jig/bun","--smol"]' ] || fail "the Plan does not show the catalog's argv: $(jq -c .argv "$T/new.json")"
+	steps "[$(jq -cn --arg js "$(cat "$JIG_SOURCE/tests/flow/inside.js")" '{route: "run", files: {"inside.js": $js}, entry: "inside.js", args: ["a"]}')]"
+	succeeded
+	expect_ok 0
+	res 0 .stdout >"$T/inside.json"
+	scope_is_plan "$T/new.json" "$T/inside.json" /command/inside.js a || fail "the launch did not follow the catalog's argv"
+	! scope_is_plan "$T/old.json" "$T/inside.json" /command/inside.js a || fail "the comparison did not see the catalog's argv"
+}
+
+. "$JIG_SOURCE/tests/vm/case-main.sh"

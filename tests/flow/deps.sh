@@ -13,6 +13,7 @@ set -eu
 JIG="$JIG_TEST_PREFIX/bin/jig"
 REGISTRY="$JIG_SOURCE/tests/flow/registry.py"
 . "$JIG_SOURCE/tests/flow/registry.sh"
+. "$JIG_SOURCE/tests/flow/scope_plan.sh"
 EMPTY={}
 
 T=$(mktemp -d /tmp/jig-prep.XXXXXX)
@@ -452,5 +453,63 @@ case_platform_skipped() {
 	[ "$(cat "$T/pkt/files/out.txt")" = "...hello jig!" ] || fail "out.txt: $(cat "$T/pkt/files/out.txt")"
 }
 
-"case_$1"
-echo "PASS: $1"
+# Issue 32, R-P12: the installer's Bun runs with its scope's environment
+# exactly (the catalog's installer-work fragment, which the Plan's
+# installer_policy_sha256 covers), its binds, writable mounts and
+# descriptors 0-2. A test snapshot's install.js reports what Bun reads of
+# itself into the prepared tree. The Plan shows the installer's digest,
+# not its permission plan, so the expected side is the installed
+# catalog's installer kind (what that digest covers); the argv is the
+# worker's start of Bun on install.js. Then a catalog with one more
+# installer-work variable: Bun's environment follows it (the worker once
+# gave Bun four variables of its own), and the comparison with the old
+# catalog sees the difference.
+scratch_installer_scope_is_the_plan() {
+	cp -a "$JIG_TEST_PREFIX" /var/tmp/prefix && chown -R jigtest /var/tmp/prefix
+	cp "$JIG_DEV_KEY" /var/tmp/devkey && chown jigtest /var/tmp/devkey
+}
+# installer_inside_expected NAME: the installed catalog's installer kind as
+# a Plan scope ($T/NAME.scope); installer_inside NAME: that, and what the
+# installer's Bun read of itself ($T/NAME.inside), from a fresh project's
+# review.
+installer_inside_expected() {
+	jq '.kinds.installer.fragments as $f | [.fragments[$f[]]] | {argv: ["/.jig/bun", "/.jig/runtime/install.js"],
+		permission_plan: {env: (map(.env // {}) | add), binds: (map(.binds // []) | add),
+			writable: (map(.tmpfs // [] | map({at: .target, size_bytes})) | add), descriptors: (map(.descriptors // []) | add)}}' \
+		"/var/tmp/prefix/lib/jig/$(readlink /var/tmp/prefix/lib/jig/current)/libexec/catalog.json" >"$T/$1.scope"
+}
+installer_inside() {
+	installer_inside_expected "$1"
+	project "$(greet_spec)"
+	review
+	[ "$rc" -eq 0 ] || fail "review failed"
+	tree=$(cd "$T/p" && "$JIG" review --json 2>/dev/null | jq -r '.plan.flows[0].dependencies.tree')
+	sha=$(jq -r '.files[] | select(.path == "jig-inside/report.json") | .sha256' "$T/p/.jig/store/packages/$tree.json")
+	cp "$T/p/.jig/store/blobs/$sha" "$T/$1.inside"
+}
+INSIDE_INSTALL="$JIG_SOURCE/tests/flow/inside-install.js runtime/install.js $JIG_SOURCE/tests/flow/inside.js runtime/inside.js"
+case_installer_scope_is_the_plan() {
+	JIG=/var/tmp/prefix/bin/jig
+	serve
+	# shellcheck disable=SC2086
+	snapshot_with . $INSIDE_INSTALL
+	installer_inside plan
+	scope_is_plan "$T/plan.scope" "$T/plan.inside" || fail "the installer's scope is not its catalog kind's"
+}
+# The mutation (a case of its own: two snapshots and preparations do not
+# fit one guest's time under TCG): the kind as installed is the expected
+# side of the old catalog.
+scratch_installer_env_follows_the_catalog() { scratch_installer_scope_is_the_plan; }
+case_installer_env_follows_the_catalog() {
+	JIG=/var/tmp/prefix/bin/jig
+	serve
+	installer_inside_expected plan
+	# shellcheck disable=SC2086
+	snapshot_with '.fragments["installer-work"].env.PLAN_PROBE = "1"' $INSIDE_INSTALL
+	installer_inside edited
+	jq -e '.permission_plan.env.PLAN_PROBE == "1"' "$T/edited.scope" >/dev/null || fail "the edit is not in the catalog"
+	scope_is_plan "$T/edited.scope" "$T/edited.inside" || fail "the installer's environment did not follow the catalog's edit"
+	! scope_is_plan "$T/plan.scope" "$T/edited.inside" || fail "the comparison did not see the catalog's edit"
+}
+
+. "$JIG_SOURCE/tests/vm/case-main.sh"

@@ -10,6 +10,7 @@ set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}" "${JIG_FAKE_AGENT:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 EX="$JIG_SOURCE/examples/markdown"
+. "$JIG_SOURCE/tests/flow/scope_plan.sh"
 
 T=$(mktemp -d /tmp/jig-markdown.XXXXXX)
 trap 'pkill -KILL -f "$T/client/" 2>/dev/null || true; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
@@ -145,4 +146,26 @@ case_context_bound() {
 	[ "$(rec '.outputs | length')" -eq 0 ] && [ -z "$(ls -A "$T/pkt/files" 2>/dev/null)" ] || fail "something was published"
 }
 
-"case_$1"
+# Issue 32, R-P12: a Markdown Flow (the markdown-flow kind) runs with its
+# Plan scope: a test snapshot's runtime/markdown.js writes what its process
+# reads of itself (tests/flow/inside.js) as the declared output, and that
+# is the Plan's argv, environment, binds, writable mounts and descriptors;
+# the record names the Plan's policy digest (which covers the limits).
+scratch_scope_is_the_plan() {
+	cp -a "$JIG_TEST_PREFIX" /var/tmp/prefix && chown -R jigtest /var/tmp/prefix
+	cp "$JIG_DEV_KEY" /var/tmp/devkey && chown jigtest /var/tmp/devkey
+}
+case_scope_is_the_plan() {
+	JIG=/var/tmp/prefix/bin/jig
+	snapshot_with . "$JIG_SOURCE/tests/flow/inside-markdown.js" runtime/markdown.js "$JIG_SOURCE/tests/flow/inside.js" runtime/inside.js
+	model obey
+	project
+	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[] | select(.name == "meeting-actions") | .scope' >"$T/scope.json"
+	run
+	succeeded
+	[ "$(jq -r .permission_plan.scope "$T/scope.json")" != null ] || fail "no scope in the Plan"
+	scope_is_plan "$T/scope.json" "$T/pkt/files/actions.md" || fail "the Markdown Flow's scope is not its Plan's"
+	[ "$(rec .scope.policy_sha256)" = "$(jq -r .policy_sha256 "$T/scope.json")" ] || fail "the record's policy digest is not the Plan's"
+}
+
+. "$JIG_SOURCE/tests/vm/case-main.sh"

@@ -13,6 +13,59 @@ case_scope_assembled_only_in_policy() {
 	[ -z "$found" ] || fail "a struct jig_scope is assembled outside host/policy/: $found"
 	grep -q 'jig_scope_describe' host/policy/scope_policy.c || fail "no jig_scope_describe"
 }
+# Issue 32 (R-P12): a scope's argv and environment come only from its
+# composed policy; only host/policy/ builds them (the catalog's template,
+# jig_scope_argv for a call's values). Outside it, this flags an argv or
+# environment array initialised in place, a literal "NAME=value" entry, an
+# .env/.envp field, an .argv that is neither a template's nor one built by
+# jig_scope_argv, and an exec that chooses the environment (execve,
+# execle, execvpe). Listed exceptions, each with its reason:
+#   host/prepare/worker.c: runs inside the installer scope; it starts the
+#     pinned Bun on install.js (the catalog's paths, or the tests' own) as
+#     its child, with the scope's environment unchanged (execv).
+#   host/run/scope_run.c: jig scope run's program is the operator's own
+#     command line after "--" (a scope policy file carries no argv).
+ARGV_ENV_EXCEPTIONS='host/prepare/worker.c:.*char \*const argv\[\] = \{\(char \*\)bun, \(char \*\)script, NULL\};
+host/run/scope_run.c:.*\.argv = \(const char \*const \*\)prog,'
+# argv_env_built DIR: every such line of DIR's host/ outside host/policy/.
+argv_env_built() {
+	(cd "$1" && grep -rnE '\b(argv|envp|env|environ)\[[^]]*\] *= *\{|"[A-Z_][A-Z0-9_]*=|\.(envp?|environ) *= *[^=]|\bexec(ve|le|vpe) *\(|\.argv *= *' \
+		host --include='*.c' --include='*.h' || true) | grep -v '^host/policy/' |
+		grep -vE '\.argv = \(const char \*const \*\)[a-z_]+(->tmpl)?->argv,' |
+		while IFS= read -r l; do
+			f=${l%%:*}
+			case "$l" in
+			*'.argv = argv,'*) grep -q 'jig_scope_argv(' "$1/$f" && continue ;;
+			esac
+			printf '%s\n' "$l"
+		done | grep -vE "^($(printf '%s\n' "$ARGV_ENV_EXCEPTIONS" | sed 's/:/:[0-9]+:/' | paste -sd '|'))" || true
+}
+case_argv_env_only_from_policy() {
+	found=$(argv_env_built .)
+	[ -z "$found" ] || fail "a scope's argv or environment is built outside host/policy/: $found"
+	grep -q 'jig_scope_argv(' host/effects/command.c || fail "a Project Command's argv is not built by jig_scope_argv"
+}
+# The rule above sees each pattern it names (a sample tree, one violation
+# a line; the exceptions hold only for their own line).
+case_argv_env_rule_fires() {
+	d=$(mktemp -d /tmp/jig-layout.XXXXXX)
+	trap 'rm -rf "$d"' EXIT
+	mkdir -p "$d/host/effects" "$d/host/policy" "$d/host/prepare"
+	cat >"$d/host/effects/x.c" <<'C'
+	const char *argv[8] = {t->argv[0], entry};
+	char *const envp[] = {"HOME=/scratch", NULL};
+	static const char *lang = "LANG=C.UTF-8";
+	struct jig_scope_launch l = {.argv = mine, .env = e};
+	execve(bun, argv, envp);
+	struct jig_scope_launch m = {.argv = argv, .hold_path = NULL};
+C
+	printf '%s\n' '	char *const argv[] = {(char *)bun, (char *)other, NULL};' >"$d/host/prepare/worker.c"
+	printf '%s\n' '	char *const envp[] = {"HOME=/scratch", NULL};' >"$d/host/policy/ok.c"
+	argv_env_built "$d" >"$d/found"
+	cat "$d/found"
+	[ "$(wc -l <"$d/found")" -eq 7 ] || fail "the rule missed a sample (want 7 lines)"
+	! grep -q '^host/policy/' "$d/found" || fail "the rule flagged host/policy/"
+}
 # No file outside the sandbox door names a backend.
 case_backend_named_only_by_the_door() {
 	found=$(grep -rnE 'sandbox-(linux|darwin)' host --include='*.c' --include='*.h' | grep -v '^host/sandbox/' || true)

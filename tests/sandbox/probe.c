@@ -116,53 +116,139 @@ static int cmd_mounts(void)
 	return 0;
 }
 
-/* Installed in a test snapshot in place of jig-http-worker: answers with a
- * worker result whose error text lists the scope's writable mounts
- * ("TARGET size=NK", device nodes excluded), so a test can compare the
- * worker's scope with the Plan. */
+/* Inside reports (issue 32): what this process reads of itself, as
+ * tests/flow/inside.js gives it for a Bun process: {"argv", "environ",
+ * "mountinfo", "fds"}, JSON text in a growing buffer. */
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void put(struct text *t, const char *s, size_t n)
+{
+	if (t->len + n + 1 > t->cap) {
+		size_t c = t->cap ? t->cap : 8192;
+		while (c < t->len + n + 1)
+			c *= 2;
+		char *q = realloc(t->p, c);
+		if (!q)
+			exit(2);
+		t->p = q;
+		t->cap = c;
+	}
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = '\0';
+}
+
+static void put_str(struct text *t, const char *s, size_t n)
+{
+	put(t, "\"", 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[8];
+		if (c == '"' || c == '\\' || c < 0x20 || c >= 0x7f) {
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+			put(t, esc, 6);
+		} else
+			put(t, (const char *)&c, 1);
+	}
+	put(t, "\"", 1);
+}
+
+/* A NUL-separated /proc file as a JSON array of strings. */
+static void put_nul_list(struct text *t, const char *path)
+{
+	char buf[65536];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	put(t, "[", 1);
+	for (ssize_t i = 0, k = 0; n > 0 && i < n; k++) {
+		size_t l = strnlen(buf + i, (size_t)(n - i));
+		if (k)
+			put(t, ",", 1);
+		put_str(t, buf + i, l);
+		i += (ssize_t)l + 1;
+	}
+	put(t, "]", 1);
+}
+
+static void report(struct text *t)
+{
+	/* The descriptors first, before anything else is opened. */
+	char fds[64][256];
+	int open_fd[64], nfd = 0;
+	for (int fd = 0; fd < 64; fd++) {
+		char link[64];
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, fds[nfd], sizeof(fds[nfd]) - 1);
+		if (n < 0)
+			continue;
+		fds[nfd][n] = '\0';
+		open_fd[nfd++] = fd;
+	}
+	put(t, "{\"argv\":", 8);
+	put_nul_list(t, "/proc/self/cmdline");
+	put(t, ",\"environ\":", 11);
+	put_nul_list(t, "/proc/self/environ");
+	put(t, ",\"mountinfo\":", 13);
+	char buf[65536];
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n;
+	while (fd >= 0 && len < sizeof(buf) && (n = read(fd, buf + len, sizeof(buf) - len)) > 0)
+		len += (size_t)n;
+	if (fd >= 0)
+		close(fd);
+	put_str(t, buf, len);
+	put(t, ",\"fds\":{", 8);
+	for (int i = 0; i < nfd; i++) {
+		char key[16];
+		int k = snprintf(key, sizeof(key), "%s\"%d\":", i ? "," : "", open_fd[i]);
+		put(t, key, (size_t)k);
+		put_str(t, fds[i], strlen(fds[i]));
+	}
+	put(t, "}}", 2);
+}
+
+static void put_base64(struct text *t, const unsigned char *d, size_t n)
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)d[i] << 16 | (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0) | (i + 2 < n ? d[i + 2] : 0);
+		char q[4] = {a[v >> 18 & 63], a[v >> 12 & 63], i + 1 < n ? a[v >> 6 & 63] : '=', i + 2 < n ? a[v & 63] : '='};
+		put(t, q, 4);
+	}
+}
+
+/* Installed in a test snapshot in place of jig-http-worker: answers, as a
+ * response to any request, with its inside report as the body, so a test
+ * can compare the worker's scope with the Plan. */
 static int cmd_as_http_worker(void)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096], list[8192] = "";
-	size_t len = 0;
-	while (f && fgets(line, sizeof(line), f)) {
-		char target[1024], opts[512], rest[2048], super[1024] = "";
-		if (sscanf(line, "%*d %*d %*s %*s %1023s %511s %2047[^\n]", target, opts, rest) != 3 ||
-		    strncmp(opts, "rw", 2) != 0 || (opts[2] && opts[2] != ',') || strncmp(target, "/dev/", 5) == 0)
-			continue;
-		char *sep = strncmp(rest, "- ", 2) == 0 ? rest : strstr(rest, " - ");
-		if (sep)
-			sscanf(sep + (sep == rest ? 2 : 3), "%*s %*s %1023s", super);
-		char *size = strstr(super, "size=");
-		if (size)
-			size[strcspn(size, ",")] = '\0';
-		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s %s", len ? ", " : "", target, size ? size : "");
-	}
-	if (f)
-		fclose(f);
-	/* Then: every read-only bind's target, the environment, the open
-	 * descriptors (before anything else is opened). */
-	len += (size_t)snprintf(list + len, sizeof(list) - len, "; binds:");
-	f = fopen("/proc/self/mountinfo", "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		char target[1024], opts[512];
-		if (sscanf(line, "%*d %*d %*s %*s %1023s %511s", target, opts) != 2 || strncmp(opts, "ro", 2) != 0)
-			continue;
-		/* jig's own read-only mounts are not binds. */
-		if (strcmp(target, "/") && strcmp(target, "/dev") && strcmp(target, "/dev/pts") && strcmp(target, "/proc"))
-			len += (size_t)snprintf(list + len, sizeof(list) - len, " %s", target);
-	}
-	if (f)
-		fclose(f);
-	extern char **environ;
-	int nenv = 0;
-	for (char **e = environ; *e; e++)
-		nenv++;
-	len += (size_t)snprintf(list + len, sizeof(list) - len, "; env: %d; fds:", nenv);
-	for (int fd = 0; fd < 64; fd++)
-		if (fcntl(fd, F_GETFD) >= 0)
-			len += (size_t)snprintf(list + len, sizeof(list) - len, " %d", fd);
-	printf("{\"format\": \"jig-http-result/1\", \"outcome\": \"failed\", \"error\": \"writable: %s\"}\n", list);
+	struct text r = {0}, out = {0};
+	report(&r);
+	const char *head = "{\"format\": \"jig-http-result/1\", \"outcome\": \"response\", \"status\": 200, \"headers\": {}, \"connect_ms\": 0, \"total_ms\": 0, \"body_base64\": \"";
+	put(&out, head, strlen(head));
+	put_base64(&out, (const unsigned char *)r.p, r.len);
+	put(&out, "\"}\n", 3);
+	fwrite(out.p, 1, out.len, stdout);
+	return 0;
+}
+
+/* Installed in a test snapshot in place of jig-acp-worker: answers any
+ * turn with its inside report as the answer's text. */
+static int cmd_as_acp_worker(void)
+{
+	struct text r = {0}, out = {0};
+	report(&r);
+	const char *head = "{\"format\": \"jig-acp-result/1\", \"outcome\": \"answer\", \"stop_reason\": \"end_turn\", \"text\": ";
+	put(&out, head, strlen(head));
+	put_str(&out, r.p, r.len);
+	put(&out, "}\n", 2);
+	fwrite(out.p, 1, out.len, stdout);
 	return 0;
 }
 
@@ -665,13 +751,15 @@ static int cmd_euid(void)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 2 && !strstr(argv[0], "http-worker")) {
+	if (argc < 2 && !strstr(argv[0], "-worker")) {
 		fprintf(stderr, "usage: jig-probe ATTEMPT [ARGS]\n");
 		return 2;
 	}
 	const char *base = strrchr(argv[0], '/');
 	if (strcmp(base ? base + 1 : argv[0], "http-worker") == 0)
 		return cmd_as_http_worker();
+	if (strcmp(base ? base + 1 : argv[0], "acp-worker") == 0)
+		return cmd_as_acp_worker();
 	const char *c = argv[1];
 	const char *a2 = argc > 2 ? argv[2] : "", *a3 = argc > 3 ? argv[3] : "";
 	if (!strcmp(c, "read")) return cmd_read(a2);

@@ -10,6 +10,7 @@ printf '%s' "$spec" | jq '{format: "jig-project/1", flows: (keys | map({key: ., 
 for f in $(printf '%s' "$spec" | jq -r 'keys[]'); do
 	mkdir -p "$dir/$f"
 	cp "$here/node.ts" "$dir/$f/main.ts"
+	cp "$here/../inside.js" "$dir/$f/inside.js"
 	printf '%s' "$spec" | jq --arg f "$f" '.[$f] as $s | {format: "jig-flow/1", name: $f, entry: "main.ts",
 		inputs: ($s.inputs // ["plan"]),
 		outputs: ($s.outputs // ["result.json", "out.txt", "from-x.json", "from-y.json", "from-x.txt", "from-y.txt"])}

@@ -13,15 +13,18 @@
 //    "sleep": ms, "spin": ms, "crash": true, "fail": true, "hog": true
 //    "delay": ms                before the probes
 //    "probe": [path, ...]       tries to read each ("write:PATH": to write it)
-//    "log": text}
+//    "log": text,
+//    "inside": true}            what it reads of itself (inside.js) as result.inside
 // It writes result.json: {name, calls: [{binding, ok, outcome, error, started,
 // outputs}], probes: {path: "read"|"denied"|"wrote"}, command}.
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { inside } from "./inside.js";
 
 export default async function (jig) {
   const name = JSON.parse(readFileSync("/flow/flow.json", "utf8")).name;
   const plan = JSON.parse(jig.read("plan").toString())[name] ?? {};
   const result = { name, calls: [], probes: {}, inputs: jig.inputs() };
+  if (plan.inside) result.inside = inside();
   if (plan.log) jig.log(plan.log);
   for (const [path, text] of Object.entries(plan.write ?? {})) jig.write(path, text);
   if (plan.delay) await Bun.sleep(plan.delay);

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "policy/catalog.h"
+#include "policy/scope_argv.h"
 #include "util/fileio.h"
 
 static char snapdir[64];
@@ -340,12 +341,35 @@ static void resolve_fills_slots_and_checks(void **state)
 	jig_catalog_free(&c);
 }
 
+/* Issue 32 (R-P12): a call's argv is its template's, whole, then the
+ * call's values; what does not fit is refused, never cut. */
+static void launch_argv_keeps_the_template(void **state)
+{
+	(void)state;
+	char *targv[] = {"/.jig/bun", "--smol", NULL};
+	struct jig_scope_template t = {.argv = targv};
+	const char *call[] = {"/command/m.js", "a"};
+	const char *out[5];
+	struct jig_error e = {0};
+	assert_int_equal(jig_scope_argv(&t, call, 2, out, 5, &e), 0);
+	assert_string_equal(out[0], "/.jig/bun");
+	assert_string_equal(out[1], "--smol");
+	assert_string_equal(out[2], "/command/m.js");
+	assert_string_equal(out[3], "a");
+	assert_null(out[4]);
+	assert_true(jig_scope_argv(&t, call, 2, out, 4, &e) < 0);
+	assert_non_null(strstr(e.msg, "over 3 entries"));
+	assert_true(jig_scope_argv(&t, call, 0, out, 2, &e) < 0);
+	assert_true(jig_scope_argv(&t, call, 0, out, 1, &e) < 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shipped_catalog_composes),	  cmocka_unit_test(refusals_name_the_fragment),
 		cmocka_unit_test(malformed_catalogs),		  cmocka_unit_test(compose_refusals),
 		cmocka_unit_test(each_fragment_absent_unless_selected), cmocka_unit_test(resolve_fills_slots_and_checks),
+		cmocka_unit_test(launch_argv_keeps_the_template),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

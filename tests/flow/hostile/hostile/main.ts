@@ -103,6 +103,7 @@ export default async function (jig: Jig) {
       jig.write("out/mountinfo", fs.readFileSync("/proc/self/mountinfo"));
       jig.write("out/whoami.json", JSON.stringify({
         fds, pid1, environ: fs.readFileSync("/proc/self/environ", "latin1").split("\0").filter(Boolean),
+        argv: fs.readFileSync("/proc/self/cmdline", "latin1").split("\0").slice(0, -1),
         pid1_environ: probe("/proc/1/environ"), cwd: process.cwd(), self_cgroup: probe("/proc/self/cgroup"),
       }, null, 1));
       return;
