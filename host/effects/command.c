@@ -319,9 +319,9 @@ static int run_scope(const struct jig_command_effect_env *env, const struct jig_
 		goto out;
 	}
 	struct jig_launch s = {.sb = env->sandbox, .t = t, .run = run,
-				    .l = {.init_fd = env->init_fd, .argv = argv, .abort_fd = env->abort_fd,
-					  .companion_pid = env->companion_pid},
-				    .stop = JIG_LAUNCH_STOP_AROUND};
+			       .l = {.init_fd = env->init_fd, .argv = argv, .abort_fd = env->abort_fd,
+				     .companion_pid = env->companion_pid},
+			       .stop = JIG_LAUNCH_STOP_AROUND};
 	struct jig_error e = {0};
 	int lr = jig_launch(&s, res, &e);
 	*held = res->held_fd; /* the fenced /capture tmpfs, or -1 */

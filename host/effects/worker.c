@@ -87,10 +87,10 @@ int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_
 	}
 	const struct jig_scope_slot slots[] = {{"request", in}, {"result", out}, {"null", devnull}};
 	struct jig_launch s = {.sb = c->sandbox, .t = t,
-				    .run = {.slots = slots, .n_slots = 3, .run_dir = c->run ? c->run->run_dir : NULL,
-					    .wall_ms = c->run ? c->run->wall_ms : 0},
-				    .l = {.init_fd = c->init_fd, .abort_fd = c->abort_fd, .companion_pid = c->companion_pid},
-				    .stop = JIG_LAUNCH_STOP_AROUND};
+			       .run = {.slots = slots, .n_slots = 3, .run_dir = c->run ? c->run->run_dir : NULL,
+				       .wall_ms = c->run ? c->run->wall_ms : 0},
+			       .l = {.init_fd = c->init_fd, .abort_fd = c->abort_fd, .companion_pid = c->companion_pid},
+			       .stop = JIG_LAUNCH_STOP_AROUND};
 	struct jig_error e = {0};
 	int lr = jig_launch(&s, res, &e);
 	if (c->held_fd) {

@@ -168,9 +168,9 @@ static int launch(struct jig_child *c)
 		return failf(c, "the child", "cannot start its abort relay");
 	const struct jig_scope_slot slots[] = {{"null", c->devnull}, {"run0", c->sv[1]}};
 	struct jig_launch s = {.sb = root->sb, .t = t,
-				    .run = {.run_dir = c->run_dir, .slots = slots, .n_slots = 2, .wall_ms = c->wall_ms},
-				    .l = {.init_fd = root->init_fd, .abort_fd = c->ab[0], .companion_pid = root->outer_pid},
-				    .stop = JIG_LAUNCH_STOP_NONE, .ready = ready, .ctx = c};
+			       .run = {.run_dir = c->run_dir, .slots = slots, .n_slots = 2, .wall_ms = c->wall_ms},
+			       .l = {.init_fd = root->init_fd, .abort_fd = c->ab[0], .companion_pid = root->outer_pid},
+			       .stop = JIG_LAUNCH_STOP_NONE, .ready = ready, .ctx = c};
 	struct jig_error e = {0};
 	int rc = jig_launch(&s, &c->sr, &e);
 	c->launched = s.launched;

@@ -299,9 +299,9 @@ static int launch(struct run *r, struct jig_error *e)
 	 * Run. */
 	const struct jig_scope_slot slots[] = {{"null", r->devnull}, {"run0", r->sv[1]}};
 	struct jig_launch s = {.sb = &r->sb, .t = r->tmpl,
-				    .run = {.run_dir = r->req->run_dir, .slots = slots, .n_slots = 2, .wall_ms = r->req->timeout_ms},
-				    .l = {.init_fd = r->init_fd, .abort_fd = r->ab[0], .companion_pid = r->req->outer_pid},
-				    .stop = JIG_LAUNCH_STOP_KEEP, .ready = ready, .ctx = r};
+			       .run = {.run_dir = r->req->run_dir, .slots = slots, .n_slots = 2, .wall_ms = r->req->timeout_ms},
+			       .l = {.init_fd = r->init_fd, .abort_fd = r->ab[0], .companion_pid = r->req->outer_pid},
+			       .stop = JIG_LAUNCH_STOP_KEEP, .ready = ready, .ctx = r};
 	int rc = jig_launch(&s, &r->res, e);
 	r->interrupt = s.interrupt;
 	if (!s.launched)

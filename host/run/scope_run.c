@@ -80,9 +80,9 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	 * supervisor. */
 	struct relay_start rs = {.fds = fds, .n = p->n_fds};
 	struct jig_launch st = {.sb = &sb, .policy = p,
-				     .l = {.init_fd = init_fd, .argv = (const char *const *)prog, .abort_fd = -1, .fds = fds,
-					   .companion_pid = reaper.pid > 0 ? reaper.pid : 0},
-				     .stop = JIG_LAUNCH_STOP_KEEP, .ready = relay_start, .ctx = &rs};
+				.l = {.init_fd = init_fd, .argv = (const char *const *)prog, .abort_fd = -1, .fds = fds,
+				      .companion_pid = reaper.pid > 0 ? reaper.pid : 0},
+				.stop = JIG_LAUNCH_STOP_KEEP, .ready = relay_start, .ctx = &rs};
 	JIG_TRACE_POINT("scope: launcher verified");
 	r = init_fd < 0 ? init_fd : jig_launch(&st, res, e);
 	if (r && st.launched)

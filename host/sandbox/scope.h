@@ -18,10 +18,10 @@
 /* The launch's stop request (SIGINT, SIGTERM, SIGHUP relayed to the
  * supervisor through a signalfd: struct jig_scope.interrupt_fd). */
 enum jig_launch_stop {
-	JIG_LAUNCH_STOP_NONE,   /* none: the abort descriptor alone (a child Flow) */
+	JIG_LAUNCH_STOP_NONE,	/* none: the abort descriptor alone (a child Flow) */
 	JIG_LAUNCH_STOP_AROUND, /* opened before the launch, closed (the mask restored) after it */
-	JIG_LAUNCH_STOP_KEEP,   /* opened before the launch, then the caller's (interrupt, saved)
-				  once launched; closed when nothing was */
+	JIG_LAUNCH_STOP_KEEP,	/* opened before the launch; once launched, the caller's
+				 * (interrupt, saved); closed when nothing was */
 };
 
 struct jig_launch {
