@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <jig/module.h>
 
 #include "effects/worker.h"
+#include "sandbox/scope.h"
 #include "flow/tree.h"
 #include "policy/scope_argv.h"
 #include "run/limits.h"
@@ -277,21 +277,17 @@ static void *collect(void *arg)
 
 /* --- the effect --------------------------------------------------------- */
 
+/* The command's outcome for the Flow (docs/commands.md): the scope's word,
+ * but a crash is "signaled" (the signal says which), and a scope killed
+ * from outside while the command ran is "killed" (it ran: not "never
+ * ran"); NULL: the command did not run to an end. */
 static const char *outcome_of(const struct jig_scope_result *res)
 {
-	switch (res->outcome) {
-	case JIG_SCOPE_EXITED:
-		return "exited";
-	case JIG_SCOPE_SIGNALED:
-	case JIG_SCOPE_CRASHED:
-		return "signaled";
-	case JIG_SCOPE_TIMEOUT:
-		return "timeout";
-	case JIG_SCOPE_OOM:
-		return "oom";
-	default: /* the command ran and its scope was killed from outside: ran, not "never ran" */
-		return jig_scope_killed_while_running(res) ? "killed" : NULL;
-	}
+	if (res->outcome == JIG_SCOPE_CRASHED)
+		return jig_scope_outcome_name(JIG_SCOPE_SIGNALED);
+	if (res->outcome < JIG_SCOPE_FAILED)
+		return jig_scope_outcome_name(res->outcome);
+	return jig_scope_killed_while_running(res) ? "killed" : NULL;
 }
 
 /* Launches the route's scope on the written files; fills res and the
@@ -324,41 +320,27 @@ static int run_scope(const struct jig_command_effect_env *env, const struct jig_
 		snprintf(why, cap, "the command's scope was refused: %.600s", ae.msg);
 		goto out;
 	}
-	struct jig_scope_policy p;
-	struct jig_scope sc;
-	struct jig_error e = {0};
-	struct jig_scope_launch l = {.policy_sha256 = t->policy.sha256, .init_fd = env->init_fd, .argv = argv, .hold_path = t->hold,
-				     .abort_fd = env->abort_fd, .interrupt_fd = -1, .companion_pid = env->companion_pid};
-	if (jig_scope_policy_resolve(&t->policy, &run, jig_caller_home(), &p, &e) < 0) {
-		snprintf(why, cap, "the command's scope was refused: %.600s", e.msg);
-		goto out;
-	}
-	if (jig_scope_describe(&p, &l, &sc, &e) < 0) {
-		jig_scope_policy_free(&p);
-		snprintf(why, cap, "the command's scope was refused: %.600s", e.msg);
-		goto out;
-	}
 	if (pthread_create(&col->thread, NULL, collect, col) != 0) {
-		jig_scope_policy_free(&p);
 		snprintf(why, cap, "cannot start the command's collector");
 		goto out;
 	}
-	sigset_t saved;
-	sc.interrupt_fd = jig_sandbox_interrupt_open(&saved);
-	int lr = jig_sandbox_launch(env->sandbox, &sc, res);
-	jig_sandbox_interrupt_close(sc.interrupt_fd, &saved);
-	jig_scope_policy_free(&p);
+	struct jig_launch s = {.sb = env->sandbox, .t = t, .run = run,
+			       .l = {.init_fd = env->init_fd, .argv = argv, .abort_fd = env->abort_fd,
+				     .companion_pid = env->companion_pid},
+			       .stop = JIG_LAUNCH_STOP_AROUND};
+	struct jig_error e = {0};
+	int lr = jig_launch(&s, res, &e);
 	*held = res->held_fd; /* the fenced /capture tmpfs, or -1 */
 	res->held_fd = -1;
-	/* The scope is fenced: its ends of the pipes are gone with it; ours go
-	 * now, and the collector takes what is left and ends. */
+	/* The scope is fenced (or never ran): its ends of the pipes are gone
+	 * with it; ours go now, and the collector takes what is left and ends. */
 	close(pout[1]);
 	close(perr[1]);
 	pout[1] = perr[1] = -1;
 	jig_poke(stop[1]);
 	pthread_join(col->thread, NULL);
-	if (lr != JIG_MOD_OK)
-		snprintf(why, cap, "the command's scope was refused: %s", res->error[0] ? res->error : "launch failed");
+	if (lr < 0)
+		snprintf(why, cap, "the command's scope was refused: %.600s", e.msg);
 	else
 		rc = 0;
 out:;

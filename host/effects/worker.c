@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "policy/scope_policy.h"
+#include "sandbox/scope.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/text.h"
@@ -87,32 +86,21 @@ int jig_worker_run(const struct jig_worker_call *c, json_t **result, struct jig_
 		return -1;
 	}
 	const struct jig_scope_slot slots[] = {{"request", in}, {"result", out}, {"null", devnull}};
-	struct jig_scope_run run = {.slots = slots, .n_slots = 3, .run_dir = c->run ? c->run->run_dir : NULL,
-				    .wall_ms = c->run ? c->run->wall_ms : 0};
-	struct jig_scope_policy p;
-	struct jig_scope sc;
+	struct jig_launch s = {.sb = c->sandbox, .t = t,
+			       .run = {.slots = slots, .n_slots = 3, .run_dir = c->run ? c->run->run_dir : NULL,
+				       .wall_ms = c->run ? c->run->wall_ms : 0},
+			       .l = {.init_fd = c->init_fd, .abort_fd = c->abort_fd, .companion_pid = c->companion_pid},
+			       .stop = JIG_LAUNCH_STOP_AROUND};
 	struct jig_error e = {0};
-	struct jig_scope_launch l = {.policy_sha256 = t->policy.sha256, .init_fd = c->init_fd,
-				     .argv = (const char *const *)t->argv, .hold_path = t->hold, .abort_fd = c->abort_fd,
-				     .interrupt_fd = -1, .companion_pid = c->companion_pid};
-	if (jig_scope_policy_resolve(&t->policy, &run, jig_caller_home(), &p, &e) < 0) {
-		snprintf(why, cap, "the worker's scope was refused: %.600s", e.msg);
-		return -1;
-	}
-	jig_scope_describe(&p, &l, &sc, &e);
-	sigset_t saved;
-	sc.interrupt_fd = jig_sandbox_interrupt_open(&saved);
-	int lr = jig_sandbox_launch(c->sandbox, &sc, res);
-	jig_sandbox_interrupt_close(sc.interrupt_fd, &saved);
-	jig_scope_policy_free(&p);
+	int lr = jig_launch(&s, res, &e);
 	if (c->held_fd) {
 		*c->held_fd = res->held_fd;
 		res->held_fd = -1;
 	} else if (res->held_fd >= 0) {
 		close(res->held_fd);
 	}
-	if (lr != JIG_MOD_OK) {
-		snprintf(why, cap, "the worker's scope was refused: %s", res->error[0] ? res->error : "launch failed");
+	if (lr < 0) {
+		snprintf(why, cap, "the worker's scope was refused: %.600s", e.msg);
 		return -1;
 	}
 	if (res->aborted || res->interrupted_by) {

@@ -1,6 +1,7 @@
 /* An effect's worker (plugins/http's, plugins/acp's): run in the Plan's
  * composed scope for its route, the request on a private stdin memfd, the
- * result read from a private stdout memfd. The one place effects launch. */
+ * result read from a private stdout memfd, launched as every scope is
+ * (sandbox/scope.h). */
 #ifndef JIG_EFFECTS_WORKER_H
 #define JIG_EFFECTS_WORKER_H
 

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,18 +14,16 @@
 #include <unistd.h>
 
 #include "display/display.h"
-#include "effects/agents.h"
 #include "effects/checkpoint.h"
-#include "effects/command.h"
-#include "effects/http.h"
 #include "flow/plan.h"
-#include "run/call.h"
 #include "flow/tree.h"
+#include "run/call.h"
+#include "run/flow_effects.h"
 #include "run/publish.h"
 #include "run/recovery.h"
 #include "run/record.h"
 #include "run/run0.h"
-#include "sandbox/door.h"
+#include "sandbox/scope.h"
 #include "snapshot/verify.h"
 #include "util/cleanup.h"
 #include "util/fault.h"
@@ -40,18 +37,14 @@ struct run {
 	struct jig_verifier v;
 	struct jig_plan pl;
 	struct jig_sandbox sb;
-	bool have_project, have_snapshot, have_verifier, have_sandbox, have_policy, have_run0;
+	bool have_project, have_snapshot, have_verifier, have_sandbox, have_run0;
 	const struct jig_flow *f;
 	const struct jig_scope_template *tmpl;
-	struct jig_scope_policy policy; /* the template resolved for this run */
 	int init_fd, rundir, devnull, interrupt, sv[2], ab[2], cancel[2];
 	struct jig_publish pub;
 	json_t *inputs, *outputs;
 	struct jig_run0 r0;
-	struct jig_http_effect_env http;
-	struct jig_agent_effect_env agent;
-	struct jig_command_effect_env command;
-	struct jig_checkpoint_env checkpoint;
+	struct jig_flow_effects fx;
 	struct jig_scope_result res;
 	long long started_ms;
 	/* Bindings (run/call.h): the root's ledger and its calls. */
@@ -194,8 +187,8 @@ static int attach(const struct jig_run_input *in, int inputdir, int statefd, str
 		return jig_err(e, JIG_E_INTERNAL, "%s: %s", what, strerror(errno));
 	jig_autoclose int dst = openat(inputdir, in->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int rc = dst < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: %s", what, strerror(errno)) : jig_tree_copy(fd, in->name, dst, &l, st, e);
-	if (!rc)
-		fchmod(dst, 0555);
+	if (!rc && fchmod(dst, 0555) < 0)
+		rc = jig_err(e, JIG_E_INTERNAL, "%s: cannot make it read-only: %s", what, strerror(errno));
 	return rc;
 }
 
@@ -224,42 +217,17 @@ static int prepare(struct run *r, struct jig_error *e)
 		jig_autoclose int nm = mkdirat(pk, "node_modules", 0755) == 0 ? openat(pk, "node_modules", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
 		rc = nm < 0 ? jig_err(e, JIG_E_USAGE, "flow %s: its package has its own node_modules; nothing was run", r->f->name)
 			    : jig_store_materialise(&r->p, deps, nm, e);
-		if (nm >= 0)
-			fchmod(nm, 0555);
+		if (!rc && fchmod(nm, 0555) < 0)
+			rc = jig_err(e, JIG_E_INTERNAL, "the run directory's node_modules: %s", strerror(errno));
 	}
 	if (!rc && r->f->bound)
 		rc = jig_call_prepare_stage(r->rundir, e); /* the import stages at /stage */
 	struct jig_tree_stats ist = {.list = r->inputs};
 	for (size_t k = 0; !rc && k < r->req->n_inputs; k++)
 		rc = attach(&r->req->inputs[k], in, r->p.statefd, &ist, e), JIG_FAULT_POINT("capture");
-	fchmod(pk, 0555);
-	fchmod(in, 0555);
+	if (!rc && (fchmod(pk, 0555) < 0 || fchmod(in, 0555) < 0))
+		rc = jig_err(e, JIG_E_INTERNAL, "the run directory: cannot make the package and the attachments read-only: %s", strerror(errno));
 	return rc;
-}
-
-static void http_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
-{
-	struct run *r = ctx;
-	jig_http_effect(&r->http, r->f, op, reply, evidence, interrupted);
-}
-
-static void agent_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
-{
-	struct run *r = ctx;
-	jig_agent_effect(&r->agent, r->f, op, reply, evidence, interrupted);
-}
-
-static void checkpoint_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
-{
-	struct run *r = ctx;
-	(void)interrupted;
-	jig_checkpoint_effect(&r->checkpoint, op, reply, evidence);
-}
-
-static void command_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
-{
-	struct run *r = ctx;
-	jig_command_effect(&r->command, r->f, op, reply, evidence, interrupted);
 }
 
 /* Bindings: the root's durable ledger (its own envelope first) and the
@@ -282,7 +250,7 @@ static int bindings_start(struct run *r, struct jig_error *e)
 static json_t *fenced_view(const struct run *r)
 {
 	const struct jig_scope_result *res = &r->res;
-	const struct jig_scope_limits *l = &r->policy.limits;
+	const struct jig_scope_limits *l = &r->tmpl->policy.limits; /* as resolved, but for the deadline */
 	return json_pack("{s:s,s:s,s:s,s:i,s:i,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "name", "Run", "state", "fenced",
 			 "outcome", jig_scope_outcome_name(res->outcome), "exit_status", res->exit_status, "signal", res->signal,
 			 "fenced", res->fenced, "cleanup_confirmed", res->cleanup_confirmed, "memory_peak_bytes",
@@ -292,6 +260,27 @@ static json_t *fenced_view(const struct run *r)
 			 (json_int_t)l->cpu_quota_us, "wall_ms", (json_int_t)res->wall_ms);
 }
 
+/* Just before the launch, with the stop signals blocked (the Run/0 reader
+ * inherits the mask): what a recovery-only coordinator needs if this one
+ * is lost, the root's bindings, Run/0's reader. */
+static int ready(void *ctx, struct jig_error *e)
+{
+	struct run *r = ctx;
+	int rc;
+	if (r->f->checkpoint && (rc = jig_recovery_bind(r->rundir, r->req->project, r->f->name, r->pl.sha256,
+							 r->f->package_sha256, r->req->timeout_ms, e)))
+		return rc;
+	if (r->f->n_bindings && (rc = bindings_start(r, e)))
+		return rc;
+	if (jig_flow_effects_start(&r->fx, &r->r0, r->sv[0], r->ab[1], r->have_calls ? &r->caller : NULL, NULL) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
+	r->have_run0 = true;
+	r->started_ms = now_ms();
+	jig_live_attach(r->live, r->r0.logs, r->r0.effects, &r->r0.data_lock, r->have_calls ? r->caller.children : NULL,
+			&r->calls.lock);
+	return 0;
+}
+
 /* launch: the Plan's scope for this Flow with this run's slot values, and
  * Run/0 read alongside. Returns when the scope is fenced. */
 static int launch(struct run *r, struct jig_error *e)
@@ -299,51 +288,24 @@ static int launch(struct run *r, struct jig_error *e)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->sv) < 0 || pipe2(r->ab, O_CLOEXEC) < 0 ||
 	    pipe2(r->cancel, O_CLOEXEC) < 0 || (r->devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "Run/0: %s", strerror(errno));
+	struct jig_flow_site site = {.sb = &r->sb, .pl = &r->pl, .init_fd = r->init_fd, .companion_pid = r->req->outer_pid,
+				     .statefd = r->p.statefd, .abort_fd = r->cancel[0], .run_dir = r->req->run_dir,
+				     .rundir = r->rundir};
+	jig_flow_effects_init(&r->fx, r->f, &site);
+	/* From the launch a cancellation (SIGTERM from the outer command) is
+	 * the supervisor's to handle (it fences and reports it): blocked in
+	 * this thread and in the Run/0 reader, relayed to the supervisor
+	 * through a signalfd. The mask stays: the coordinator ends after the
+	 * Run. */
 	const struct jig_scope_slot slots[] = {{"null", r->devnull}, {"run0", r->sv[1]}};
-	struct jig_scope_run values = {.run_dir = r->req->run_dir, .slots = slots, .n_slots = 2, .wall_ms = r->req->timeout_ms};
-	int rc = jig_scope_policy_resolve(&r->tmpl->policy, &values, jig_caller_home(), &r->policy, e);
-	if (rc)
+	struct jig_launch s = {.sb = &r->sb, .t = r->tmpl,
+			       .run = {.run_dir = r->req->run_dir, .slots = slots, .n_slots = 2, .wall_ms = r->req->timeout_ms},
+			       .l = {.init_fd = r->init_fd, .abort_fd = r->ab[0], .companion_pid = r->req->outer_pid},
+			       .stop = JIG_LAUNCH_STOP_KEEP, .ready = ready, .ctx = r};
+	int rc = jig_launch(&s, &r->res, e);
+	r->interrupt = s.interrupt;
+	if (!s.launched)
 		return rc;
-	r->have_policy = true;
-	struct jig_scope sc;
-	struct jig_scope_launch l = {.policy_sha256 = r->tmpl->policy.sha256, .init_fd = r->init_fd,
-				     .argv = (const char *const *)r->tmpl->argv, .hold_path = r->tmpl->hold, .abort_fd = r->ab[0],
-				     .interrupt_fd = -1, .companion_pid = r->req->outer_pid};
-	if ((rc = jig_scope_describe(&r->policy, &l, &sc, e)))
-		return rc;
-	r->http = (struct jig_http_effect_env){.sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
-					       .flow = r->f->name, .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid};
-	r->agent = (struct jig_agent_effect_env){.http = &r->http, .sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
-						 .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid,
-						 .statefd = r->p.statefd};
-	r->command = (struct jig_command_effect_env){.sandbox = &r->sb, .plan = &r->pl, .init_fd = r->init_fd,
-						     .abort_fd = r->cancel[0], .companion_pid = r->req->outer_pid,
-						     .run_dir = r->req->run_dir, .rundir = r->rundir};
-	r->checkpoint = (struct jig_checkpoint_env){.rundir = r->rundir};
-	/* What a recovery-only coordinator needs if this one is lost. */
-	if (r->f->checkpoint && (rc = jig_recovery_bind(r->rundir, r->req->project, r->f->name, r->pl.sha256,
-							 r->f->package_sha256, r->req->timeout_ms, e)))
-		return rc;
-	/* From here a cancellation (SIGTERM from the outer command) is the
-	 * supervisor's to handle (it fences and reports it): blocked in this
-	 * thread and in the Run/0 reader (which inherits the mask), relayed to
-	 * the supervisor through a signalfd. The mask stays: the coordinator
-	 * ends after the Run. */
-	sigset_t saved;
-	if ((r->interrupt = jig_sandbox_interrupt_open(&saved)) < 0)
-		return jig_err(e, JIG_E_INTERNAL, "signalfd: %s", strerror(errno));
-	sc.interrupt_fd = r->interrupt;
-	if (r->f->n_bindings && (rc = bindings_start(r, e)))
-		return rc;
-	if (jig_run0_start_calls(&r->r0, r->sv[0], r->ab[1], r->f->n_http ? http_effect : NULL,
-				 r->f->n_agents ? agent_effect : NULL, r->f->n_commands ? command_effect : NULL,
-				 r->f->checkpoint ? checkpoint_effect : NULL, r, r->have_calls ? jig_call_op : NULL, &r->caller, NULL) < 0)
-		return jig_err(e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
-	r->have_run0 = true;
-	r->started_ms = now_ms();
-	jig_live_attach(r->live, r->r0.logs, r->r0.effects, &r->r0.data_lock, r->have_calls ? r->caller.children : NULL,
-			&r->calls.lock);
-	int lr = jig_sandbox_launch(&r->sb, &sc, &r->res);
 	if (r->live)
 		jig_live_fenced(r->live, fenced_view(r));
 	close(r->sv[1]);
@@ -352,9 +314,7 @@ static int launch(struct run *r, struct jig_error *e)
 	jig_run0_join(&r->r0);
 	if (r->have_calls)
 		jig_call_join(&r->caller); /* fenced with the root (cancel), reservations settled */
-	if (lr == JIG_MOD_OK)
-		return 0;
-	return jig_err(e, JIG_E_HOST, "flow %s refused: %s", r->f->name, r->res.error[0] ? r->res.error : "launch failed");
+	return rc ? jig_err(e, JIG_E_HOST, "flow %s refused: %s", r->f->name, e->msg) : 0;
 }
 
 /* The verdict from the supervisor's result and Run/0. */
@@ -412,7 +372,7 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 					 .package_sha256 = r->f->package_sha256, .timeout_ms = r->req->timeout_ms,
 					 .started_ms = r->started_ms, .inputs = r->inputs, .outputs = r->outputs, .logs = r->r0.logs};
 	json_t *rec = jig_record_new(&facts, &r->res);
-	if (rec && (r->f->n_http || r->f->n_agents || r->f->n_commands || r->f->checkpoint))
+	if (rec && jig_flow_effects_any(r->f))
 		json_object_set(rec, "effects", r->r0.effects);
 	if (rec)
 		jig_run0_note_cuts(&r->r0, rec); /* what the caps did not keep */
@@ -424,7 +384,7 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 	 * checkpoint (never unfinished output files); completion says so. */
 	json_t *ck = NULL;
 	if (rec && r->f->checkpoint && strcmp(status, "succeeded") == 0)
-		ck = json_pack("{s:s,s:I}", "progress", "completed", "saves", (json_int_t)r->checkpoint.saves);
+		ck = json_pack("{s:s,s:I}", "progress", "completed", "saves", (json_int_t)r->fx.checkpoint.saves);
 	else if (rec && r->f->checkpoint && r->res.cleanup_confirmed && jig_checkpoint_publish(r->rundir, r->pub.stagefd, &ck, e) < 0) {
 		json_decref(rec);
 		return -JIG_E_INTERNAL;
@@ -473,8 +433,6 @@ static void finish(struct run *r)
 		json_decref(r->caller.children);
 		jig_call_root_free(&r->calls);
 	}
-	if (r->have_policy)
-		jig_scope_policy_free(&r->policy);
 	jig_plan_free(&r->pl);
 	if (r->have_verifier)
 		jig_verifier_finish(&r->v);

@@ -8,12 +8,26 @@
 
 #include "flow/plan.h"
 #include "run/reaper.h"
-#include "sandbox/door.h"
+#include "sandbox/scope.h"
 #include "snapshot/snapshot.h"
 #include "snapshot/verify.h"
 #include "util/relay.h"
 
 _Static_assert(JIG_POLICY_MAX_FDS <= JIG_SCOPE_MAX_FDS, "a policy's descriptors fit a scope");
+
+/* The standard streams reach the scope as pipes, relayed by a thread that
+ * starts with the stop signals blocked (jig_launch's ready). */
+struct relay_start {
+	struct jig_scope_fd *fds;
+	size_t n;
+	struct jig_relay *relay;
+};
+
+static int relay_start(void *ctx, struct jig_error *e)
+{
+	struct relay_start *rs = ctx;
+	return jig_relay_start(&rs->relay, rs->fds, rs->n, e);
+}
 
 int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct jig_scope_result *res,
 		  struct jig_error *e)
@@ -61,24 +75,22 @@ int jig_scope_run(const struct jig_scope_policy *p, char *const *prog, struct ji
 	JIG_TRACE_POINT("scope: launcher hashed");
 	struct jig_scope_fd fds[JIG_SCOPE_MAX_FDS];
 	memcpy(fds, p->fds, p->n_fds * sizeof(*fds));
-	struct jig_relay *relay = NULL;
-	struct jig_scope sc;
 	/* ^C, hang-up or kill of jig scope run fences the scope: blocked here
-	 * (and in the relay thread) and relayed to the supervisor. */
-	sigset_t saved;
-	int interrupt = jig_sandbox_interrupt_open(&saved);
-	JIG_TRACE_POINT("scope: interrupts blocked");
-	struct jig_scope_launch l = {.init_fd = init_fd, .argv = (const char *const *)prog, .abort_fd = -1, .fds = fds,
-				     .interrupt_fd = interrupt, .companion_pid = reaper.pid > 0 ? reaper.pid : 0};
-	r = init_fd < 0 ? init_fd : interrupt < 0 ? jig_err(e, JIG_E_INTERNAL, "signalfd failed") : jig_relay_start(&relay, fds, p->n_fds, e);
+	 * (and in the relay thread, started once they are) and relayed to the
+	 * supervisor. */
+	struct relay_start rs = {.fds = fds, .n = p->n_fds};
+	struct jig_launch st = {.sb = &sb, .policy = p,
+				.l = {.init_fd = init_fd, .argv = (const char *const *)prog, .abort_fd = -1, .fds = fds,
+				      .companion_pid = reaper.pid > 0 ? reaper.pid : 0},
+				.stop = JIG_LAUNCH_STOP_KEEP, .ready = relay_start, .ctx = &rs};
 	JIG_TRACE_POINT("scope: launcher verified");
-	if (!r)
-		r = jig_scope_describe(p, &l, &sc, e);
-	if (!r && jig_sandbox_launch(&sb, &sc, res) != JIG_MOD_OK)
-		r = jig_err(e, JIG_E_HOST, "scope %s refused: %s", p->name, res->error[0] ? res->error : "launch failed");
+	r = init_fd < 0 ? init_fd : jig_launch(&st, res, e);
+	if (r && st.launched)
+		r = jig_err(e, JIG_E_HOST, "scope %s refused: %s", p->name, e->msg);
 	JIG_TRACE_POINT("scope: launch returned");
-	jig_relay_finish(relay);
-	jig_sandbox_interrupt_close(interrupt, &saved);
+	jig_relay_finish(rs.relay);
+	if (st.launched)
+		jig_sandbox_interrupt_close(st.interrupt, &st.saved);
 	jig_reaper_stop(&reaper);
 	if (init_fd >= 0)
 		close(init_fd);

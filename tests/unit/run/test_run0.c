@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "run/call.h"
 #include "run/limits.h"
 #include "run/run0.h"
 
@@ -392,6 +393,33 @@ static void shared_budget(void **state)
 	jig_run0_free(&root.r);
 }
 
+/* A malformed call or "imported" ends the Run with one "Run/0: " prefix,
+ * never two (issue 32: records said "Run/0: Run/0: ..."). R-L03's reasons
+ * are one line each. */
+static void call_violation_prefix(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{"{\"op\":\"call\",\"binding\":\"b\"}\n", "Run/0: a call needs an \"id\" (an integer)"},
+		{"{\"op\":\"imported\",\"id\":1,\"x\":1}\n", "Run/0: malformed \"imported\""},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct session s;
+		struct jig_call_caller caller = {0}; /* a violation is refused before the caller is read */
+		int sv[2];
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+		assert_int_equal(pipe(s.ab), 0);
+		s.flow = sv[1];
+		assert_int_equal(jig_run0_start_calls(&s.r, sv[0], s.ab[1], NULL, NULL, NULL, NULL, NULL, jig_call_op, &caller, NULL), 0);
+		send_all(&s, cases[i][0], strlen(cases[i][0]));
+		finish(&s);
+		assert_true(s.r.violation);
+		assert_string_equal(s.r.error, cases[i][1]);
+		assert_true(aborted(&s));
+		jig_run0_free(&s.r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +427,7 @@ int main(void)
 		cmocka_unit_test(bounds),	cmocka_unit_test(logs_capped_and_http_answered),
 		cmocka_unit_test(log_line_cut), cmocka_unit_test(log_budget),	   cmocka_unit_test(evidence_cap),
 		cmocka_unit_test(evidence_budget), cmocka_unit_test(shared_budget), cmocka_unit_test(token_cap),
+		cmocka_unit_test(call_violation_prefix),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

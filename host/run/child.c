@@ -1,0 +1,360 @@
+/* One child Flow of a binding (call.h): its private directory, its scope
+ * launched with its own Run/0, the verdict, the collected output and the
+ * import stage, its node in the record tree. */
+#include "run/child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "flow/tree.h"
+#include "run/ledger.h"
+#include "sandbox/scope.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+
+struct jig_child *jig_child_new(struct jig_call_caller *caller, struct jig_run0 *r0, const struct jig_binding *b,
+				json_int_t id, json_t *inputs)
+{
+	struct jig_child *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	*c = (struct jig_child){.caller = caller, .r0 = r0, .b = b, .id = id, .dirfd = -1, .devnull = -1, .sv = {-1, -1},
+				.ab = {-1, -1}, .cancel = {-1, -1}, .relay_stop = {-1, -1}, .sr = {.held_fd = -1},
+				.status = "failed", .outputs = json_array(), .staged = json_object(), .picked = inputs != NULL,
+				.inputs = inputs};
+	for (size_t i = 0; i < caller->root->p->n_flows; i++)
+		if (strcmp(caller->root->p->flows[i].name, b->flow) == 0)
+			c->f = &caller->root->p->flows[i];
+	c->node = json_pack("{s:I,s:s,s:s,s:i}", "id", id, "binding", b->name, "flow", b->flow, "level", (int)caller->level + 1);
+	return c;
+}
+
+static int failf(struct jig_child *c, const char *what, const char *detail)
+{
+	snprintf(c->why, sizeof(c->why), "%.160s: %.500s", what, detail);
+	return -1;
+}
+
+/* One whole input of the caller, borrowed through the read map. */
+static int borrow(struct jig_child *c, const struct jig_binding_map *m, int inputdir, struct jig_tree_stats *st)
+{
+	char what[160], src[300];
+	snprintf(what, sizeof(what), "read map %s <- %s", m->child, m->caller);
+	snprintf(src, sizeof(src), "input/%s", m->caller);
+	struct jig_tree_limits l = {.what = what, .max_files = JIG_INPUT_MAX_FILES, .max_entries = JIG_INPUT_MAX_FILES * 4,
+				    .max_bytes = JIG_INPUT_MAX_BYTES, .reject_sparse = true, .deny_name = ".jig"};
+	jig_autoclose int fd = openat(c->caller->rundir, src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat sb;
+	struct jig_error e = {0};
+	if (fd < 0 || fstat(fd, &sb) < 0)
+		return failf(c, what, strerror(errno));
+	if (S_ISREG(sb.st_mode))
+		return jig_tree_copy_file(fd, m->child, inputdir, &l, st, &e) < 0 ? failf(c, what, e.msg) : 0;
+	if (mkdirat(inputdir, m->child, 0700) < 0)
+		return failf(c, what, strerror(errno));
+	jig_autoclose int dst = openat(inputdir, m->child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dst < 0 || jig_tree_copy(fd, m->child, dst, &l, st, &e) < 0)
+		return failf(c, what, dst < 0 ? strerror(errno) : e.msg);
+	return fchmod(dst, 0555) < 0 ? failf(c, what, strerror(errno)) : 0;
+}
+
+/* A resource tree (R-S04): the retained bytes the Plan pins, revalidated
+ * from Package/0 into the child's input (read-only), counted with the
+ * borrowed inputs under one 64-file / 8 MiB cap. */
+static int project_res(struct jig_child *c, const struct jig_binding_res *rs, int inputdir, struct jig_tree_stats *st)
+{
+	char what[160];
+	snprintf(what, sizeof(what), "resource tree %s (%s)", rs->child, rs->path);
+	struct jig_error e = {0};
+	if (mkdirat(inputdir, rs->child, 0700) < 0)
+		return failf(c, what, strerror(errno));
+	jig_autoclose int dst = openat(inputdir, rs->child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dst < 0 || jig_store_materialise(c->caller->root->p, rs->sha256, dst, &e) < 0)
+		return failf(c, what, dst < 0 ? strerror(errno) : e.msg);
+	st->files += rs->files;
+	st->bytes += rs->bytes;
+	if (st->files > JIG_INPUT_MAX_FILES || st->bytes > JIG_INPUT_MAX_BYTES)
+		return failf(c, what, "with the borrowed inputs, more than 64 files or 8 MiB; refused");
+	return fchmod(dst, 0555) < 0 ? failf(c, what, strerror(errno)) : 0;
+}
+
+/* The child's private directory: package (and its prepared dependencies),
+ * the read map's inputs, an empty stage. */
+static int prepare(struct jig_child *c)
+{
+	struct jig_call_root *root = c->caller->root;
+	if (mkdirat(root->rundir, c->dir, 0700) < 0 || (c->dirfd = openat(root->rundir, c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    mkdirat(c->dirfd, "package", 0700) < 0 || mkdirat(c->dirfd, "input", 0700) < 0 || mkdirat(c->dirfd, "stage", 0700) < 0)
+		return failf(c, "the child's run directory", strerror(errno));
+	jig_autoclose int pk = openat(c->dirfd, "package", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	jig_autoclose int in = openat(c->dirfd, "input", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct jig_error e = {0};
+	if (pk < 0 || in < 0 || jig_store_materialise(root->p, c->f->package_sha256, pk, &e) < 0)
+		return failf(c, "the child's package", pk < 0 || in < 0 ? strerror(errno) : e.msg);
+	const char *deps = json_string_value(json_object_get(json_object_get(jig_plan_flow(root->pl, c->f->name), "dependencies"), "tree"));
+	if (deps) {
+		jig_autoclose int nm = mkdirat(pk, "node_modules", 0755) == 0 ? openat(pk, "node_modules", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		if (nm < 0 || jig_store_materialise(root->p, deps, nm, &e) < 0)
+			return failf(c, "the child's dependencies", nm < 0 ? "its package has its own node_modules" : e.msg);
+		if (fchmod(nm, 0555) < 0)
+			return failf(c, "the child's dependencies", strerror(errno));
+	}
+	struct jig_tree_stats st = {.list = NULL};
+	for (size_t i = 0; i < c->b->n_read; i++)
+		if ((!c->picked || c->pick[i]) && borrow(c, &c->b->read[i], in, &st) < 0)
+			return -1;
+	for (size_t i = 0; i < c->b->n_res; i++)
+		if (project_res(c, &c->b->res[i], in, &st) < 0)
+			return -1;
+	if (fchmod(pk, 0555) < 0 || fchmod(in, 0555) < 0)
+		return failf(c, "the child's run directory", strerror(errno));
+	return 0;
+}
+
+/* The caller's fencing reaches the child: its abort relayed to the
+ * child's own abort pipe (which a Run/0 violation also writes). */
+static void *relay(void *arg)
+{
+	struct jig_child *c = arg;
+	struct pollfd p[2] = {{c->caller->abort_fd, POLLIN, 0}, {c->relay_stop[0], POLLIN, 0}};
+	while (poll(p, 2, -1) < 0 && errno == EINTR)
+		;
+	if (p[0].revents)
+		jig_poke(c->ab[1]);
+	return NULL;
+}
+
+/* Just before the launch: the child's Run/0 reader, with its effects and
+ * bindings. */
+static int ready(void *arg, struct jig_error *e)
+{
+	struct jig_child *c = arg;
+	c->callee = (struct jig_call_caller){.root = c->caller->root, .f = c->f, .level = c->caller->level + 1,
+					     .rundir = c->dirfd, .abort_fd = c->cancel[0], .children = json_array()};
+	if (jig_flow_effects_start(&c->fx, &c->cr0, c->sv[0], c->ab[1], c->f->n_bindings ? &c->callee : NULL,
+				   c->r0->budget /* one record tree */) < 0) {
+		failf(c, "Run/0", "cannot start its reader");
+		return jig_err(e, JIG_E_INTERNAL, "%s", c->why);
+	}
+	c->have_cr0 = true;
+	return 0;
+}
+
+/* Launches the child's Flow scope with its Run/0 read alongside; returns
+ * when it is fenced and its own children are joined. */
+static int launch(struct jig_child *c)
+{
+	struct jig_call_root *root = c->caller->root;
+	const struct jig_scope_template *t = jig_plan_scope(root->pl, c->f->name, NULL);
+	if (!t)
+		return failf(c, "the child", "has no composed scope");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->sv) < 0 || pipe2(c->ab, O_CLOEXEC) < 0 ||
+	    pipe2(c->cancel, O_CLOEXEC) < 0 || pipe2(c->relay_stop, O_CLOEXEC) < 0 ||
+	    (c->devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+		return failf(c, "Run/0", strerror(errno));
+	struct jig_flow_site site = {.sb = root->sb, .pl = root->pl, .init_fd = root->init_fd, .companion_pid = root->outer_pid,
+				     .statefd = root->p->statefd, .abort_fd = c->cancel[0], .run_dir = c->run_dir,
+				     .rundir = c->dirfd};
+	jig_flow_effects_init(&c->fx, c->f, &site);
+	pthread_t rt;
+	if (pthread_create(&rt, NULL, relay, c) != 0)
+		return failf(c, "the child", "cannot start its abort relay");
+	const struct jig_scope_slot slots[] = {{"null", c->devnull}, {"run0", c->sv[1]}};
+	struct jig_launch s = {.sb = root->sb, .t = t,
+			       .run = {.run_dir = c->run_dir, .slots = slots, .n_slots = 2, .wall_ms = c->wall_ms},
+			       .l = {.init_fd = root->init_fd, .abort_fd = c->ab[0], .companion_pid = root->outer_pid},
+			       .stop = JIG_LAUNCH_STOP_NONE, .ready = ready, .ctx = c};
+	struct jig_error e = {0};
+	int rc = jig_launch(&s, &c->sr, &e);
+	c->launched = s.launched;
+	if (s.launched) {
+		close(c->sv[1]);
+		c->sv[1] = -1;
+		jig_poke(c->cancel[1]); /* the child is fenced: its effects and children are */
+		jig_run0_join(&c->cr0);
+		jig_call_join(&c->callee);
+	}
+	if (rc && !c->why[0])
+		failf(c, "the child's scope was refused", e.msg);
+	jig_poke(c->relay_stop[1]);
+	pthread_join(rt, NULL);
+	return rc ? -1 : 0;
+}
+
+static const char *verdict(struct jig_child *c)
+{
+	const struct jig_scope_result *res = &c->sr;
+	if (res->aborted && !c->cr0.violation)
+		return snprintf(c->why, sizeof(c->why), "cancelled: its caller ended; the scope was fenced"), "cancelled";
+	if (c->cr0.violation)
+		return snprintf(c->why, sizeof(c->why), "%s", c->cr0.error), "failed";
+	if (res->outcome == JIG_SCOPE_TIMEOUT)
+		return snprintf(c->why, sizeof(c->why), "the child ran past its %llu ms deadline and was fenced", (unsigned long long)c->wall_ms),
+		       "timeout";
+	if (res->outcome == JIG_SCOPE_OOM)
+		return snprintf(c->why, sizeof(c->why), "the child hit its memory limit and was fenced"), "failed";
+	if (res->signal && (res->outcome == JIG_SCOPE_CRASHED || res->outcome == JIG_SCOPE_SIGNALED))
+		return jig_scope_signal_text(c->why, sizeof(c->why), "the child", res->signal, res->core_dumped, c->cr0.error), "failed";
+	if (jig_scope_killed_while_running(res)) /* it ran, and was killed from outside: not "never started" */
+		return snprintf(c->why, sizeof(c->why), "the child's scope was killed while its Flow ran: %s", res->error), "killed";
+	if (res->outcome != JIG_SCOPE_EXITED || res->exit_status != 0 || !c->cr0.done)
+		return snprintf(c->why, sizeof(c->why), "%s", c->cr0.error[0] ? c->cr0.error : res->error[0] ? res->error : "the child did not complete"),
+		       "failed";
+	if (!res->cleanup_confirmed)
+		return snprintf(c->why, sizeof(c->why), "cleanup not confirmed: %s", res->error), "failed";
+	return "succeeded";
+}
+
+/* Final validation of the fenced child's output into its directory, then
+ * the write map's files into the caller's stage <id> (read-only there). */
+static int collect(struct jig_child *c)
+{
+	struct jig_tree_limits l = {.what = "child output", .max_files = JIG_OUTPUT_MAX_FILES, .max_entries = JIG_OUTPUT_MAX_ENTRIES,
+				    .max_bytes = JIG_OUTPUT_MAX_BYTES, .reject_sparse = true, .allowed = c->f->outputs,
+				    .n_allowed = c->f->n_outputs};
+	struct jig_tree_stats st = {.list = c->outputs};
+	struct jig_error e = {0};
+	if (c->sr.held_fd < 0)
+		return failf(c, "child output", "was not held");
+	if (mkdirat(c->dirfd, "out", 0700) < 0)
+		return failf(c, "child output", strerror(errno));
+	jig_autoclose int out = openat(c->dirfd, "out", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (out < 0 || jig_tree_copy(c->sr.held_fd, "", out, &l, &st, &e) < 0)
+		return failf(c, "child output refused", out < 0 ? strerror(errno) : e.msg);
+	if (!c->b->n_write)
+		return 0;
+	char name[32], path[64];
+	snprintf(name, sizeof(name), "%lld", (long long)c->id);
+	snprintf(path, sizeof(path), "stage/%s", name);
+	jig_autoclose int stage = mkdirat(c->caller->rundir, path, 0700) == 0 ? openat(c->caller->rundir, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (stage < 0)
+		return failf(c, "the caller's import stage", strerror(errno));
+	struct jig_tree_stats sst = {.list = NULL};
+	l.what = "import stage";
+	l.allowed = NULL;
+	for (size_t i = 0; i < c->b->n_write; i++) {
+		jig_autoclose int fd = openat(out, c->b->write[i].child, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* the child did not write it */
+		char k[24], at[96];
+		snprintf(k, sizeof(k), "%zu", i);
+		if (jig_tree_copy_file(fd, k, stage, &l, &sst, &e) < 0)
+			return failf(c, "import stage", e.msg);
+		snprintf(at, sizeof(at), "/stage/%s/%s", name, k);
+		json_object_set_new(c->staged, c->b->write[i].caller, json_string(at));
+	}
+	return fchmod(stage, 0555) < 0 ? failf(c, "import stage", strerror(errno)) : 0;
+}
+
+/* The record's node: binding, scope, reservation, outcome, termination,
+ * cleanup, and what the child did. */
+static void node(struct jig_child *c, bool launched, bool cleaned, bool released)
+{
+	const struct jig_scope_template *t = jig_plan_scope(c->caller->root->pl, c->f->name, NULL);
+	json_t *n = c->node;
+	json_object_set_new(n, "scope_policy_sha256", json_string(t ? t->policy.sha256 : ""));
+	json_object_set_new(n, "deadline_ms", json_integer((json_int_t)c->wall_ms));
+	json_object_set_new(n, "status", json_string(c->status));
+	if (c->why[0])
+		json_object_set_new(n, "why", json_string(c->why));
+	if (launched)
+		json_object_set_new(n, "termination",
+				    json_pack("{s:s,s:i,s:i,s:b,s:b,s:I,s:I,s:I,s:I,s:s}", "outcome", jig_scope_outcome_name(c->sr.outcome), "exit_status",
+					      c->sr.exit_status, "signal", c->sr.signal, "fenced", c->sr.fenced, "aborted", c->sr.aborted,
+					      "wall_ms", (json_int_t)c->sr.wall_ms, "memory_peak_bytes", (json_int_t)c->sr.memory_peak_bytes,
+					      "oom_kills", (json_int_t)c->sr.oom_kills, "pids_max_hits", (json_int_t)c->sr.pids_max_hits,
+					      "cgroup", c->sr.cgroup));
+	if (launched) /* ABI 1.4: whether the child's Flow started at all */
+		json_object_set_new(json_object_get(n, "termination"), "payload_started", jig_scope_payload_started_json(&c->sr));
+	json_object_set_new(n, "cleanup_confirmed", json_boolean(cleaned));
+	json_object_set_new(n, "reservation_released", json_boolean(released));
+	if (c->caller->level > 0) /* held by the branch's entry until its first child is cleaned up */
+		json_object_set_new(n, "reservation_within_branch", json_true());
+	json_t *in = json_array(); /* what the child was given: borrowed inputs, resource trees */
+	for (size_t i = 0; i < c->b->n_read; i++)
+		if (!c->picked || c->pick[i])
+			json_array_append_new(in, json_pack("{s:s,s:s}", "input", c->b->read[i].child, "from", c->b->read[i].caller));
+	for (size_t i = 0; i < c->b->n_res; i++)
+		json_array_append_new(in, json_pack("{s:s,s:s,s:s}", "input", c->b->res[i].child, "resource", c->b->res[i].path, "sha256",
+						    c->b->res[i].sha256));
+	json_object_set_new(n, "inputs", in);
+	json_object_set(n, "outputs", c->outputs);
+	json_object_set(n, "staged", c->staged);
+	if (c->have_cr0) {
+		json_object_set(n, "logs", c->cr0.logs);
+		if (jig_flow_effects_any(c->f))
+			json_object_set(n, "effects", c->cr0.effects);
+		jig_run0_note_cuts(&c->cr0, n);
+	}
+	if (c->callee.children)
+		json_object_set(n, "children", c->callee.children);
+}
+
+void jig_child_free(struct jig_child *c)
+{
+	int fds[] = {c->dirfd, c->devnull, c->sv[0], c->sv[1], c->ab[0], c->ab[1], c->cancel[0], c->cancel[1],
+		     c->relay_stop[0], c->relay_stop[1], c->sr.held_fd};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (c->have_cr0)
+		jig_run0_free(&c->cr0);
+	json_decref(c->callee.children);
+	json_decref(c->outputs);
+	json_decref(c->staged);
+	json_decref(c->node);
+	free(c);
+}
+
+void *jig_child_main(void *arg)
+{
+	struct jig_child *c = arg;
+	struct jig_call_root *root = c->caller->root;
+	if (prepare(c) == 0) {
+		if (launch(c) == 0)
+			c->status = verdict(c);
+		if (strcmp(c->status, "succeeded") == 0 && collect(c) < 0)
+			c->status = "failed";
+	}
+	if (c->sr.held_fd >= 0)
+		close(c->sr.held_fd);
+	c->sr.held_fd = -1;
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	c->dirfd = -1;
+	jig_remove_tree(root->rundir, c->dir);
+	struct stat st;
+	bool removed = fstatat(root->rundir, c->dir, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+	bool cleaned = removed && (!c->launched || c->sr.cleanup_confirmed);
+	pthread_mutex_lock(&root->lock);
+	if (cleaned && c->caller->level == 0)
+		jig_ledger_release(root, c->key, &c->res);
+	else if (!cleaned) {
+		root->held = true; /* never released: the rest of the Run runs under it */
+		jig_ledger_write(root);
+	}
+	if (c->stage_slot && !json_object_size(c->staged))
+		c->caller->stages--;
+	c->caller->in_flight--;
+	node(c, c->launched, cleaned, cleaned);
+	json_array_append(c->caller->children, c->node);
+	pthread_mutex_unlock(&root->lock);
+	json_t *m = json_pack("{s:s,s:I,s:b,s:s,s:O}", "op", "call", "id", c->id, "ok", strcmp(c->status, "succeeded") == 0, "outcome",
+			      c->status, "outputs", c->staged);
+	if (c->why[0])
+		json_object_set_new(m, "error", json_string(c->why));
+	/* Whether the child's Flow started: "never ran" apart from "ran and
+	 * failed or was killed" (null: the sandbox module does not say). */
+	json_object_set_new(m, "started", c->launched ? jig_scope_payload_started_json(&c->sr) : json_false());
+	jig_run0_send(c->r0, m);
+	json_decref(m);
+	jig_child_free(c);
+	return NULL;
+}

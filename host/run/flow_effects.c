@@ -1,0 +1,58 @@
+/* A Flow scope's effects and bindings on Run/0: see flow_effects.h. */
+#include "run/flow_effects.h"
+
+#include "run/call.h"
+
+void jig_flow_effects_init(struct jig_flow_effects *fx, const struct jig_flow *f, const struct jig_flow_site *s)
+{
+	fx->f = f;
+	fx->http = (struct jig_http_effect_env){.sandbox = s->sb, .plan = s->pl, .init_fd = s->init_fd, .flow = f->name,
+						.abort_fd = s->abort_fd, .companion_pid = s->companion_pid};
+	fx->agent = (struct jig_agent_effect_env){.http = &fx->http, .sandbox = s->sb, .plan = s->pl, .init_fd = s->init_fd,
+						  .abort_fd = s->abort_fd, .companion_pid = s->companion_pid,
+						  .statefd = s->statefd};
+	fx->command = (struct jig_command_effect_env){.sandbox = s->sb, .plan = s->pl, .init_fd = s->init_fd,
+						      .abort_fd = s->abort_fd, .companion_pid = s->companion_pid,
+						      .run_dir = s->run_dir, .rundir = s->rundir};
+	fx->checkpoint = (struct jig_checkpoint_env){.rundir = s->rundir};
+}
+
+static void http_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+{
+	struct jig_flow_effects *fx = ctx;
+	jig_http_effect(&fx->http, fx->f, op, reply, evidence, interrupted);
+}
+
+static void agent_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+{
+	struct jig_flow_effects *fx = ctx;
+	jig_agent_effect(&fx->agent, fx->f, op, reply, evidence, interrupted);
+}
+
+static void command_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+{
+	struct jig_flow_effects *fx = ctx;
+	jig_command_effect(&fx->command, fx->f, op, reply, evidence, interrupted);
+}
+
+/* Run Checkpoint is root-only: review refuses it in a child (binding.c). */
+static void checkpoint_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+{
+	struct jig_flow_effects *fx = ctx;
+	(void)interrupted;
+	jig_checkpoint_effect(&fx->checkpoint, op, reply, evidence);
+}
+
+int jig_flow_effects_start(struct jig_flow_effects *fx, struct jig_run0 *r0, int fd, int abort_wr, struct jig_call_caller *caller,
+			   struct jig_run0_budget *shared)
+{
+	const struct jig_flow *f = fx->f;
+	return jig_run0_start_calls(r0, fd, abort_wr, f->n_http ? http_effect : NULL, f->n_agents ? agent_effect : NULL,
+				    f->n_commands ? command_effect : NULL, f->checkpoint ? checkpoint_effect : NULL, fx,
+				    caller ? jig_call_op : NULL, caller, shared);
+}
+
+bool jig_flow_effects_any(const struct jig_flow *f)
+{
+	return f->n_http || f->n_agents || f->n_commands || f->checkpoint;
+}
