@@ -25,8 +25,11 @@ case_scope_assembled_only_in_policy() {
 #     its child, with the scope's environment unchanged (execv).
 #   host/run/scope_run.c: jig scope run's program is the operator's own
 #     command line after "--" (a scope policy file carries no argv).
+#   host/sandbox/scope.c: the one launch function (jig_launch) passes on
+#     the template's argv, or the argv its caller built with jig_scope_argv.
 ARGV_ENV_EXCEPTIONS='host/prepare/worker.c:.*char \*const argv\[\] = \{\(char \*\)bun, \(char \*\)script, NULL\};
-host/run/scope_run.c:.*\.argv = \(const char \*const \*\)prog,'
+host/run/scope_run.c:.*\.argv = \(const char \*const \*\)prog,
+host/sandbox/scope.c:.*l\.argv = l\.argv \? l\.argv : \(const char \*const \*\)s->t->argv;'
 # argv_env_built DIR: every such line of DIR's host/ outside host/policy/.
 argv_env_built() {
 	(cd "$1" && grep -rnE '\b(argv|envp|env|environ)\[[^]]*\] *= *\{|"[A-Z_][A-Z0-9_]*=|\.(envp?|environ) *= *[^=]|\bexec(ve|le|vpe) *\(|\.argv *= *' \
