@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "effects/schema0.h"
+#include "util/schema0.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"

@@ -20,7 +20,7 @@
 
 #include "effects/worker.h"
 #include "flow/tree.h"
-#include "run/limits.h"
+#include "util/limits.h"
 #include "run/run0.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"

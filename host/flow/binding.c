@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 
-#include "run/limits.h"
+#include "util/limits.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"

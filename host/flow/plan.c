@@ -15,7 +15,7 @@
 
 #include "effects/agent_sessions.h"
 #include "effects/agents.h"
-#include "effects/grant_url.h"
+#include "policy/grant_url.h"
 #include "effects/http.h"
 #include "flow/recipe.h"
 #include "flow/binding.h"
@@ -26,7 +26,7 @@
 #include "snapshot/loader.h"
 #include "util/cleanup.h"
 #include "prepare/prepare.h"
-#include "run/limits.h"
+#include "util/limits.h"
 #include "util/fileio.h"
 #include "util/json.h"
 #include "util/text.h"
@@ -56,7 +56,7 @@ size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[JI
 	return n;
 }
 
-/* Every grant URL must be one the host allows (effects/grant_url.h), as
+/* Every grant URL must be one the host allows (policy/grant_url.h), as
  * plugins/http reads it: the host never parses URLs itself. */
 static int check_grant_urls(const struct jig_project *p, const struct jig_snapshot *s, struct jig_error *e)
 {

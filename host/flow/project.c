@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "flow/binding.h"
-#include "effects/schema0.h"
+#include "util/schema0.h"
 #include "flow/recipe.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"

@@ -7,12 +7,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "run/limits.h"
+#include "util/limits.h"
 #include "run/record.h"
 #include "util/fault.h"
 #include "util/text.h"
 
-/* A checkpoint's line may be longer than others (run/limits.h). */
+/* A checkpoint's line may be longer than others (util/limits.h). */
 static const char CHECKPOINT_PREFIX[] = "{\"op\":\"checkpoint\"";
 
 static size_t line_cap(const struct jig_run0 *r, const char *line, size_t have)
@@ -217,7 +217,7 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 		snprintf(why, sizeof(why), "more than %d messages", JIG_RUN0_MAX_MESSAGES);
 		return fail(r, why);
 	}
-	if (tokens(line, len) > JIG_RUN0_MAX_TOKENS) { /* before any parse (run/limits.h) */
+	if (tokens(line, len) > JIG_RUN0_MAX_TOKENS) { /* before any parse (util/limits.h) */
 		snprintf(why, sizeof(why), "a message has more than %d JSON values", JIG_RUN0_MAX_TOKENS);
 		return fail(r, why);
 	}

@@ -18,7 +18,7 @@
 typedef void (*jig_run0_effect_fn)(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted);
 
 /* What one record tree (a root Run and its children) may keep, charged as
- * it is kept (run/limits.h): log text, effect evidence, child nodes. */
+ * it is kept (util/limits.h): log text, effect evidence, child nodes. */
 struct jig_run0_budget {
 	pthread_mutex_t lock;
 	size_t log_bytes, evidence_bytes, nodes;

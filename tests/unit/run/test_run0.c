@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "run/limits.h"
+#include "util/limits.h"
 #include "run/run0.h"
 
 struct session {
