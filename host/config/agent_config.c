@@ -1,6 +1,6 @@
 /* The operator's Agent providers (agents.json) and their reviewed
- * identity. See effects/agents.h. */
-#include "effects/agents.h"
+ * identity. See config/agent_config.h. */
+#include "config/agent_config.h"
 
 #include <errno.h>
 #include <fcntl.h>

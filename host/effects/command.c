@@ -21,7 +21,6 @@
 #include "effects/worker.h"
 #include "flow/tree.h"
 #include "util/limits.h"
-#include "run/run0.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#include "flow/plan.h"
 #include "util/limits.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"

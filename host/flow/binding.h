@@ -13,8 +13,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "flow/plan.h"
 #include "flow/project.h"
+
+struct jig_plan;
 
 #define JIG_BINDING_MAX 4 /* per flow.json; the shape rules then allow 2 at a root, 1 in a child */
 #define JIG_BINDING_TIMEOUT_MIN 1000

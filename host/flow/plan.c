@@ -13,19 +13,16 @@
 #include <jig/module.h>
 #include <jig/trace.h>
 
-#include "effects/agent_sessions.h"
-#include "effects/agents.h"
+#include "config/agent_config.h"
 #include "policy/grant_url.h"
-#include "effects/http.h"
 #include "flow/recipe.h"
 #include "flow/binding.h"
 #include "policy/catalog.h"
-#include "sandbox/door.h"
 #include "policy/scope_policy.h"
 #include "snapshot/identity.h"
 #include "snapshot/loader.h"
 #include "util/cleanup.h"
-#include "prepare/prepare.h"
+#include "flow/prepared.h"
 #include "util/limits.h"
 #include "util/fileio.h"
 #include "util/json.h"

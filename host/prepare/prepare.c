@@ -116,43 +116,6 @@ static int64_t phase_left_ms(const struct jig_prepare_phase *ph)
 	return (int64_t)(ph->deadline.tv_sec - now.tv_sec) * 1000 + (ph->deadline.tv_nsec - now.tv_nsec) / 1000000;
 }
 
-static void record_name(char *out, size_t cap, const char *kind, const char *sha)
-{
-	snprintf(out, cap, "store/prepared/%s-%s.json", kind, sha);
-}
-
-/* A record, its bytes checked against the name it is stored under when
- * it is content-addressed (by-identity); NULL if absent or not a record. */
-static json_t *read_record(const struct jig_project *p, const char *rel)
-{
-	jig_autofree char *buf = NULL;
-	size_t len;
-	struct jig_error e = {0};
-	if (jig_read_file_at(p->statefd, rel, JIG_PREPARED_RECORD_MAX, "prepared record", &buf, &len, NULL, &e) < 0)
-		return NULL;
-	json_t *doc = NULL;
-	if (jig_json_parse_object(buf, len, "prepared record", &doc, &e) < 0)
-		return NULL;
-	const char *format = json_string_value(json_object_get(doc, "format"));
-	const char *tree = json_string_value(json_object_get(doc, "tree"));
-	char mrel[128];
-	snprintf(mrel, sizeof(mrel), "store/packages/%s.json", tree ? tree : "");
-	struct stat st;
-	if (!format || strcmp(format, JIG_PREPARED_FORMAT) != 0 || !tree || strlen(tree) != JIG_SHA256_HEX - 1 ||
-	    fstatat(p->statefd, mrel, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)) {
-		json_decref(doc);
-		return NULL;
-	}
-	return doc;
-}
-
-json_t *jig_prepared_record(const struct jig_project *p, const struct jig_flow *f)
-{
-	char rel[160];
-	record_name(rel, sizeof(rel), "package", f->package_sha256);
-	return read_record(p, rel);
-}
-
 static int write_record(struct jig_project *p, const char *rel, json_t *doc, struct jig_error *e)
 {
 	jig_autofree char *canon = jig_json_canonical(doc);
@@ -399,7 +362,7 @@ static int install(struct one *o, const char *identity, const char *source, json
 	if (*rec && (o->d.n_patches || o->d.n_skipped))
 		describe(&o->d, *rec);
 	char rel[160];
-	record_name(rel, sizeof(rel), "identity", identity);
+	jig_prepared_record_name(rel, sizeof(rel), "identity", identity);
 	return *rec ? write_record(o->p, rel, *rec, e) : jig_err(e, JIG_E_INTERNAL, "out of memory");
 }
 
@@ -580,13 +543,13 @@ static int prepare_flow(struct one *o, struct jig_error *e)
 	jig_sha256(canon, strlen(canon), d);
 	jig_hex(d, JIG_SHA256_LEN, identity);
 	/* An unchanged preparation is reused: no network. */
-	record_name(rel, sizeof(rel), "identity", identity);
-	json_t *rec = read_record(o->p, rel);
+	jig_prepared_record_name(rel, sizeof(rel), "identity", identity);
+	json_t *rec = jig_prepared_record_read(o->p, rel);
 	if (!rec && (r = install(o, identity, source, &rec, e)))
 		return r;
 	if (resolving)
 		json_object_set_new(rec, "resolved", json_true());
-	record_name(rel, sizeof(rel), "package", f->package_sha256);
+	jig_prepared_record_name(rel, sizeof(rel), "package", f->package_sha256);
 	r = write_record(o->p, rel, rec, e);
 	json_decref(rec);
 	return r;

@@ -86,7 +86,4 @@ void jig_run0_violation(struct jig_run0 *r, const char *why);
 void jig_run0_join(struct jig_run0 *r);
 void jig_run0_free(struct jig_run0 *r);
 
-/* Makes a pipe readable (ends a Run or cancels a request in flight). */
-void jig_poke(int fd);
-
 #endif

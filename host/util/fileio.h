@@ -43,4 +43,7 @@ const char *jig_caller_home(void);
  * symbolic link; best effort. */
 void jig_remove_tree(int parent, const char *name);
 
+/* Makes a pipe readable (ends a Run or cancels a request in flight). */
+void jig_poke(int fd);
+
 #endif

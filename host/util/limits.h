@@ -131,4 +131,27 @@ _Static_assert((unsigned long long)JIG_RECORD_INDENT_SHARE *
  * this long to settle before SIGKILL. */
 #define JIG_SETTLE_MS 60000
 
+/* Retained Agent sessions (effects/agent_sessions.h): per project, per Flow and route, bytes and lifetime of each. */
+#define JIG_SESSIONS_MAX 16
+#define JIG_SESSIONS_SCOPE_MAX 4
+#define JIG_SESSION_MAX_BYTES (8u << 20)
+#define JIG_SESSION_TTL_S (24 * 60 * 60)
+
+/* An agent provider (config/agent_config.h): the read-only trees and command arguments agents.json may name; the worker's deadline is the route's plus the grace, to start and stop. */
+#define JIG_AGENT_MAX_TREES 8
+#define JIG_AGENT_MAX_ARGS 16
+#define JIG_AGENT_PI_MAX_ARGS 4
+#define JIG_AGENT_WORKER_GRACE_MS 10000
+
+/* The HTTP worker's deadline: the grant's plus this, to start and stop. */
+#define JIG_HTTP_WORKER_GRACE_MS 5000
+
+/* Dependency preparation (prepare/prepare.h, docs/dependencies.md): a prepared record (its platform-skipped list names at most every package of a lock: 4,096 names of <= 214 bytes and their versions); the contract's dependency phase, for one review. */
+#define JIG_PREPARED_RECORD_MAX (2u << 20)
+#define JIG_PREPARE_PHASE_MS 180000
+#define JIG_PREPARE_ONE_MS 60000
+#define JIG_PREPARE_MAX 16			/* distinct preparations */
+#define JIG_PREPARE_PHASE_BYTES (256ull << 20) /* prepared content, all of them */
+#define JIG_PREPARE_SOURCE_BYTES (16ull << 20)  /* what one preparation reads (its files: at most 2 + 16) */
+
 #endif
