@@ -7,8 +7,8 @@
  * descriptor or setting given twice, an unknown fragment or kind is an
  * error before anything launches. Project files can only select what the
  * catalog offers (a Flow's entry, its HTTP routes' deadlines). */
-#ifndef JIG_CATALOG_H
-#define JIG_CATALOG_H
+#ifndef JIG_POLICY_CATALOG_H
+#define JIG_POLICY_CATALOG_H
 
 #include <jansson.h>
 #include <stdint.h>

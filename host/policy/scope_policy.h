@@ -5,8 +5,8 @@
  * errors, each one line naming the field). A parsed policy has one canonical
  * serialisation (sorted keys and sorted lists, compact, integers only) and
  * its SHA-256 is the policy's identity. */
-#ifndef JIG_SCOPE_POLICY_H
-#define JIG_SCOPE_POLICY_H
+#ifndef JIG_POLICY_SCOPE_POLICY_H
+#define JIG_POLICY_SCOPE_POLICY_H
 
 #include <jansson.h>
 #include <stdbool.h>

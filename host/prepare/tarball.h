@@ -7,8 +7,8 @@
  * below a file, setuid/setgid/sticky bits, more than
  * JIG_TARBALL_UNPACKED_MAX decompressed, and anything over the budget
  * refuse the whole preparation. */
-#ifndef JIG_FLOW_TARBALL_H
-#define JIG_FLOW_TARBALL_H
+#ifndef JIG_PREPARE_TARBALL_H
+#define JIG_PREPARE_TARBALL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* The snapshot manifest: every file with size and SHA-256, every module's
  * name/kind/ABI/platform, and a monotonically increasing sequence. */
-#ifndef JIG_MANIFEST_H
-#define JIG_MANIFEST_H
+#ifndef JIG_SNAPSHOT_MANIFEST_H
+#define JIG_SNAPSHOT_MANIFEST_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* manifest.sig: one line, "jig-signature/1 ed25519 <keyid> <signature>\n",
  * a detached Ed25519 signature over JIG_SIG_DOMAIN followed by the exact
  * manifest bytes (bytes, never re-serialised JSON). */
-#ifndef JIG_SIGNATURE_H
-#define JIG_SIGNATURE_H
+#ifndef JIG_SNAPSHOT_SIGNATURE_H
+#define JIG_SNAPSHOT_SIGNATURE_H
 
 #include <stddef.h>
 

@@ -2,8 +2,8 @@
  * manifest. Opening one verifies the signature against the trust anchors
  * and the install record (rollback protection); files are verified when
  * they are used (or all at once by jig_snapshot_verify_all, snapshot/verify.h). */
-#ifndef JIG_SNAPSHOT_H
-#define JIG_SNAPSHOT_H
+#ifndef JIG_SNAPSHOT_SNAPSHOT_H
+#define JIG_SNAPSHOT_SNAPSHOT_H
 
 #include <stdbool.h>
 #include <sys/stat.h>

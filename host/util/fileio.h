@@ -1,6 +1,6 @@
 /* Descriptor-relative file access: no symlink is ever followed. */
-#ifndef JIG_FILEIO_H
-#define JIG_FILEIO_H
+#ifndef JIG_UTIL_FILEIO_H
+#define JIG_UTIL_FILEIO_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * docs/flow-format.md). Messages are built from these constants, never
  * restate them. Scope envelopes (memory, tasks, CPU, tmpfs sizes) are the
  * capability catalog's (policy/catalog.json). */
-#ifndef JIG_RUN_LIMITS_H
-#define JIG_RUN_LIMITS_H
+#ifndef JIG_UTIL_LIMITS_H
+#define JIG_UTIL_LIMITS_H
 
 /* Root read attachments (R-S02): at most this many files and bytes. */
 #define JIG_MAX_INPUTS 64 /* --input arguments */

@@ -6,8 +6,8 @@
  * null, or an array of them), required, properties, additionalProperties
  * (boolean), enum (scalars), minLength/maxLength, minItems/maxItems, items,
  * minimum/maximum (integers). Anything else in a schema is an error. */
-#ifndef JIG_SCHEMA0_H
-#define JIG_SCHEMA0_H
+#ifndef JIG_UTIL_SCHEMA0_H
+#define JIG_UTIL_SCHEMA0_H
 
 #include <jansson.h>
 
