@@ -253,8 +253,8 @@ static int check_pi(json_t *o, bool pi, const char *w, struct jig_error *e)
 
 static int check_env(json_t *env, const char *w, struct jig_error *e)
 {
-	if (env && (!json_is_object(env) || json_object_size(env) > 32))
-		return jig_err(e, JIG_E_USAGE, "%s: env must be an object of at most 32 variables", w);
+	if (env && (!json_is_object(env) || json_object_size(env) > JIG_AGENT_MAX_ENV))
+		return jig_err(e, JIG_E_USAGE, "%s: env must be an object of at most %d variables", w, JIG_AGENT_MAX_ENV);
 	const char *k;
 	json_t *v;
 	json_object_foreach(env, k, v) {
@@ -319,8 +319,9 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 		return jig_err(e, JIG_E_USAGE,
 			       "%s: client \"%.32s\": jig has no qualified profile for it (claude-code, codex, pi, or acp for any ACP client as configured; docs/agents.md)",
 			       w, client);
-	if (!version[0] || !value_ok(version, 64))
-		return jig_err(e, JIG_E_USAGE, "%s: version must be 1-64 printable characters (the version the client reports)", w);
+	if (!version[0] || !value_ok(version, JIG_AGENT_VERSION_MAX))
+		return jig_err(e, JIG_E_USAGE, "%s: version must be 1-%d printable characters (the version the client reports)", w,
+			       JIG_AGENT_VERSION_MAX);
 	json_t *cmd = json_object_get(o, "command"), *trees = json_object_get(o, "trees"), *env = json_object_get(o, "env");
 	bool pi = pr->pi_args != NULL;
 	if ((r = check_command(cmd, trees, w, e)) || (r = check_pi(o, pi, w, e)) || (r = check_env(env, w, e)) ||

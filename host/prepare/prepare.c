@@ -237,9 +237,9 @@ static int launch(struct one *o, const char *input, const char *doing, int *held
 	char deadline[400];
 	if (left < JIG_PREPARE_ONE_MS)
 		snprintf(deadline, sizeof(deadline),
-			 " (the 180 s phase deadline: this review's dependency preparations together passed %d s; review again to go on, "
+			 " (the %d s phase deadline: this review's dependency preparations together passed %d s; review again to go on, "
 			 "the ones prepared are reused)",
-			 JIG_PREPARE_PHASE_MS / 1000);
+			 JIG_PREPARE_PHASE_MS / 1000, JIG_PREPARE_PHASE_MS / 1000);
 	else
 		snprintf(deadline, sizeof(deadline),
 			 " (the %d s per-preparation deadline: this one preparation took longer; a registry that slow, or a lock that "
@@ -374,10 +374,7 @@ static int compose(struct one *o, struct jig_error *e)
 	if (r)
 		return r;
 	char name[40];
-	snprintf(name, sizeof(name), "installer-%.22s", o->f->name);
-	for (char *c = name; *c; c++)
-		if (*c == '_')
-			*c = '-';
+	jig_scope_name(name, sizeof(name), "installer-", o->f->name, JIG_SCOPE_NAME_KEEP_INSTALLER);
 	struct jig_scope_facts facts = {.kind = "installer", .name = name, .snapshot_dir = o->ph->snapshot->dirpath,
 					.home = jig_caller_home()};
 	r = jig_catalog_compose(&cat, &facts, &o->t, e);

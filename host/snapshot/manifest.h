@@ -8,14 +8,9 @@
 
 #include "../util/crypto.h"
 #include "../util/error.h"
+#include "util/limits.h"
 
 #define JIG_MANIFEST_FORMAT "jig-snapshot-manifest/3"
-#define JIG_MANIFEST_MAX_BYTES (16u << 20)
-#define JIG_MANIFEST_MAX_FILES 100000
-#define JIG_MANIFEST_MAX_MODULES 64
-#define JIG_MODULE_MAX_BYTES (256u << 20)
-#define JIG_FILE_MAX_BYTES (UINT64_C(1) << 32)
-#define JIG_SEQUENCE_MAX ((UINT64_C(1) << 53) - 1) /* exact in every JSON reader */
 
 struct jig_manifest_file {
 	char *path; /* normalised, relative to the snapshot directory */

@@ -9,9 +9,9 @@
 #include "../util/crypto.h"
 #include "../util/error.h"
 #include "trust.h"
+#include "util/limits.h"
 
 #define JIG_SIG_DOMAIN "jig-snapshot-manifest/1" /* followed by one NUL byte */
-#define JIG_SIG_MAX_BYTES 256
 
 /* Verifies sig against the compiled-in trust anchors. */
 int jig_signature_verify(const char *manifest, size_t mlen, const char *sig, size_t slen,

@@ -1,9 +1,11 @@
-/* Every limit of a Run in one place (the security contract's numbers,
+/* Every limit of the contract in one place (the security contract's numbers,
  * docs/flow-format.md). Messages are built from these constants, never
  * restate them. Scope envelopes (memory, tasks, CPU, tmpfs sizes) are the
  * capability catalog's (policy/catalog.json). */
 #ifndef JIG_UTIL_LIMITS_H
 #define JIG_UTIL_LIMITS_H
+
+#include <stdint.h>
 
 /* Root read attachments (R-S02): at most this many files and bytes. */
 #define JIG_MAX_INPUTS 64 /* --input arguments */
@@ -141,6 +143,8 @@ _Static_assert((unsigned long long)JIG_RECORD_INDENT_SHARE *
 #define JIG_AGENT_MAX_TREES 8
 #define JIG_AGENT_MAX_ARGS 16
 #define JIG_AGENT_PI_MAX_ARGS 4
+#define JIG_AGENT_MAX_ENV 32	   /* non-secret variables of a provider */
+#define JIG_AGENT_VERSION_MAX 64 /* characters of the version a client must report */
 #define JIG_AGENT_WORKER_GRACE_MS 10000
 
 /* The HTTP worker's deadline: the grant's plus this, to start and stop. */
@@ -153,5 +157,123 @@ _Static_assert((unsigned long long)JIG_RECORD_INDENT_SHARE *
 #define JIG_PREPARE_MAX 16			/* distinct preparations */
 #define JIG_PREPARE_PHASE_BYTES (256ull << 20) /* prepared content, all of them */
 #define JIG_PREPARE_SOURCE_BYTES (16ull << 20)  /* what one preparation reads (its files: at most 2 + 16) */
+
+/* A project (flow/project.h): Flows, declared inputs or outputs per Flow, a package's files; a canonical artifact and the project's store in bytes. */
+#define JIG_MAX_FLOWS 32
+#define JIG_MAX_DECLARED 64	    /* inputs or outputs per Flow */
+#define JIG_PACKAGE_MAX_FILES 4096
+#define JIG_ARTIFACT_MAX_BYTES (64ull << 20) /* per canonical artifact */
+#define JIG_STORE_MAX_BYTES (1ull << 30)     /* per project */
+
+/* Reviewed HTTP routes (flow.json "http"): routes per Flow and the ceilings of max_request_bytes (kept when Run/0 lines grew to 1 MiB), max_response_bytes and timeout_ms. */
+#define JIG_HTTP_MAX_ROUTES 16
+#define JIG_HTTP_REQUEST_MAX 61440	    /* ceiling of max_request_bytes (kept when Run/0 lines grew to 1 MiB) */
+#define JIG_HTTP_RESPONSE_MAX (4ull << 20)  /* ceiling of max_response_bytes */
+#define JIG_HTTP_TIMEOUT_MAX 60000	    /* ceiling of timeout_ms */
+
+/* Reviewed Agent routes (flow.json "agents"): routes per Flow and the ceilings of max_prompt_bytes (kept when Run/0 lines grew to 1 MiB), max_answer_bytes and timeout_ms. */
+#define JIG_AGENT_MAX_ROUTES 8
+#define JIG_AGENT_PROMPT_MAX 49152	  /* ceiling of max_prompt_bytes (kept when Run/0 lines grew to 1 MiB) */
+#define JIG_AGENT_ANSWER_MAX (1u << 20)	  /* ceiling of max_answer_bytes */
+#define JIG_AGENT_TIMEOUT_MAX 600000	  /* ceiling of timeout_ms */
+
+/* Reviewed Project Command routes (flow.json "commands"): routes per Flow and the bounds of timeout_ms (the catalog's command-limits). */
+#define JIG_COMMAND_MAX_ROUTES 8
+#define JIG_COMMAND_TIMEOUT_MIN 1000
+#define JIG_COMMAND_TIMEOUT_MAX 600000 /* ceiling of timeout_ms (the catalog's command-limits) */
+
+/* What one preparation installs (prepare/tarball.h): files and bytes; a tarball compressed as fetched, and decompressed with headers and padding. */
+#define JIG_PREPARED_FILES_MAX 4096
+#define JIG_PREPARED_BYTES_MAX (32u << 20)
+#define JIG_TARBALL_MAX (16u << 20) /* compressed, as fetched */
+#define JIG_TARBALL_UNPACKED_MAX (64u << 20) /* decompressed, headers and padding included */
+
+/* Bindings (flow/binding.h, docs/bindings.md): per flow.json (the shape rules then allow 2 at a root, 1 in a child); a binding's timeout_ms (at most the root's 24 h; a Run caps it by the root's deadline); the fixed reservation policy, the contract's root budget (CPU per 100,000 us period: 3.5 CPU), child Flows the root and a child may have, the longest branch. */
+#define JIG_BINDING_MAX 4 /* per flow.json; the shape rules then allow 2 at a root, 1 in a child */
+#define JIG_BINDING_TIMEOUT_MIN 1000
+#define JIG_BINDING_TIMEOUT_MAX 86400000 /* the root's 24 h; a Run caps it by the root's deadline */
+#define JIG_ROOT_MEMORY_BYTES (1792ull << 20)
+#define JIG_ROOT_TASKS 576u
+#define JIG_ROOT_CPU_QUOTA_US 350000u /* per 100,000 us period: 3.5 CPU */
+#define JIG_ROOT_SIBLINGS 2	      /* child Flows the root may have */
+#define JIG_CHILD_FLOWS 1	      /* child Flows a child may have */
+#define JIG_CHILD_LEVELS 5	      /* the longest branch */
+
+/* A Run's deadline (flow/timeout.h): the default and the most jig run --timeout may ask. */
+#define JIG_RUN_TIMEOUT_DEFAULT_MS 30000ull
+#define JIG_RUN_TIMEOUT_MAX_MS (24ull * 3600 * 1000)
+
+/* npm dependencies (flow/deps.h, docs/dependencies.md): package.json and bun.lock bytes, packages and patches, a patch's bytes; a lock key (install path) in bytes and in package names; dependencies one locked package and all of them declare; a lock entry's tarball URL. */
+#define JIG_DEPS_MANIFEST_MAX (1u << 20)
+#define JIG_DEPS_LOCK_MAX (16u << 20)
+#define JIG_DEPS_MAX_PACKAGES 4096
+#define JIG_DEPS_MAX_PATCHES 16
+#define JIG_DEPS_PATCH_MAX (1u << 20)
+#define JIG_DEPS_KEY_MAX 1024	 /* a lock key (install path), in bytes */
+#define JIG_DEPS_MAX_DEPTH 32	 /* package names in one lock key */
+#define JIG_DEPS_MAX_DEPS 1024	 /* dependencies one locked package declares */
+#define JIG_DEPS_MAX_EDGES 65536 /* dependencies all locked packages declare */
+#define JIG_DEPS_URL_MAX 1024	 /* a lock entry's tarball URL */
+
+/* A semver range jig reads, in bytes (flow/semver.h). */
+#define JIG_SEMVER_RANGE_MAX 256 /* bytes of a range jig reads */
+
+/* Markdown recipes (flow/recipe.h): the file (the prompt ceiling: it must fit a request), its front matter, the resources it lists (one Skill block each), its allowed-tools text (shown, granting nothing). */
+#define JIG_RECIPE_MAX_BYTES 49152	      /* the recipe file (the prompt ceiling: it must fit a request) */
+#define JIG_RECIPE_FRONT_MAX 8192	      /* its front matter */
+#define JIG_RECIPE_MAX_RESOURCES 8	      /* listed in "resources" (one Skill block each) */
+#define JIG_RECIPE_TOOLS_MAX 1024	      /* "allowed-tools" text, shown, granting nothing */
+
+/* The scope policy language (policy/scope_policy.h, docs/scope-policy.md): a policy's bytes and its lists. */
+#define JIG_SCOPE_POLICY_MAX_BYTES (256 * 1024)
+#define JIG_POLICY_MAX_BINDS 64
+#define JIG_POLICY_MAX_TMPFS 16
+#define JIG_POLICY_MAX_SYMLINKS 32
+#define JIG_POLICY_MAX_ENV 64
+#define JIG_POLICY_MAX_FDS 16
+#define JIG_POLICY_MAX_ENV_VALUE 4096
+
+/* The capability catalog's bytes (policy/catalog.h). */
+#define JIG_CATALOG_MAX_BYTES (256 * 1024)
+
+/* A snapshot (snapshot/manifest.h, snapshot/signature.h): the manifest's bytes, files and modules; a module's and a file's bytes; the sequence (exact in every JSON reader); a signature's bytes. */
+#define JIG_MANIFEST_MAX_BYTES (16u << 20)
+#define JIG_MANIFEST_MAX_FILES 100000
+#define JIG_MANIFEST_MAX_MODULES 64
+#define JIG_MODULE_MAX_BYTES (256u << 20)
+#define JIG_FILE_MAX_BYTES (UINT64_C(1) << 32)
+#define JIG_SEQUENCE_MAX ((UINT64_C(1) << 53) - 1) /* exact in every JSON reader */
+#define JIG_SIG_MAX_BYTES 256
+
+/* A Run's lease file, in bytes (run/lease.h). */
+#define JIG_LEASE_MAX_BYTES (16u << 10)
+
+/* Schema/0's nesting (util/schema0.h). */
+#define JIG_SCHEMA0_MAX_DEPTH 16
+
+/* --display web (display/display.h, docs/display.md): the capability token, clients, a request head, timeouts, the view and what it holds. */
+#define JIG_DISPLAY_CAP_BYTES 32
+#define JIG_DISPLAY_MAX_CLIENTS 16
+#define JIG_DISPLAY_MAX_REQUEST_BYTES (16u << 10) /* request line + headers, per connection */
+#define JIG_DISPLAY_IDLE_TIMEOUT_S 10
+#define JIG_DISPLAY_HEAD_DEADLINE_MS 5000 /* a request head must arrive within this */
+#define JIG_DISPLAY_DRAIN_MS 1000 /* closing: answers in flight get this long */
+#define JIG_DISPLAY_MAX_VIEW_BYTES (1u << 20)
+#define JIG_DISPLAY_MAX_STRING 4096 /* any one string of the view */
+#define JIG_DISPLAY_MAX_LOGS 256
+#define JIG_DISPLAY_EXCERPT_BYTES (16u << 10)
+#define JIG_DISPLAY_MAX_ARTIFACTS 64
+#define JIG_DISPLAY_MAX_WAIT_MS (60ull * 60 * 1000) /* a presentation is closed after 1 h */
+/* jig run --display web (live.c): the view is rebuilt this often while the
+ * Run is live; when it ends, the final view and the artifact captures are
+ * offered and live inspection retires within the completion allowance:
+ * at most LINGER_MS for a page that has been reading the view to fetch the
+ * final one (and its excerpts), the rest for the server to stop (answers
+ * in flight get JIG_DISPLAY_DRAIN_MS) and acknowledge it. */
+#define JIG_DISPLAY_LIVE_PERIOD_MS 500
+#define JIG_DISPLAY_COMPLETION_MS 10000
+#define JIG_DISPLAY_LINGER_MS 8000
+#define JIG_DISPLAY_QUIET_MS 2000 /* the linger ends this long after the last request, once the final view was served */
+#define JIG_DISPLAY_MAX_SCOPES 16
 
 #endif

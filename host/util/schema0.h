@@ -12,8 +12,7 @@
 #include <jansson.h>
 
 #include "util/error.h"
-
-#define JIG_SCHEMA0_MAX_DEPTH 16
+#include "util/limits.h"
 
 /* The schema itself is well formed. */
 int jig_schema0_check(json_t *schema, struct jig_error *e);

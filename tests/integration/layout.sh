@@ -11,7 +11,7 @@ case_scope_assembled_only_in_policy() {
 	found=$(grep -rnE '(struct jig_scope|\(struct jig_scope\)) *[a-z_]* *=? *\{|\(struct jig_scope\)\{|\.binds *= *[a-z]' host \
 		--include='*.c' | grep -v '^host/policy/' || true)
 	[ -z "$found" ] || fail "a struct jig_scope is assembled outside host/policy/: $found"
-	grep -q 'jig_scope_describe' host/policy/scope_policy.c || fail "no jig_scope_describe"
+	grep -q '^int jig_scope_describe' host/policy/scope_runtime.c || fail "no jig_scope_describe"
 }
 # No file outside the sandbox door names a backend.
 case_backend_named_only_by_the_door() {
