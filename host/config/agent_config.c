@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/config.h"
 #include "policy/scope_policy.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
@@ -371,16 +372,13 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 int jig_agent_provider_get(const char *id, bool secret, struct jig_agent_provider *p, struct jig_error *e)
 {
 	memset(p, 0, sizeof(*p));
-	char dir[PATH_MAX], what[PATH_MAX + 16];
-	if (jig_user_dir("XDG_CONFIG_HOME", ".config", dir, sizeof(dir)) < 0)
-		return jig_err(e, JIG_E_USAGE, "no operator configuration directory (HOME is not set); agent providers are configured in agents.json");
-	snprintf(what, sizeof(what), "%s/agents.json", dir);
-	jig_autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char what[PATH_MAX + 16];
 	jig_autofree char *buf = NULL;
 	size_t len = 0;
 	struct stat st;
-	int r = dfd < 0 ? jig_err(e, JIG_E_USAGE, "%s: %s", dir, strerror(errno))
-			: jig_read_file_at(dfd, "agents.json", CONFIG_MAX, what, &buf, &len, &st, e);
+	int r = jig_config_read("agents.json", CONFIG_MAX, true, what, sizeof(what), &buf, &len, &st, e);
+	if (r == JIG_CONFIG_ABSENT)
+		return jig_err(e, JIG_E_USAGE, "no operator configuration directory (HOME is not set); agent providers are configured in agents.json");
 	if (r) {
 		char m[sizeof(e->msg)];
 		memcpy(m, e->msg, sizeof(m));

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/config.h"
 #include "effects/worker.h"
 #include "flow/deps.h"
 #include "prepare/tarball.h"
@@ -47,17 +48,13 @@ static int registry_ok(const char *u)
 static int read_registry(char *out, size_t cap, struct jig_error *e)
 {
 	snprintf(out, cap, "%s", JIG_NPM_DEFAULT_REGISTRY);
-	char dir[PATH_MAX], what[PATH_MAX + 16];
-	if (jig_user_dir("XDG_CONFIG_HOME", ".config", dir, sizeof(dir)) < 0)
-		return 0;
-	snprintf(what, sizeof(what), "%s/npm.json", dir);
-	jig_autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char what[PATH_MAX + 16];
 	struct stat st;
-	if (dfd < 0 || (fstatat(dfd, "npm.json", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
-		return 0;
 	jig_autofree char *buf = NULL;
 	size_t len;
-	int r = jig_read_file_at(dfd, "npm.json", NPM_CONFIG_MAX, what, &buf, &len, &st, e);
+	int r = jig_config_read("npm.json", NPM_CONFIG_MAX, false, what, sizeof(what), &buf, &len, &st, e);
+	if (r == JIG_CONFIG_ABSENT)
+		return 0;
 	if (r)
 		return r;
 	if (st.st_uid != geteuid() || (st.st_mode & 022))
