@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "run/limits.h"
+#include "util/limits.h"
 #include "run/run0.h"
 
 struct fuzz_run0 {

@@ -25,7 +25,7 @@
 #include "flow/project.h"
 #include "fuzz.h"
 #include "policy/catalog.h"
-#include "run/limits.h"
+#include "util/limits.h"
 #include "fuzz_run0.h"
 #include "util/fileio.h"
 

@@ -2,7 +2,7 @@
  * validated against it. */
 #include <jansson.h>
 
-#include "effects/schema0.h"
+#include "util/schema0.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)

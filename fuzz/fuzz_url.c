@@ -2,7 +2,7 @@
  * grant rule over the result. */
 #include <jig/http.h>
 
-#include "effects/grant_url.h"
+#include "policy/grant_url.h"
 #include "fuzz.h"
 #include "url.h"
 

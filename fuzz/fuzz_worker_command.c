@@ -10,7 +10,7 @@
 
 #include "effects/command.h"
 #include "fuzz.h"
-#include "run/limits.h"
+#include "util/limits.h"
 
 static void feed(struct jig_command_stream *s, const char *d, size_t n, size_t piece)
 {

@@ -8,7 +8,7 @@ import { dirname } from "node:path";
 
 const RUN0 = 3;
 const MAX_MESSAGE = 1 << 20;
-const MAX_CHECKPOINT_MESSAGE = (2 << 20) + 64; // a checkpoint's line (run/limits.h)
+const MAX_CHECKPOINT_MESSAGE = (2 << 20) + 64; // a checkpoint's line (util/limits.h)
 let checkpointInFlight = false;
 
 function send(msg) {

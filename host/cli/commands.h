@@ -1,5 +1,5 @@
-#ifndef JIG_COMMANDS_H
-#define JIG_COMMANDS_H
+#ifndef JIG_CLI_COMMANDS_H
+#define JIG_CLI_COMMANDS_H
 
 #include <jansson.h>
 #include <stdbool.h>

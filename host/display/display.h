@@ -19,31 +19,9 @@
 
 #include "snapshot/snapshot.h"
 #include "util/error.h"
+#include "util/limits.h"
 
-#define JIG_DISPLAY_CAP_BYTES 32
 #define JIG_DISPLAY_CAP_HEADER "X-Jig-Capability"
-#define JIG_DISPLAY_MAX_CLIENTS 16
-#define JIG_DISPLAY_MAX_REQUEST_BYTES (16u << 10) /* request line + headers, per connection */
-#define JIG_DISPLAY_IDLE_TIMEOUT_S 10
-#define JIG_DISPLAY_HEAD_DEADLINE_MS 5000 /* a request head must arrive within this */
-#define JIG_DISPLAY_DRAIN_MS 1000 /* closing: answers in flight get this long */
-#define JIG_DISPLAY_MAX_VIEW_BYTES (1u << 20)
-#define JIG_DISPLAY_MAX_STRING 4096 /* any one string of the view */
-#define JIG_DISPLAY_MAX_LOGS 256
-#define JIG_DISPLAY_EXCERPT_BYTES (16u << 10)
-#define JIG_DISPLAY_MAX_ARTIFACTS 64
-#define JIG_DISPLAY_MAX_WAIT_MS (60ull * 60 * 1000) /* a presentation is closed after 1 h */
-/* jig run --display web (live.c): the view is rebuilt this often while the
- * Run is live; when it ends, the final view and the artifact captures are
- * offered and live inspection retires within the completion allowance:
- * at most LINGER_MS for a page that has been reading the view to fetch the
- * final one (and its excerpts), the rest for the server to stop (answers
- * in flight get JIG_DISPLAY_DRAIN_MS) and acknowledge it. */
-#define JIG_DISPLAY_LIVE_PERIOD_MS 500
-#define JIG_DISPLAY_COMPLETION_MS 10000
-#define JIG_DISPLAY_LINGER_MS 8000
-#define JIG_DISPLAY_QUIET_MS 2000 /* the linger ends this long after the last request, once the final view was served */
-#define JIG_DISPLAY_MAX_SCOPES 16
 
 /* What a request may reach once authorised. */
 enum jig_display_route {

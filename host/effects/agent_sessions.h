@@ -19,12 +19,9 @@
 #include <jansson.h>
 
 #include "util/error.h"
+#include "util/limits.h"
 
 #define JIG_SESSIONS_DIR "sessions"
-#define JIG_SESSIONS_MAX 16
-#define JIG_SESSIONS_SCOPE_MAX 4
-#define JIG_SESSION_MAX_BYTES (8u << 20)
-#define JIG_SESSION_TTL_S (24 * 60 * 60)
 #define JIG_SESSION_REF_HEX 32
 #define JIG_SESSION_FORMAT "jig-agent-session/1"
 

@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "effects/schema0.h"
+#include "util/schema0.h"
+#include "config/config.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -22,17 +23,13 @@ int jig_http_binding_get(const char *flow, const char *route, const char *url, s
 			 struct jig_error *e)
 {
 	memset(b, 0, sizeof(*b));
-	char dir[PATH_MAX], what[PATH_MAX + 16];
-	if (jig_user_dir("XDG_CONFIG_HOME", ".config", dir, sizeof(dir)) < 0)
-		return 0; /* no HOME: no operator configuration */
-	snprintf(what, sizeof(what), "%s/http.json", dir);
-	jig_autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char what[PATH_MAX + 16];
 	struct stat st;
-	if (dfd < 0 || (fstatat(dfd, "http.json", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
-		return 0;
 	jig_autofree char *buf = NULL;
 	size_t len;
-	int r = jig_read_file_at(dfd, "http.json", CONFIG_MAX, what, &buf, &len, &st, e);
+	int r = jig_config_read("http.json", CONFIG_MAX, false, what, sizeof(what), &buf, &len, &st, e);
+	if (r == JIG_CONFIG_ABSENT)
+		return 0;
 	if (r)
 		return jig_err_prefix(e, JIG_E_USAGE, "operator configuration ");
 	if (st.st_uid != geteuid() || (st.st_mode & 077))

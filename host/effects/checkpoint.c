@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "run/limits.h"
+#include "util/limits.h"
 #include "util/cleanup.h"
 #include "util/fault.h"
 #include "util/fileio.h"

@@ -1,7 +1,7 @@
 /* Run Checkpoint (issue 18, decision 71): a reviewed, root-only effect of
  * a Flow with declared outputs ("checkpoint": true in flow.json).
  * jig.checkpoint({files, state}) sends one aggregate over Run/0; the
- * coordinator checks it against the caps of run/limits.h and hands it to
+ * coordinator checks it against the caps of util/limits.h and hands it to
  * the outer command's private run directory (never visible to the scope):
  * checkpoint.next (the bounded replacement) renamed over checkpoint.json
  * (the one accepted aggregate). A Run that does not complete publishes the

@@ -16,7 +16,7 @@
 #include <jig/module.h>
 
 #include "effects/bindings.h"
-#include "effects/schema0.h"
+#include "util/schema0.h"
 #include "effects/worker.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"

@@ -13,9 +13,7 @@
 
 #include "flow/plan.h"
 #include "flow/project.h"
-
-/* The worker's deadline: the grant's plus this, to start and stop. */
-#define JIG_HTTP_WORKER_GRACE_MS 5000
+#include "util/limits.h"
 
 struct jig_http_effect_env {
 	struct jig_sandbox *sandbox;

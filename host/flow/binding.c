@@ -9,7 +9,8 @@
 #include <errno.h>
 #include <fcntl.h>
 
-#include "run/limits.h"
+#include "flow/plan.h"
+#include "util/limits.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -501,8 +502,10 @@ void jig_binding_print(FILE *out, json_t *fj)
 	if (rr && json_array_size(json_object_get(fj, "bindings"))) {
 		struct jig_reservation r = {0};
 		jig_reservation_from_json(rr, &r);
-		char res[96];
+		const struct jig_reservation root = {JIG_ROOT_MEMORY_BYTES, JIG_ROOT_TASKS, JIG_ROOT_CPU_QUOTA_US};
+		char res[96], budget[96];
 		mib_cpu(&r, res, sizeof(res));
-		fprintf(out, "    as a root with its branches: at most %s reserved (budget 1792 MiB, 576 tasks, 3.5 CPU)\n", res);
+		mib_cpu(&root, budget, sizeof(budget));
+		fprintf(out, "    as a root with its branches: at most %s reserved (budget %s)\n", res, budget);
 	}
 }

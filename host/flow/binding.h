@@ -13,21 +13,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "flow/plan.h"
 #include "flow/project.h"
+#include "util/limits.h"
 
-#define JIG_BINDING_MAX 4 /* per flow.json; the shape rules then allow 2 at a root, 1 in a child */
-#define JIG_BINDING_TIMEOUT_MIN 1000
-#define JIG_BINDING_TIMEOUT_MAX 86400000 /* the root's 24 h; a Run caps it by the root's deadline */
+struct jig_plan;
 
-/* The fixed reservation policy (the contract's root budget). */
+
+/* The fixed reservation policy (the contract's root budget; its numbers are util/limits.h's). */
 #define JIG_ROOT_BUDGET_FORMAT "jig-root-budget/1"
-#define JIG_ROOT_MEMORY_BYTES (1792ull << 20)
-#define JIG_ROOT_TASKS 576u
-#define JIG_ROOT_CPU_QUOTA_US 350000u /* per 100,000 us period: 3.5 CPU */
-#define JIG_ROOT_SIBLINGS 2	      /* child Flows the root may have */
-#define JIG_CHILD_FLOWS 1	      /* child Flows a child may have */
-#define JIG_CHILD_LEVELS 5	      /* the longest branch */
 
 struct jig_binding_map {
 	char *child, *caller; /* read: child input <- caller input; write: child output -> caller output */

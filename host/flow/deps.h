@@ -25,19 +25,10 @@
 #include <stddef.h>
 
 #include "util/error.h"
+#include "util/limits.h"
 
 #define JIG_DEPS_MANIFEST "package.json"
 #define JIG_DEPS_LOCK "bun.lock"
-#define JIG_DEPS_MANIFEST_MAX (1u << 20)
-#define JIG_DEPS_LOCK_MAX (16u << 20)
-#define JIG_DEPS_MAX_PACKAGES 4096
-#define JIG_DEPS_MAX_PATCHES 16
-#define JIG_DEPS_PATCH_MAX (1u << 20)
-#define JIG_DEPS_KEY_MAX 1024	 /* a lock key (install path), in bytes */
-#define JIG_DEPS_MAX_DEPTH 32	 /* package names in one lock key */
-#define JIG_DEPS_MAX_DEPS 1024	 /* dependencies one locked package declares */
-#define JIG_DEPS_MAX_EDGES 65536 /* dependencies all locked packages declare */
-#define JIG_DEPS_URL_MAX 1024	 /* a lock entry's tarball URL */
 
 struct jig_deps {
 	bool declared;	      /* the package has dependencies at all */

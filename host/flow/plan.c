@@ -1,4 +1,5 @@
-/* The Plan: build, print, admit. */
+/* The Plan: compose every scope from the catalog and build the document
+ * (printing: flow/plan_print.c; admission: flow/admission.c). */
 #include "flow/plan.h"
 
 #include <errno.h>
@@ -13,20 +14,18 @@
 #include <jig/module.h>
 #include <jig/trace.h>
 
-#include "effects/agent_sessions.h"
-#include "effects/agents.h"
-#include "effects/grant_url.h"
-#include "effects/http.h"
+#include "config/agent_config.h"
+#include "policy/grant_url.h"
 #include "flow/recipe.h"
+#include "flow/timeout.h"
 #include "flow/binding.h"
 #include "policy/catalog.h"
-#include "sandbox/door.h"
 #include "policy/scope_policy.h"
 #include "snapshot/identity.h"
 #include "snapshot/loader.h"
 #include "util/cleanup.h"
-#include "prepare/prepare.h"
-#include "run/limits.h"
+#include "flow/prepared.h"
+#include "util/limits.h"
 #include "util/fileio.h"
 #include "util/json.h"
 #include "util/text.h"
@@ -56,7 +55,7 @@ size_t jig_plan_installed_files(const struct jig_snapshot *s, const char *out[JI
 	return n;
 }
 
-/* Every grant URL must be one the host allows (effects/grant_url.h), as
+/* Every grant URL must be one the host allows (policy/grant_url.h), as
  * plugins/http reads it: the host never parses URLs itself. */
 static int check_grant_urls(const struct jig_project *p, const struct jig_snapshot *s, struct jig_error *e)
 {
@@ -103,20 +102,11 @@ static json_t *http_grant(const struct jig_http_grant *g)
 			 "bearer", "only if the operator binds one to this route and URL (never in the Plan)");
 }
 
-/* The scope names: [a-z0-9-], at most 32 characters. */
-static void scope_name(char *out, size_t cap, const char *prefix, const char *name)
-{
-	snprintf(out, cap, "%s%.24s", prefix, name);
-	for (char *c = out; *c; c++)
-		if (*c == '_')
-			*c = '-';
-}
-
 int jig_plan_compose_flow(const struct jig_catalog *c, const struct jig_snapshot *s, const struct jig_flow *f,
 			  struct jig_scope_template *t, struct jig_error *e)
 {
 	char name[40];
-	scope_name(name, sizeof(name), "flow-", f->name);
+	jig_scope_name(name, sizeof(name), "flow-", f->name, JIG_SCOPE_NAME_KEEP_PLAN);
 	/* A Markdown recipe runs with the bundled interpreter (the catalog's
 	 * markdown-flow kind: the same envelope, another argv); a Flow in a
 	 * binding relation has the table's envelope (flow-bound). Review
@@ -131,7 +121,7 @@ int jig_plan_compose_http(const struct jig_catalog *c, const struct jig_snapshot
 			  struct jig_scope_template *t, struct jig_error *e)
 {
 	char name[40];
-	scope_name(name, sizeof(name), "http-", g->route);
+	jig_scope_name(name, sizeof(name), "http-", g->route, JIG_SCOPE_NAME_KEEP_PLAN);
 	/* The worker's deadline is the grant's, plus time to start and stop. */
 	struct jig_scope_facts facts = {.kind = "http-worker", .name = name, .snapshot_dir = s->dirpath,
 					.wall_ms = g->timeout_ms + JIG_HTTP_WORKER_GRACE_MS, .home = jig_caller_home()};
@@ -142,7 +132,7 @@ int jig_plan_compose_agent(const struct jig_catalog *c, const struct jig_snapsho
 			   const struct jig_agent_provider *p, struct jig_scope_template *t, struct jig_error *e)
 {
 	char name[40];
-	scope_name(name, sizeof(name), "agent-", g->route);
+	jig_scope_name(name, sizeof(name), "agent-", g->route, JIG_SCOPE_NAME_KEEP_PLAN);
 	const char *trees[JIG_AGENT_MAX_TREES];
 	size_t n = 0;
 	json_t *v;
@@ -158,7 +148,7 @@ int jig_plan_compose_command(const struct jig_catalog *c, const struct jig_snaps
 			     struct jig_scope_template *t, struct jig_error *e)
 {
 	char name[40];
-	scope_name(name, sizeof(name), "command-", g->route);
+	jig_scope_name(name, sizeof(name), "command-", g->route, JIG_SCOPE_NAME_KEEP_PLAN);
 	static const char *const kinds[2][2] = {{"command", "command-input"}, {"command-capture", "command-input-capture"}};
 	struct jig_scope_facts facts = {.kind = kinds[g->capture][g->input != NULL], .name = name,
 					.snapshot_dir = s->dirpath, .wall_ms = g->timeout_ms, .home = jig_caller_home(),
@@ -406,10 +396,13 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 	jig_hex(s->manifest_sha256, JIG_SHA256_LEN, msha);
 	char csha[JIG_SHA256_HEX];
 	jig_hex(snapshot_file(s, JIG_CATALOG_FILE)->sha256, JIG_SHA256_LEN, csha);
+	char dflt[24], most[24];
+	snprintf(dflt, sizeof(dflt), "%llus", JIG_RUN_TIMEOUT_DEFAULT_MS / 1000);
+	snprintf(most, sizeof(most), "%lluh", JIG_RUN_TIMEOUT_MAX_MS / 3600000);
 	out->doc = json_pack("{s:s,s:o,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "format", JIG_PLAN_FORMAT,
 			     "flows", flows, "runtime", "bun_sha256", bun, "support", JIG_RUNTIME_BOOT, "snapshot",
 			     "id", s->m.id, "manifest_sha256", msha, "launch_identity", ident, "catalog_sha256", csha, "deadline",
-			     "default", "30s", "maximum", "24h", "set_by", "jig run --timeout (invocation policy)");
+			     "default", dflt, "maximum", most, "set_by", "jig run --timeout (invocation policy)");
 	if (out->doc && budget)
 		json_object_set(out->doc, "root_budget", budget);
 	json_decref(budget);
@@ -440,302 +433,4 @@ const struct jig_scope_template *jig_plan_scope(const struct jig_plan *pl, const
 		    (route ? pl->scopes[i].route && strcmp(pl->scopes[i].route, route) == 0 : !pl->scopes[i].route))
 			return &pl->scopes[i].t;
 	return NULL;
-}
-
-static void print_strings(FILE *out, json_t *list)
-{
-	size_t k;
-	json_t *v;
-	json_array_foreach(list, k, v)
-		fprintf(out, " %s", json_string_value(v));
-	if (!json_array_size(list))
-		fprintf(out, " (none)");
-}
-
-/* An Agent route: the provider identity the turn must match, its caps,
- * and the provider scope the client runs in. */
-static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, json_t *a)
-{
-	const char *route = json_string_value(json_object_get(a, "route"));
-	json_t *id = json_object_get(a, "identity");
-	if (json_object_get(a, "api")) {
-		fprintf(out, "    agent %s: API-backed (%s), model %s, prompt <= %lld bytes, answer <= %lld bytes;\n"
-			     "      the request is prepared as data and sent through http route %s above, by its worker\n",
-			route, json_string_value(json_object_get(a, "api")), json_string_value(json_object_get(a, "model")),
-			json_integer_value(json_object_get(a, "max_prompt_bytes")),
-			json_integer_value(json_object_get(a, "max_answer_bytes")), json_string_value(json_object_get(a, "http")));
-		return;
-	}
-	fprintf(out, "    agent %s: provider %s (client %s, version %s), model %s\n      command:", route,
-		json_string_value(json_object_get(id, "provider")), json_string_value(json_object_get(id, "client")),
-		json_string_value(json_object_get(id, "version")), json_string_value(json_object_get(id, "model")));
-	size_t i;
-	json_t *v;
-	json_array_foreach(json_object_get(id, "command"), i, v) {
-		fputc(' ', out);
-		jig_text_put(out, json_string_value(v));
-	}
-	fputc('\n', out);
-	if (json_is_array(json_object_get(id, "pi_command"))) {
-		fprintf(out, "      Pi command:");
-		json_array_foreach(json_object_get(id, "pi_command"), i, v) {
-			fputc(' ', out);
-			jig_text_put(out, json_string_value(v));
-		}
-		fprintf(out, "\n      Pi models.json: ");
-		jig_text_put(out, json_string_value(json_object_get(id, "pi_models")));
-		fputc('\n', out);
-	}
-	json_array_foreach(json_object_get(id, "files"), i, v) {
-		fprintf(out, "      file sha256 %s ", json_string_value(json_object_get(v, "sha256")));
-		jig_text_put(out, json_string_value(json_object_get(v, "path")));
-		fputc('\n', out);
-	}
-	const char *k;
-	json_object_foreach(json_object_get(id, "env"), k, v) {
-		fprintf(out, "      client environment %s=", k);
-		jig_text_put(out, json_string_value(v));
-		fputc('\n', out);
-	}
-	json_t *prof = json_object_get(id, "profile");
-	if (json_object_size(prof)) {
-		fprintf(out, "      jig's %s profile:", json_string_value(json_object_get(id, "client")));
-		if (json_object_get(prof, "session_meta")) {
-			char *m = json_dumps(json_object_get(prof, "session_meta"), JSON_COMPACT | JSON_SORT_KEYS);
-			fprintf(out, " session/new _meta ");
-			jig_text_put(out, m);
-			free(m);
-		}
-		if (json_array_size(json_object_get(prof, "args"))) {
-			fprintf(out, " arguments");
-			json_array_foreach(json_object_get(prof, "args"), i, v) {
-				fputc(' ', out);
-				jig_text_put(out, json_string_value(v));
-			}
-			fprintf(out, " (@model: the model)");
-		}
-		if (json_array_size(json_object_get(prof, "pi_args"))) {
-			fprintf(out, " Pi started by jig's launcher with its command and");
-			json_array_foreach(json_object_get(prof, "pi_args"), i, v) {
-				fputc(' ', out);
-				jig_text_put(out, json_string_value(v));
-			}
-			fprintf(out, " (@model: the model), its agent directory in the private HOME with models.json linked in");
-		}
-		if (json_object_get(prof, "auth_method"))
-			fprintf(out, "; authenticate with %s", json_string_value(json_object_get(prof, "auth_method")));
-		fprintf(out, "%s\n", json_is_true(json_object_get(prof, "select_model")) ? "; the model selected with session/set_model" : "");
-		json_object_foreach(json_object_get(prof, "env"), k, v)
-			fprintf(out, "      client environment %s=%s (the profile's)\n", k, json_string_value(v));
-	}
-	if (json_is_string(json_object_get(id, "model_env")))
-		fprintf(out, "      client environment %s=<the model>\n", json_string_value(json_object_get(id, "model_env")));
-	if (json_is_string(json_object_get(id, "credential_env")))
-		fprintf(out, "      client environment %s=<your credential, read from agents.json per turn; never shown or recorded>\n",
-			json_string_value(json_object_get(id, "credential_env")));
-	fprintf(out, "      prompt <= %lld bytes, answer <= %lld bytes, deadline %lld ms; no filesystem, terminal or MCP offered,\n"
-		     "      every permission request refused; the client runs in this scope of its own (its policy sha256 %s):\n",
-		json_integer_value(json_object_get(a, "max_prompt_bytes")), json_integer_value(json_object_get(a, "max_answer_bytes")),
-		json_integer_value(json_object_get(a, "timeout_ms")),
-		json_string_value(json_object_get(json_object_get(a, "provider_scope"), "policy_sha256")));
-	if (json_is_true(json_object_get(a, "retain_sessions")))
-		fprintf(out, "      retained sessions: after a clean turn the client's session history (%s) is kept in the\n"
-			     "      project's .jig/sessions (<= %d for this route, %d in all, of <= %d MiB, 24 h), restored once by the\n"
-			     "      reference the turn returns, for this route only; sensitive local data, not encrypted\n",
-			json_string_value(json_object_get(json_object_get(id, "profile"), "history")), JIG_SESSIONS_SCOPE_MAX,
-			JIG_SESSIONS_MAX, JIG_SESSION_MAX_BYTES >> 20);
-	jig_scope_plan_print(&jig_plan_scope(pl, flow, route)->policy, "      ", out);
-}
-
-/* A Project Command route: what the Flow may supply per call, what the
- * candidate sees, and its scope. */
-static void print_command(FILE *out, const struct jig_plan *pl, const char *flow, json_t *c)
-{
-	const char *route = json_string_value(json_object_get(c, "route"));
-	const char *input = json_string_value(json_object_get(c, "input"));
-	json_t *caps = json_object_get(c, "caps");
-	fprintf(out, "    command %s: program text the Flow supplies per call (<= %lld bytes in <= %lld files, never kept),\n"
-		     "      <= %lld arguments, <= %lld bytes of stdin, at most %lld calls per Run, deadline %lld ms; run with the\n"
-		     "      installed Bun, read-only at /command; ",
-		route, json_integer_value(json_object_get(caps, "text_bytes")), json_integer_value(json_object_get(caps, "files")),
-		json_integer_value(json_object_get(caps, "args")), json_integer_value(json_object_get(caps, "stdin_bytes")),
-		json_integer_value(json_object_get(caps, "calls_per_run")), json_integer_value(json_object_get(c, "timeout_ms")));
-	if (input)
-		fprintf(out, "attachment %s read-only at /input/%s;\n", input, input);
-	else
-		fprintf(out, "no attachment;\n");
-	json_t *cap = json_object_get(c, "capture");
-	if (cap)
-		fprintf(out, "      its files under /capture (a held tmpfs) read by jig after the scope is fenced, <= %lld bytes in <= %lld\n"
-			     "      files, returned to the Flow as data (never run or imported); a link or special file refuses them;\n",
-			json_integer_value(json_object_get(cap, "bytes")), json_integer_value(json_object_get(cap, "files")));
-	fprintf(out, "      stdout and stderr read by jig outside the scope, the first %lld bytes of each kept, the rest counted;\n"
-		     "      no Flow package, credentials or network; its output and exit do not prove what it ran.\n"
-		     "      It runs in this scope of its own (its policy sha256 %s):\n",
-		json_integer_value(json_object_get(caps, "retained_bytes_per_pipe")),
-		json_string_value(json_object_get(json_object_get(c, "command_scope"), "policy_sha256")));
-	jig_scope_plan_print(&jig_plan_scope(pl, flow, route)->policy, "      ", out);
-}
-
-void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
-{
-	fprintf(out, "Plan %s\n  project ", pl->sha256);
-	/* The operator's path, shown inert. Every other string of a Plan is
-	 * of a checked character set (names, normalised paths, URLs in
-	 * libcurl's normal form with no control or non-ASCII byte). */
-	jig_text_put(out, project);
-	fputc('\n', out);
-	json_t *snap = json_object_get(pl->doc, "snapshot");
-	fprintf(out, "  snapshot %s, launch identity %s\n", json_string_value(json_object_get(snap, "id")),
-		json_string_value(json_object_get(snap, "launch_identity")));
-	fprintf(out, "  runtime Bun sha256 %s\n",
-		json_string_value(json_object_get(json_object_get(pl->doc, "runtime"), "bun_sha256")));
-	size_t i;
-	json_t *f;
-	json_array_foreach(json_object_get(pl->doc, "flows"), i, f) {
-		const char *name = json_string_value(json_object_get(f, "name"));
-		json_t *pk = json_object_get(f, "package");
-		fprintf(out, "  flow %s\n    package sha256 %s (%lld files, %lld bytes), entry %s\n", name,
-			json_string_value(json_object_get(pk, "sha256")), json_integer_value(json_object_get(pk, "files")),
-			json_integer_value(json_object_get(pk, "bytes")), json_string_value(json_object_get(f, "entry")));
-		fprintf(out, "    attachments (read-only at /input):");
-		print_strings(out, json_object_get(f, "inputs"));
-		fprintf(out, "\n    may publish from /output:");
-		print_strings(out, json_object_get(f, "outputs"));
-		fprintf(out, "\n    deadline 30 s unless --timeout (at most 24 h)\n");
-		json_t *rc = json_object_get(f, "recipe");
-		if (rc) {
-			fprintf(out, "    Markdown recipe %s, run by jig's bundled interpreter (%s), which calls only Agent route %s;\n"
-				     "      it reads only the package's captured files and writes only the outputs above; resources:",
-				json_string_value(json_object_get(f, "entry")), json_string_value(json_object_get(rc, "interpreter")),
-				json_string_value(json_object_get(rc, "agent_route")));
-			print_strings(out, json_object_get(rc, "resources"));
-			fputc('\n', out);
-			if (json_object_get(rc, "allowed_tools")) {
-				fprintf(out, "      allowed-tools (the recipe's text, shown; it grants nothing): ");
-				jig_text_put(out, json_string_value(json_object_get(rc, "allowed_tools")));
-				fputc('\n', out);
-			}
-		}
-		/* The permission plan printed from the very policy the launch
-		 * consumes. */
-		jig_scope_plan_print(&jig_plan_scope(pl, name, NULL)->policy, "    ", out);
-		size_t k;
-		json_t *v;
-		json_array_foreach(json_object_get(f, "http"), k, v) {
-			const char *route = json_string_value(json_object_get(v, "route"));
-			fprintf(out, "    http %s: %s %s\n      request body <= %lld bytes%s, response <= %lld bytes, deadline %lld ms;\n",
-				route, json_string_value(json_object_get(v, "method")), json_string_value(json_object_get(v, "url")),
-				json_integer_value(json_object_get(v, "max_request_bytes")),
-				json_object_get(v, "body_schema") ? " matching its Schema/0" : "",
-				json_integer_value(json_object_get(v, "max_response_bytes")),
-				json_integer_value(json_object_get(v, "timeout_ms")));
-			fprintf(out, "      no redirects, proxies or other headers; a bearer only if you bind one to this route and URL;\n"
-				     "      sent by a worker in this scope of its own:\n");
-			jig_scope_plan_print(&jig_plan_scope(pl, name, route)->policy, "      ", out);
-		}
-		json_array_foreach(json_object_get(f, "agents"), k, v)
-			print_agent(out, pl, name, v);
-		json_array_foreach(json_object_get(f, "commands"), k, v)
-			print_command(out, pl, name, v);
-		jig_binding_print(out, f);
-		if ((v = json_object_get(f, "checkpoint")))
-			fprintf(out, "    checkpoint: up to %lld saves (one at a time) of <= %lld bytes of JSON with <= %lld text files\n"
-				     "      (<= %lld bytes together), kept by jig outside the scope; a Run that does not complete\n"
-				     "      publishes the last accepted one (record: interrupted)\n",
-				json_integer_value(json_object_get(v, "max_saves")), json_integer_value(json_object_get(v, "max_bytes")),
-				json_integer_value(json_object_get(v, "max_files")), json_integer_value(json_object_get(v, "max_text_bytes")));
-		json_t *dep = json_object_get(f, "dependencies");
-		if (dep)
-			fprintf(out, "    npm dependencies: prepared installation sha256 %s (%lld packages, %lld files, %lld bytes),\n"
-				     "      read-only at /flow/node_modules; installed at review from the lock's registry tarballs, each\n"
-				     "      inspected by jig first, by the pinned Bun with no package script run, in the installer scope\n"
-				     "      (its policy sha256 %s, network during that review only); sources sha256 %s\n",
-				json_string_value(json_object_get(dep, "tree")), json_integer_value(json_object_get(dep, "packages")),
-				json_integer_value(json_object_get(dep, "files")), json_integer_value(json_object_get(dep, "bytes")),
-				json_string_value(json_object_get(dep, "installer_policy_sha256")),
-				json_string_value(json_object_get(dep, "source")));
-		if (dep && json_is_true(json_object_get(dep, "resolved")))
-			fprintf(out, "      the package has no bun.lock: its lock was resolved at review (--allow-resolution-network)\n");
-		json_array_foreach(dep ? json_object_get(dep, "patches") : NULL, k, v) {
-			fprintf(out, "      patch for ");
-			jig_text_put(out, json_string_value(json_object_get(v, "package")));
-			fprintf(out, ": ");
-			jig_text_put(out, json_string_value(json_object_get(v, "path")));
-			fprintf(out, " (sha256 %s), applied by the pinned Bun\n", json_string_value(json_object_get(v, "sha256")));
-		}
-		json_array_foreach(dep ? json_object_get(dep, "platform_skipped") : NULL, k, v) {
-			const char *why = json_string_value(json_object_get(v, "for"));
-			fprintf(out, "      skipped for this platform, neither fetched nor installed: ");
-			jig_text_put(out, json_string_value(json_object_get(v, "package")));
-			if (strcmp(why, "dependents") == 0)
-				fprintf(out, " (needed only by skipped packages)\n");
-			else
-				fprintf(out, " (its %s is not this host's)\n", why);
-		}
-	}
-}
-
-int jig_plan_admit(const struct jig_project *p, const struct jig_plan *pl, struct jig_error *e)
-{
-	char rel[128];
-	snprintf(rel, sizeof(rel), "admitted/%s.json", pl->sha256);
-	struct stat st;
-	int r = 0;
-	if (fstatat(p->statefd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		r = jig_write_file_at(p->statefd, rel, pl->canonical, strlen(pl->canonical), 0600, e);
-	if (r)
-		return r;
-	/* The current admission, replaced atomically. */
-	char tmp[64];
-	snprintf(tmp, sizeof(tmp), ".admission-%d.tmp", (int)getpid());
-	unlinkat(p->statefd, tmp, 0);
-	json_t *a = json_pack("{s:s,s:s}", "format", "jig-admission/1", "plan_sha256", pl->sha256);
-	char *txt = a ? jig_json_canonical(a) : NULL;
-	json_decref(a);
-	if (!txt)
-		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	r = jig_write_file_at(p->statefd, tmp, txt, strlen(txt), 0600, e);
-	free(txt);
-	if (!r && renameat(p->statefd, tmp, p->statefd, "admission.json") < 0)
-		r = jig_err(e, JIG_E_INTERNAL, "%s/.jig/admission.json: %s", p->root, strerror(errno));
-	return r;
-}
-
-int jig_plan_admitted(const struct jig_project *p, char out[JIG_SHA256_HEX], struct jig_error *e)
-{
-	jig_autofree char *buf = NULL;
-	size_t len;
-	struct stat st;
-	struct jig_error ignored;
-	if (jig_read_file_at(p->statefd, "admission.json", 4096, "admission", &buf, &len, &st, &ignored) < 0)
-		return jig_err(e, JIG_E_USAGE, "%s: no admitted Plan; run 'jig review' first", p->root);
-	json_t *a = NULL;
-	const char *sha;
-	int r = jig_json_parse_object(buf, len, "admission", &a, e);
-	if (!r && (r = jig_json_get_string(a, "plan_sha256", "admission", &sha, e)) == 0) {
-		if (strlen(sha) != JIG_SHA256_HEX - 1)
-			r = jig_err(e, JIG_E_INTEGRITY, "%s/.jig/admission.json: malformed; review again", p->root);
-		else
-			memcpy(out, sha, JIG_SHA256_HEX);
-	}
-	json_decref(a);
-	return r;
-}
-
-int jig_plan_verify_installation(const struct jig_snapshot *s, struct jig_verifier *v, int *launcher_fd,
-				 struct jig_error *e)
-{
-	const char *files[JIG_PLAN_MAX_INSTALLED];
-	size_t n = jig_plan_installed_files(s, files);
-	int r = 0;
-	for (size_t i = 0; !r && i < n; i++) {
-		if (launcher_fd && strcmp(files[i], JIG_SCOPE_INIT_FILE) == 0) {
-			*launcher_fd = jig_verifier_open(v, s, files[i], e);
-			r = *launcher_fd < 0 ? *launcher_fd : 0;
-		} else
-			r = jig_verifier_check(v, s, &files[i], 1, e);
-	}
-	JIG_TRACE_POINT("installation: verified");
-	return r;
 }

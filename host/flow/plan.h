@@ -21,6 +21,7 @@
 #define JIG_RUNTIME_BUN "libexec/bun"
 #define JIG_RUNTIME_BOOT "libexec/runtime/boot.js"
 #define JIG_SCOPE_INIT_FILE "libexec/jig-scope-init"
+#define JIG_SANDBOX_MODULE_FILE "modules/" JIG_SANDBOX_MODULE ".so" /* JIG_SANDBOX_MODULE: the build's */
 #define JIG_HTTP_MODULE_FILE "modules/http.so" /* with JIG_HTTP_WORKER_FILE, if a Flow has grants */
 #define JIG_ACP_MODULE_FILE "modules/acp.so"   /* with JIG_ACP_WORKER_FILE, if a Flow has Agent routes */
 

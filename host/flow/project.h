@@ -10,22 +10,13 @@
 
 #include "util/crypto.h"
 #include "util/error.h"
+#include "util/limits.h"
 
 #define JIG_PROJECT_FILE "jig.json"
 #define JIG_FLOW_FILE "flow.json"
 #define JIG_STATE_DIR ".jig"
 
-#define JIG_MAX_FLOWS 32
-#define JIG_MAX_DECLARED 64	    /* inputs or outputs per Flow */
-#define JIG_PACKAGE_MAX_FILES 4096
-#define JIG_ARTIFACT_MAX_BYTES (64ull << 20) /* per canonical artifact */
-#define JIG_STORE_MAX_BYTES (1ull << 30)     /* per project */
-
 /* One reviewed HTTP request a Flow may ask for (flow.json "http"). */
-#define JIG_HTTP_MAX_ROUTES 16
-#define JIG_HTTP_REQUEST_MAX 61440	    /* ceiling of max_request_bytes (kept when Run/0 lines grew to 1 MiB) */
-#define JIG_HTTP_RESPONSE_MAX (4ull << 20)  /* ceiling of max_response_bytes */
-#define JIG_HTTP_TIMEOUT_MAX 60000	    /* ceiling of timeout_ms */
 struct jig_http_grant {
 	char *route;
 	char *method; /* GET POST PUT PATCH DELETE HEAD */
@@ -37,10 +28,6 @@ struct jig_http_grant {
 /* One reviewed Agent route (flow.json "agents"): an operator-configured
  * provider and the model, both pinned in the Plan with the provider's
  * identity (docs/agents.md). jig supplies no default model. */
-#define JIG_AGENT_MAX_ROUTES 8
-#define JIG_AGENT_PROMPT_MAX 49152	  /* ceiling of max_prompt_bytes (kept when Run/0 lines grew to 1 MiB) */
-#define JIG_AGENT_ANSWER_MAX (1u << 20)	  /* ceiling of max_answer_bytes */
-#define JIG_AGENT_TIMEOUT_MAX 600000	  /* ceiling of timeout_ms */
 struct jig_agent_grant {
 	char *route;
 	char *provider; /* an id of the operator's agents.json; NULL for an API-backed route */
@@ -55,9 +42,6 @@ struct jig_agent_grant {
  * supplies a small program's text per call, run with the installed Bun in a
  * keyless, offline scope of its own (docs/commands.md). "input" is one of
  * the Flow's declared attachments, projected read-only; NULL: none. */
-#define JIG_COMMAND_MAX_ROUTES 8
-#define JIG_COMMAND_TIMEOUT_MIN 1000
-#define JIG_COMMAND_TIMEOUT_MAX 600000 /* ceiling of timeout_ms (the catalog's command-limits) */
 struct jig_command_grant {
 	char *route;
 	char *input;

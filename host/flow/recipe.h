@@ -12,13 +12,10 @@
 #include <stddef.h>
 
 #include "util/error.h"
+#include "util/limits.h"
 
 #define JIG_RECIPE_ROUTE "markdown-agent"	      /* the one route the interpreter calls */
 #define JIG_RECIPE_SUFFIX ".md"		      /* an entry ending so is a recipe */
-#define JIG_RECIPE_MAX_BYTES 49152	      /* the recipe file (the prompt ceiling: it must fit a request) */
-#define JIG_RECIPE_FRONT_MAX 8192	      /* its front matter */
-#define JIG_RECIPE_MAX_RESOURCES 8	      /* listed in "resources" (one Skill block each) */
-#define JIG_RECIPE_TOOLS_MAX 1024	      /* "allowed-tools" text, shown, granting nothing */
 #define JIG_RUNTIME_MARKDOWN "libexec/runtime/markdown.js"
 
 struct jig_flow;

@@ -17,8 +17,7 @@
 #define JIG_FLOW_SEMVER_H
 
 #include <stdbool.h>
-
-#define JIG_SEMVER_RANGE_MAX 256 /* bytes of a range jig reads */
+#include "util/limits.h"
 
 enum jig_semver_result {
 	JIG_SEMVER_NO = 0,     /* version is outside range */

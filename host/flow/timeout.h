@@ -4,9 +4,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
-
-#define JIG_RUN_TIMEOUT_DEFAULT_MS 30000ull
-#define JIG_RUN_TIMEOUT_MAX_MS (24ull * 3600 * 1000)
+#include "util/limits.h"
 
 /* --timeout: a positive integer with a unit ms, s, m or h, at most 24 h
  * ("250ms", "30s", "5m", "2h"). Nothing else: no fractions, signs, spaces,

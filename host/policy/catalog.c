@@ -424,6 +424,14 @@ static int kind_program(json_t *kind, const struct jig_scope_facts *f, struct ji
 	return 0;
 }
 
+void jig_scope_name(char *out, size_t cap, const char *prefix, const char *name, int keep)
+{
+	snprintf(out, cap, "%s%.*s", prefix, keep, name);
+	for (char *c = out; *c; c++)
+		if (*c == '_')
+			*c = '-';
+}
+
 int jig_catalog_compose(const struct jig_catalog *cat, const struct jig_scope_facts *f, struct jig_scope_template *t,
 			struct jig_error *e)
 {

@@ -7,8 +7,8 @@
  * descriptor or setting given twice, an unknown fragment or kind is an
  * error before anything launches. Project files can only select what the
  * catalog offers (a Flow's entry, its HTTP routes' deadlines). */
-#ifndef JIG_CATALOG_H
-#define JIG_CATALOG_H
+#ifndef JIG_POLICY_CATALOG_H
+#define JIG_POLICY_CATALOG_H
 
 #include <jansson.h>
 #include <stdint.h>
@@ -16,11 +16,10 @@
 #include "policy/scope_policy.h"
 #include "snapshot/snapshot.h"
 #include "util/error.h"
+#include "util/limits.h"
 
 #define JIG_CATALOG_FORMAT "jig-catalog/1"
 #define JIG_CATALOG_FILE "libexec/catalog.json"
-#define JIG_CATALOG_MAX_BYTES (256 * 1024)
-#define JIG_CATALOG_MAX_ARGV 16 /* entries of a kind's argv */
 
 struct jig_catalog {
 	json_t *doc;
@@ -57,6 +56,14 @@ struct jig_scope_template {
 	char **argv; /* NULL-terminated */
 	char *hold;  /* NULL: none */
 };
+
+/* A scope's name (struct jig_scope_facts .name): prefix and at most keep
+ * bytes of name, '_' as '-', so a name of [a-z0-9_] becomes [a-z0-9-] of
+ * at most 32 characters (keep = 32 - the longest prefix of its callers:
+ * the Plan's "command-" 24, the installer's "installer-" 22). */
+#define JIG_SCOPE_NAME_KEEP_PLAN 24
+#define JIG_SCOPE_NAME_KEEP_INSTALLER 22
+void jig_scope_name(char *out, size_t cap, const char *prefix, const char *name, int keep);
 
 int jig_catalog_compose(const struct jig_catalog *c, const struct jig_scope_facts *f, struct jig_scope_template *t,
 			struct jig_error *e);

@@ -5,8 +5,8 @@
  * errors, each one line naming the field). A parsed policy has one canonical
  * serialisation (sorted keys and sorted lists, compact, integers only) and
  * its SHA-256 is the policy's identity. */
-#ifndef JIG_SCOPE_POLICY_H
-#define JIG_SCOPE_POLICY_H
+#ifndef JIG_POLICY_SCOPE_POLICY_H
+#define JIG_POLICY_SCOPE_POLICY_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -16,18 +16,12 @@
 
 #include "util/crypto.h"
 #include "util/error.h"
+#include "util/limits.h"
 
 #define JIG_SCOPE_POLICY_FORMAT "jig-scope-policy/1"
-#define JIG_SCOPE_POLICY_MAX_BYTES (256 * 1024)
 
-/* Limits of the policy language (documented in docs/scope-policy.md). */
-#define JIG_POLICY_MAX_BINDS 64
-#define JIG_POLICY_MAX_TMPFS 16
-#define JIG_POLICY_MAX_SYMLINKS 32
-#define JIG_POLICY_MAX_ENV 64
-#define JIG_POLICY_MAX_FDS 16
+/* Limits of the policy language (docs/scope-policy.md; the others are util/limits.h's). */
 #define JIG_POLICY_MAX_TARGET_FD JIG_SCOPE_MAX_TARGET_FD
-#define JIG_POLICY_MAX_ENV_VALUE 4096
 
 /* Reserved inside every scope: where the trusted launcher is bound. */
 #define JIG_SCOPE_INIT_TARGET JIG_SCOPE_LAUNCHER

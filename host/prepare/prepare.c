@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/config.h"
 #include "effects/worker.h"
 #include "flow/deps.h"
 #include "prepare/tarball.h"
@@ -48,17 +49,13 @@ static int registry_ok(const char *u)
 static int read_registry(char *out, size_t cap, struct jig_error *e)
 {
 	snprintf(out, cap, "%s", JIG_NPM_DEFAULT_REGISTRY);
-	char dir[PATH_MAX], what[PATH_MAX + 16];
-	if (jig_user_dir("XDG_CONFIG_HOME", ".config", dir, sizeof(dir)) < 0)
-		return 0;
-	snprintf(what, sizeof(what), "%s/npm.json", dir);
-	jig_autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char what[PATH_MAX + 16];
 	struct stat st;
-	if (dfd < 0 || (fstatat(dfd, "npm.json", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT))
-		return 0;
 	jig_autofree char *buf = NULL;
 	size_t len;
-	int r = jig_read_file_at(dfd, "npm.json", NPM_CONFIG_MAX, what, &buf, &len, &st, e);
+	int r = jig_config_read("npm.json", NPM_CONFIG_MAX, false, what, sizeof(what), &buf, &len, &st, e);
+	if (r == JIG_CONFIG_ABSENT)
+		return 0;
 	if (r)
 		return r;
 	if (st.st_uid != geteuid() || (st.st_mode & 022))
@@ -113,43 +110,6 @@ static int64_t phase_left_ms(const struct jig_prepare_phase *ph)
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (int64_t)(ph->deadline.tv_sec - now.tv_sec) * 1000 + (ph->deadline.tv_nsec - now.tv_nsec) / 1000000;
-}
-
-static void record_name(char *out, size_t cap, const char *kind, const char *sha)
-{
-	snprintf(out, cap, "store/prepared/%s-%s.json", kind, sha);
-}
-
-/* A record, its bytes checked against the name it is stored under when
- * it is content-addressed (by-identity); NULL if absent or not a record. */
-static json_t *read_record(const struct jig_project *p, const char *rel)
-{
-	jig_autofree char *buf = NULL;
-	size_t len;
-	struct jig_error e = {0};
-	if (jig_read_file_at(p->statefd, rel, JIG_PREPARED_RECORD_MAX, "prepared record", &buf, &len, NULL, &e) < 0)
-		return NULL;
-	json_t *doc = NULL;
-	if (jig_json_parse_object(buf, len, "prepared record", &doc, &e) < 0)
-		return NULL;
-	const char *format = json_string_value(json_object_get(doc, "format"));
-	const char *tree = json_string_value(json_object_get(doc, "tree"));
-	char mrel[128];
-	snprintf(mrel, sizeof(mrel), "store/packages/%s.json", tree ? tree : "");
-	struct stat st;
-	if (!format || strcmp(format, JIG_PREPARED_FORMAT) != 0 || !tree || strlen(tree) != JIG_SHA256_HEX - 1 ||
-	    fstatat(p->statefd, mrel, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)) {
-		json_decref(doc);
-		return NULL;
-	}
-	return doc;
-}
-
-json_t *jig_prepared_record(const struct jig_project *p, const struct jig_flow *f)
-{
-	char rel[160];
-	record_name(rel, sizeof(rel), "package", f->package_sha256);
-	return read_record(p, rel);
 }
 
 static int write_record(struct jig_project *p, const char *rel, json_t *doc, struct jig_error *e)
@@ -275,9 +235,9 @@ static int launch(struct one *o, const char *input, const char *doing, int *held
 	char deadline[400];
 	if (left < JIG_PREPARE_ONE_MS)
 		snprintf(deadline, sizeof(deadline),
-			 " (the 180 s phase deadline: this review's dependency preparations together passed %d s; review again to go on, "
+			 " (the %d s phase deadline: this review's dependency preparations together passed %d s; review again to go on, "
 			 "the ones prepared are reused)",
-			 JIG_PREPARE_PHASE_MS / 1000);
+			 JIG_PREPARE_PHASE_MS / 1000, JIG_PREPARE_PHASE_MS / 1000);
 	else
 		snprintf(deadline, sizeof(deadline),
 			 " (the %d s per-preparation deadline: this one preparation took longer; a registry that slow, or a lock that "
@@ -402,7 +362,7 @@ static int install(struct one *o, const char *identity, const char *source, json
 	if (o->d.n_patches || o->d.n_skipped)
 		describe(&o->d, *rec);
 	char rel[160];
-	record_name(rel, sizeof(rel), "identity", identity);
+	jig_prepared_record_name(rel, sizeof(rel), "identity", identity);
 	if ((r = write_record(o->p, rel, *rec, e))) {
 		json_decref(*rec);
 		*rec = NULL;
@@ -418,10 +378,7 @@ static int compose(struct one *o, struct jig_error *e)
 	if (r)
 		return r;
 	char name[40];
-	snprintf(name, sizeof(name), "installer-%.22s", o->f->name);
-	for (char *c = name; *c; c++)
-		if (*c == '_')
-			*c = '-';
+	jig_scope_name(name, sizeof(name), "installer-", o->f->name, JIG_SCOPE_NAME_KEEP_INSTALLER);
 	struct jig_scope_facts facts = {.kind = "installer", .name = name, .snapshot_dir = o->ph->snapshot->dirpath,
 					.home = jig_caller_home()};
 	r = jig_catalog_compose(&cat, &facts, &o->t, e);
@@ -587,13 +544,13 @@ static int prepare_flow(struct one *o, struct jig_error *e)
 	jig_sha256(canon, strlen(canon), d);
 	jig_hex(d, JIG_SHA256_LEN, identity);
 	/* An unchanged preparation is reused: no network. */
-	record_name(rel, sizeof(rel), "identity", identity);
-	json_t *rec = read_record(o->p, rel);
+	jig_prepared_record_name(rel, sizeof(rel), "identity", identity);
+	json_t *rec = jig_prepared_record_read(o->p, rel);
 	if (!rec && (r = install(o, identity, source, &rec, e)))
 		return r;
 	if (resolving)
 		json_object_set_new(rec, "resolved", json_true());
-	record_name(rel, sizeof(rel), "package", f->package_sha256);
+	jig_prepared_record_name(rel, sizeof(rel), "package", f->package_sha256);
 	r = write_record(o->p, rel, rec, e);
 	json_decref(rec);
 	return r;

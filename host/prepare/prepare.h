@@ -11,27 +11,18 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "flow/prepared.h"
 #include "flow/project.h"
 #include "policy/catalog.h"
 #include "sandbox/door.h"
 #include "snapshot/snapshot.h"
 #include "snapshot/verify.h"
+#include "util/limits.h"
 
 #define JIG_PREPARE_WORKER_FILE "libexec/jig-prepare-worker"
 #define JIG_RUNTIME_INSTALL "libexec/runtime/install.js"
-#define JIG_PREPARED_FORMAT "jig-prepared/1"
-/* A record: its platform-skipped list names at most every package of a
- * lock (4,096 names of <= 214 bytes and their versions). */
-#define JIG_PREPARED_RECORD_MAX (2u << 20)
 #define JIG_NPM_CONFIG_FORMAT "jig-npm/1"
 #define JIG_NPM_DEFAULT_REGISTRY "https://registry.npmjs.org/"
-
-/* The contract's dependency phase, for one review. */
-#define JIG_PREPARE_PHASE_MS 180000
-#define JIG_PREPARE_ONE_MS 60000
-#define JIG_PREPARE_MAX 16			/* distinct preparations */
-#define JIG_PREPARE_PHASE_BYTES (256ull << 20) /* prepared content, all of them */
-#define JIG_PREPARE_SOURCE_BYTES (16ull << 20)  /* what one preparation reads (its files: at most 2 + 16) */
 
 struct jig_prepare_phase {
 	const struct jig_snapshot *snapshot;
@@ -60,9 +51,5 @@ void jig_prepare_phase_end(struct jig_prepare_phase *ph);
  * preparation of the same sources and installer, or runs one. Then the
  * record for the Flow's package is in the store. */
 int jig_prepare_project(struct jig_project *p, struct jig_prepare_phase *ph, struct jig_error *e);
-
-/* The record of the Flow's captured package (a new reference), or NULL:
- * it declares no dependencies, or was never prepared. Read only. */
-json_t *jig_prepared_record(const struct jig_project *p, const struct jig_flow *f);
 
 #endif

@@ -7,18 +7,15 @@
  * below a file, setuid/setgid/sticky bits, more than
  * JIG_TARBALL_UNPACKED_MAX decompressed, and anything over the budget
  * refuse the whole preparation. */
-#ifndef JIG_FLOW_TARBALL_H
-#define JIG_FLOW_TARBALL_H
+#ifndef JIG_PREPARE_TARBALL_H
+#define JIG_PREPARE_TARBALL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "util/error.h"
+#include "util/limits.h"
 
-#define JIG_PREPARED_FILES_MAX 4096
-#define JIG_PREPARED_BYTES_MAX (32u << 20)
-#define JIG_TARBALL_MAX (16u << 20) /* compressed, as fetched */
-#define JIG_TARBALL_UNPACKED_MAX (64u << 20) /* decompressed, headers and padding included */
 
 /* What a preparation may still unpack; each inspection takes its share. */
 struct jig_tarball_budget {

@@ -125,7 +125,7 @@ void jig_call_op(void *caller_v, struct jig_run0 *r0, json_t *op)
 		return jig_run0_violation(r0, "a call needs an \"id\" (an integer)");
 	if (strcmp(kind, "imported") == 0)
 		return json_object_size(op) == 2 ? imported(caller, id) : jig_run0_violation(r0, "malformed \"imported\"");
-	if (!jig_run0_take_node(r0)) { /* the record tree's cap (run/limits.h) */
+	if (!jig_run0_take_node(r0)) { /* the record tree's cap (util/limits.h) */
 		char cap[96];
 		snprintf(cap, sizeof(cap), "more than %d child Flows in one Run's record", JIG_CALL_MAX_NODES);
 		return jig_run0_violation(r0, cap);

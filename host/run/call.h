@@ -32,7 +32,7 @@
 #include "flow/binding.h"
 #include "flow/plan.h"
 #include "flow/project.h"
-#include "run/limits.h"
+#include "util/limits.h"
 #include "run/run0.h"
 #include "sandbox/door.h"
 

@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "run/limits.h"
+#include "util/limits.h"
 #include "util/error.h"
 
 struct jig_run_input {

@@ -17,11 +17,11 @@
 #include <sys/types.h>
 
 #include "util/error.h"
+#include "util/limits.h"
 
 #define JIG_RUN_BASE "/tmp" /* where run directories are made */
 #define JIG_LEASE_FILE "lease"
 #define JIG_LEASE_FORMAT "jig-run-lease/1"
-#define JIG_LEASE_MAX_BYTES (16u << 10)
 /* The coordinator's exit status when it could not write the lease (it
  * has done nothing else). */
 #define JIG_RUN_LEASE_FAILED 76

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "run/lease.h"
-#include "run/limits.h"
+#include "util/limits.h"
 #include "run/publish.h"
 #include "run/recovery.h"
 #include "sandbox/door.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "flow/tree.h"
-#include "run/limits.h"
+#include "util/limits.h"
 #include "util/cleanup.h"
 #include "util/fault.h"
 #include "util/fileio.h"

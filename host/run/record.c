@@ -12,7 +12,7 @@
 
 #include "flow/tree.h"
 #include "run/call.h"
-#include "run/limits.h"
+#include "util/limits.h"
 #include "sandbox/door.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "effects/checkpoint.h"
-#include "run/limits.h"
+#include "util/limits.h"
 #include "run/lease.h"
 #include "run/publish.h"
 #include "run/record.h"

@@ -7,12 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "run/limits.h"
+#include "util/limits.h"
 #include "run/record.h"
 #include "util/fault.h"
+#include "util/fileio.h"
 #include "util/text.h"
 
-/* A checkpoint's line may be longer than others (run/limits.h). */
+/* A checkpoint's line may be longer than others (util/limits.h). */
 static const char CHECKPOINT_PREFIX[] = "{\"op\":\"checkpoint\"";
 
 static size_t line_cap(const struct jig_run0 *r, const char *line, size_t have)
@@ -20,13 +21,6 @@ static size_t line_cap(const struct jig_run0 *r, const char *line, size_t have)
 	size_t n = have < sizeof(CHECKPOINT_PREFIX) - 1 ? have : sizeof(CHECKPOINT_PREFIX) - 1;
 	bool ckpt = r->checkpoint && memcmp(line, CHECKPOINT_PREFIX, n) == 0;
 	return ckpt ? JIG_CHECKPOINT_MAX_LINE : JIG_RUN0_MAX_LINE;
-}
-
-void jig_poke(int fd)
-{
-	/* The pipe is ours and empty: the write cannot fail. */
-	if (write(fd, "x", 1) < 0) {
-	}
 }
 
 static void fail(struct jig_run0 *r, const char *why)
@@ -217,7 +211,7 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 		snprintf(why, sizeof(why), "more than %d messages", JIG_RUN0_MAX_MESSAGES);
 		return fail(r, why);
 	}
-	if (tokens(line, len) > JIG_RUN0_MAX_TOKENS) { /* before any parse (run/limits.h) */
+	if (tokens(line, len) > JIG_RUN0_MAX_TOKENS) { /* before any parse (util/limits.h) */
 		snprintf(why, sizeof(why), "a message has more than %d JSON values", JIG_RUN0_MAX_TOKENS);
 		return fail(r, why);
 	}

@@ -18,7 +18,7 @@
 typedef void (*jig_run0_effect_fn)(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted);
 
 /* What one record tree (a root Run and its children) may keep, charged as
- * it is kept (run/limits.h): log text, effect evidence, child nodes. */
+ * it is kept (util/limits.h): log text, effect evidence, child nodes. */
 struct jig_run0_budget {
 	pthread_mutex_t lock;
 	size_t log_bytes, evidence_bytes, nodes;
@@ -85,8 +85,5 @@ void jig_run0_violation(struct jig_run0 *r, const char *why);
 /* Waits for the reader (the Flow's end must be closed). */
 void jig_run0_join(struct jig_run0 *r);
 void jig_run0_free(struct jig_run0 *r);
-
-/* Makes a pipe readable (ends a Run or cancels a request in flight). */
-void jig_poke(int fd);
 
 #endif

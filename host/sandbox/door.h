@@ -17,13 +17,12 @@
 #include "snapshot/snapshot.h"
 #include "util/error.h"
 
-/* The platform's sandbox module: its name and its file in a snapshot. */
-#if defined(__linux__)
-#define JIG_SANDBOX_MODULE "sandbox-linux"
-#else
-#define JIG_SANDBOX_MODULE "sandbox-darwin"
+/* The platform's sandbox module's name comes from the build
+ * (JIG_SANDBOX_MODULE, CMakeLists.txt); its file in a snapshot is
+ * JIG_SANDBOX_MODULE_FILE (flow/plan.h, which pins it). */
+#ifndef JIG_SANDBOX_MODULE
+#error "JIG_SANDBOX_MODULE is defined by the build (CMakeLists.txt)"
 #endif
-#define JIG_SANDBOX_MODULE_FILE "modules/" JIG_SANDBOX_MODULE ".so"
 
 struct jig_sandbox {
 	struct jig_module_handle h;

@@ -3,8 +3,8 @@
  * files: {path: sha256}} over exactly the files (modules, helpers, runtime)
  * the Plan uses. A Run whose installed snapshot yields another identity is
  * refused and asks for a new review. */
-#ifndef JIG_IDENTITY_H
-#define JIG_IDENTITY_H
+#ifndef JIG_SNAPSHOT_IDENTITY_H
+#define JIG_SNAPSHOT_IDENTITY_H
 
 #include "snapshot.h"
 

@@ -18,6 +18,7 @@
 #include "manifest.h"
 #include "signature.h"
 #include "snapshot.h"
+#include "verify.h"
 
 static int walk_files(int dirfd, const char *prefix, json_t *files, int depth, struct jig_error *e)
 {

@@ -1,6 +1,6 @@
 /* Distributor side: create, sign and install snapshots. */
-#ifndef JIG_INSTALL_H
-#define JIG_INSTALL_H
+#ifndef JIG_SNAPSHOT_INSTALL_H
+#define JIG_SNAPSHOT_INSTALL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * loading a file root owns and no one else may write skips the copy: the
  * file is hashed in place and that same open file is loaded — no one but
  * root (trusted) can change it (decision 65). */
-#ifndef JIG_LOADER_H
-#define JIG_LOADER_H
+#ifndef JIG_SNAPSHOT_LOADER_H
+#define JIG_SNAPSHOT_LOADER_H
 
 #include <jig/module.h>
 

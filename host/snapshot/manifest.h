@@ -1,21 +1,16 @@
 /* The snapshot manifest: every file with size and SHA-256, every module's
  * name/kind/ABI/platform, and a monotonically increasing sequence. */
-#ifndef JIG_MANIFEST_H
-#define JIG_MANIFEST_H
+#ifndef JIG_SNAPSHOT_MANIFEST_H
+#define JIG_SNAPSHOT_MANIFEST_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../util/crypto.h"
 #include "../util/error.h"
+#include "util/limits.h"
 
 #define JIG_MANIFEST_FORMAT "jig-snapshot-manifest/3"
-#define JIG_MANIFEST_MAX_BYTES (16u << 20)
-#define JIG_MANIFEST_MAX_FILES 100000
-#define JIG_MANIFEST_MAX_MODULES 64
-#define JIG_MODULE_MAX_BYTES (256u << 20)
-#define JIG_FILE_MAX_BYTES (UINT64_C(1) << 32)
-#define JIG_SEQUENCE_MAX ((UINT64_C(1) << 53) - 1) /* exact in every JSON reader */
 
 struct jig_manifest_file {
 	char *path; /* normalised, relative to the snapshot directory */

@@ -1,17 +1,17 @@
 /* manifest.sig: one line, "jig-signature/1 ed25519 <keyid> <signature>\n",
  * a detached Ed25519 signature over JIG_SIG_DOMAIN followed by the exact
  * manifest bytes (bytes, never re-serialised JSON). */
-#ifndef JIG_SIGNATURE_H
-#define JIG_SIGNATURE_H
+#ifndef JIG_SNAPSHOT_SIGNATURE_H
+#define JIG_SNAPSHOT_SIGNATURE_H
 
 #include <stddef.h>
 
 #include "../util/crypto.h"
 #include "../util/error.h"
 #include "trust.h"
+#include "util/limits.h"
 
 #define JIG_SIG_DOMAIN "jig-snapshot-manifest/1" /* followed by one NUL byte */
-#define JIG_SIG_MAX_BYTES 256
 
 /* Verifies sig against the compiled-in trust anchors. */
 int jig_signature_verify(const char *manifest, size_t mlen, const char *sig, size_t slen,

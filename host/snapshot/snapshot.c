@@ -1,5 +1,4 @@
 #include "snapshot.h"
-#include "verify.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -486,7 +485,7 @@ static int walk_unlisted(const struct jig_snapshot *s, int dirfd, const char *pr
 }
 
 /* Opens f and checks its bytes against the manifest; the fd, or < 0. */
-static int open_hashed(const struct jig_snapshot *s, const struct jig_manifest_file *f, struct jig_error *e)
+int jig_snapshot_open_hashed(const struct jig_snapshot *s, const struct jig_manifest_file *f, struct jig_error *e)
 {
 	int fd = jig_snapshot_open_file(s, f, e);
 	if (fd < 0)
@@ -515,23 +514,11 @@ int jig_snapshot_open_listed(const struct jig_snapshot *s, const char *path, boo
 {
 	for (size_t i = 0; i < s->m.nfiles; i++)
 		if (strcmp(s->m.files[i].path, path) == 0)
-			return hash ? open_hashed(s, &s->m.files[i], e) : jig_snapshot_open_file(s, &s->m.files[i], e);
+			return hash ? jig_snapshot_open_hashed(s, &s->m.files[i], e) : jig_snapshot_open_file(s, &s->m.files[i], e);
 	return jig_err(e, JIG_E_INTEGRITY, "snapshot %s has no %s; reinstall jig", s->m.id, path);
 }
 
-int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_verifier *v, struct jig_error *e)
+int jig_snapshot_check_unlisted(const struct jig_snapshot *s, struct jig_error *e)
 {
-	for (size_t i = 0; i < s->m.nfiles; i++) {
-		if (v) {
-			int r = jig_verifier_check_file(v, s, &s->m.files[i], e);
-			if (r)
-				return r;
-			continue;
-		}
-		int fd = open_hashed(s, &s->m.files[i], e);
-		if (fd < 0)
-			return fd;
-		close(fd);
-	}
 	return walk_unlisted(s, s->dirfd, "", 0, e);
 }

@@ -1,9 +1,9 @@
 /* An installed snapshot: <libdir>/current -> snapshots/<id>/ with a signed
  * manifest. Opening one verifies the signature against the trust anchors
  * and the install record (rollback protection); files are verified when
- * they are used (or all at once by jig_snapshot_verify_all). */
-#ifndef JIG_SNAPSHOT_H
-#define JIG_SNAPSHOT_H
+ * they are used (or all at once by jig_snapshot_verify_all, snapshot/verify.h). */
+#ifndef JIG_SNAPSHOT_SNAPSHOT_H
+#define JIG_SNAPSHOT_SNAPSHOT_H
 
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -71,11 +71,12 @@ int jig_snapshot_stat_file(const struct jig_snapshot *s, const struct jig_manife
 /* The listed file at path, opened as jig_snapshot_open_file does and, with
  * hash, checked against its SHA-256 in the manifest. An fd, or < 0. */
 int jig_snapshot_open_listed(const struct jig_snapshot *s, const char *path, bool hash, struct jig_error *e);
-/* Every listed file hashed and checked; no unlisted entry anywhere. */
-/* Every listed file's bytes (by v's verification mode; NULL: hashed) and no
- * unlisted file. */
-struct jig_verifier;
-int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_verifier *v, struct jig_error *e);
+/* The listed file f, opened and checked against its SHA-256 in the
+ * manifest. An fd, or < 0. */
+int jig_snapshot_open_hashed(const struct jig_snapshot *s, const struct jig_manifest_file *f, struct jig_error *e);
+/* No unlisted entry anywhere under the snapshot (directories on listed
+ * paths and the manifest files excepted). */
+int jig_snapshot_check_unlisted(const struct jig_snapshot *s, struct jig_error *e);
 
 int jig_snapshot_state_read(int libfd, struct jig_snapshot_state *st, bool *present,
 			    struct jig_error *e);

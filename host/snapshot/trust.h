@@ -1,8 +1,8 @@
 /* Trust anchors: the distributor public keys compiled into this build.
  * A local build without configured keys gets a generated development key,
  * marked as such wherever it is shown. */
-#ifndef JIG_TRUST_H
-#define JIG_TRUST_H
+#ifndef JIG_SNAPSHOT_TRUST_H
+#define JIG_SNAPSHOT_TRUST_H
 
 #include <stdbool.h>
 #include <stddef.h>

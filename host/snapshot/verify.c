@@ -505,3 +505,20 @@ json_t *jig_verifier_json(const struct jig_verifier *v)
 		json_object_set_new(o, "cache_ignored", json_string(v->note));
 	return o;
 }
+
+int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_verifier *v, struct jig_error *e)
+{
+	for (size_t i = 0; i < s->m.nfiles; i++) {
+		if (v) {
+			int r = jig_verifier_check_file(v, s, &s->m.files[i], e);
+			if (r)
+				return r;
+			continue;
+		}
+		int fd = jig_snapshot_open_hashed(s, &s->m.files[i], e);
+		if (fd < 0)
+			return fd;
+		close(fd);
+	}
+	return jig_snapshot_check_unlisted(s, e);
+}

@@ -98,4 +98,8 @@ void jig_verifier_finish(struct jig_verifier *v);
 /* {"mode", "files", "hashed", "hashed_bytes", "reused", "elapsed_ms", "cache_ignored"?} */
 json_t *jig_verifier_json(const struct jig_verifier *v);
 
+/* Every listed file's bytes (by v's verification mode; NULL: hashed) and no
+ * unlisted file. */
+int jig_snapshot_verify_all(const struct jig_snapshot *s, struct jig_verifier *v, struct jig_error *e);
+
 #endif

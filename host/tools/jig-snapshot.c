@@ -10,6 +10,7 @@
 #include "../snapshot/install.h"
 #include "../snapshot/manifest.h"
 #include "../snapshot/snapshot.h"
+#include "../snapshot/verify.h"
 #include "../util/crypto.h"
 #include "../util/fileio.h"
 

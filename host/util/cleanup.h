@@ -1,8 +1,8 @@
 /* Scope-bound ownership, as in bubblewrap/systemd: a variable declared with
  * one of these is released when it goes out of scope; jig_steal() hands it
  * over explicitly. */
-#ifndef JIG_CLEANUP_H
-#define JIG_CLEANUP_H
+#ifndef JIG_UTIL_CLEANUP_H
+#define JIG_UTIL_CLEANUP_H
 
 #include <errno.h>
 #include <stdlib.h>

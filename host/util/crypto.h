@@ -1,7 +1,7 @@
 /* SHA-256 and Ed25519 verification (Nettle), signing (OpenSSL, distributor
  * tool only: crypto_sign.c), plus hex. */
-#ifndef JIG_CRYPTO_H
-#define JIG_CRYPTO_H
+#ifndef JIG_UTIL_CRYPTO_H
+#define JIG_UTIL_CRYPTO_H
 
 #include <stdbool.h>
 #include <stddef.h>

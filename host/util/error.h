@@ -1,8 +1,8 @@
 /* Errors: functions return 0 or a negative code and fill a caller-owned
  * struct jig_error with one line that names the object, what is wrong and
  * what the operator can do. The code doubles as the process exit status. */
-#ifndef JIG_ERROR_H
-#define JIG_ERROR_H
+#ifndef JIG_UTIL_ERROR_H
+#define JIG_UTIL_ERROR_H
 
 enum jig_code {
 	JIG_OK = 0,

@@ -180,3 +180,10 @@ const char *jig_caller_home(void)
 	struct passwd *pw = getpwuid(getuid());
 	return pw && pw->pw_dir ? pw->pw_dir : NULL;
 }
+
+void jig_poke(int fd)
+{
+	/* The pipe is ours and empty: the write cannot fail. */
+	if (write(fd, "x", 1) < 0) {
+	}
+}

@@ -1,6 +1,6 @@
 /* Descriptor-relative file access: no symlink is ever followed. */
-#ifndef JIG_FILEIO_H
-#define JIG_FILEIO_H
+#ifndef JIG_UTIL_FILEIO_H
+#define JIG_UTIL_FILEIO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,5 +42,8 @@ const char *jig_caller_home(void);
 /* Removes name (beneath parent) and everything below it, never following a
  * symbolic link; best effort. */
 void jig_remove_tree(int parent, const char *name);
+
+/* Makes a pipe readable (ends a Run or cancels a request in flight). */
+void jig_poke(int fd);
 
 #endif

@@ -1,7 +1,7 @@
 /* Strict JSON input: size-capped, duplicate keys rejected, unknown keys
  * rejected, types exact. */
-#ifndef JIG_JSON_H
-#define JIG_JSON_H
+#ifndef JIG_UTIL_JSON_H
+#define JIG_UTIL_JSON_H
 
 #include <jansson.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * (/proc/self/fd), reach the caller's terminal (ioctls, /dev/console) or
  * learn what file they are. A source that already is a pipe or a socket
  * names nothing and is passed as it is. */
-#ifndef JIG_RELAY_H
-#define JIG_RELAY_H
+#ifndef JIG_UTIL_RELAY_H
+#define JIG_UTIL_RELAY_H
 
 #include <stddef.h>
 

@@ -10,8 +10,8 @@
  * or start a line that looks like jig's own. Printable text, UTF-8
  * included, is unchanged; escaping is idempotent (a backslash is kept as
  * it is). --json output is exact instead: see jig_json_print. */
-#ifndef JIG_TEXT_H
-#define JIG_TEXT_H
+#ifndef JIG_UTIL_TEXT_H
+#define JIG_UTIL_TEXT_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 
 /* The worker's own check of what it will send: libcurl's reading of the
  * URL (jig_http_url_parse), then the same rule the host applies to grants
- * (host/effects/grant_url.c; unit.grant_url proves the two agree). */
+ * (host/policy/grant_url.c; unit.grant_url proves the two agree). */
 int jig_http_url_check(const char *url, char *why, size_t cap)
 {
 	struct jig_http_url u = {.struct_size = sizeof(u)};

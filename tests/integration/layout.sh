@@ -11,7 +11,7 @@ case_scope_assembled_only_in_policy() {
 	found=$(grep -rnE '(struct jig_scope|\(struct jig_scope\)) *[a-z_]* *=? *\{|\(struct jig_scope\)\{|\.binds *= *[a-z]' host \
 		--include='*.c' | grep -v '^host/policy/' || true)
 	[ -z "$found" ] || fail "a struct jig_scope is assembled outside host/policy/: $found"
-	grep -q 'jig_scope_describe' host/policy/scope_policy.c || fail "no jig_scope_describe"
+	grep -q '^int jig_scope_describe' host/policy/scope_runtime.c || fail "no jig_scope_describe"
 }
 # Issue 32 (R-P12): a scope's argv and environment come only from its
 # composed policy; only host/policy/ builds them (the catalog's template,
@@ -20,20 +20,21 @@ case_scope_assembled_only_in_policy() {
 # .env/.envp field, an .argv that is neither a template's nor one built by
 # jig_scope_argv, and an exec that chooses the environment (execve,
 # execle, execvpe). Listed exceptions, each with its reason:
-#   host/prepare/worker.c: runs inside the installer scope; it starts the
+#   inscope/prepare/worker.c: runs inside the installer scope; it starts the
 #     pinned Bun on install.js (the catalog's paths, or the tests' own) as
 #     its child, with the scope's environment unchanged (execv).
 #   host/run/scope_run.c: jig scope run's program is the operator's own
 #     command line after "--" (a scope policy file carries no argv).
 #   host/sandbox/scope.c: the one launch function (jig_launch) passes on
 #     the template's argv, or the argv its caller built with jig_scope_argv.
-ARGV_ENV_EXCEPTIONS='host/prepare/worker.c:.*char \*const argv\[\] = \{\(char \*\)bun, \(char \*\)script, NULL\};
+ARGV_ENV_EXCEPTIONS='inscope/prepare/worker.c:.*char \*const argv\[\] = \{\(char \*\)bun, \(char \*\)script, NULL\};
 host/run/scope_run.c:.*\.argv = \(const char \*const \*\)prog,
 host/sandbox/scope.c:.*l\.argv = l\.argv \? l\.argv : \(const char \*const \*\)s->t->argv;'
-# argv_env_built DIR: every such line of DIR's host/ outside host/policy/.
+# argv_env_built DIR: every such line of DIR's host/ and inscope/ (the
+# programs that run inside scopes) outside host/policy/.
 argv_env_built() {
 	(cd "$1" && grep -rnE '\b(argv|envp|env|environ)\[[^]]*\] *= *\{|"[A-Z_][A-Z0-9_]*=|\.(envp?|environ) *= *[^=]|\bexec(ve|le|vpe) *\(|\.argv *= *' \
-		host --include='*.c' --include='*.h' || true) | grep -v '^host/policy/' |
+		host inscope --include='*.c' --include='*.h' 2>/dev/null || true) | grep -v '^host/policy/' |
 		grep -vE '\.argv = \(const char \*const \*\)[a-z_]+(->tmpl)?->argv,' |
 		while IFS= read -r l; do
 			f=${l%%:*}
@@ -53,7 +54,7 @@ case_argv_env_only_from_policy() {
 case_argv_env_rule_fires() {
 	d=$(mktemp -d /tmp/jig-layout.XXXXXX)
 	trap 'rm -rf "$d"' EXIT
-	mkdir -p "$d/host/effects" "$d/host/policy" "$d/host/prepare"
+	mkdir -p "$d/host/effects" "$d/host/policy" "$d/inscope/prepare"
 	cat >"$d/host/effects/x.c" <<'C'
 	const char *argv[8] = {t->argv[0], entry};
 	char *const envp[] = {"HOME=/scratch", NULL};
@@ -62,7 +63,7 @@ case_argv_env_rule_fires() {
 	execve(bun, argv, envp);
 	struct jig_scope_launch m = {.argv = argv, .hold_path = NULL};
 C
-	printf '%s\n' '	char *const argv[] = {(char *)bun, (char *)other, NULL};' >"$d/host/prepare/worker.c"
+	printf '%s\n' '	char *const argv[] = {(char *)bun, (char *)other, NULL};' >"$d/inscope/prepare/worker.c"
 	printf '%s\n' '	char *const envp[] = {"HOME=/scratch", NULL};' >"$d/host/policy/ok.c"
 	argv_env_built "$d" >"$d/found"
 	cat "$d/found"

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "effects/checkpoint.h"
-#include "run/limits.h"
+#include "util/limits.h"
 #include "util/fileio.h"
 
 static char why[256];

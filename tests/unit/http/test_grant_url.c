@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "effects/grant_url.h"
+#include "policy/grant_url.h"
 #include "url.h"
 
 static int host_rule(const char *url, char *why, size_t cap)

@@ -363,6 +363,26 @@ static void launch_argv_keeps_the_template(void **state)
 	assert_true(jig_scope_argv(&t, call, 0, out, 1, &e) < 0);
 }
 
+/* One scope-name mangler (issue 32): the Plan's names keep 24 bytes of the
+ * Flow or route name, the installer's 22, '_' as '-'; at most 32 characters
+ * with the longest prefix of each ("command-", "installer-"). */
+static void scope_names_byte_for_byte(void **state)
+{
+	(void)state;
+	const char *n = "a_very_long_flow_name_over_32_bytes";
+	char out[40];
+	jig_scope_name(out, sizeof(out), "flow-", n, JIG_SCOPE_NAME_KEEP_PLAN);
+	assert_string_equal(out, "flow-a-very-long-flow-name-ov");
+	jig_scope_name(out, sizeof(out), "command-", n, JIG_SCOPE_NAME_KEEP_PLAN);
+	assert_string_equal(out, "command-a-very-long-flow-name-ov");
+	assert_int_equal(strlen(out), 32);
+	jig_scope_name(out, sizeof(out), "installer-", n, JIG_SCOPE_NAME_KEEP_INSTALLER);
+	assert_string_equal(out, "installer-a-very-long-flow-name-");
+	assert_int_equal(strlen(out), 32);
+	jig_scope_name(out, sizeof(out), "http-", "get_x", JIG_SCOPE_NAME_KEEP_PLAN);
+	assert_string_equal(out, "http-get-x");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +390,7 @@ int main(void)
 		cmocka_unit_test(malformed_catalogs),		  cmocka_unit_test(compose_refusals),
 		cmocka_unit_test(each_fragment_absent_unless_selected), cmocka_unit_test(resolve_fills_slots_and_checks),
 		cmocka_unit_test(launch_argv_keeps_the_template),
+		cmocka_unit_test(scope_names_byte_for_byte),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

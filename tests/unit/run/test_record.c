@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "run/limits.h"
+#include "util/limits.h"
 #include "run/record.h"
 
 static char dir[64];

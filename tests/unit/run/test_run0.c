@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "run/call.h"
-#include "run/limits.h"
+#include "util/limits.h"
 #include "run/run0.h"
 
 struct session {

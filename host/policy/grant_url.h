@@ -4,8 +4,8 @@
  * normal form libcurl gives it, so that forms curl would rewrite
  * ("127.1", "2130706433", "0x7f.1", "localhost", an upper-case scheme, a
  * default port) never match a grant by accident. */
-#ifndef JIG_EFFECTS_GRANT_URL_H
-#define JIG_EFFECTS_GRANT_URL_H
+#ifndef JIG_POLICY_GRANT_URL_H
+#define JIG_POLICY_GRANT_URL_H
 
 #include <stddef.h>
 

@@ -1,4 +1,4 @@
-#include "effects/schema0.h"
+#include "util/schema0.h"
 
 #include <stdbool.h>
 #include <stdio.h>

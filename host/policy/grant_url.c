@@ -1,4 +1,4 @@
-#include "effects/grant_url.h"
+#include "policy/grant_url.h"
 
 #include <stdio.h>
 #include <string.h>

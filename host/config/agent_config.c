@@ -1,6 +1,6 @@
 /* The operator's Agent providers (agents.json) and their reviewed
- * identity. See effects/agents.h. */
-#include "effects/agents.h"
+ * identity. See config/agent_config.h. */
+#include "config/agent_config.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/config.h"
 #include "policy/scope_policy.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
@@ -253,8 +254,8 @@ static int check_pi(json_t *o, bool pi, const char *w, struct jig_error *e)
 
 static int check_env(json_t *env, const char *w, struct jig_error *e)
 {
-	if (env && (!json_is_object(env) || json_object_size(env) > 32))
-		return jig_err(e, JIG_E_USAGE, "%s: env must be an object of at most 32 variables", w);
+	if (env && (!json_is_object(env) || json_object_size(env) > JIG_AGENT_MAX_ENV))
+		return jig_err(e, JIG_E_USAGE, "%s: env must be an object of at most %d variables", w, JIG_AGENT_MAX_ENV);
 	const char *k;
 	json_t *v;
 	json_object_foreach(env, k, v) {
@@ -319,8 +320,9 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 		return jig_err(e, JIG_E_USAGE,
 			       "%s: client \"%.32s\": jig has no qualified profile for it (claude-code, codex, pi, or acp for any ACP client as configured; docs/agents.md)",
 			       w, client);
-	if (!version[0] || !value_ok(version, 64))
-		return jig_err(e, JIG_E_USAGE, "%s: version must be 1-64 printable characters (the version the client reports)", w);
+	if (!version[0] || !value_ok(version, JIG_AGENT_VERSION_MAX))
+		return jig_err(e, JIG_E_USAGE, "%s: version must be 1-%d printable characters (the version the client reports)", w,
+			       JIG_AGENT_VERSION_MAX);
 	json_t *cmd = json_object_get(o, "command"), *trees = json_object_get(o, "trees"), *env = json_object_get(o, "env");
 	bool pi = pr->pi_args != NULL;
 	if ((r = check_command(cmd, trees, w, e)) || (r = check_pi(o, pi, w, e)) || (r = check_env(env, w, e)) ||
@@ -370,16 +372,13 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 int jig_agent_provider_get(const char *id, bool secret, struct jig_agent_provider *p, struct jig_error *e)
 {
 	memset(p, 0, sizeof(*p));
-	char dir[PATH_MAX], what[PATH_MAX + 16];
-	if (jig_user_dir("XDG_CONFIG_HOME", ".config", dir, sizeof(dir)) < 0)
-		return jig_err(e, JIG_E_USAGE, "no operator configuration directory (HOME is not set); agent providers are configured in agents.json");
-	snprintf(what, sizeof(what), "%s/agents.json", dir);
-	jig_autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char what[PATH_MAX + 16];
 	jig_autofree char *buf = NULL;
 	size_t len = 0;
 	struct stat st;
-	int r = dfd < 0 ? jig_err(e, JIG_E_USAGE, "%s: %s", dir, strerror(errno))
-			: jig_read_file_at(dfd, "agents.json", CONFIG_MAX, what, &buf, &len, &st, e);
+	int r = jig_config_read("agents.json", CONFIG_MAX, true, what, sizeof(what), &buf, &len, &st, e);
+	if (r == JIG_CONFIG_ABSENT)
+		return jig_err(e, JIG_E_USAGE, "no operator configuration directory (HOME is not set); agent providers are configured in agents.json");
 	if (r)
 		return jig_err_prefix(e, JIG_E_USAGE, "agent provider \"%s\": operator configuration ", id);
 	json_t *doc = NULL, *providers;

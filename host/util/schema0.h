@@ -6,14 +6,13 @@
  * null, or an array of them), required, properties, additionalProperties
  * (boolean), enum (scalars), minLength/maxLength, minItems/maxItems, items,
  * minimum/maximum (integers). Anything else in a schema is an error. */
-#ifndef JIG_SCHEMA0_H
-#define JIG_SCHEMA0_H
+#ifndef JIG_UTIL_SCHEMA0_H
+#define JIG_UTIL_SCHEMA0_H
 
 #include <jansson.h>
 
 #include "util/error.h"
-
-#define JIG_SCHEMA0_MAX_DEPTH 16
+#include "util/limits.h"
 
 /* The schema itself is well formed. */
 int jig_schema0_check(json_t *schema, struct jig_error *e);

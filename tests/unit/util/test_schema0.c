@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "effects/schema0.h"
+#include "util/schema0.h"
 
 static json_t *J(const char *text)
 {

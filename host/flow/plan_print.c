@@ -1,0 +1,265 @@
+/* The Plan, printed for the operator's review (text inert). */
+#include "flow/plan.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jig/acp.h>
+#include <jig/http.h>
+#include <jig/module.h>
+#include <jig/trace.h>
+
+#include "config/agent_config.h"
+#include "policy/grant_url.h"
+#include "flow/recipe.h"
+#include "flow/timeout.h"
+#include "flow/binding.h"
+#include "policy/catalog.h"
+#include "policy/scope_policy.h"
+#include "snapshot/identity.h"
+#include "snapshot/loader.h"
+#include "util/cleanup.h"
+#include "flow/prepared.h"
+#include "util/limits.h"
+#include "util/fileio.h"
+#include "util/json.h"
+#include "util/text.h"
+
+static void print_strings(FILE *out, json_t *list)
+{
+	size_t k;
+	json_t *v;
+	json_array_foreach(list, k, v)
+		fprintf(out, " %s", json_string_value(v));
+	if (!json_array_size(list))
+		fprintf(out, " (none)");
+}
+
+/* An Agent route: the provider identity the turn must match, its caps,
+ * and the provider scope the client runs in. */
+static void print_agent(FILE *out, const struct jig_plan *pl, const char *flow, json_t *a)
+{
+	const char *route = json_string_value(json_object_get(a, "route"));
+	json_t *id = json_object_get(a, "identity");
+	if (json_object_get(a, "api")) {
+		fprintf(out, "    agent %s: API-backed (%s), model %s, prompt <= %lld bytes, answer <= %lld bytes;\n"
+			     "      the request is prepared as data and sent through http route %s above, by its worker\n",
+			route, json_string_value(json_object_get(a, "api")), json_string_value(json_object_get(a, "model")),
+			json_integer_value(json_object_get(a, "max_prompt_bytes")),
+			json_integer_value(json_object_get(a, "max_answer_bytes")), json_string_value(json_object_get(a, "http")));
+		return;
+	}
+	fprintf(out, "    agent %s: provider %s (client %s, version %s), model %s\n      command:", route,
+		json_string_value(json_object_get(id, "provider")), json_string_value(json_object_get(id, "client")),
+		json_string_value(json_object_get(id, "version")), json_string_value(json_object_get(id, "model")));
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(id, "command"), i, v) {
+		fputc(' ', out);
+		jig_text_put(out, json_string_value(v));
+	}
+	fputc('\n', out);
+	if (json_is_array(json_object_get(id, "pi_command"))) {
+		fprintf(out, "      Pi command:");
+		json_array_foreach(json_object_get(id, "pi_command"), i, v) {
+			fputc(' ', out);
+			jig_text_put(out, json_string_value(v));
+		}
+		fprintf(out, "\n      Pi models.json: ");
+		jig_text_put(out, json_string_value(json_object_get(id, "pi_models")));
+		fputc('\n', out);
+	}
+	json_array_foreach(json_object_get(id, "files"), i, v) {
+		fprintf(out, "      file sha256 %s ", json_string_value(json_object_get(v, "sha256")));
+		jig_text_put(out, json_string_value(json_object_get(v, "path")));
+		fputc('\n', out);
+	}
+	const char *k;
+	json_object_foreach(json_object_get(id, "env"), k, v) {
+		fprintf(out, "      client environment %s=", k);
+		jig_text_put(out, json_string_value(v));
+		fputc('\n', out);
+	}
+	json_t *prof = json_object_get(id, "profile");
+	if (json_object_size(prof)) {
+		fprintf(out, "      jig's %s profile:", json_string_value(json_object_get(id, "client")));
+		if (json_object_get(prof, "session_meta")) {
+			char *m = json_dumps(json_object_get(prof, "session_meta"), JSON_COMPACT | JSON_SORT_KEYS);
+			fprintf(out, " session/new _meta ");
+			jig_text_put(out, m);
+			free(m);
+		}
+		if (json_array_size(json_object_get(prof, "args"))) {
+			fprintf(out, " arguments");
+			json_array_foreach(json_object_get(prof, "args"), i, v) {
+				fputc(' ', out);
+				jig_text_put(out, json_string_value(v));
+			}
+			fprintf(out, " (@model: the model)");
+		}
+		if (json_array_size(json_object_get(prof, "pi_args"))) {
+			fprintf(out, " Pi started by jig's launcher with its command and");
+			json_array_foreach(json_object_get(prof, "pi_args"), i, v) {
+				fputc(' ', out);
+				jig_text_put(out, json_string_value(v));
+			}
+			fprintf(out, " (@model: the model), its agent directory in the private HOME with models.json linked in");
+		}
+		if (json_object_get(prof, "auth_method"))
+			fprintf(out, "; authenticate with %s", json_string_value(json_object_get(prof, "auth_method")));
+		fprintf(out, "%s\n", json_is_true(json_object_get(prof, "select_model")) ? "; the model selected with session/set_model" : "");
+		json_object_foreach(json_object_get(prof, "env"), k, v)
+			fprintf(out, "      client environment %s=%s (the profile's)\n", k, json_string_value(v));
+	}
+	if (json_is_string(json_object_get(id, "model_env")))
+		fprintf(out, "      client environment %s=<the model>\n", json_string_value(json_object_get(id, "model_env")));
+	if (json_is_string(json_object_get(id, "credential_env")))
+		fprintf(out, "      client environment %s=<your credential, read from agents.json per turn; never shown or recorded>\n",
+			json_string_value(json_object_get(id, "credential_env")));
+	fprintf(out, "      prompt <= %lld bytes, answer <= %lld bytes, deadline %lld ms; no filesystem, terminal or MCP offered,\n"
+		     "      every permission request refused; the client runs in this scope of its own (its policy sha256 %s):\n",
+		json_integer_value(json_object_get(a, "max_prompt_bytes")), json_integer_value(json_object_get(a, "max_answer_bytes")),
+		json_integer_value(json_object_get(a, "timeout_ms")),
+		json_string_value(json_object_get(json_object_get(a, "provider_scope"), "policy_sha256")));
+	if (json_is_true(json_object_get(a, "retain_sessions")))
+		fprintf(out, "      retained sessions: after a clean turn the client's session history (%s) is kept in the\n"
+			     "      project's .jig/sessions (<= %d for this route, %d in all, of <= %d MiB, %d h), restored once by the\n"
+			     "      reference the turn returns, for this route only; sensitive local data, not encrypted\n",
+			json_string_value(json_object_get(json_object_get(id, "profile"), "history")), JIG_SESSIONS_SCOPE_MAX,
+			JIG_SESSIONS_MAX, JIG_SESSION_MAX_BYTES >> 20, JIG_SESSION_TTL_S / 3600);
+	jig_scope_plan_print(&jig_plan_scope(pl, flow, route)->policy, "      ", out);
+}
+
+/* A Project Command route: what the Flow may supply per call, what the
+ * candidate sees, and its scope. */
+static void print_command(FILE *out, const struct jig_plan *pl, const char *flow, json_t *c)
+{
+	const char *route = json_string_value(json_object_get(c, "route"));
+	const char *input = json_string_value(json_object_get(c, "input"));
+	json_t *caps = json_object_get(c, "caps");
+	fprintf(out, "    command %s: program text the Flow supplies per call (<= %lld bytes in <= %lld files, never kept),\n"
+		     "      <= %lld arguments, <= %lld bytes of stdin, at most %lld calls per Run, deadline %lld ms; run with the\n"
+		     "      installed Bun, read-only at /command; ",
+		route, json_integer_value(json_object_get(caps, "text_bytes")), json_integer_value(json_object_get(caps, "files")),
+		json_integer_value(json_object_get(caps, "args")), json_integer_value(json_object_get(caps, "stdin_bytes")),
+		json_integer_value(json_object_get(caps, "calls_per_run")), json_integer_value(json_object_get(c, "timeout_ms")));
+	if (input)
+		fprintf(out, "attachment %s read-only at /input/%s;\n", input, input);
+	else
+		fprintf(out, "no attachment;\n");
+	json_t *cap = json_object_get(c, "capture");
+	if (cap)
+		fprintf(out, "      its files under /capture (a held tmpfs) read by jig after the scope is fenced, <= %lld bytes in <= %lld\n"
+			     "      files, returned to the Flow as data (never run or imported); a link or special file refuses them;\n",
+			json_integer_value(json_object_get(cap, "bytes")), json_integer_value(json_object_get(cap, "files")));
+	fprintf(out, "      stdout and stderr read by jig outside the scope, the first %lld bytes of each kept, the rest counted;\n"
+		     "      no Flow package, credentials or network; its output and exit do not prove what it ran.\n"
+		     "      It runs in this scope of its own (its policy sha256 %s):\n",
+		json_integer_value(json_object_get(caps, "retained_bytes_per_pipe")),
+		json_string_value(json_object_get(json_object_get(c, "command_scope"), "policy_sha256")));
+	jig_scope_plan_print(&jig_plan_scope(pl, flow, route)->policy, "      ", out);
+}
+
+void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out)
+{
+	fprintf(out, "Plan %s\n  project ", pl->sha256);
+	/* The operator's path, shown inert. Every other string of a Plan is
+	 * of a checked character set (names, normalised paths, URLs in
+	 * libcurl's normal form with no control or non-ASCII byte). */
+	jig_text_put(out, project);
+	fputc('\n', out);
+	json_t *snap = json_object_get(pl->doc, "snapshot");
+	fprintf(out, "  snapshot %s, launch identity %s\n", json_string_value(json_object_get(snap, "id")),
+		json_string_value(json_object_get(snap, "launch_identity")));
+	fprintf(out, "  runtime Bun sha256 %s\n",
+		json_string_value(json_object_get(json_object_get(pl->doc, "runtime"), "bun_sha256")));
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(pl->doc, "flows"), i, f) {
+		const char *name = json_string_value(json_object_get(f, "name"));
+		json_t *pk = json_object_get(f, "package");
+		fprintf(out, "  flow %s\n    package sha256 %s (%lld files, %lld bytes), entry %s\n", name,
+			json_string_value(json_object_get(pk, "sha256")), json_integer_value(json_object_get(pk, "files")),
+			json_integer_value(json_object_get(pk, "bytes")), json_string_value(json_object_get(f, "entry")));
+		fprintf(out, "    attachments (read-only at /input):");
+		print_strings(out, json_object_get(f, "inputs"));
+		fprintf(out, "\n    may publish from /output:");
+		print_strings(out, json_object_get(f, "outputs"));
+		fprintf(out, "\n    deadline %llu s unless --timeout (at most %llu h)\n", JIG_RUN_TIMEOUT_DEFAULT_MS / 1000,
+			JIG_RUN_TIMEOUT_MAX_MS / 3600000);
+		json_t *rc = json_object_get(f, "recipe");
+		if (rc) {
+			fprintf(out, "    Markdown recipe %s, run by jig's bundled interpreter (%s), which calls only Agent route %s;\n"
+				     "      it reads only the package's captured files and writes only the outputs above; resources:",
+				json_string_value(json_object_get(f, "entry")), json_string_value(json_object_get(rc, "interpreter")),
+				json_string_value(json_object_get(rc, "agent_route")));
+			print_strings(out, json_object_get(rc, "resources"));
+			fputc('\n', out);
+			if (json_object_get(rc, "allowed_tools")) {
+				fprintf(out, "      allowed-tools (the recipe's text, shown; it grants nothing): ");
+				jig_text_put(out, json_string_value(json_object_get(rc, "allowed_tools")));
+				fputc('\n', out);
+			}
+		}
+		/* The permission plan printed from the very policy the launch
+		 * consumes. */
+		jig_scope_plan_print(&jig_plan_scope(pl, name, NULL)->policy, "    ", out);
+		size_t k;
+		json_t *v;
+		json_array_foreach(json_object_get(f, "http"), k, v) {
+			const char *route = json_string_value(json_object_get(v, "route"));
+			fprintf(out, "    http %s: %s %s\n      request body <= %lld bytes%s, response <= %lld bytes, deadline %lld ms;\n",
+				route, json_string_value(json_object_get(v, "method")), json_string_value(json_object_get(v, "url")),
+				json_integer_value(json_object_get(v, "max_request_bytes")),
+				json_object_get(v, "body_schema") ? " matching its Schema/0" : "",
+				json_integer_value(json_object_get(v, "max_response_bytes")),
+				json_integer_value(json_object_get(v, "timeout_ms")));
+			fprintf(out, "      no redirects, proxies or other headers; a bearer only if you bind one to this route and URL;\n"
+				     "      sent by a worker in this scope of its own:\n");
+			jig_scope_plan_print(&jig_plan_scope(pl, name, route)->policy, "      ", out);
+		}
+		json_array_foreach(json_object_get(f, "agents"), k, v)
+			print_agent(out, pl, name, v);
+		json_array_foreach(json_object_get(f, "commands"), k, v)
+			print_command(out, pl, name, v);
+		jig_binding_print(out, f);
+		if ((v = json_object_get(f, "checkpoint")))
+			fprintf(out, "    checkpoint: up to %lld saves (one at a time) of <= %lld bytes of JSON with <= %lld text files\n"
+				     "      (<= %lld bytes together), kept by jig outside the scope; a Run that does not complete\n"
+				     "      publishes the last accepted one (record: interrupted)\n",
+				json_integer_value(json_object_get(v, "max_saves")), json_integer_value(json_object_get(v, "max_bytes")),
+				json_integer_value(json_object_get(v, "max_files")), json_integer_value(json_object_get(v, "max_text_bytes")));
+		json_t *dep = json_object_get(f, "dependencies");
+		if (dep)
+			fprintf(out, "    npm dependencies: prepared installation sha256 %s (%lld packages, %lld files, %lld bytes),\n"
+				     "      read-only at /flow/node_modules; installed at review from the lock's registry tarballs, each\n"
+				     "      inspected by jig first, by the pinned Bun with no package script run, in the installer scope\n"
+				     "      (its policy sha256 %s, network during that review only); sources sha256 %s\n",
+				json_string_value(json_object_get(dep, "tree")), json_integer_value(json_object_get(dep, "packages")),
+				json_integer_value(json_object_get(dep, "files")), json_integer_value(json_object_get(dep, "bytes")),
+				json_string_value(json_object_get(dep, "installer_policy_sha256")),
+				json_string_value(json_object_get(dep, "source")));
+		if (dep && json_is_true(json_object_get(dep, "resolved")))
+			fprintf(out, "      the package has no bun.lock: its lock was resolved at review (--allow-resolution-network)\n");
+		json_array_foreach(dep ? json_object_get(dep, "patches") : NULL, k, v) {
+			fprintf(out, "      patch for ");
+			jig_text_put(out, json_string_value(json_object_get(v, "package")));
+			fprintf(out, ": ");
+			jig_text_put(out, json_string_value(json_object_get(v, "path")));
+			fprintf(out, " (sha256 %s), applied by the pinned Bun\n", json_string_value(json_object_get(v, "sha256")));
+		}
+		json_array_foreach(dep ? json_object_get(dep, "platform_skipped") : NULL, k, v) {
+			const char *why = json_string_value(json_object_get(v, "for"));
+			fprintf(out, "      skipped for this platform, neither fetched nor installed: ");
+			jig_text_put(out, json_string_value(json_object_get(v, "package")));
+			if (strcmp(why, "dependents") == 0)
+				fprintf(out, " (needed only by skipped packages)\n");
+			else
+				fprintf(out, " (its %s is not this host's)\n", why);
+		}
+	}
+}

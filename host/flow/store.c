@@ -1,0 +1,87 @@
+/* The Package/0 store: a captured package materialised into a directory. */
+#include "flow/project.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/cleanup.h"
+#include "util/crypto.h"
+#include "util/fileio.h"
+#include "util/json.h"
+
+int jig_store_materialise(const struct jig_project *p, const char *package_sha256, int dirfd,
+			  struct jig_error *e)
+{
+	char mrel[128];
+	snprintf(mrel, sizeof(mrel), "store/packages/%s.json", package_sha256);
+	jig_autofree char *buf = NULL;
+	size_t len;
+	struct stat st;
+	int r = jig_read_file_at(p->statefd, mrel, 4 << 20, "package manifest", &buf, &len, &st, e);
+	if (r)
+		return r;
+	unsigned char d[JIG_SHA256_LEN];
+	char hex[JIG_SHA256_HEX];
+	jig_sha256(buf, len, d);
+	jig_hex(d, JIG_SHA256_LEN, hex);
+	if (strcmp(hex, package_sha256) != 0)
+		return jig_err(e, JIG_E_INTEGRITY, "store: package %s was altered; remove %s/.jig and review again", package_sha256, p->root);
+	json_t *man = NULL;
+	if ((r = jig_json_parse_object(buf, len, "package manifest", &man, e)))
+		return r;
+	json_t *files = json_object_get(man, "files");
+	for (size_t i = 0; r == 0 && i < json_array_size(files); i++) {
+		json_t *fe = json_array_get(files, i);
+		const char *path = json_string_value(json_object_get(fe, "path"));
+		const char *sha = json_string_value(json_object_get(fe, "sha256"));
+		int exec = json_is_true(json_object_get(fe, "exec"));
+		if (!path || !sha || !jig_path_is_normal_relative(path)) {
+			r = jig_err(e, JIG_E_INTEGRITY, "store: package %s: bad entry", package_sha256);
+			break;
+		}
+		/* Parent directories. */
+		char tmp[1024];
+		snprintf(tmp, sizeof(tmp), "%s", path);
+		for (char *s = strchr(tmp, '/'); s; s = strchr(s + 1, '/')) {
+			*s = '\0';
+			if (mkdirat(dirfd, tmp, 0755) < 0 && errno != EEXIST)
+				r = jig_err(e, JIG_E_INTERNAL, "materialise %s: %s", tmp, strerror(errno));
+			*s = '/';
+		}
+		char brel[128];
+		snprintf(brel, sizeof(brel), "store/blobs/%s", sha);
+		jig_autoclose int in = openat(p->statefd, brel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		jig_autoclose int out = r ? -1 : jig_open_beneath(dirfd, path, O_WRONLY | O_CREAT | O_EXCL);
+		if (!r && (in < 0 || out < 0))
+			r = jig_err(e, JIG_E_INTEGRITY, "store: %s (%s): %s", path, sha, strerror(errno));
+		struct jig_sha256_ctx *c = r ? NULL : jig_sha256_begin();
+		char chunk[65536];
+		ssize_t n;
+		while (c && (n = read(in, chunk, sizeof(chunk))) > 0) {
+			jig_sha256_update(c, chunk, (size_t)n);
+			if (write(out, chunk, (size_t)n) != n) {
+				r = jig_err(e, JIG_E_INTERNAL, "materialise %s: %s", path, strerror(errno));
+				break;
+			}
+		}
+		if (c) {
+			unsigned char h[JIG_SHA256_LEN];
+			char got[JIG_SHA256_HEX];
+			jig_sha256_end(c, h);
+			jig_hex(h, JIG_SHA256_LEN, got);
+			if (!r && strcmp(got, sha) != 0)
+				r = jig_err(e, JIG_E_INTEGRITY, "store: blob %s was altered; remove %s/.jig and review again", sha, p->root);
+			if (!r)
+				fchmod(out, exec ? 0555 : 0444);
+		}
+	}
+	json_decref(man);
+	return r;
+}
