@@ -243,8 +243,123 @@ json_t *jig_plan_agent(const struct jig_plan *pl, const char *flow, const char *
 	return NULL;
 }
 
-/* Composes every scope of the project (each Flow's, each HTTP route's
- * worker) into pl->scopes, and returns the Flows' part of the Plan. */
+/* One HTTP route: its worker's scope into pl->scopes, its grant into http. */
+static int compose_http(const struct jig_catalog *cat, const struct jig_snapshot *s, const struct jig_flow *f,
+			const struct jig_http_grant *g, struct jig_plan *pl, json_t *http, struct jig_error *e)
+{
+	struct jig_plan_scope *ws = &pl->scopes[pl->n_scopes];
+	ws->flow = f->name;
+	ws->route = g->route;
+	int r = jig_plan_compose_http(cat, s, g, &ws->t, e);
+	if (r)
+		return r;
+	pl->n_scopes++;
+	json_t *j = http_grant(g);
+	json_object_set_new(j, "worker_scope", scope_json(&ws->t));
+	json_array_append_new(http, j);
+	return 0;
+}
+
+/* One Project Command route: its scope into pl->scopes, its grant with
+ * the command's caps into commands. */
+static int compose_command(const struct jig_catalog *cat, const struct jig_snapshot *s, const struct jig_flow *f,
+			   const struct jig_command_grant *g, struct jig_plan *pl, json_t *commands, struct jig_error *e)
+{
+	struct jig_plan_scope *cs = &pl->scopes[pl->n_scopes];
+	cs->flow = f->name;
+	cs->route = g->route;
+	int r = jig_plan_compose_command(cat, s, g, &cs->t, e);
+	if (r)
+		return r;
+	pl->n_scopes++;
+	json_t *j = json_pack("{s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:o}", "route", g->route, "timeout_ms",
+			      (json_int_t)g->timeout_ms, "caps", "files", (json_int_t)JIG_COMMAND_MAX_FILES, "text_bytes",
+			      (json_int_t)JIG_COMMAND_MAX_TEXT, "args", (json_int_t)JIG_COMMAND_MAX_ARGS, "stdin_bytes",
+			      (json_int_t)JIG_COMMAND_MAX_STDIN, "retained_bytes_per_pipe", (json_int_t)JIG_COMMAND_RETAIN,
+			      "calls_per_run", (json_int_t)JIG_COMMAND_MAX_CALLS, "command_scope", scope_json(&cs->t));
+	if (g->input)
+		json_object_set_new(j, "input", json_string(g->input));
+	if (g->capture) /* only then: Plans of routes without a capture keep their identity */
+		json_object_set_new(j, "capture",
+				    json_pack("{s:s,s:I,s:I}", "path", "/capture", "files", (json_int_t)JIG_COMMAND_CAPTURE_FILES,
+					      "bytes", (json_int_t)JIG_COMMAND_CAPTURE_BYTES));
+	json_array_append_new(commands, j);
+	return 0;
+}
+
+/* A Flow's Run Checkpoint caps (issue 18). */
+static json_t *checkpoint_json(void)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I}", "max_bytes", (json_int_t)JIG_CHECKPOINT_MAX_BYTES, "max_files",
+			 (json_int_t)JIG_CHECKPOINT_MAX_FILES, "max_text_bytes", (json_int_t)JIG_CHECKPOINT_MAX_TEXT,
+			 "max_saves", (json_int_t)JIG_CHECKPOINT_MAX_SAVES, "in_flight", (json_int_t)1);
+}
+
+/* A Flow's npm dependencies as prepared at review (flow/prepared.h), or
+ * NULL when it has none. */
+static json_t *dependencies_json(const struct jig_project *p, const struct jig_flow *f)
+{
+	json_t *rec = jig_prepared_record(p, f);
+	if (!rec)
+		return NULL;
+	json_t *d = json_pack("{s:O,s:O,s:O,s:O,s:O,s:O}", "tree", json_object_get(rec, "tree"), "files",
+			      json_object_get(rec, "files"), "bytes", json_object_get(rec, "bytes"), "packages",
+			      json_object_get(rec, "packages"), "source", json_object_get(rec, "source"),
+			      "installer_policy_sha256", json_object_get(rec, "installer_policy_sha256"));
+	if (d && json_is_true(json_object_get(rec, "resolved")))
+		json_object_set_new(d, "resolved", json_true());
+	/* Patches and platform-skipped packages only when there are any
+	 * (Plans without them keep their identity). */
+	static const char *const listed[] = {"patches", "platform_skipped"};
+	for (size_t k = 0; d && k < 2; k++)
+		if (json_array_size(json_object_get(rec, listed[k])))
+			json_object_set(d, listed[k], json_object_get(rec, listed[k]));
+	json_decref(rec);
+	return d;
+}
+
+/* One Flow: its scope and every route's into pl->scopes, its part of the
+ * Plan appended to flows. Optional parts appear only when present, so
+ * Plans without them keep their identity. */
+static int compose_flow(const struct jig_project *p, const struct jig_catalog *cat, const struct jig_snapshot *s,
+			const struct jig_flow *f, struct jig_plan *pl, json_t *flows, struct jig_error *e)
+{
+	struct jig_plan_scope *fs = &pl->scopes[pl->n_scopes];
+	fs->flow = f->name;
+	int r = jig_plan_compose_flow(cat, s, f, &fs->t, e);
+	if (r)
+		return r;
+	pl->n_scopes++;
+	json_t *http = json_array(), *agents = json_array(), *commands = json_array();
+	for (size_t k = 0; !r && k < f->n_http; k++)
+		r = compose_http(cat, s, f, &f->http[k], pl, http, e);
+	for (size_t k = 0; !r && k < f->n_agents; k++)
+		r = compose_agent(cat, s, f, &f->agents[k], pl, agents, e);
+	for (size_t k = 0; !r && k < f->n_commands; k++)
+		r = compose_command(cat, s, f, &f->commands[k], pl, commands, e);
+	json_t *fj = json_pack("{s:s,s:{s:s,s:I,s:I},s:s,s:o,s:o,s:o,s:o}", "name", f->name, "package", "sha256",
+			       f->package_sha256, "files", (json_int_t)f->package_files, "bytes", (json_int_t)f->package_bytes,
+			       "entry", f->entry, "inputs", strv(f->inputs, f->n_inputs), "outputs",
+			       strv(f->outputs, f->n_outputs), "scope", scope_json(&fs->t), "http", http);
+	if (json_array_size(agents))
+		json_object_set(fj, "agents", agents);
+	if (f->recipe) /* a Markdown Flow's */
+		json_object_set(fj, "recipe", f->recipe);
+	if (json_array_size(commands))
+		json_object_set(fj, "commands", commands);
+	if (f->checkpoint)
+		json_object_set_new(fj, "checkpoint", checkpoint_json());
+	json_t *deps = dependencies_json(p, f);
+	if (deps)
+		json_object_set_new(fj, "dependencies", deps);
+	json_decref(agents);
+	json_decref(commands);
+	json_array_append_new(flows, fj);
+	return r;
+}
+
+/* Composes every scope of the project (each Flow's and each route's) into
+ * pl->scopes, and returns the Flows' part of the Plan. */
 static int compose_all(const struct jig_project *p, const struct jig_snapshot *s, struct jig_plan *pl,
 		       json_t *flows, struct jig_error *e)
 {
@@ -255,94 +370,8 @@ static int compose_all(const struct jig_project *p, const struct jig_snapshot *s
 		n += 1 + p->flows[i].n_http + p->flows[i].n_agents + p->flows[i].n_commands;
 	if (!r && !(pl->scopes = calloc(n ? n : 1, sizeof(*pl->scopes))))
 		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
-	for (size_t i = 0; !r && i < p->n_flows; i++) {
-		const struct jig_flow *f = &p->flows[i];
-		struct jig_plan_scope *fs = &pl->scopes[pl->n_scopes];
-		fs->flow = f->name;
-		if ((r = jig_plan_compose_flow(&cat, s, f, &fs->t, e)))
-			break;
-		pl->n_scopes++;
-		json_t *http = json_array();
-		for (size_t k = 0; !r && k < f->n_http; k++) {
-			struct jig_plan_scope *ws = &pl->scopes[pl->n_scopes];
-			ws->flow = f->name;
-			ws->route = f->http[k].route;
-			if (!(r = jig_plan_compose_http(&cat, s, &f->http[k], &ws->t, e))) {
-				pl->n_scopes++;
-				json_t *g = http_grant(&f->http[k]);
-				json_object_set_new(g, "worker_scope", scope_json(&ws->t));
-				json_array_append_new(http, g);
-			}
-		}
-		json_t *agents = json_array();
-		for (size_t k = 0; !r && k < f->n_agents; k++)
-			r = compose_agent(&cat, s, f, &f->agents[k], pl, agents, e);
-		json_t *fj = json_pack("{s:s,s:{s:s,s:I,s:I},s:s,s:o,s:o,s:o,s:o}", "name", f->name, "package", "sha256",
-				       f->package_sha256, "files", (json_int_t)f->package_files, "bytes",
-				       (json_int_t)f->package_bytes, "entry", f->entry, "inputs", strv(f->inputs, f->n_inputs),
-				       "outputs", strv(f->outputs, f->n_outputs), "scope", scope_json(&fs->t), "http", http);
-		/* "agents" only when there are routes: Plans of Flows without
-		 * them keep their identity. */
-		if (json_array_size(agents))
-			json_object_set(fj, "agents", agents);
-		if (f->recipe) /* "recipe" only for a Markdown Flow */
-			json_object_set(fj, "recipe", f->recipe);
-		json_decref(agents);
-		/* "commands" likewise only when there are routes. */
-		json_t *commands = json_array();
-		for (size_t k = 0; !r && k < f->n_commands; k++) {
-			const struct jig_command_grant *g = &f->commands[k];
-			struct jig_plan_scope *cs = &pl->scopes[pl->n_scopes];
-			cs->flow = f->name;
-			cs->route = g->route;
-			if ((r = jig_plan_compose_command(&cat, s, g, &cs->t, e)))
-				break;
-			pl->n_scopes++;
-			json_array_append_new(commands,
-					      json_pack("{s:s,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:o}", "route", g->route, "timeout_ms", (json_int_t)g->timeout_ms, "caps", "files",
-							(json_int_t)JIG_COMMAND_MAX_FILES, "text_bytes", (json_int_t)JIG_COMMAND_MAX_TEXT,
-							"args", (json_int_t)JIG_COMMAND_MAX_ARGS, "stdin_bytes",
-							(json_int_t)JIG_COMMAND_MAX_STDIN, "retained_bytes_per_pipe",
-							(json_int_t)JIG_COMMAND_RETAIN, "calls_per_run", (json_int_t)JIG_COMMAND_MAX_CALLS,
-							"command_scope", scope_json(&cs->t)));
-			if (g->input)
-				json_object_set_new(json_array_get(commands, json_array_size(commands) - 1), "input",
-						    json_string(g->input));
-			if (g->capture) /* only then: Plans of routes without a capture keep their identity */
-				json_object_set_new(json_array_get(commands, json_array_size(commands) - 1), "capture",
-						    json_pack("{s:s,s:I,s:I}", "path", "/capture", "files",
-							      (json_int_t)JIG_COMMAND_CAPTURE_FILES, "bytes",
-							      (json_int_t)JIG_COMMAND_CAPTURE_BYTES));
-		}
-		if (json_array_size(commands))
-			json_object_set(fj, "commands", commands);
-		json_decref(commands);
-		/* "checkpoint" only for a Flow that declares it (issue 18). */
-		if (f->checkpoint)
-			json_object_set_new(fj, "checkpoint", json_pack("{s:I,s:I,s:I,s:I,s:I}", "max_bytes", (json_int_t)JIG_CHECKPOINT_MAX_BYTES,
-									 "max_files", (json_int_t)JIG_CHECKPOINT_MAX_FILES, "max_text_bytes",
-									 (json_int_t)JIG_CHECKPOINT_MAX_TEXT, "max_saves", (json_int_t)JIG_CHECKPOINT_MAX_SAVES,
-									 "in_flight", (json_int_t)1));
-		/* "dependencies" only for a Flow whose npm dependencies were
-		 * prepared at review (prepare/prepare.h). */
-		json_t *rec = jig_prepared_record(p, f);
-		if (rec)
-			json_object_set_new(fj, "dependencies",
-					    json_pack("{s:O,s:O,s:O,s:O,s:O,s:O}", "tree", json_object_get(rec, "tree"), "files",
-						      json_object_get(rec, "files"), "bytes", json_object_get(rec, "bytes"), "packages",
-						      json_object_get(rec, "packages"), "source", json_object_get(rec, "source"),
-						      "installer_policy_sha256", json_object_get(rec, "installer_policy_sha256")));
-		if (rec && json_is_true(json_object_get(rec, "resolved")))
-			json_object_set_new(json_object_get(fj, "dependencies"), "resolved", json_true());
-		/* Patches and platform-skipped packages only when there are any
-		 * (Plans without them keep their identity). */
-		static const char *const listed[] = {"patches", "platform_skipped"};
-		for (size_t k = 0; rec && k < 2; k++)
-			if (json_array_size(json_object_get(rec, listed[k])))
-				json_object_set(json_object_get(fj, "dependencies"), listed[k], json_object_get(rec, listed[k]));
-		json_decref(rec);
-		json_array_append_new(flows, fj);
-	}
+	for (size_t i = 0; !r && i < p->n_flows; i++)
+		r = compose_flow(p, &cat, s, &p->flows[i], pl, flows, e);
 	jig_catalog_free(&cat);
 	return r;
 }
