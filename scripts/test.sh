@@ -18,7 +18,7 @@ jobs=$(nproc)
 echo "== tests: plain build"
 (cd build && ctest --output-on-failure -j "$jobs" -LE supported-host)
 echo "== tests: ASan+UBSan build"
-cmake -S . -B build-asan -DJIG_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
+cmake -S . -B build-asan -DJIG_SANITIZE=ON -DJIG_FAULT_POINTS=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
 cmake --build build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j "$jobs" -LE supported-host)
 echo "== tests: fuzz smoke (libFuzzer, clang, ASan+UBSan; 5 s a target, 21 targets, about 110 s in all, two at a time)"
