@@ -11,11 +11,13 @@
 #include "../run/outer.h"
 #include "commands.h"
 
-#define USAGE "usage: jig run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--project DIR] [--json] [--verification cached|strict|fast] [--display web]"
+#define USAGE "usage: jig run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--expiry N(ms|s|m|h)] [--project DIR] [--json] [--verification cached|strict|fast] [--display web]"
 
 struct invocation {
 	struct jig_run_request req;
 	int json;
+	uint64_t explicit_expiry_ms; /* --expiry, 0 if not given */
+	int expiry_arg;		     /* argv index of its value, -1 if not given */
 };
 
 static void free_inputs(struct jig_run_request *req)
@@ -47,6 +49,10 @@ static int parse(int argc, char **argv, struct invocation *inv, struct jig_error
 		else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
 			if (jig_parse_timeout(argv[++i], &req->timeout_ms, e) < 0)
 				return -JIG_E_USAGE;
+		} else if (strcmp(a, "--expiry") == 0 && i + 1 < argc) {
+			if (jig_parse_expiry(argv[++i], &inv->explicit_expiry_ms, e) < 0)
+				return -JIG_E_USAGE;
+			inv->expiry_arg = i;
 		} else if (strcmp(a, "--input") == 0 && i + 1 < argc) {
 			char *spec = argv[++i], *eq = strchr(spec, '=');
 			if (!eq || eq == spec || !eq[1] || req->n_inputs >= JIG_MAX_INPUTS)
@@ -67,6 +73,7 @@ static int parse(int argc, char **argv, struct invocation *inv, struct jig_error
 		return jig_err(e, JIG_E_USAGE, "%s", USAGE);
 	if (req->display && inv->json)
 		return jig_err(e, JIG_E_USAGE, "--display web shows the Run in a browser, --json prints it: choose one");
+	req->expiry_ms = jig_run_expiry_ms(req->timeout_ms, inv->explicit_expiry_ms, req->display);
 	return 0;
 }
 
@@ -109,9 +116,30 @@ static int coordinator(void *arg, const char *run_dir)
 	return out.succeeded && !cc ? 0 : 1;
 }
 
+/* Into the transient scope with what is left of the expiry (it is the
+ * command's, not one process's): --expiry Nms replaced or added. */
+static void reexec(const struct invocation *inv, int argc, char **argv, long long expiry_at)
+{
+	char left[32], **v = calloc((size_t)argc + 3, sizeof(*v));
+	if (!v)
+		return;
+	long long ms = expiry_at - jig_outer_now_ms();
+	snprintf(left, sizeof(left), "%lldms", ms > 0 ? ms : 1);
+	int n = 0;
+	for (int i = 0; i < argc; i++)
+		v[n++] = inv->req.expiry_ms && i == inv->expiry_arg ? left : argv[i];
+	if (inv->req.expiry_ms && inv->expiry_arg < 0) {
+		v[n++] = "--expiry";
+		v[n++] = left;
+	}
+	jig_cli_reexec_in_transient_scope("run", n, v);
+	free(v);
+}
+
 int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 {
-	struct invocation inv = {0};
+	long long started = jig_outer_now_ms(); /* the expiry counts from here */
+	struct invocation inv = {.expiry_arg = -1};
 	struct jig_error e = {0};
 	int code = parse(argc, argv, &inv, &e);
 	if (code < 0) {
@@ -126,16 +154,25 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 	char why[128] = "";
 	if (!in_transient_scope && !(inv.req.may_need_transient_scope = jig_cli_systemd_usable(why, sizeof(why))))
 		inv.req.no_transient_scope_why = why;
-	code = jig_run_outer(inv.req.output, coordinator, &inv, &e);
+	struct jig_outer_bounds b = {.expiry_at_ms = inv.req.expiry_ms ? started + (long long)inv.req.expiry_ms : -1};
+	code = jig_run_outer(inv.req.output, &b, coordinator, &inv, &e);
 	free_inputs(&inv.req);
 	if (code < 0) {
 		jig_cli_fail(inv.json, &e);
 		return e.code;
 	}
+	if (b.expired && !inv.json) { /* it settled within the grace: its record says cancelled */
+		fprintf(stderr, "jig: the command's %llu ms expiry passed (", (unsigned long long)inv.req.expiry_ms);
+		if (inv.explicit_expiry_ms)
+			fputs("--expiry", stderr);
+		else
+			fprintf(stderr, "the default: the Run's deadline plus %llu s", JIG_EXPIRY_DEFAULT_MARGIN_MS / 1000);
+		fputs("): the Run was cancelled\n", stderr);
+	}
 	if (code == JIG_RUN_NEEDS_TRANSIENT_SCOPE && !in_transient_scope) {
 		/* Outer and (new) coordinator move into a systemd scope with
 		 * Delegate=yes; everything is checked again there. */
-		jig_cli_reexec_in_transient_scope("run", argc, argv);
+		reexec(&inv, argc, argv, b.expiry_at_ms);
 		jig_err(&e, JIG_E_HOST, "%s failed: %s; no delegated cgroup, so nothing was run", JIG_SYSTEMD_RUN, strerror(errno));
 		jig_cli_fail(inv.json, &e);
 		return e.code;

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-int jig_parse_timeout(const char *text, uint64_t *ms, struct jig_error *e)
+static int parse_duration(const char *option, const char *text, uint64_t *ms, struct jig_error *e)
 {
 	const char *p = text;
 	uint64_t n = 0;
@@ -29,7 +29,24 @@ int jig_parse_timeout(const char *text, uint64_t *ms, struct jig_error *e)
 	*ms = n * unit;
 	return 0;
 bad:
-	return jig_err(e, JIG_E_USAGE, "--timeout \"%s\": must be a positive whole number with a unit ms, s, m or h (e.g. 30s, 5m)", text);
+	return jig_err(e, JIG_E_USAGE, "%s \"%s\": must be a positive whole number with a unit ms, s, m or h (e.g. 30s, 5m)", option, text);
 range:
-	return jig_err(e, JIG_E_USAGE, "--timeout \"%s\": at most 24h", text);
+	return jig_err(e, JIG_E_USAGE, "%s \"%s\": at most %lluh", option, text, JIG_RUN_TIMEOUT_MAX_MS / 3600000);
+}
+
+int jig_parse_timeout(const char *text, uint64_t *ms, struct jig_error *e)
+{
+	return parse_duration("--timeout", text, ms, e);
+}
+
+int jig_parse_expiry(const char *text, uint64_t *ms, struct jig_error *e)
+{
+	return parse_duration("--expiry", text, ms, e);
+}
+
+uint64_t jig_run_expiry_ms(uint64_t timeout_ms, uint64_t explicit_ms, bool display)
+{
+	if (explicit_ms)
+		return explicit_ms;
+	return display ? 0 : timeout_ms + JIG_EXPIRY_DEFAULT_MARGIN_MS;
 }

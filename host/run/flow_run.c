@@ -47,6 +47,7 @@ struct run {
 	struct jig_flow_effects fx;
 	struct jig_scope_result res;
 	long long started_ms;
+	long long accepted_ms; /* CLOCK_MONOTONIC: the Run's acceptance, where its deadline starts (R-L01) */
 	/* Bindings (run/call.h): the root's ledger and its calls. */
 	struct jig_call_root calls;
 	struct jig_call_caller caller;
@@ -59,6 +60,21 @@ static long long now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* What is left of the Run's deadline for its scope: at least 1 ms (0 would
+ * be the template's own), so a deadline spent on capture is a timeout. */
+static uint64_t deadline_left(const struct run *r)
+{
+	long long left = r->accepted_ms + (long long)r->req->timeout_ms - mono_ms();
+	return left > 0 ? (uint64_t)left : 1;
 }
 
 /* Every --input names a declared input, and every declared one is given. */
@@ -165,6 +181,7 @@ static int attach(const struct jig_run_input *in, int inputdir, int statefd, str
 {
 	char what[128];
 	snprintf(what, sizeof(what), "attachment %s", in->name);
+	JIG_FAULT_DELAY("attach"); /* a slow capture, inside the deadline (test-only) */
 	struct jig_tree_limits l = {.what = what, .max_files = JIG_INPUT_MAX_FILES, .max_entries = JIG_INPUT_MAX_FILES * 4,
 				    .max_bytes = JIG_INPUT_MAX_BYTES, .reject_sparse = true, .deny_name = ".jig"};
 	jig_autoclose int fd = open(in->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -234,11 +251,9 @@ static int prepare(struct run *r, struct jig_error *e)
  * root as a caller; its children are fenced when it is (cancel). */
 static int bindings_start(struct run *r, struct jig_error *e)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	r->calls = (struct jig_call_root){.p = &r->p, .pl = &r->pl, .sb = &r->sb, .init_fd = r->init_fd, .outer_pid = r->req->outer_pid,
 					  .run_dir = r->req->run_dir, .rundir = r->rundir,
-					  .deadline_ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + (long long)r->req->timeout_ms};
+					  .deadline_ms = r->accepted_ms + (long long)r->req->timeout_ms};
 	int rc = jig_call_root_init(&r->calls, r->tmpl, e);
 	r->caller = (struct jig_call_caller){.root = &r->calls, .f = r->f, .rundir = r->rundir, .abort_fd = r->cancel[0],
 					     .children = json_array()};
@@ -299,7 +314,7 @@ static int launch(struct run *r, struct jig_error *e)
 	 * Run. */
 	const struct jig_scope_slot slots[] = {{"null", r->devnull}, {"run0", r->sv[1]}};
 	struct jig_launch s = {.sb = &r->sb, .t = r->tmpl,
-			       .run = {.run_dir = r->req->run_dir, .slots = slots, .n_slots = 2, .wall_ms = r->req->timeout_ms},
+			       .run = {.run_dir = r->req->run_dir, .slots = slots, .n_slots = 2, .wall_ms = deadline_left(r)},
 			       .l = {.init_fd = r->init_fd, .abort_fd = r->ab[0], .companion_pid = r->req->outer_pid},
 			       .stop = JIG_LAUNCH_STOP_KEEP, .ready = ready, .ctx = r};
 	int rc = jig_launch(&s, &r->res, e);
@@ -330,7 +345,7 @@ static const char *verdict(const struct run *r, char *why, size_t cap)
 	else if (r0->violation)
 		status = "failed", snprintf(why, cap, "%s", r0->error);
 	else if (res->outcome == JIG_SCOPE_TIMEOUT)
-		status = "timeout", snprintf(why, cap, "the Flow ran past its %llu ms deadline and was fenced",
+		status = "timeout", snprintf(why, cap, "the Run passed its %llu ms deadline (from its acceptance, input capture included) and was fenced",
 					     (unsigned long long)r->req->timeout_ms);
 	else if (res->signal && (res->outcome == JIG_SCOPE_CRASHED || res->outcome == JIG_SCOPE_SIGNALED))
 		status = "failed", jig_scope_signal_text(why, cap, "the Flow", res->signal, res->core_dumped, r0->error);
@@ -372,6 +387,8 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 					 .package_sha256 = r->f->package_sha256, .timeout_ms = r->req->timeout_ms,
 					 .started_ms = r->started_ms, .inputs = r->inputs, .outputs = r->outputs, .logs = r->r0.logs};
 	json_t *rec = jig_record_new(&facts, &r->res);
+	if (rec) /* the command's expiry (R-L05): null for none */
+		json_object_set_new(rec, "expiry_ms", r->req->expiry_ms ? json_integer((json_int_t)r->req->expiry_ms) : json_null());
 	if (rec && jig_flow_effects_any(r->f))
 		json_object_set(rec, "effects", r->r0.effects);
 	if (rec)
@@ -452,6 +469,7 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 			.outputs = json_array(), .res = {.held_fd = -1}};
 	JIG_TRACE_POINT("flow: start");
 	int rc = admit(&r, e);
+	r.accepted_ms = mono_ms(); /* Run acceptance: the deadline starts here (R-L01) */
 	JIG_TRACE_POINT("flow: admitted");
 	JIG_FAULT_POINT("admitted");
 	if (!rc && req->display) {

@@ -30,7 +30,8 @@ struct jig_run_input {
 
 struct jig_run_request {
 	const char *flow, *output, *project, *verification;
-	uint64_t timeout_ms;
+	uint64_t timeout_ms; /* the Run's deadline, from its acceptance (R-L01) */
+	uint64_t expiry_ms;  /* the command's absolute expiry from its start, 0: none (R-L05; for the record) */
 	struct jig_run_input inputs[JIG_MAX_INPUTS];
 	size_t n_inputs;
 	const char *run_dir; /* the outer command's private directory */

@@ -28,7 +28,7 @@
  * mounts names the operator, the project or its .jig state. */
 #define RUN_DIR_TEMPLATE JIG_RUN_BASE "/" JIG_RUN_DIR_PREFIX "XXXXXX"
 
-static long long now_ms(void)
+long long jig_outer_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -65,35 +65,82 @@ static bool cleanup_lost(pid_t pid, const char *output, const char *run_dir, cha
  * the coordinator's end is looked for this often. */
 #define NO_PIDFD_POLL_MS 50
 
+/* The escalation: SIGTERM once (the first stop signal or the expiry),
+ * SIGKILL once at kill_at, fixed when the SIGTERM goes. */
+struct escalation {
+	long long expiry_at, signal_at, kill_at;
+	bool termed, killed;
+};
+
+/* The first stop signal: SIGTERM now, SIGKILL after the settlement or
+ * the expiry's grace, whichever comes first. Later ones change nothing. */
+static void on_signal(struct escalation *x, pid_t c, long long now)
+{
+	if (x->termed)
+		return;
+	kill(c, SIGTERM);
+	x->termed = true;
+	x->signal_at = now;
+	x->kill_at = now + JIG_SETTLE_MS;
+	if (x->expiry_at >= 0 && x->expiry_at + JIG_EXPIRY_GRACE_MS < x->kill_at)
+		x->kill_at = x->expiry_at + JIG_EXPIRY_GRACE_MS;
+}
+
+/* The clock: the expiry's SIGTERM, then the SIGKILL when due. */
+static void on_time(struct escalation *x, struct jig_outer_bounds *b, pid_t c, long long now)
+{
+	if (x->expiry_at >= 0 && now >= x->expiry_at && !b->expired) {
+		b->expired = true;
+		if (!x->termed) {
+			kill(c, SIGTERM);
+			x->termed = true;
+			x->kill_at = x->expiry_at + JIG_EXPIRY_GRACE_MS;
+		}
+	}
+	if (x->termed && !x->killed && now >= x->kill_at) {
+		kill(c, SIGKILL);
+		x->killed = b->killed = true;
+		b->kill_after_ms = now - (b->expired ? x->expiry_at : x->signal_at);
+	}
+}
+
+/* How long poll may sleep: until the next due step, or the no-pidfd poll. */
+static int next_wake(const struct escalation *x, const struct jig_outer_bounds *b, bool pidfd, long long now)
+{
+	long long due = -1;
+	if (x->termed && !x->killed)
+		due = x->kill_at;
+	else if (!x->termed && x->expiry_at >= 0 && !b->expired)
+		due = x->expiry_at;
+	int timeout = pidfd ? -1 : NO_PIDFD_POLL_MS;
+	if (due >= 0) {
+		long long left = due - now;
+		if (timeout < 0 || left < timeout)
+			timeout = left > 0 ? (int)(left < INT_MAX ? left : INT_MAX) : 0;
+	}
+	return timeout;
+}
+
 /* Waits for the coordinator c, relaying the first stop signal as SIGTERM
- * and killing it JIG_SETTLE_MS later. Returns its wait status. */
-static int supervise(pid_t c, int sfd)
+ * and escalating as struct escalation says. Returns its wait status. */
+static int supervise(pid_t c, int sfd, struct jig_outer_bounds *b)
 {
 	int pidfd = JIG_FAULT_FAILS("pidfd_open") ? -1 : (int)syscall(SYS_pidfd_open, c, 0), status = 0;
-	long long term_deadline = -1;
+	struct escalation x = {.expiry_at = b->expiry_at_ms, .signal_at = -1, .kill_at = -1};
 	for (;;) {
-		int timeout = pidfd >= 0 ? -1 : NO_PIDFD_POLL_MS;
-		if (term_deadline >= 0) {
-			long long left = term_deadline - now_ms();
-			if (timeout < 0 || left < timeout)
-				timeout = left > 0 ? (int)left : 0;
-		}
 		/* The signalfd first: polled with or without a pidfd. */
 		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
-		poll(p, pidfd >= 0 ? 2 : 1, timeout);
+		poll(p, pidfd >= 0 ? 2 : 1, next_wake(&x, b, pidfd >= 0, jig_outer_now_ms()));
+		long long now = jig_outer_now_ms();
 		if (p[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 				;
-			if (term_deadline < 0) {
-				kill(c, SIGTERM);
-				term_deadline = now_ms() + JIG_SETTLE_MS;
-			}
+			/* A signal read after the expiry is later than it. */
+			if (x.expiry_at < 0 || now < x.expiry_at)
+				on_signal(&x, c, now);
 		}
-		if (term_deadline >= 0 && now_ms() >= term_deadline) {
-			kill(c, SIGKILL);
-			term_deadline = -1;
-		}
+		on_time(&x, b, c, now);
 		if (waitpid(c, &status, WNOHANG) == c)
 			break;
 	}
@@ -102,8 +149,20 @@ static int supervise(pid_t c, int sfd)
 	return status;
 }
 
-int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *run_dir), void *arg,
-		  struct jig_error *e)
+/* Why the outer command killed its coordinator, for the message. */
+static void kill_reason(const struct jig_outer_bounds *b, char *why, size_t cap)
+{
+	why[0] = '\0';
+	if (b->killed && b->expired)
+		snprintf(why, cap, "the command's expiry passed and the coordinator did not settle within its %d ms grace (SIGKILL %lld ms after the expiry): ",
+			 JIG_EXPIRY_GRACE_MS, b->kill_after_ms);
+	else if (b->killed)
+		snprintf(why, cap, "the coordinator did not settle within %d s of the first stop signal (SIGKILL %lld ms after it): ",
+			 JIG_SETTLE_MS / 1000, b->kill_after_ms);
+}
+
+int jig_run_outer(const char *output, struct jig_outer_bounds *b, int (*coordinator)(void *arg, const char *run_dir),
+		  void *arg, struct jig_error *e)
 {
 	char run_dir[] = RUN_DIR_TEMPLATE;
 	if (!mkdtemp(run_dir))
@@ -138,7 +197,7 @@ int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *
 		jig_lease_remove_run_dir(run_dir); /* done with it (its owner may be gone) */
 		_exit(code);
 	}
-	int status = c < 0 ? 0 : supervise(c, sfd);
+	int status = c < 0 ? 0 : supervise(c, sfd, b);
 	jig_sandbox_interrupt_close(sfd, &saved);
 	if (c < 0) {
 		jig_lease_remove_run_dir(run_dir);
@@ -157,6 +216,8 @@ int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *
 	int published = cleanup_lost(c, output, run_dir, msg, sizeof(msg)) ? jig_recovery_run(run_dir, output, c, WTERMSIG(status), msg, sizeof(msg)) : 0;
 	jig_lease_remove_run_dir(run_dir); /* once its scope is fenced */
 	jig_lease_close(&lease);
-	return jig_err(e, JIG_E_INTERNAL, "the coordinator (pid %d) was killed by signal %d before it finished%s%s", (int)c,
+	char why[256];
+	kill_reason(b, why, sizeof(why));
+	return jig_err(e, JIG_E_INTERNAL, "%sthe coordinator (pid %d) was killed by signal %d before it finished%s%s", why, (int)c,
 		       WTERMSIG(status), published == 1 ? "" : "; nothing was published", msg);
 }

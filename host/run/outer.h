@@ -1,7 +1,10 @@
 /* The outer command of jig run (R-L05, R-L06): it owns the coordinator (a
  * child process that runs the Flow) and the Run's private directory. On
  * SIGINT/SIGTERM/SIGHUP it sends SIGTERM to that exact child once and
- * allows JIG_SETTLE_MS before SIGKILL; later signals extend nothing. If the
+ * allows JIG_SETTLE_MS before SIGKILL. The command's absolute expiry, when
+ * it has one, can shorten that: at the expiry the outer sends SIGTERM (if
+ * no signal came first) and SIGKILL JIG_EXPIRY_GRACE_MS after the expiry.
+ * Both bounds are fixed when set; later signals extend nothing. If the
  * coordinator dies without finishing, the outer fences what it left (the
  * sandbox door's recover), removes its stage and the run directory, and
  * says so; a packet already published is never touched. */
@@ -16,9 +19,20 @@
  * transient delegated scope and start over (never a Flow's status). */
 #define JIG_RUN_NEEDS_TRANSIENT_SCOPE 75
 
+/* The command's time bound and how it ended the coordinator. */
+struct jig_outer_bounds {
+	long long expiry_at_ms; /* in: the expiry on jig_outer_now_ms()'s clock; < 0: none */
+	bool expired;		/* out: the expiry came before the coordinator ended */
+	bool killed;		/* out: the outer command sent it SIGKILL */
+	long long kill_after_ms; /* out: SIGKILL this long after the expiry (expired) or the first stop signal */
+};
+
+/* CLOCK_MONOTONIC in ms: the clock of expiry_at_ms. */
+long long jig_outer_now_ms(void);
+
 /* Runs coordinator(arg, run_dir) in a child and returns its exit status;
  * a negative code with e if it was lost. */
-int jig_run_outer(const char *output, int (*coordinator)(void *arg, const char *run_dir), void *arg,
-		  struct jig_error *e);
+int jig_run_outer(const char *output, struct jig_outer_bounds *b, int (*coordinator)(void *arg, const char *run_dir),
+		  void *arg, struct jig_error *e);
 
 #endif

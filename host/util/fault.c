@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 void jig_fault_point(const char *stage)
@@ -30,6 +31,17 @@ bool jig_fault_fails(const char *what)
 {
 	const char *want = getenv("JIG_FAULT_FAIL");
 	return want && strcmp(want, what) == 0;
+}
+
+void jig_fault_delay(const char *stage)
+{
+	const char *want = getenv("JIG_FAULT_DELAY"), *ms = getenv("JIG_FAULT_DELAY_MS");
+	if (!want || !ms || strcmp(want, stage) != 0)
+		return;
+	long n = strtol(ms, NULL, 10);
+	struct timespec ts = {.tv_sec = n / 1000, .tv_nsec = (n % 1000) * 1000000};
+	while (n > 0 && nanosleep(&ts, &ts) < 0)
+		;
 }
 #else
 typedef int jig_fault_points_compiled_out;

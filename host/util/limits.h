@@ -129,9 +129,14 @@ _Static_assert((unsigned long long)JIG_RECORD_INDENT_SHARE *
 		       JIG_RECORD_MAX_BYTES,
 	       "the record's budgets fit what jig inspect reads");
 
-/* Cancellation (R-L05): after the first stop signal the coordinator has
- * this long to settle before SIGKILL. */
+/* Cancellation (R-L05, run/outer.h): after the first stop signal the
+ * coordinator has this long to settle before SIGKILL. The command's
+ * absolute expiry (jig run --expiry; by default the Run's deadline plus
+ * the margin, none for --display web) can shorten that: at it the outer
+ * command sends SIGTERM (if it has not yet) and SIGKILL this grace later. */
 #define JIG_SETTLE_MS 60000
+#define JIG_EXPIRY_GRACE_MS 250
+#define JIG_EXPIRY_DEFAULT_MARGIN_MS 120000ull /* the 60 s settlement and 60 s for admission and publication */
 
 /* Retained Agent sessions (effects/agent_sessions.h): per project, per Flow and route, bytes and lifetime of each. */
 #define JIG_SESSIONS_MAX 16
