@@ -299,6 +299,149 @@ case_sigint_after_publication() {
 	[ "$(rec status)" = succeeded ] || fail "status"
 }
 
+# --- issue 33: the cancellation bounds and the deadline (R-L05, R-L01) -------------------
+now_ms() { date +%s%3N; }
+# bounded STOP ARGS...: the hostile Flow (mode in $T/mode) in the
+# background, the coordinator stopping at the fault point STOP ("" for
+# none); $outer, $t0 (ms, just before the command).
+bounded() {
+	stop=$1; shift
+	chmod -R u+w "$T/pkt" 2>/dev/null || true
+	rm -rf "$T/pkt" "$T/fault.log"
+	t0=$(now_ms)
+	(cd "$T/p" && exec env JIG_FAULT_STOP="$stop" JIG_FAULT_LOG="$T/fault.log" "$JIG" run hostile --input mode="$T/mode" --output "$T/pkt" "$@") \
+		>"$T/out" 2>"$T/err" </dev/null &
+	outer=$!
+}
+flow_running() {
+	i=0; until pgrep -f /.jig/runtime/boot.js >/dev/null; do i=$((i+1)); [ $i -lt 1200 ] || { cat "$T/err"; fail "the Flow did not start"; }; sleep 0.05; done
+}
+# blocked_at STAGE: the coordinator stopped at STAGE (it will not settle).
+blocked_at() {
+	i=0; until grep -q "^$1 " "$T/fault.log" 2>/dev/null; do i=$((i+1)); [ $i -lt 1200 ] || { cat "$T/err"; fail "stage $1 was not reached"; }; sleep 0.05; done
+	stopped=$(sed -n "s/^$1 //p" "$T/fault.log" | head -1)
+	i=0; until [ "$(ps -o stat= -p "$stopped" | cut -c1)" = T ]; do i=$((i+1)); [ $i -lt 500 ] || fail "not stopped"; sleep 0.01; done
+}
+# over: waits for the command; $rc, $elapsed (ms), $after (the N of its
+# "SIGKILL N ms after ...", empty if it did not kill).
+over() {
+	set +e; wait "$outer"; rc=$?; set -e
+	elapsed=$(( $(now_ms) - t0 ))
+	cat "$T/out" "$T/err"
+	after=$(sed -n 's/.*(SIGKILL \([0-9]*\) ms after .*/\1/p' "$T/err")
+	echo "exit $rc after $elapsed ms; SIGKILL ${after:-none} ms after its bound"
+}
+within() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ] || fail "$4: ${1:-nothing}, expected $2..$3"; }
+# R-L05 (#201, #202): an expiry shorter than the 60 s settlement; a Flow
+# that ignores SIGTERM; a coordinator that cannot settle (stopped at
+# "scope fence": the stop signal reached its supervisor, the Flow is not
+# fenced yet). SIGINT, SIGINT, SIGTERM: the coordinator is SIGKILLed 250 ms
+# after the expiry (TCG: 250 ms of slack), the outer command fences the
+# scope; nothing is left and nothing is published.
+case_cancel_expiry_grace() {
+	project "$HOSTILE"; printf 'ignoreterm 120000\n' >"$T/mode"
+	bounded "scope fence" --expiry 20s --timeout 5m
+	flow_running
+	kill -INT "$outer"
+	blocked_at "scope fence"
+	[ $(( $(now_ms) - t0 )) -lt 17000 ] || fail "too slow to test a 20 s expiry"
+	pgrep -f /.jig/runtime/boot.js >/dev/null || fail "the Flow was fenced before the expiry"
+	kill -INT "$outer"; sleep 1; kill -TERM "$outer"
+	over
+	[ "$rc" -eq 1 ] || fail "exit $rc"
+	grep -q "the command's expiry passed and the coordinator did not settle within its 250 ms grace" "$T/err" || fail "the reason"
+	grep -q "the coordinator (pid $stopped) was killed by signal 9 before it finished; nothing was published; its scope was fenced" "$T/err" || fail "not killed and fenced"
+	within "$after" 250 500 "SIGKILL after the expiry (ms)"
+	within "$elapsed" 20250 23000 "the command's life (ms)"
+	[ ! -e "$T/pkt" ] || fail "a packet was published"
+	no_leftovers
+}
+# R-L05 (#200, #202): no expiry that matters (the default, 150 s). The
+# coordinator that cannot settle is SIGKILLed 60 s after the first stop
+# signal; a SIGTERM 20 s and a SIGHUP 40 s later do not extend it.
+case_cancel_settle_sigkill_60s() {
+	project "$HOSTILE"; printf 'ignoreterm 120000\n' >"$T/mode"
+	bounded "scope fence"
+	flow_running
+	kill -INT "$outer"; t1=$(now_ms)
+	blocked_at "scope fence"
+	sleep 20; kill -TERM "$outer"
+	sleep 20; kill -HUP "$outer"
+	over
+	[ "$rc" -eq 1 ] || fail "exit $rc"
+	grep -q "the coordinator did not settle within 60 s of the first stop signal" "$T/err" || fail "the reason"
+	grep -q "killed by signal 9 before it finished; nothing was published; its scope was fenced" "$T/err" || fail "not killed and fenced"
+	within "$after" 60000 60500 "SIGKILL after the first signal (ms)"
+	within "$(( $(now_ms) - t1 ))" 60000 63000 "from the first signal to the end (ms)"
+	no_leftovers
+}
+# R-L05 (#203): --display web has no default expiry (the record says
+# null; without it the record says the 30 s deadline plus 2 minutes); an
+# explicit one holds: a Flow sleeping past a 10 s expiry is cancelled at
+# it and the command ended by 250 ms after it (cancelled and published
+# within the grace, or SIGKILLed at its end), nothing left.
+case_cancel_dashboard_expiry() {
+	project "$HOSTILE"
+	hostile ok --display web
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	[ "$(rec expiry_ms)" = null ] || fail "a dashboard's default expiry: $(rec expiry_ms)"
+	hostile ok
+	[ "$(rec expiry_ms)" = 150000 ] || fail "the default expiry: $(rec expiry_ms)"
+	hostile ok --display web --expiry 90s
+	[ "$(rec expiry_ms)" = 90000 ] || fail "an explicit expiry with --display web: $(rec expiry_ms)"
+	printf 'sleep 60000\n' >"$T/mode"
+	bounded "" --display web --expiry 10s --timeout 5m
+	over
+	[ "$rc" -eq 1 ] || fail "exit $rc"
+	if [ -n "$after" ]; then
+		within "$after" 250 500 "SIGKILL after the expiry (ms)"
+		[ ! -e "$T/pkt" ] || fail "a packet was published"
+	else
+		grep -q "the command's 10000 ms expiry passed (--expiry): the Run was cancelled" "$T/err" || fail "no expiry"
+		[ "$(rec status)" = cancelled ] || fail "status $(rec status)"
+	fi
+	within "$elapsed" 10000 12500 "the command's life (ms)"
+	no_leftovers
+}
+# R-L01 (#127): the default deadline is 30 s: the Plan says so, the record
+# of a Run without --timeout says 30000 ms, and a Flow sleeping 60 s is
+# fenced as a timeout at 30 s.
+case_deadline_default_30s() {
+	project "$HOSTILE"
+	(cd "$T/p" && "$JIG" review --json) | jq -e '.plan.deadline.default == "30s" and .plan.deadline.maximum == "24h"' >/dev/null ||
+		fail "the Plan's deadline: $(cd "$T/p" && "$JIG" review --json | jq -c .plan.deadline)"
+	t0=$(now_ms)
+	hostile "sleep 60000"
+	elapsed=$(( $(now_ms) - t0 ))
+	[ "$rc" -eq 1 ] || fail "exit $rc"
+	[ "$(rec timeout_ms)" = 30000 ] && [ "$(rec status)" = timeout ] && [ "$(rec termination.outcome)" = timeout ] || fail "not a 30 s timeout"
+	within "$elapsed" 30000 40000 "the command's life (ms)"
+	within "$(rec termination.wall_ms)" 20000 30500 "the scope's wall time (ms)"
+}
+# R-L01 (#130): the deadline starts at the Run's acceptance, so a slow
+# 8 MiB input capture (JIG_FAULT_DELAY: 9 s before the attachment is
+# copied) is counted: with --timeout 10s a Flow sleeping 3 s after it is a
+# timeout, its scope given what was left (< 1 s); the same Run without the
+# delay succeeds. A capture longer than the deadline leaves 1 ms.
+case_deadline_counts_capture() {
+	project "$HOSTILE"
+	{ printf 'sleep 3000\n'; head -c $((8388608 - 11)) /dev/zero | tr '\0' ' '; } >"$T/mode"
+	[ "$(stat -c %s "$T/mode")" -eq 8388608 ] || fail "the input is not 8 MiB"
+	run hostile --input mode="$T/mode" --timeout 10s
+	[ "$rc" -eq 0 ] && [ "$(rec status)" = succeeded ] || fail "without the delay: exit $rc"
+	export JIG_FAULT_DELAY=attach JIG_FAULT_DELAY_MS=9000
+	run hostile --input mode="$T/mode" --timeout 10s
+	[ "$rc" -eq 1 ] && [ "$(rec status)" = timeout ] || fail "a slow capture was not counted: exit $rc"
+	within "$(rec termination.wall_ms)" 0 2500 "the scope's wall time (ms)"
+	rec error | grep -q "10000 ms deadline (from its acceptance, input capture included)" || fail "the reason: $(rec error)"
+	JIG_FAULT_DELAY_MS=3000
+	run hostile --input mode="$T/mode" --timeout 2s
+	unset JIG_FAULT_DELAY JIG_FAULT_DELAY_MS
+	[ "$rc" -eq 1 ] && [ "$(rec status)" = timeout ] || fail "a capture past the deadline: exit $rc"
+	within "$(rec termination.wall_ms)" 0 1500 "the scope's wall time (ms)"
+	no_leftovers
+}
+
 # --- jig run obtains a transient delegated scope like jig scope run ----------------------
 root_run_in_transient_scope() {
 	JIG_PROBE=${JIG_PROBE:?} sh "$JIG_SOURCE/tests/sandbox/cases.sh" systemd_transient_scope_root

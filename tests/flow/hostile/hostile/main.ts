@@ -87,6 +87,10 @@ export default async function (jig: Jig) {
       jig.write("result.json", "{}"); return;
     }
     case "sleep": await new Promise((r) => setTimeout(r, Number(arg))); jig.write("result.json", "{}"); return;
+    case "ignoreterm": { // a Flow that ignores SIGTERM (and SIGINT, SIGHUP), then sleeps
+      for (const s of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(s, () => jig.log(`ignored ${s}`));
+      await new Promise((r) => setTimeout(r, Number(arg))); jig.write("result.json", "{}"); return;
+    }
     case "ok": jig.write("result.json", JSON.stringify({ attempt: "ok", ok: true }) + "\n"); return;
     // Untrusted text: in the error, in log lines, in an output file name.
     case "text-error": jig.log(HOSTILE_TEXT); jig.log("second\x1b[31m line"); throw new Error(HOSTILE_TEXT);
