@@ -29,7 +29,6 @@
 #define TASKS_MAX 65536
 #define CPU_MIN 1000	 /* 1% of one CPU */
 #define CPU_MAX 6400000	 /* 64 CPUs */
-#define WALL_MIN 100	 /* 0.1 s */
 #define WALL_MAX 86400000 /* one day */
 #define TMPFS_MIN (4 * KIB)
 #define TMPFS_MAX (16 * GIB)
@@ -347,7 +346,7 @@ static int parse_limits(json_t *root, struct jig_scope_limits *l, struct jig_err
 	    (r = jig_json_get_uint(lim, "memory_bytes", "limits", MEM_MIN, MEM_MAX, &m, e)) ||
 	    (r = jig_json_get_uint(lim, "tasks", "limits", TASKS_MIN, TASKS_MAX, &t, e)) ||
 	    (r = jig_json_get_uint(lim, "cpu_quota_us", "limits", CPU_MIN, CPU_MAX, &c, e)) ||
-	    (r = jig_json_get_uint(lim, "wall_ms", "limits", WALL_MIN, WALL_MAX, &w, e)))
+	    (r = jig_json_get_uint(lim, "wall_ms", "limits", JIG_SCOPE_WALL_MIN_MS, WALL_MAX, &w, e)))
 		return r;
 	*l = (struct jig_scope_limits){.memory_bytes = m, .tasks = (uint32_t)t, .cpu_quota_us = (uint32_t)c, .wall_ms = w};
 	return 0;

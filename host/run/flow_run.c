@@ -69,12 +69,13 @@ static long long mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* What is left of the Run's deadline for its scope: at least 1 ms (0 would
- * be the template's own), so a deadline spent on capture is a timeout. */
+/* What is left of the Run's deadline for its scope: at least the shortest
+ * a scope may have (0 would be the template's own), so a deadline spent
+ * on capture is a timeout, overshot by at most that. */
 static uint64_t deadline_left(const struct run *r)
 {
 	long long left = r->accepted_ms + (long long)r->req->timeout_ms - mono_ms();
-	return left > 0 ? (uint64_t)left : 1;
+	return left > JIG_SCOPE_WALL_MIN_MS ? (uint64_t)left : JIG_SCOPE_WALL_MIN_MS;
 }
 
 /* Every --input names a declared input, and every declared one is given. */

@@ -204,6 +204,10 @@ _Static_assert((unsigned long long)JIG_RECORD_INDENT_SHARE *
 #define JIG_CHILD_FLOWS 1	      /* child Flows a child may have */
 #define JIG_CHILD_LEVELS 5	      /* the longest branch */
 
+/* The shortest deadline a scope policy may give (policy/scope_policy.c): a
+ * Run whose capture left less is given this much (run/flow_run.c). */
+#define JIG_SCOPE_WALL_MIN_MS 100
+
 /* A Run's deadline (flow/timeout.h): the default and the most jig run --timeout may ask. */
 #define JIG_RUN_TIMEOUT_DEFAULT_MS 30000ull
 #define JIG_RUN_TIMEOUT_MAX_MS (24ull * 3600 * 1000)
