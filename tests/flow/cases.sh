@@ -326,7 +326,7 @@ blocked_at() {
 # "SIGKILL N ms after ...", empty if it did not kill).
 over() {
 	set +e; wait "$outer"; rc=$?; set -e
-	elapsed=$(( $(now_ms) - t0 ))
+	t_end=$(now_ms); elapsed=$((t_end - t0))
 	cat "$T/out" "$T/err"
 	after=$(sed -n 's/.*(SIGKILL \([0-9]*\) ms after .*/\1/p' "$T/err")
 	echo "exit $rc after $elapsed ms; SIGKILL ${after:-none} ms after its bound"
@@ -373,7 +373,9 @@ case_cancel_settle_sigkill_60s() {
 	grep -q "the coordinator did not settle within 60 s of the first stop signal" "$T/err" || fail "the reason"
 	grep -q "killed by signal 9 before it finished; nothing was published; its scope was fenced" "$T/err" || fail "not killed and fenced"
 	within "$after" 60000 60500 "SIGKILL after the first signal (ms)"
-	within "$(( $(now_ms) - t1 ))" 60000 63000 "from the first signal to the end (ms)"
+	# the end: after the SIGKILL, the fencing (seconds on a loaded TCG
+	# guest); a bound extended by the SIGHUP would end it past 100 s
+	within "$((t_end - t1))" 60000 90000 "from the first signal to the end (ms)"
 	no_leftovers
 }
 # R-L05 (#203): --display web has no default expiry (the record says
@@ -416,8 +418,8 @@ case_deadline_default_30s() {
 	elapsed=$(( $(now_ms) - t0 ))
 	[ "$rc" -eq 1 ] || fail "exit $rc"
 	[ "$(rec timeout_ms)" = 30000 ] && [ "$(rec status)" = timeout ] && [ "$(rec termination.outcome)" = timeout ] || fail "not a 30 s timeout"
-	within "$elapsed" 30000 40000 "the command's life (ms)"
-	within "$(rec termination.wall_ms)" 20000 30500 "the scope's wall time (ms)"
+	within "$elapsed" 30000 90000 "the command's life (ms)"
+	within "$(rec termination.wall_ms)" 20000 32000 "the scope's wall time (ms)"
 }
 # R-L01 (#130): the deadline starts at the Run's acceptance, so a slow
 # 8 MiB input capture (JIG_FAULT_DELAY: 20 s before the attachment is
