@@ -320,6 +320,23 @@ case_output_parent_unsupported_fs() {
 	[ -z "$(ls -A /var/tmp/ramfs-out)" ] || fail "something was created under the unsupported parent"
 	no_run_dir
 }
+scratch_run_dir_unsupported_fs() { mount -t ramfs ramfs /tmp && chmod 1777 /tmp && mkdir "$T"; } # $T: for the EXIT trap
+case_run_dir_unsupported_fs() {
+	# R-S03 (audit #156): the attachments' destination parent, the Run's
+	# private directory under /tmp, must be ext4, XFS, Btrfs or tmpfs: with
+	# /tmp on ramfs the Run is refused before its scope starts, one line,
+	# nothing published, no run directory left. (The attachment and the
+	# packet's parent are on /var/tmp, a tmpfs.)
+	[ "$(stat -f -c %T /tmp)" = ramfs ] || fail "/tmp is not ramfs: $(stat -f -c %T /tmp)"
+	project "$HOSTILE"; printf 'ok\n' >/var/tmp/mode
+	set +e; (cd "$T/p" && "$JIG" run hostile --input mode=/var/tmp/mode --output /var/tmp/pkt) >"$T/out" 2>"$T/err" </dev/null; rc=$?; set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] || fail "exit $rc, expected 2 and one line"
+	grep -q "/tmp/jig-run-[A-Za-z0-9]* is on type 0x858458f6; attachments are captured onto ext4, XFS, Btrfs or tmpfs only" "$T/err" ||
+		fail "not refused for the run directory's file system"
+	[ ! -e /var/tmp/pkt ] && ! ls -a /var/tmp | grep -q '^\.jig-stage' || fail "something was published"
+	no_run_dir
+}
 
 # --- 6. deadline -----------------------------------------------------------------------------
 case_timeout_fenced() {
