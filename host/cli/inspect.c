@@ -1,6 +1,7 @@
-/* jig inspect PACKET: show a published packet after checking its files
- * against its record (every listed file present with its size and SHA-256,
- * nothing unlisted, no links or special files); with --display web, also in
+/* jig inspect PACKET: show a published packet after checking that it is
+ * still private (owner-only modes, decision 121) and its files against its
+ * record (every listed file present with its size and SHA-256, nothing
+ * unlisted, no links or special files); with --display web, also in
  * a browser (docs/display.md). */
 #include <errno.h>
 #include <pthread.h>
@@ -66,7 +67,9 @@ static int show(const struct jig_snapshot *s, const char *packet, int json, bool
 		return e->code;
 	}
 	json_t *rec = NULL;
-	int r = jig_record_load(pfd, packet, &rec, e);
+	int r = jig_record_check_private(pfd, e); /* decision 121 */
+	if (!r)
+		r = jig_record_load(pfd, packet, &rec, e);
 	if (!r)
 		r = jig_record_verify_files(pfd, rec, e);
 	if (r) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "flow/binding.h"
+#include "flow/tree.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
@@ -24,6 +25,7 @@ struct walk {
 	const char *flow;
 	bool skip_node_modules;
 	dev_t dev;
+	uint64_t mnt; /* the tree's mount id: a bind mount inside it is another (R-S03) */
 	json_t *files;
 	uint64_t bytes;
 	struct jig_error *e;
@@ -67,14 +69,18 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: the protected .jig state is never part of a package", w->flow, rel);
 		else if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: %s", w->flow, rel, strerror(errno));
-		else if (st.st_dev != w->dev)
+		else if (st.st_dev != w->dev || jig_tree_other_mount(dfd, n, w->mnt))
 			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is another mount; packages are captured from one file system", w->flow, rel);
 		else if (S_ISLNK(st.st_mode))
 			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a symbolic link; packages contain regular files and directories only", w->flow, rel);
 		else if (S_ISDIR(st.st_mode)) {
 			int sub = openat(dfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			struct stat st2;
+			uint64_t mnt = 0;
 			r = sub < 0 ? jig_err(w->e, JIG_E_USAGE, "flow %s: %s: %s", w->flow, rel, strerror(errno))
-				    : walk_dir(w, sub, rel, depth + 1);
+			    : fstat(sub, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != w->dev || jig_tree_mount_id(sub, &mnt) < 0 || mnt != w->mnt
+				? jig_err(w->e, JIG_E_USAGE, "flow %s: %s: changed while it was captured (another directory or mount)", w->flow, rel)
+				: walk_dir(w, sub, rel, depth + 1);
 			if (sub >= 0)
 				close(sub);
 		} else if (!S_ISREG(st.st_mode))
@@ -92,7 +98,9 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 			struct stat st2;
 			unsigned char h[JIG_SHA256_LEN];
 			char hex[JIG_SHA256_HEX];
-			if (fd < 0 || fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || !S_ISREG(st2.st_mode))
+			uint64_t mnt = 0;
+			if (fd < 0 || fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || !S_ISREG(st2.st_mode) ||
+			    st2.st_dev != w->dev || jig_tree_mount_id(fd, &mnt) < 0 || mnt != w->mnt)
 				r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: changed while it was captured", w->flow, rel);
 			else if (hash_fd(fd, h) < 0)
 				r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: read: %s", w->flow, rel, strerror(errno));
@@ -193,6 +201,10 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 	if (fstat(pfd, &st) < 0)
 		return jig_err(e, JIG_E_USAGE, "%s: %s", what, strerror(errno));
 	struct walk w = {.flow = what, .dev = st.st_dev, .files = json_array(), .e = e, .skip_node_modules = entry != NULL};
+	if (jig_tree_mount_id(pfd, &w.mnt) < 0) {
+		json_decref(w.files);
+		return jig_err(e, JIG_E_USAGE, "%s: cannot tell its mount: %s", what, strerror(errno));
+	}
 	int r = walk_dir(&w, pfd, "", 0);
 	if (r) {
 		json_decref(w.files);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
@@ -30,6 +31,65 @@ bool jig_tree_fs_ok(int fd, char *name, size_t cap)
 	case 0x01021994: snprintf(name, cap, "tmpfs"); return true;
 	default: snprintf(name, cap, "type 0x%lx", (unsigned long)sf.f_type); return false;
 	}
+}
+
+int jig_tree_mount_id(int fd, uint64_t *id)
+{
+	struct statx sx;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT, STATX_MNT_ID, &sx) < 0)
+		return -1;
+	if (!(sx.stx_mask & STATX_MNT_ID))
+		return errno = ENOSYS, -1;
+	*id = sx.stx_mnt_id;
+	return 0;
+}
+
+bool jig_tree_other_mount(int dirfd, const char *name, uint64_t mnt)
+{
+	struct statx sx;
+	/* The last component's mount is crossed into, not followed like a link. */
+	return statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &sx) < 0 ||
+	       !(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id != mnt;
+}
+
+/* The opened fd is still the checked entry, on the tree's mount. */
+static bool same_entry(int fd, const struct stat *want, uint64_t mnt)
+{
+	struct stat got;
+	uint64_t id;
+	return fstat(fd, &got) == 0 && got.st_ino == want->st_ino && got.st_dev == want->st_dev &&
+	       (got.st_mode & S_IFMT) == (want->st_mode & S_IFMT) && jig_tree_mount_id(fd, &id) == 0 && id == mnt;
+}
+
+/* Security modules label files themselves (SELinux, Smack, IMA/EVM): no
+ * Flow wrote those; every other extended attribute is excess metadata. */
+static bool module_label(const char *n)
+{
+	return strcmp(n, "security.selinux") == 0 || strncmp(n, "security.SMACK64", 16) == 0 ||
+	       strcmp(n, "security.ima") == 0 || strcmp(n, "security.evm") == 0;
+}
+
+/* R-S06: fd carries an extended attribute (a user.* one, a POSIX ACL, a
+ * file capability...): refused, never silently dropped by the byte copy. */
+static int check_xattr(int fd, const char *rel, const struct jig_tree_limits *l, struct jig_error *e)
+{
+	char names[4096];
+	ssize_t n = l->reject_xattr ? flistxattr(fd, names, sizeof(names)) : 0;
+	if (n < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP))
+		return 0;
+	if (n < 0 && errno != ERANGE)
+		return jig_err(e, JIG_E_USAGE, "%s %s: extended attributes: %s", l->what, rel[0] ? rel : ".", strerror(errno));
+	for (ssize_t k = 0; n > 0 && k < n; k += (ssize_t)strlen(names + k) + 1) {
+		if (module_label(names + k))
+			continue;
+		char shown[65];
+		size_t i = 0;
+		for (; names[k + i] && i < sizeof(shown) - 1; i++) /* a Flow's name, shown inert */
+			shown[i] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", names[k + i]) ? names[k + i] : '?';
+		shown[i] = '\0';
+		return jig_err(e, JIG_E_USAGE, "%s %s: has the extended attribute %s (excess metadata); refused", l->what, rel[0] ? rel : ".", shown);
+	}
+	return n < 0 ? jig_err(e, JIG_E_USAGE, "%s %s: has too many extended attributes (excess metadata); refused", l->what, rel[0] ? rel : ".") : 0;
 }
 
 static bool allowed(const struct jig_tree_limits *l, const char *path)
@@ -74,6 +134,8 @@ static int copy_bytes(int in, const struct stat *want, const char *rel, int dstf
 	struct stat got;
 	if (fstat(in, &got) < 0 || got.st_ino != want->st_ino || got.st_dev != want->st_dev || !S_ISREG(got.st_mode))
 		return jig_err(e, JIG_E_USAGE, "%s %s: changed while it was copied", l->what, rel);
+	if (check_xattr(in, rel, l, e) < 0)
+		return -JIG_E_USAGE;
 	jig_autoclose int out = openat(dstfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return jig_err(e, JIG_E_INTERNAL, "%s %s: cannot create the copy: %s", l->what, rel, strerror(errno));
@@ -108,7 +170,7 @@ static int copy_bytes(int in, const struct stat *want, const char *rel, int dstf
 	char hex[JIG_SHA256_HEX];
 	jig_sha256_end(c, h);
 	jig_hex(h, JIG_SHA256_LEN, hex);
-	if (r == 0 && fchmod(out, 0444) < 0)
+	if (r == 0 && fchmod(out, l->owner_only ? 0400 : 0444) < 0)
 		r = jig_err(e, JIG_E_INTERNAL, "%s %s: %s", l->what, rel, strerror(errno));
 	if (r == 0 && s->list)
 		json_array_append_new(s->list, json_pack("{s:s,s:I,s:s}", "path", rel, "size", (json_int_t)total, "sha256", hex));
@@ -125,7 +187,7 @@ int jig_tree_copy_file(int srcfd, const char *name, int dstfd, const struct jig_
 	return r ? r : copy_bytes(srcfd, &st, name, dstfd, name, l, s, e);
 }
 
-static int copy_dir(int srcfd, dev_t dev, const char *prefix, int dstfd, const struct jig_tree_limits *l,
+static int copy_dir(int srcfd, dev_t dev, uint64_t mnt, const char *prefix, int dstfd, const struct jig_tree_limits *l,
 		    struct jig_tree_stats *s, int depth, struct jig_error *e)
 {
 	if (depth > MAX_DEPTH)
@@ -155,7 +217,7 @@ static int copy_dir(int srcfd, dev_t dev, const char *prefix, int dstfd, const s
 			r = jig_err(e, JIG_E_USAGE, "%s %s: %s", l->what, rel, strerror(errno));
 		else if (S_ISLNK(st.st_mode))
 			r = jig_err(e, JIG_E_USAGE, "%s %s: is a symbolic link; refused", l->what, rel);
-		else if (st.st_dev != dev)
+		else if (st.st_dev != dev || jig_tree_other_mount(srcfd, n, mnt))
 			r = jig_err(e, JIG_E_USAGE, "%s %s: is another mount; refused", l->what, rel);
 		else if (S_ISDIR(st.st_mode)) {
 			if (++s->entries > l->max_entries)
@@ -165,17 +227,22 @@ static int copy_dir(int srcfd, dev_t dev, const char *prefix, int dstfd, const s
 			else {
 				jig_autoclose int sub = openat(srcfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 				jig_autoclose int dsub = openat(dstfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				r = sub < 0 || dsub < 0 ? jig_err(e, JIG_E_USAGE, "%s %s: %s", l->what, rel, strerror(errno))
-							: copy_dir(sub, dev, rel, dsub, l, s, depth + 1, e);
+				if (sub < 0 || dsub < 0)
+					r = jig_err(e, JIG_E_USAGE, "%s %s: %s", l->what, rel, strerror(errno));
+				else if (!same_entry(sub, &st, mnt))
+					r = jig_err(e, JIG_E_USAGE, "%s %s: changed while it was copied (another directory or mount)", l->what, rel);
+				else if (!(r = check_xattr(sub, rel, l, e)))
+					r = copy_dir(sub, dev, mnt, rel, dsub, l, s, depth + 1, e);
 				if (!r)
-					fchmod(dsub, 0555);
+					fchmod(dsub, l->owner_only ? 0500 : 0555);
 			}
 		} else if (!S_ISREG(st.st_mode))
 			r = jig_err(e, JIG_E_USAGE, "%s %s: is a special file (fifo, socket or device); refused", l->what, rel);
 		else if (!(r = check_file(&st, rel, l, s, e))) {
 			jig_autoclose int in = openat(srcfd, n, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 			r = in < 0 ? jig_err(e, JIG_E_USAGE, "%s %s: %s", l->what, rel, strerror(errno))
-				   : copy_bytes(in, &st, rel, dstfd, n, l, s, e);
+			    : !same_entry(in, &st, mnt) ? jig_err(e, JIG_E_USAGE, "%s %s: changed while it was copied (another file or mount)", l->what, rel)
+							 : copy_bytes(in, &st, rel, dstfd, n, l, s, e);
 		}
 	}
 	closedir(d);
@@ -186,7 +253,11 @@ int jig_tree_copy(int srcfd, const char *prefix, int dstfd, const struct jig_tre
 		  struct jig_tree_stats *s, struct jig_error *e)
 {
 	struct stat st;
+	uint64_t mnt;
 	if (fstat(srcfd, &st) < 0 || !S_ISDIR(st.st_mode))
 		return jig_err(e, JIG_E_USAGE, "%s: not a directory", l->what);
-	return copy_dir(srcfd, st.st_dev, prefix, dstfd, l, s, 0, e);
+	if (jig_tree_mount_id(srcfd, &mnt) < 0)
+		return jig_err(e, JIG_E_USAGE, "%s: cannot tell its mount: %s", l->what, strerror(errno));
+	int r = check_xattr(srcfd, prefix, l, e);
+	return r ? r : copy_dir(srcfd, st.st_dev, mnt, prefix, dstfd, l, s, 0, e);
 }

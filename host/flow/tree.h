@@ -21,6 +21,9 @@ struct jig_tree_limits {
 	const char *deny_name; /* an entry name refused anywhere (".jig"), or NULL */
 	char *const *allowed; /* if set, every file path must be one of these */
 	size_t n_allowed;
+	bool owner_only;   /* copies 0400, directories 0500 (a published packet, R-S07); else 0444, 0555 */
+	bool reject_xattr; /* final validation: an extended attribute (other than a security module's
+			    * label) on the tree, a directory or a file refuses it (R-S06) */
 };
 
 struct jig_tree_stats {
@@ -37,6 +40,12 @@ int jig_tree_copy(int srcfd, const char *prefix, int dstfd, const struct jig_tre
 /* One regular file (by descriptor) to dstfd/name with the same checks. */
 int jig_tree_copy_file(int srcfd, const char *name, int dstfd, const struct jig_tree_limits *l,
 		       struct jig_tree_stats *st, struct jig_error *e);
+/* The mount id of fd (statx's, so a bind mount of the same file system has
+ * its own): 0, or -1 with errno. */
+int jig_tree_mount_id(int fd, uint64_t *id);
+/* dirfd/name (not followed) is on another mount than mnt, or its mount
+ * cannot be told (R-S03: nested mounts, a same-file-system bind mount too). */
+bool jig_tree_other_mount(int dirfd, const char *name, uint64_t mnt);
 /* The file system of fd is ext4, XFS, Btrfs or tmpfs. */
 bool jig_tree_fs_ok(int fd, char *name, size_t cap);
 

@@ -1,5 +1,6 @@
 #include "run/publish.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,6 +32,10 @@ int jig_publish_open(struct jig_publish *p, const char *output, struct jig_error
 	snprintf(p->name, sizeof(p->name), "%.255s", name); /* normal names are at most 255 bytes */
 	if ((p->parentfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return jig_err(e, JIG_E_USAGE, "--output %s: parent directory: %s", output, strerror(errno));
+	char fs[32];
+	if (!jig_tree_fs_ok(p->parentfd, fs, sizeof(fs))) /* R-S03: the destination parent's file system */
+		return jig_err(e, JIG_E_USAGE, "--output %s: its parent directory is on %s; packets are published onto ext4, XFS, Btrfs or tmpfs only",
+			       output, fs);
 	struct stat st;
 	if (fstatat(p->parentfd, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return jig_err(e, JIG_E_USAGE, "--output %s already exists; jig never replaces a destination", output);
@@ -78,22 +83,49 @@ int jig_publish_collect(struct jig_publish *p, int held_fd, char *const *allowed
 	jig_autoclose int files = openat(p->stagefd, "files", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct jig_tree_limits l = {.what = "output", .max_files = JIG_OUTPUT_MAX_FILES, .max_entries = JIG_OUTPUT_MAX_ENTRIES,
 				    .max_bytes = JIG_OUTPUT_MAX_BYTES, .reject_sparse = true, .allowed = allowed,
-				    .n_allowed = n_allowed};
+				    .n_allowed = n_allowed, .owner_only = true, .reject_xattr = true};
 	struct jig_tree_stats st = {.list = list};
 	struct jig_error oe = {0};
 	JIG_FAULT_POINT("output copy");
 	if (files < 0 || jig_tree_copy(held_fd, "", files, &l, &st, &oe) < 0)
 		return jig_err(e, JIG_E_USAGE, "output refused, nothing published: %s", files < 0 ? strerror(errno) : oe.msg);
-	fchmod(files, 0555);
+	fchmod(files, 0500);
 	return 0;
+}
+
+/* R-S07: what the stage holds beside files/ (record.json, an interrupted
+ * Run's checkpoint) owner-only and read-only, like files/ and below. */
+static int seal(struct jig_publish *p)
+{
+	int fd = dup(p->stagefd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	rewinddir(d);
+	int r = 0;
+	struct dirent *de;
+	struct stat st;
+	while (r == 0 && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    (fstatat(p->stagefd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		     (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) ||
+		     fchmodat(p->stagefd, de->d_name, S_ISDIR(st.st_mode) ? 0500 : 0400, 0) < 0))
+			r = -1;
+	closedir(d);
+	return r;
 }
 
 int jig_publish_commit(struct jig_publish *p, const char *record, struct jig_error *e)
 {
-	if (jig_write_file_at(p->stagefd, "record.json", record, strlen(record), 0444, e) < 0)
+	if (jig_write_file_at(p->stagefd, "record.json", record, strlen(record), 0400, e) < 0)
 		return -JIG_E_INTERNAL;
+	if (seal(p) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "--output %s: cannot make the packet private: %s; nothing published", p->output, strerror(errno));
 	JIG_FAULT_POINT("stage rename");
-	if (fchmod(p->stagefd, 0555) < 0 || renameat2(p->parentfd, p->stage, p->parentfd, p->name, RENAME_NOREPLACE) < 0)
+	if (fchmod(p->stagefd, 0500) < 0 || renameat2(p->parentfd, p->stage, p->parentfd, p->name, RENAME_NOREPLACE) < 0)
 		return jig_err(e, JIG_E_USAGE, "--output %s: %s; nothing published", p->output,
 			       errno == EEXIST ? "appeared while the Flow ran; jig never replaces a destination" : strerror(errno));
 	p->stage[0] = '\0';

@@ -2,6 +2,7 @@
  * checked by jig inspect, shown inert. One module for both sides. */
 #include "run/record.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -155,6 +156,60 @@ int jig_record_load(int pfd, const char *packet, json_t **rec, struct jig_error 
 		*rec = NULL;
 	}
 	return r;
+}
+
+/* Bounds of the privacy walk: well past what a publisher writes (256
+ * entries, 16 levels), so only a packet edited since is cut short. */
+#define PRIVATE_MAX_ENTRIES 1024
+#define PRIVATE_MAX_DEPTH 20
+
+static int not_private(const char *rel, mode_t mode, struct jig_error *e)
+{
+	return jig_err(e, JIG_E_INTEGRITY, "packet: %s is mode %04o, open to others; a packet is owner-only (R-S07): refused",
+		       !rel[0] ? "the packet directory" : jig_path_is_normal_relative(rel) ? rel : "an entry", (unsigned)(mode & 07777));
+}
+
+static int private_dir(int dfd, const char *prefix, int depth, size_t *seen, struct jig_error *e)
+{
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return jig_err(e, JIG_E_INTEGRITY, "packet: %s", strerror(errno));
+	}
+	rewinddir(d);
+	int r = 0;
+	struct dirent *de;
+	while (r == 0 && (de = readdir(d))) {
+		struct stat st;
+		char rel[1024];
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(rel, sizeof(rel), "%s%s%s", prefix, prefix[0] ? "/" : "", de->d_name);
+		if (++*seen > PRIVATE_MAX_ENTRIES || depth > PRIVATE_MAX_DEPTH)
+			r = jig_err(e, JIG_E_INTEGRITY, "packet: more than %d entries or %d levels; not a published packet", PRIVATE_MAX_ENTRIES,
+				    PRIVATE_MAX_DEPTH);
+		else if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			r = jig_err(e, JIG_E_INTEGRITY, "packet: %s", strerror(errno));
+		else if (st.st_mode & 077)
+			r = not_private(rel, st.st_mode, e);
+		else if (S_ISDIR(st.st_mode)) {
+			jig_autoclose int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			r = sub < 0 ? jig_err(e, JIG_E_INTEGRITY, "packet: %s", strerror(errno)) : private_dir(sub, rel, depth + 1, seen, e);
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+int jig_record_check_private(int pfd, struct jig_error *e)
+{
+	struct stat st;
+	size_t seen = 0;
+	if (fstat(pfd, &st) < 0)
+		return jig_err(e, JIG_E_INTEGRITY, "packet: %s", strerror(errno));
+	return st.st_mode & 077 ? not_private("", st.st_mode, e) : private_dir(pfd, "", 0, &seen, e);
 }
 
 int jig_record_verify_files(int pfd, json_t *rec, struct jig_error *e)

@@ -40,6 +40,9 @@ char *jig_record_text(json_t *rec, size_t cap, bool *cut);
 json_t *jig_record_effect_stub(json_t *ev);
 /* Reads and checks record.json of the packet directory pfd. */
 int jig_record_load(int pfd, const char *packet, json_t **rec, struct jig_error *e);
+/* R-S07 on read (decision 121): the packet directory and everything in it
+ * is owner-only (no group or other permission bit), or one line refuses it. */
+int jig_record_check_private(int pfd, struct jig_error *e);
 /* Every listed file of files/ is there with its size and SHA-256, nothing
  * unlisted, no links or special files. */
 int jig_record_verify_files(int pfd, json_t *rec, struct jig_error *e);

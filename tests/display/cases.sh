@@ -56,6 +56,7 @@ rec = {"format": "jig-run-record/1", "status": "succeeded", "error": "", "flow":
                                    "cleanup_confirmed": True, "reservation_released": False, "secret_path": "/home/x"}]}]}
 json.dump(rec, open(d + "/record.json", "w"))
 PY
+	chmod -R go= "$1" # owner-only, as jig publishes it (R-S07; jig inspect checks it, decision 121)
 	chown -R "$USER_NAME" "$1"
 }
 make_packet "$T/pk"

@@ -3,7 +3,7 @@
 # Every Flow of the generated test project is tests/flow/binding/node.ts,
 # steered by its "plan" input. Each case_* is one ctest (binding.<case>) in
 # the supported-host lane, run as the unprivileged user.
-# Requirements: R-B01, R-B02, R-B03, R-B04, R-B05 (see docs/requirements.md).
+# Requirements: R-B01, R-B02, R-B03, R-B04, R-B05, R-S02 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
@@ -296,6 +296,37 @@ case_call_inputs_and_resources() {
 	res '.calls[0].error' | grep -q "resource tree docs (shared/docs): store: blob $blob was altered" || fail "the call's error: $(res '.calls[0].error')"
 	check ".children[0] | .status == \"failed\" and (.why | test(\"blob $blob was altered\")) and (has(\"termination\") | not) and .cleanup_confirmed"
 	[ ! -e "$T/pkt/files/from-x.json" ] || fail "the child's result was imported"
+	nothing_left
+}
+
+case_resources_and_inputs_share_cap() {
+	# R-S02, R-S04 (audit #158): a binding's resource trees and the inputs
+	# a call borrows share one 64-file / 8 MiB cap. The same binding runs
+	# when its call borrows only "plan" (40 + 1 files; 5 MiB + a few bytes)
+	# and is refused before its child starts, with one line, when the call
+	# borrows the whole read map (40 + 1 + 30 files; 5 MiB + 4 MiB).
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p"
+	sh "$MK" "$T/p" '{"root":{"inputs":["plan","many","big"],"bindings":{
+		"x":{"flow":"a","read":{"plan":"plan","many":"many"},"resources":{"docs":"shared/docs"}},
+		"y":{"flow":"b","read":{"plan":"plan","big":"big"},"resources":{"blob":"shared/blob"}}}},
+		"a":{"inputs":["plan","many","docs"]},"b":{"inputs":["plan","big","blob"]}}'
+	mkdir -p "$T/p/shared/docs" "$T/p/shared/blob" "$T/many"
+	i=0; while [ $i -lt 40 ]; do echo "doc $i" >"$T/p/shared/docs/d$i"; i=$((i + 1)); done
+	i=0; while [ $i -lt 30 ]; do echo "in $i" >"$T/many/m$i"; i=$((i + 1)); done
+	head -c 5242880 /dev/zero | tr '\0' b >"$T/p/shared/blob/five"
+	head -c 4194304 /dev/zero | tr '\0' a >"$T/big"
+	(cd "$T/p" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }
+	EXTRA="--input many=$T/many --input big=$T/big" run '{"root":{"write":{"out.txt":"root"},
+		"calls":[[["x",{"plan":"plan"}]],["x"],[["y",{"plan":"plan"}]],["y"]]},"a":{"write":{"out.txt":"ran"}},"b":{"write":{"out.txt":"ran"}}}'
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the caller did not go on"
+	res '[.calls[] | .outcome]' | jq -e '. == ["succeeded", "failed", "succeeded", "failed"]' >/dev/null || fail "outcomes"
+	res '.calls[1].error' | grep -q "resource tree docs (shared/docs): with the borrowed inputs, more than 64 files or 8 MiB; refused" ||
+		fail "files: $(res '.calls[1].error')"
+	res '.calls[3].error' | grep -q "resource tree blob (shared/blob): with the borrowed inputs, more than 64 files or 8 MiB; refused" ||
+		fail "bytes: $(res '.calls[3].error')"
+	check '[.children[] | .status] == ["succeeded", "failed", "succeeded", "failed"]'
+	check '[.children[1, 3] | has("termination")] == [false, false]' "a refused child ran"
 	nothing_left
 }
 

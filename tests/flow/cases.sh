@@ -7,8 +7,8 @@
 # between cases (files in /tmp, /var/tmp and /run, mounts, processes, the
 # user-namespace limit, the delegated cgroup), so it runs in the lane.
 # The hostile Flow (tests/flow/hostile) attempts what its "mode" input says.
-# Requirements: R-C03, R-C04, R-L01, R-L06, R-L08, R-P10, R-P12 (see
-# docs/requirements.md).
+# Requirements: R-C03, R-C04, R-L01, R-L06, R-L08, R-P10, R-P12, R-S02, R-S03,
+# R-S06, R-S07 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
@@ -234,6 +234,109 @@ case_attach_state() {
 	run hostile --input mode="$T/p"; att_refused "protected host state"
 }
 case_attach_undeclared() { project "$HOSTILE"; echo ok >"$T/m"; run hostile --input mode="$T/m" --input other="$T/m"; att_refused "declares no input"; }
+
+# --- 5b. capture and publication (issue 33) ---------------------------------------------
+case_packet_private() {
+	# R-S07 (audit #205, decisions 120, 121): a published packet is owner-only,
+	# files 0400 and directories 0500, record.json included; jig inspect
+	# refuses it with one line once a mode is widened, and reads it again
+	# once it is private again.
+	project "$EX"
+	run csv-report --input data="$EX/csv-report/sample.csv"
+	[ "$rc" -eq 0 ] && [ -f "$T/pkt/record.json" ] && [ -f "$T/pkt/files/report.md" ] || fail "exit $rc"
+	find "$T/pkt" -printf '%m %p\n'
+	[ -z "$(find "$T/pkt" \( -type f ! -perm 400 \) -o \( -type d ! -perm 500 \))" ] || fail "a packet entry is not owner-only"
+	"$JIG" inspect "$T/pkt" >/dev/null || fail "inspect of a private packet"
+	for widen in "o+r $T/pkt/files/report.md" "g+rx $T/pkt/files" "o+r $T/pkt/record.json" "o+rx $T/pkt"; do
+		# shellcheck disable=SC2086 # MODE PATH
+		chmod $widen
+		set +e; "$JIG" inspect "$T/pkt" >"$T/out" 2>"$T/err"; r=$?; set -e
+		cat "$T/err"
+		[ "$r" -eq 4 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "open to others; a packet is owner-only (R-S07): refused" "$T/err" ||
+			fail "inspect accepted a widened packet ($widen): exit $r"
+		# shellcheck disable=SC2086
+		chmod go= ${widen#* }
+	done
+	"$JIG" inspect "$T/pkt" >/dev/null || fail "inspect after the modes were restored"
+}
+scratch_attach_bind_mount() {
+	mkdir -p /var/tmp/att/inner /var/tmp/other && echo ok >/var/tmp/att/mode && echo secret >/var/tmp/other/secret &&
+		mount --bind /var/tmp/other /var/tmp/att/inner && chmod -R a+rX /var/tmp/att /var/tmp/other
+}
+case_attach_bind_mount() {
+	# R-S03 (audit #154): a bind mount of the same file system inside an
+	# attached tree has the tree's st_dev; its mount id tells it: refused
+	# before the Run, nothing published.
+	[ "$(stat -c %d /var/tmp/att)" = "$(stat -c %d /var/tmp/att/inner)" ] || fail "the bind mount is not of the same file system"
+	project "$HOSTILE"; run hostile --input mode=/var/tmp/att; att_refused "attachment mode (/var/tmp/att)\|mode/inner: is another mount; refused"
+	grep -q "mode/inner: is another mount; refused" "$T/err" || fail "not refused as another mount"
+}
+case_attach_selector_skips_siblings() {
+	# R-S02 (audit #152): a selected file's siblings are never enumerated:
+	# beside it a directory no one may read (0000), a FIFO and a symbolic
+	# link, each of which the capture refuses or cannot read when it walks
+	# it. The selected file alone is captured and the Run succeeds.
+	project "$HOSTILE"
+	mkdir -p "$T/sel/locked/deep"; echo x >"$T/sel/locked/deep/f"; chmod 000 "$T/sel/locked"
+	mkfifo "$T/sel/pipe"; ln -s /etc/passwd "$T/sel/link"; printf 'ok\n' >"$T/sel/mode"
+	run hostile --input mode="$T/sel/mode"
+	chmod 700 "$T/sel/locked"
+	[ "$rc" -eq 0 ] && [ "$(rec status)" = succeeded ] || fail "the Run did not succeed"
+	jq -e '.ok == true' "$T/pkt/files/result.json" >/dev/null || fail "the selected file was not the input"
+	jq -e '[.inputs[].path] == ["mode"]' "$T/pkt/record.json" >/dev/null || fail "inputs: $(jq -c .inputs "$T/pkt/record.json")"
+}
+case_output_xattr_acl() {
+	# R-S06 (audit #171, decision 122): a POSIX ACL the Flow set on its own
+	# output file is excess metadata: refused, nothing published.
+	project "$HOSTILE"; hostile "xattr system.posix_acl_access"
+	refused_output "output out/a: has the extended attribute system.posix_acl_access (excess metadata); refused"
+}
+case_output_xattr_user() {
+	# R-S06 (audit #171, decision 122): a user. extended attribute on an
+	# output is refused; on a kernel whose tmpfs holds none (before 6.6) the
+	# Flow cannot set it (refused at the source) and nothing carries it.
+	project "$HOSTILE"; hostile "xattr user.jig"
+	if grep -q "setxattr user.jig: refused at the source (errno 95)" "$T/err"; then
+		echo "the scope's tmpfs holds no user. attributes on $(uname -r): refused at the source"
+		[ "$rc" -ne 0 ] || fail "the Run succeeded"
+		[ ! -e "$T/pkt/files/out/a" ] && [ "$(rec 'outputs | length')" = 0 ] || fail "the failed Run published its output"
+	else
+		refused_output "output out/a: has the extended attribute user.jig (excess metadata); refused"
+	fi
+}
+scratch_output_parent_unsupported_fs() { mkdir -p /var/tmp/ramfs-out && mount -t ramfs ramfs /var/tmp/ramfs-out && chmod 1777 /var/tmp/ramfs-out; }
+case_output_parent_unsupported_fs() {
+	# R-S03 (audit #156): the destination parent's file system must be ext4,
+	# XFS, Btrfs or tmpfs: --output under ramfs or /proc is refused before
+	# the Run starts, one line, nothing created there, no run directory left.
+	project "$HOSTILE"; printf 'ok\n' >"$T/mode"
+	for parent in /var/tmp/ramfs-out /proc; do
+		set +e; (cd "$T/p" && "$JIG" run hostile --input mode="$T/mode" --output "$parent/pkt") >"$T/out" 2>"$T/err" </dev/null; rc=$?; set -e
+		cat "$T/out" "$T/err"
+		[ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] || fail "exit $rc, expected 2 and one line"
+		grep -q -- "--output $parent/pkt: its parent directory is on type 0x[0-9a-f]*; packets are published onto ext4, XFS, Btrfs or tmpfs only" "$T/err" ||
+			fail "not refused for its parent's file system"
+	done
+	[ -z "$(ls -A /var/tmp/ramfs-out)" ] || fail "something was created under the unsupported parent"
+	no_run_dir
+}
+scratch_run_dir_unsupported_fs() { mount -t ramfs ramfs /tmp && chmod 1777 /tmp && mkdir "$T"; } # $T: for the EXIT trap
+case_run_dir_unsupported_fs() {
+	# R-S03 (audit #156): the attachments' destination parent, the Run's
+	# private directory under /tmp, must be ext4, XFS, Btrfs or tmpfs: with
+	# /tmp on ramfs the Run is refused before its scope starts, one line,
+	# nothing published, no run directory left. (The attachment and the
+	# packet's parent are on /var/tmp, a tmpfs.)
+	[ "$(stat -f -c %T /tmp)" = ramfs ] || fail "/tmp is not ramfs: $(stat -f -c %T /tmp)"
+	project "$HOSTILE"; printf 'ok\n' >/var/tmp/mode
+	set +e; (cd "$T/p" && "$JIG" run hostile --input mode=/var/tmp/mode --output /var/tmp/pkt) >"$T/out" 2>"$T/err" </dev/null; rc=$?; set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] || fail "exit $rc, expected 2 and one line"
+	grep -q "/tmp/jig-run-[A-Za-z0-9]* is on type 0x858458f6; attachments are captured onto ext4, XFS, Btrfs or tmpfs only" "$T/err" ||
+		fail "not refused for the run directory's file system"
+	[ ! -e /var/tmp/pkt ] && ! ls -a /var/tmp | grep -q '^\.jig-stage' || fail "something was published"
+	no_run_dir
+}
 
 # --- 6. deadline -----------------------------------------------------------------------------
 case_timeout_fenced() {

@@ -3,7 +3,7 @@
 # installed Bun in the route's own scope, its output collected outside it.
 # Each case_* is one ctest (command.<case>) in the supported-host lane, run
 # as the unprivileged user.
-# Requirements: R-K01, R-K02, R-K03, R-K04 (see docs/requirements.md).
+# Requirements: R-K01, R-K02, R-K03, R-K04, R-S02 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
@@ -36,7 +36,7 @@ steps() {
 	set +e
 	start=$(date +%s)
 	(cd "$T/p" && GITHUB_TOKEN="$CANARY" MY_API_KEY="$CANARY" "$JIG" run caller --output "$T/pkt" --input steps="$T/steps" \
-		--input data="$T/data" --timeout "${RUN_TIMEOUT:-120s}") >"$T/out" 2>"$T/err" </dev/null
+		--input data="${DATA:-$T/data}" --timeout "${RUN_TIMEOUT:-120s}") >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
 	took=$(($(date +%s) - start))
 	set -e
@@ -112,6 +112,36 @@ case_caps() {
 	[ "$(res 12 .stdout)" = "1 0" ] && [ "$(res 14 .stdout)" = "4 0" ] || fail "arguments at the cap did not arrive"
 	expect_refused 13 "an argument is at most 4096 bytes, all of them 16384"
 	expect_refused 15 "an argument is at most 4096 bytes, all of them 16384"
+}
+case_input_tree_caps() {
+	# R-K04, R-S02 (audit #190): a route's named input tree is the bounded,
+	# read-only copy the Flow has. The caps hold across all of a Run's
+	# attachments (here "steps" and "data"): at them (64 files, 8 MiB
+	# together) the command reads the whole tree and writes none of it; one
+	# file or one byte over, the Run is refused before anything starts,
+	# with one line, nothing published.
+	project
+	js='import fs from "node:fs";
+const names = fs.readdirSync("/input/data"); let bytes = 0;
+for (const n of names) bytes += fs.readFileSync("/input/data/" + n).length;
+let w; try { fs.writeFileSync("/input/data/f0", "x"); w = "written"; } catch (e) { w = e.code; }
+console.log(names.length, bytes, w)'
+	json="[$(step tests "$js")]"
+	left=$((8388608 - $(printf '%s\n' "$json" | wc -c) - 62 * 131072)) # the last file's bytes at the cap
+	mkdir -p "$T/d63" "$T/d64" "$T/dbig"
+	i=0; while [ $i -lt 62 ]; do head -c 131072 /dev/zero | tr '\0' x >"$T/d63/f$i"; i=$((i + 1)); done
+	head -c "$left" /dev/zero | tr '\0' x >"$T/d63/last"
+	i=0; while [ $i -lt 64 ]; do echo $i >"$T/d64/f$i"; i=$((i + 1)); done
+	cp "$T/d63"/* "$T/dbig/" && echo >>"$T/dbig/last"
+	DATA="$T/d63" steps "$json"
+	succeeded
+	expect_ok 0
+	res 0 .stdout | grep -q "^63 $((62 * 131072 + left)) E" || fail "the command did not read the whole tree read-only: $(res 0 .stdout)"
+	for over in d64:"more than 64 files" dbig:"more than 8388608 bytes"; do
+		DATA="$T/${over%%:*}" steps "$json"
+		[ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "attachment data: ${over#*:}" "$T/err" || fail "${over%%:*} was not refused"
+		[ ! -e "$T/pkt" ] || fail "a packet was published"
+	done
 }
 case_output_drained() {
 	# R-K04: output beyond 64 KiB per pipe is drained and counted, not

@@ -184,6 +184,9 @@ case_checkpoint_recovered() {
 	[ "$(rec termination.outcome)" = coordinator_lost ] && [ "$(rec termination.cleanup_confirmed)" = true ] || fail "termination"
 	[ "$(rec recovery.coordinator_pid)" = "$coord" ] && [ "$(rec recovery.project_ino)" = "$(stat -c %i "$T/p")" ] || fail "binding"
 	[ -z "$(ls -A "$T/pkt/files")" ] || fail "output files were published"
+	# R-S07 (decision 120): the recovery-only coordinator's packet is owner-only too.
+	[ -z "$(find "$T/pkt" \( -type f ! -perm 400 \) -o \( -type d ! -perm 500 \))" ] ||
+		fail "the recovered packet is not owner-only: $(find "$T/pkt" -printf '%m %p\n')"
 	no_leftovers
 }
 case_checkpoint_unconfirmed() {

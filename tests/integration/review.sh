@@ -57,6 +57,21 @@ case_refuse_symlink_in_package() { fresh; ln -s /etc/passwd "$T/p/csv-report/lin
 case_refuse_fifo_in_package() { fresh; mkfifo "$T/p/csv-report/fifo"; bad "special file"; }
 case_refuse_hardlink_in_package() { fresh; ln "$T/p/csv-report/main.ts" "$T/p/csv-report/again.ts"; bad "hard links"; }
 case_refuse_package_symlink_dir() { fresh; mv "$T/p/csv-report" "$T/p/real"; ln -s real "$T/p/csv-report"; bad "symbolic link"; }
+case_refuse_bind_mount_in_package() {
+	# R-S03 (audit #154): a bind mount of the same file system inside a
+	# package has the package's st_dev; its mount id differs: refused. The
+	# mount is made in a mount namespace of its own, review runs in it.
+	fresh; mkdir "$T/p/csv-report/inner" "$T/other"; echo x >"$T/other/f"; chown -R "$USER_NAME" "$T/other"
+	set +e
+	unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1/other" "$1/p/csv-report/inner" &&
+		[ "$(stat -c %d "$1/other")" = "$(stat -c %d "$1/p/csv-report")" ] && cd "$1/p" &&
+		runuser -u "$2" -- "$3/bin/jig" review --yes' sh "$T" "$USER_NAME" "$JIG_TEST_PREFIX" >"$T/out" 2>"$T/err"
+	rc=$?; set -e
+	cat "$T/err"
+	[ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] || fail "exit $rc, expected 2 and one line"
+	grep -q "flow csv-report: inner: is another mount" "$T/err" || fail "not refused as another mount"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "something was admitted"
+}
 case_refuse_unknown_key() { fresh; jq '.extra = 1' "$T/p/jig.json" >"$T/j" && cp "$T/j" "$T/p/jig.json"; bad 'unknown key "extra"'; }
 case_refuse_duplicate_key() { fresh; printf '{"format":"jig-project/1","flows":{"a":"csv-report","a":"x"}}' >"$T/p/jig.json"; bad "duplicate"; }
 case_refuse_flow_format() { fresh; jq '.format = "jig-flow/2"' "$T/p/csv-report/flow.json" >"$T/j" && cp "$T/j" "$T/p/csv-report/flow.json"; bad "jig-flow/1"; }

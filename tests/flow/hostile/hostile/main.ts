@@ -75,6 +75,27 @@ export default async function (jig: Jig) {
     case "entries": for (let i = 0; i < Number(arg); i++) fs.mkdirSync(`/output/out/d${i}`, { recursive: true }); return;
     case "big": jig.write("out/big", Buffer.alloc(Number(arg), 120)); return;
     case "sparse": { jig.write("out/sparse", ""); fs.truncateSync("/output/out/sparse", Number(arg)); return; }
+    // An extended attribute on a declared output (R-S06): "xattr NAME" sets
+    // NAME on out/a (a POSIX ACL with a named user for system.posix_acl_access).
+    case "xattr": {
+      jig.write("out/a", "a");
+      const { dlopen, ptr, read } = await import("bun:ffi");
+      const l = dlopen("libc.so.6", {
+        setxattr: { args: ["ptr", "ptr", "ptr", "u64", "i32"], returns: "i32" },
+        __errno_location: { args: [], returns: "ptr" },
+      });
+      let value = Buffer.from("v");
+      if (arg === "system.posix_acl_access") {
+        value = Buffer.alloc(44);
+        value.writeUInt32LE(2, 0);
+        [[1, 6, 0xffffffff], [2, 4, process.getuid!()], [4, 4, 0xffffffff], [0x10, 4, 0xffffffff], [0x20, 4, 0xffffffff]]
+          .forEach(([tag, perm, id], i) => { value.writeUInt16LE(tag, 4 + i * 8); value.writeUInt16LE(perm, 6 + i * 8); value.writeUInt32LE(id, 8 + i * 8); });
+      }
+      const path = Buffer.from("/output/out/a\0"), name = Buffer.from(arg + "\0");
+      if (l.symbols.setxattr(ptr(path), ptr(name), ptr(value), value.length, 0) !== 0)
+        throw new Error(`setxattr ${arg}: refused at the source (errno ${read.i32(l.symbols.__errno_location(), 0)})`);
+      return;
+    }
     case "undeclared": jig.write("result.json", "{}"); fs.writeFileSync("/output/secret.txt", "x"); return;
     // Run/0 abuse
     case "hugeline": { const chunk = Buffer.alloc(1 << 20, 97); for (let i = 0; i < Number(arg); i++) fs.writeSync(3, chunk); return; }

@@ -1,0 +1,307 @@
+/* The bounded tree copy as a unit (issue 33): owner-only copies of a
+ * published packet (R-S07), a same-file-system bind mount inside a tree
+ * refused by its mount id (R-S03, audit #154), extended attributes refused
+ * in final validation and ignored by capture (R-S06, #171), a publication
+ * that seals every entry owner-only and refuses an unsupported destination
+ * parent, and jig inspect's privacy check (decision 121). Runs as root in
+ * the plain lane: the bind mount is made in a mount namespace of its own. */
+#include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "flow/tree.h"
+#include "run/publish.h"
+#include "run/record.h"
+#include "util/fileio.h"
+
+static char dir[32];
+
+static void put(const char *rel, const char *text)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void sub(const char *rel)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static int at(const char *rel)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static mode_t mode_of(const char *rel)
+{
+	char p[256];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	assert_int_equal(lstat(p, &st), 0);
+	return st.st_mode & 07777;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/var/tmp/jig-tree-test.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[160];
+	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s'; rm -rf '%s'", dir, dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Output limits as final validation uses them (run/publish.c). */
+static struct jig_tree_limits output_limits(void)
+{
+	return (struct jig_tree_limits){.what = "output", .max_files = 64, .max_entries = 256, .max_bytes = 16 << 20,
+					.reject_sparse = true, .owner_only = true, .reject_xattr = true};
+}
+
+/* R-S07: a packet's copies are 0400 files in 0500 directories; other
+ * copies (attachments, a child's input) keep 0444 and 0555. */
+static void owner_only_modes(void **state)
+{
+	(void)state;
+	sub("src");
+	sub("src/d");
+	put("src/a", "a");
+	put("src/d/b", "b");
+	sub("pkt");
+	sub("inp");
+	int src = at("src"), pkt = at("pkt"), inp = at("inp");
+	struct jig_tree_limits l = output_limits();
+	struct jig_tree_stats st = {0};
+	struct jig_error e = {0};
+	assert_int_equal(jig_tree_copy(src, "", pkt, &l, &st, &e), 0);
+	assert_int_equal(mode_of("pkt/a"), 0400);
+	assert_int_equal(mode_of("pkt/d"), 0500);
+	assert_int_equal(mode_of("pkt/d/b"), 0400);
+	l.owner_only = false;
+	st = (struct jig_tree_stats){0};
+	assert_int_equal(jig_tree_copy(src, "", inp, &l, &st, &e), 0);
+	assert_int_equal(mode_of("inp/a"), 0444);
+	assert_int_equal(mode_of("inp/d"), 0555);
+	close(src), close(pkt), close(inp);
+}
+
+/* R-S06 (#171): an output file, directory or the output root with a user
+ * extended attribute or a POSIX ACL is refused with one line naming it; a
+ * capture without reject_xattr (attachments: bytes only, decision 122)
+ * copies the bytes and no attribute. */
+static void xattr_refused(void **state)
+{
+	(void)state;
+	sub("x");
+	put("x/a", "a");
+	char p[256];
+	snprintf(p, sizeof(p), "%s/x/a", dir);
+	assert_int_equal(setxattr(p, "user.jig", "v", 1, 0), 0);
+	sub("x-out");
+	int src = at("x"), out = at("x-out");
+	struct jig_tree_limits l = output_limits();
+	struct jig_tree_stats st = {0};
+	struct jig_error e = {0};
+	assert_true(jig_tree_copy(src, "", out, &l, &st, &e) < 0);
+	assert_string_equal(e.msg, "output a: has the extended attribute user.jig (excess metadata); refused");
+	/* Bytes only where metadata is not validated: no attribute copied. */
+	l.reject_xattr = false;
+	st = (struct jig_tree_stats){0};
+	sub("x-att");
+	int att = at("x-att");
+	assert_int_equal(jig_tree_copy(src, "", att, &l, &st, &e), 0);
+	snprintf(p, sizeof(p), "%s/x-att/a", dir);
+	assert_int_equal(listxattr(p, NULL, 0), 0);
+	/* On a directory below, and on the tree's root itself. */
+	snprintf(p, sizeof(p), "%s/x/a", dir);
+	assert_int_equal(removexattr(p, "user.jig"), 0);
+	sub("x/d");
+	snprintf(p, sizeof(p), "%s/x/d", dir);
+	assert_int_equal(setxattr(p, "user.dir", "v", 1, 0), 0);
+	l.reject_xattr = true;
+	st = (struct jig_tree_stats){0};
+	sub("x-out2");
+	int out2 = at("x-out2");
+	assert_true(jig_tree_copy(src, "", out2, &l, &st, &e) < 0);
+	assert_string_equal(e.msg, "output d: has the extended attribute user.dir (excess metadata); refused");
+	assert_int_equal(removexattr(p, "user.dir"), 0);
+	snprintf(p, sizeof(p), "%s/x", dir);
+	assert_int_equal(setxattr(p, "user.root\x1b[31m", "v", 1, 0), 0); /* a hostile name is shown inert */
+	st = (struct jig_tree_stats){0};
+	sub("x-out3");
+	int out3 = at("x-out3");
+	assert_true(jig_tree_copy(src, "", out3, &l, &st, &e) < 0);
+	assert_string_equal(e.msg, "output .: has the extended attribute user.root??31m (excess metadata); refused");
+	assert_int_equal(removexattr(p, "user.root\x1b[31m"), 0);
+	/* A POSIX ACL with a named user (version 2; user_obj, user 0, group_obj, mask, other). */
+	unsigned char acl[44] = {2, 0, 0, 0};
+	const unsigned short tags[5] = {1, 2, 4, 0x10, 0x20}, perms[5] = {6, 4, 4, 4, 4};
+	for (int i = 0; i < 5; i++) {
+		unsigned char *en = acl + 4 + i * 8;
+		en[0] = (unsigned char)tags[i], en[1] = (unsigned char)(tags[i] >> 8), en[2] = (unsigned char)perms[i];
+		memset(en + 4, i == 1 ? 0 : 0xff, 4);
+	}
+	snprintf(p, sizeof(p), "%s/x/a", dir);
+	assert_int_equal(setxattr(p, "system.posix_acl_access", acl, sizeof(acl), 0), 0);
+	st = (struct jig_tree_stats){0};
+	sub("x-out4");
+	int out4 = at("x-out4");
+	assert_true(jig_tree_copy(src, "", out4, &l, &st, &e) < 0);
+	assert_string_equal(e.msg, "output a: has the extended attribute system.posix_acl_access (excess metadata); refused");
+	close(src), close(out), close(att), close(out2), close(out3), close(out4);
+}
+
+/* R-S03 (#154): a bind mount of the same file system (same st_dev) inside
+ * a tree is another mount: refused by its mount id. A file bind-mounted
+ * over another file too. */
+static void bind_mount_refused(void **state)
+{
+	(void)state;
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		print_message("not root or no mount namespace: the bind-mount check runs in the VM lane (flow.attach_bind_mount)\n");
+		skip();
+	}
+	sub("m");
+	sub("m/inner");
+	sub("other");
+	put("other/secret", "s");
+	put("m/f", "f");
+	put("lone", "l");
+	char a[256], b[256];
+	snprintf(a, sizeof(a), "%s/other", dir);
+	snprintf(b, sizeof(b), "%s/m/inner", dir);
+	assert_int_equal(mount(a, b, NULL, MS_BIND, NULL), 0);
+	struct stat sa, sb;
+	assert_int_equal(stat(a, &sa), 0);
+	assert_int_equal(stat(b, &sb), 0);
+	assert_int_equal(sa.st_dev, sb.st_dev); /* st_dev alone cannot tell */
+	sub("m-out");
+	int src = at("m"), out = at("m-out");
+	struct jig_tree_limits l = {.what = "attachment m", .max_files = 64, .max_entries = 256, .max_bytes = 8 << 20};
+	struct jig_tree_stats st = {0};
+	struct jig_error e = {0};
+	assert_true(jig_tree_copy(src, "m", out, &l, &st, &e) < 0);
+	assert_string_equal(e.msg, "attachment m m/inner: is another mount; refused");
+	assert_int_equal(umount(b), 0);
+	snprintf(a, sizeof(a), "%s/lone", dir);
+	snprintf(b, sizeof(b), "%s/m/f", dir);
+	assert_int_equal(mount(a, b, NULL, MS_BIND, NULL), 0);
+	st = (struct jig_tree_stats){0};
+	sub("m-out2");
+	int out2 = at("m-out2");
+	assert_true(jig_tree_copy(src, "m", out2, &l, &st, &e) < 0);
+	assert_string_equal(e.msg, "attachment m m/f: is another mount; refused");
+	assert_int_equal(umount(b), 0);
+	close(src), close(out), close(out2);
+}
+
+/* R-S07: a publication (files, record.json, an interrupted Run's
+ * checkpoint beside them) is owner-only from the rename on; a destination
+ * parent on an unsupported file system is refused before anything. */
+static void publication_private(void **state)
+{
+	(void)state;
+	sub("held");
+	sub("held/out");
+	put("held/result.json", "{}");
+	put("held/out/r.txt", "r");
+	sub("dest");
+	char output[256];
+	snprintf(output, sizeof(output), "%s/dest/pkt", dir);
+	struct jig_publish p;
+	struct jig_error e = {0};
+	char *allowed[] = {"result.json", "out"};
+	json_t *list = json_array();
+	int held = at("held");
+	assert_int_equal(jig_publish_open(&p, output, &e), 0);
+	assert_int_equal(jig_publish_stage(&p, "/tmp/jig-run-UNIT01", &e), 0);
+	assert_int_equal(jig_publish_collect(&p, held, allowed, 2, list, &e), 0);
+	assert_int_equal(jig_write_file_at(p.stagefd, "checkpoint.json", "{}", 2, 0444, &e), 0); /* as recovery writes it */
+	assert_int_equal(jig_publish_commit(&p, "{\"format\":\"jig-run-record/1\"}", &e), 0);
+	jig_publish_close(&p);
+	assert_int_equal(mode_of("dest/pkt"), 0500);
+	assert_int_equal(mode_of("dest/pkt/record.json"), 0400);
+	assert_int_equal(mode_of("dest/pkt/checkpoint.json"), 0400);
+	assert_int_equal(mode_of("dest/pkt/files"), 0500);
+	assert_int_equal(mode_of("dest/pkt/files/result.json"), 0400);
+	assert_int_equal(mode_of("dest/pkt/files/out"), 0500);
+	assert_int_equal(mode_of("dest/pkt/files/out/r.txt"), 0400);
+	int pfd = at("dest/pkt");
+	assert_int_equal(jig_record_check_private(pfd, &e), 0);
+	close(pfd);
+	/* /proc is not ext4, XFS, Btrfs or tmpfs: refused at open, one line. */
+	assert_true(jig_publish_open(&p, "/proc/jig-unit-pkt", &e) < 0);
+	assert_string_equal(e.msg, "--output /proc/jig-unit-pkt: its parent directory is on type 0x9fa0; packets are published onto ext4, XFS, Btrfs or tmpfs only");
+	jig_publish_close(&p);
+	json_decref(list);
+	close(held);
+}
+
+/* Decision 121: jig inspect's privacy check refuses a packet whose modes
+ * were widened anywhere, with one line naming the entry. */
+static void widened_packet_refused(void **state)
+{
+	(void)state;
+	sub("w");
+	sub("w/files");
+	sub("w/files/d");
+	put("w/record.json", "{}");
+	put("w/files/d/a", "a");
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "chmod -R go= '%s/w'", dir);
+	assert_int_equal(system(cmd), 0);
+	int pfd = at("w");
+	struct jig_error e = {0};
+	assert_int_equal(jig_record_check_private(pfd, &e), 0);
+	const char *widen[] = {"w/files/d/a", "w/files/d", "w/record.json", "w"};
+	const char *named[] = {"files/d/a", "files/d", "record.json", "the packet directory"};
+	for (int i = 0; i < 4; i++) {
+		char p[256], want[256];
+		snprintf(p, sizeof(p), "%s/%s", dir, widen[i]);
+		mode_t was = mode_of(widen[i]);
+		assert_int_equal(chmod(p, was | 0044), 0);
+		assert_true(jig_record_check_private(pfd, &e) < 0);
+		assert_int_equal(e.code, JIG_E_INTEGRITY);
+		snprintf(want, sizeof(want), "packet: %s is mode %04o, open to others; a packet is owner-only (R-S07): refused", named[i],
+			 (unsigned)(was | 0044));
+		assert_string_equal(e.msg, want);
+		assert_int_equal(chmod(p, was), 0);
+	}
+	close(pfd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {cmocka_unit_test(owner_only_modes), cmocka_unit_test(xattr_refused),
+					   cmocka_unit_test(publication_private), cmocka_unit_test(widened_packet_refused),
+					   cmocka_unit_test(bind_mount_refused)};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
