@@ -61,12 +61,16 @@ static const struct profile profiles[] = {
 	 "[]", NULL, true, NULL, NULL},
 	/* Codex (@zed-industries/codex-acp, qualified with 0.16.0): its
 	 * read-only sandbox, approvals on request (so every escalation is a
-	 * permission request, which the worker refuses), web search off, the
-	 * model by configuration, the API key by the openai-api-key method;
-	 * its rollouts (session history) below ~/.codex/sessions. */
+	 * permission request, which the worker refuses), web search off, no
+	 * bundled Skills and no Skills instructions, plugins, apps and hooks
+	 * off (R-A08), the model by configuration, the API key by the
+	 * openai-api-key method; its rollouts (session history) below
+	 * ~/.codex/sessions. */
 	{"codex", "{}", NULL,
 	 "[\"-c\", \"sandbox_mode=\\\"read-only\\\"\", \"-c\", \"approval_policy=\\\"on-request\\\"\", \"-c\","
-	 " \"web_search=\\\"disabled\\\"\", \"-c\", \"model=\\\"@model\\\"\"]",
+	 " \"web_search=\\\"disabled\\\"\", \"-c\", \"skills.bundled.enabled=false\", \"-c\", \"skills.include_instructions=false\","
+	 " \"-c\", \"features.plugins=false\", \"-c\", \"features.apps=false\", \"-c\", \"features.hooks=false\","
+	 " \"-c\", \"model=\\\"@model\\\"\"]",
 	 "openai-api-key", false, ".codex/sessions", NULL},
 	{"pi", "{\"PI_ACP_PI_COMMAND\": \"/.jig/pi-launcher\", \"PI_OFFLINE\": \"1\", \"PI_SKIP_VERSION_CHECK\": \"1\", \"PI_TELEMETRY\": \"0\"}",
 	 NULL, "[]", NULL, false, NULL,

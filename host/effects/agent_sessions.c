@@ -18,6 +18,7 @@
 
 #include "util/cleanup.h"
 #include "util/crypto.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 
 #define HEADER_MAX 4096
@@ -259,10 +260,15 @@ int jig_session_put(int statefd, const struct jig_session_scope *sc, json_t *his
 			       "flow %s, route %s holds %d sessions in the project's store (each kept 24 h or until used); this one is "
 			       "not retained",
 			       sc->flow, sc->route, JIG_SESSIONS_SCOPE_MAX);
+	/* The new reference is the caller's only once the store committed it
+	 * (the rename below): until then it is a local name, and ref stays
+	 * empty on every failure. */
+	ref[0] = '\0';
+	char fresh[JIG_SESSION_REF_HEX + 1];
 	unsigned char rnd[JIG_SESSION_REF_HEX / 2], sha[JIG_SHA256_LEN];
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return jig_err(e, JIG_E_INTERNAL, "getrandom: %s", strerror(errno));
-	jig_hex(rnd, sizeof(rnd), ref);
+	jig_hex(rnd, sizeof(rnd), fresh);
 	char shahex[JIG_SHA256_HEX], tmp[64], name[64];
 	jig_sha256(json_string_value(ro), json_string_length(ro), sha);
 	jig_hex(sha, sizeof(sha), shahex);
@@ -273,19 +279,26 @@ int jig_session_put(int statefd, const struct jig_session_scope *sc, json_t *his
 	json_decref(h);
 	if (!line || strlen(line) >= HEADER_MAX)
 		return jig_err(e, JIG_E_INTERNAL, "the session header does not fit");
-	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s", ref);
-	snprintf(name, sizeof(name), "%lld-%s", (long long)now, ref);
+	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s", fresh);
+	snprintf(name, sizeof(name), "%lld-%s", (long long)now, fresh);
 	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": cannot write: %s", strerror(errno));
 	bool ok = write_all(fd, line, strlen(line)) == 0 && write_all(fd, "\n", 1) == 0 &&
 		  write_all(fd, json_string_value(ro), json_string_length(ro)) == 0 && fsync(fd) == 0;
 	ok = close(fd) == 0 && ok;
+	/* Between the written history and its commit (docs/reliability.md):
+	 * a coordinator stopped or killed here, or a commit that fails, gives
+	 * no reference. */
+	JIG_FAULT_POINT("session commit");
+	if (ok && JIG_FAULT_FAILS("session commit"))
+		ok = false, errno = EIO;
 	if (!ok || renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE) < 0) {
 		int err = errno;
 		unlinkat(dfd, tmp, 0);
 		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": cannot store the session: %s", strerror(err));
 	}
 	fsync(dfd);
+	memcpy(ref, fresh, sizeof(fresh));
 	return 0;
 }

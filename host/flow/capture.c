@@ -14,6 +14,7 @@
 
 #include "flow/binding.h"
 #include "flow/tree.h"
+#include "flow/deps.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
@@ -281,6 +282,29 @@ static uint64_t store_used(const struct jig_project *p)
 	return dir_bytes(p->statefd, "store/blobs") + dir_bytes(p->statefd, "store/packages");
 }
 
+/* A credential in the Flow's bun.lock or package.json is refused before
+ * the package enters the store (R-C14: secrets never enter locks or what
+ * jig retains); deps.c refuses it again on the captured bytes. */
+static int no_credential(int pfd, const char *flow, struct jig_error *e)
+{
+	static const struct {
+		const char *name;
+		size_t max;
+	} files[] = {{JIG_DEPS_LOCK, JIG_DEPS_LOCK_MAX}, {JIG_DEPS_MANIFEST, JIG_DEPS_MANIFEST_MAX}};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		jig_autofree char *buf = NULL;
+		size_t len, line;
+		const char *what;
+		struct jig_error ignored = {0};
+		if (jig_read_file_at(pfd, files[i].name, files[i].max, files[i].name, &buf, &len, NULL, &ignored) == 0 &&
+		    (line = jig_deps_credential_line(buf, len, &what)))
+			return jig_err(e, JIG_E_USAGE,
+				       "flow %s: %s: line %zu: %s; a credential never belongs in a lock or manifest (jig keeps, prints and retains them); remove it and give the registry's credentials to the operator's configuration instead; nothing captured",
+				       flow, files[i].name, line, what);
+	}
+	return 0;
+}
+
 int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 {
 	uint64_t used = store_used(p); /* what the store holds now */
@@ -289,7 +313,10 @@ int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 		jig_autoclose int pfd = jig_open_beneath(p->rootfd, f->dir, O_RDONLY | O_DIRECTORY);
 		if (pfd < 0)
 			return jig_err(e, JIG_E_USAGE, "flow %s: %s: %s", f->name, f->dir, strerror(errno));
-		int r = capture_tree(p, pfd, f->name, f->entry, f->dir, store, &used, f->package_sha256, &f->package_bytes,
+		int r = no_credential(pfd, f->name, e);
+		if (r)
+			return r;
+		r = capture_tree(p, pfd, f->name, f->entry, f->dir, store, &used, f->package_sha256, &f->package_bytes,
 				     &f->package_files, e);
 		if (r)
 			return r;

@@ -105,6 +105,46 @@ static size_t comment_line(const char *buf, size_t n)
 	return 0;
 }
 
+static bool authority_char(char c)
+{
+	return c > ' ' && c < 0x7f && !strchr("/?#\"\\", c);
+}
+
+static bool word_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+size_t jig_deps_credential_line(const char *buf, size_t n, const char **what)
+{
+	static const char *const settings[] = {"_authToken", "_auth", "_password", NULL};
+	size_t line = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			line++;
+			continue;
+		}
+		if (i + 3 <= n && memcmp(buf + i, "://", 3) == 0) {
+			size_t j = i + 3;
+			while (j < n && authority_char(buf[j]) && buf[j] != '@')
+				j++;
+			if (j < n && buf[j] == '@') {
+				*what = "a URL with a user name or password (scheme://user:password@host)";
+				return line;
+			}
+		}
+		for (size_t k = 0; settings[k]; k++) {
+			size_t l = strlen(settings[k]);
+			if (i + l <= n && memcmp(buf + i, settings[k], l) == 0 && (i == 0 || !word_char(buf[i - 1])) &&
+			    (i + l == n || !word_char(buf[i + l]))) {
+				*what = "an npm credential setting (_authToken, _auth or _password)";
+				return line;
+			}
+		}
+	}
+	return 0;
+}
+
 /* An npm package name: optionally "@scope/", then lowercase letters,
  * digits and "-._~", at most 214 bytes, not starting with '.' or '_'. */
 static bool name_ok(const char *s)
@@ -640,6 +680,12 @@ static int check_lock(int pkgfd, json_t *manifest, struct jig_deps *d, struct ji
 		return refuse(e,
 			      "package.json declares dependencies but there is no bun.lock; resolving them needs jig review --allow-resolution-network (dependency-selected requests from this host), or commit the bun.lock the pinned Bun writes (bun install --lockfile-only)");
 	}
+	const char *cred;
+	size_t cline = jig_deps_credential_line(buf, len, &cred);
+	if (cline)
+		return refuse(e,
+			      "bun.lock: line %zu: %s; a credential never belongs in a lock (jig keeps, prints and retains locks); remove it and give the registry's credentials to the operator's configuration instead",
+			      cline, cred);
 	size_t comment = comment_line(buf, len);
 	jig_deps_strip_trailing_commas(buf, &len);
 	json_t *lock = NULL;
@@ -747,6 +793,11 @@ static int check(int pkgfd, const char *flow, bool unlocked_ok, struct jig_deps 
 			return refuse(e, "flow %s: %.900s", flow, ignored.msg);
 		return 0; /* no manifest: nothing to prepare */
 	}
+	const char *cred;
+	size_t cline = jig_deps_credential_line(buf, len, &cred);
+	if (cline)
+		return refuse(e, "flow %s: package.json: line %zu: %s; a credential never belongs in a manifest; remove it", flow,
+			      cline, cred);
 	json_t *m = NULL;
 	char what[300];
 	snprintf(what, sizeof(what), "flow %s: package.json", flow);

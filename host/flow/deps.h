@@ -71,4 +71,12 @@ int jig_deps_check_registry(const struct jig_deps *d, const char *flow, const ch
  * for the fuzz harness. */
 void jig_deps_strip_trailing_commas(char *buf, size_t *len);
 
+/* Where buf (a lock or manifest, n bytes) holds a credential: the line
+ * (1-based) of the first URL with a user name or password
+ * ("scheme://user:password@host"), or of an npm credential setting
+ * (_authToken, _auth, _password); 0 if none. *what says which, as a
+ * phrase that never contains the credential (R-C14: secrets never enter
+ * locks; the refusal must not print one either). */
+size_t jig_deps_credential_line(const char *buf, size_t n, const char **what);
+
 #endif

@@ -428,6 +428,13 @@ static int resolve(struct one *o, int src, struct jig_error *e)
 	json_t *lock = NULL;
 	if (r)
 		return r;
+	/* A registry whose metadata puts a credential into a tarball URL:
+	 * refused without printing it. */
+	const char *cred;
+	size_t cline = jig_deps_credential_line(buf, len, &cred);
+	if (cline)
+		return jig_err(e, JIG_E_USAGE, "%s: line %zu: %s; a credential never belongs in a lock; not admitted", what, cline,
+			       cred);
 	jig_deps_strip_trailing_commas(buf, &len);
 	if ((r = jig_json_parse_object(buf, len, what, &lock, e)))
 		return jig_err(e, JIG_E_USAGE, "%s; not admitted", e->msg);

@@ -169,6 +169,33 @@ struct exchange {
 			(x)->opt_rc = c_, (x)->opt_name = #opt;        \
 	} while (0)
 
+/* The protocol's fields (<jig/http.h>), and no others: the input cannot
+ * carry a header, a proxy, a retry, an option or code of anyone's into
+ * the worker. The key of the first unknown field, or NULL. */
+static const char *unknown_field(json_t *req)
+{
+	static const char *const top[] = {"format", "grant", "method", "url", "body", "bearer", "ca_files", "ca_pem", NULL};
+	static const char *const grant[] = {"method", "url", "max_request_bytes", "max_response_bytes", "timeout_ms",
+					    "connect_timeout_ms", NULL};
+	const char *k;
+	json_t *v;
+	json_object_foreach(req, k, v) {
+		size_t i = 0;
+		while (top[i] && strcmp(k, top[i]) != 0)
+			i++;
+		if (!top[i])
+			return k;
+	}
+	json_object_foreach(json_object_get(req, "grant"), k, v) {
+		size_t i = 0;
+		while (grant[i] && strcmp(k, grant[i]) != 0)
+			i++;
+		if (!grant[i])
+			return k;
+	}
+	return NULL;
+}
+
 /* Reads stdin into j: 0, or -1 once finish() has reported. */
 static int read_request(struct job *j)
 {
@@ -194,6 +221,10 @@ static int read_request(struct job *j)
 	    !j->method || !j->url || j->max_req <= 0 || j->max_resp <= 0 || j->timeout <= 0 || j->ctimeout <= 0 ||
 	    (jbody && !json_is_string(jbody)) || (jbearer && !json_is_string(jbearer)))
 		return finish("refused", "malformed worker input"), -1;
+	const char *bad = unknown_field(req);
+	if (bad)
+		return finish("refused", "unknown field \"%.40s\" in the worker's input; only the protocol's fields are read; not sent",
+			      bad), -1;
 	j->body = json_string_value(jbody);
 	j->body_len = jbody ? json_string_length(jbody) : 0;
 	j->bearer = json_string_value(jbearer);

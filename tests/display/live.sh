@@ -11,6 +11,16 @@ set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 RAW="python3 $JIG_SOURCE/tests/display/raw.py"
+# root_<case>: the guest's set-up as root (a guest of its own).
+root_r_d01_flow_cannot_reach_display() {
+	# Every port bound to 0 on this guest, the display's included, is one of
+	# 40000-40063: the Flow can try them all.
+	echo "40000 40063" >/proc/sys/net/ipv4/ip_local_port_range
+}
+if [ "${ROOT_MODE:-}" = 1 ]; then
+	if type "root_$1" >/dev/null 2>&1; then "root_$1"; fi
+	exit 0
+fi
 T=$(mktemp -d /tmp/jig-live.XXXXXX)
 OUTER=""
 trap '[ -z "$OUTER" ] || kill -KILL "$OUTER" 2>/dev/null || true; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
@@ -285,6 +295,25 @@ PY
 	[ -z "${RELAY:-}" ] || kill "$RELAY" 2>/dev/null || true
 	not_listening "$PORT"
 	ok "cancelled after the browser ($RC): nothing listens on $PORT"
+}
+
+case_r_d01_flow_cannot_reach_display() {
+	# R-D01 (audit #94): the display gives Flows no network or browser
+	# authority. While the display listens on its port (one of
+	# 40000-40063 on this guest, root_ above), the Flow tries every one of
+	# those ports on loopback, by TCP and by fetch, for 6 s: it reaches
+	# none (its scope has a network namespace of its own), while the view
+	# answers from the host's loopback all along.
+	start "probe 40000 40063 6000"
+	[ "$PORT" -ge 40000 ] && [ "$PORT" -le 40063 ] || fail "the display's port $PORT is not in 40000-40063"
+	loopback_only
+	[ "$(view)" = 200 ] || fail "the view does not answer on the host"
+	wait_end
+	[ "$RC" -eq 0 ] || fail "jig run ended with $RC"
+	jq -r '.logs[]' "$T/pkt/record.json" | grep '^probe' | tail -n 3
+	jq -r '.logs[]' "$T/pkt/record.json" | grep -q "^probe done: [1-9][0-9]* rounds over ports 40000-40063; reached none$" ||
+		fail "the Flow reached something: $(jq -r '.logs[]' "$T/pkt/record.json" | grep '^probe done')"
+	ok "the Flow reached none of 40000-40063 (the display on $PORT) in $(jq -r '.logs[]' "$T/pkt/record.json" | sed -n 's/^probe done: \([0-9]*\) rounds.*/\1/p') rounds"
 }
 
 if [ "$1" = browser ]; then guest_browser; else "case_$1"; fi

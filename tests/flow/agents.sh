@@ -399,7 +399,7 @@ case_claude_code_subscription() {
 	claude_code CLAUDE_CODE_OAUTH_TOKEN bearer
 }
 case_codex() {
-	# R-A02, R-A06 (the Codex part), R-A09: the real Codex ACP adapter
+	# R-A02, R-A06 (the Codex part), R-A08 (the Codex part), R-A09: the real Codex ACP adapter
 	# (@zed-industries/codex-acp from npm, pinned) in the provider scope,
 	# against a stub Responses API on loopback: jig's codex profile
 	# authenticates with the API key method, runs Codex read-only with
@@ -423,6 +423,10 @@ case_codex() {
 	answer 0 | sed 's/^[^{]*//' >"$T/seen.json"
 	jq -e '.stub and .model == "fake-model-1" and .auth == "bearer" and (.tools | index("web_search") | not) and (.user | contains("Say hello"))' \
 		"$T/seen.json" >/dev/null || fail "the model service saw: $(answer 0)"
+	# R-A08 (audit #50): no bundled Skill reached the model (the profile
+	# turns Codex's bundled Skills and their instructions off).
+	jq -c '{skill_md, skills_words, plugin_words, tools}' "$T/seen.json"
+	jq -e '.skill_md == 0' "$T/seen.json" >/dev/null || fail "a Skill reached the model: $(answer 0)"
 	[ "$(ev 0 .agent.name)" = codex-acp ] && [ "$(ev 0 .agent.version)" = 0.16.0 ] || fail "agent info"
 	grep -q "^POST /v1/responses bearer" "$T/peer.log" || fail "no request reached the stub"
 	no_canary
@@ -550,6 +554,50 @@ case_retained_session_not_replayed() {
 	[ -z "$(store)" ] || fail "store: $(store)"
 }
 
+case_r_a10_reference_after_store_commit() {
+	# R-A10 (audit #193, #197), with the fake agent playing Codex; the real
+	# Codex client is not exercised here: a new reference exists only after
+	# the store committed the history. A commit that fails (the test
+	# build's fault at the point between the written history and its
+	# rename) gives the Flow no reference and leaves nothing in the store;
+	# a coordinator stopped at that point has written only a temporary
+	# file, and the Flow has no reference until the commit is done.
+	retaining
+	printf '[{"do":"agent","route":"ask","input":"first"}]\n' >"$T/steps"
+	set +e
+	(cd "$T/p" && JIG_FAULT_FAIL="session commit" "$JIG" run caller --output "$T/pkt" --input steps="$T/steps") >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/err"
+	succeeded
+	expect_ok 0
+	[ "$(ref 0)" = null ] && res 0 .sessionError | grep -q "cannot store the session" || fail "a reference without a commit: $(res 0 '')"
+	[ "$(ev 0 .session.retained)" = false ] || fail "evidence: $(ev 0 .session)"
+	[ -z "$(ls -A "$T/p/.jig/sessions" 2>/dev/null)" ] || fail "the store holds $(ls -A "$T/p/.jig/sessions")"
+	# Stopped between the written history and the commit.
+	chmod -R u+w "$T/pkt" 2>/dev/null || true
+	rm -rf "$T/pkt" "$T/fault.log"
+	(cd "$T/p" && exec env JIG_FAULT_STOP="session commit" JIG_FAULT_LOG="$T/fault.log" "$JIG" run caller --output "$T/pkt" --input steps="$T/steps") >"$T/out" 2>"$T/err" </dev/null &
+	outer=$!
+	i=0
+	until [ -s "$T/fault.log" ]; do
+		i=$((i + 1)); [ $i -lt 1200 ] || { kill -KILL "$outer"; fail "the coordinator never reached the commit"; }
+		sleep 0.1
+	done
+	pid=$(awk '{print $NF}' "$T/fault.log")
+	ls -A "$T/p/.jig/sessions"
+	[ "$(ls -A "$T/p/.jig/sessions" | grep -c '^\.tmp-')" -eq 1 ] && [ -z "$(store)" ] || fail "before the commit the store holds $(ls -A "$T/p/.jig/sessions")"
+	[ ! -e "$T/pkt" ] || fail "a packet before the commit"
+	kill -CONT "$pid"
+	set +e; wait "$outer"; rc=$?; set -e
+	cat "$T/err"
+	succeeded
+	a=$(ref 0)
+	echo "$a" | grep -Eq '^[0-9a-f]{32}$' || fail "no reference after the commit: $(res 0 '')"
+	[ "$(store | wc -l)" = 1 ] && store | grep -q -- "-$a\$" && ! ls -A "$T/p/.jig/sessions" | grep -q '^\.tmp-' ||
+		fail "store after the commit: $(ls -A "$T/p/.jig/sessions")"
+	no_client_left
+}
 case_pi() {
 	# Issue 15: the real Pi ACP adapter (pi-acp from npm, pinned) starting
 	# the real Pi (@earendil-works/pi-coding-agent, pinned; under jig's

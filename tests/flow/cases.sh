@@ -852,11 +852,47 @@ case_http_tls() {
 	steps '[{"do":"http","route":"tls"}]'
 	expect_refused 0 "TLS"
 	config "{\"format\":\"jig-http-config/1\",\"ca_file\":\"$T/ca-a.pem\"}"
-	steps '[{"do":"http","route":"tls"},{"do":"http","route":"named"}]'
+	steps '[{"do":"http","route":"tls"},{"do":"http","route":"named"},{"do":"resolve","name":"jig-test.example"},
+		{"do":"fetch","url":"https://jig-test.example:18443/ok"}]'
 	succeeded
 	expect_ok 0; res 0 .text | jq -e '.ok' >/dev/null || fail "body over TLS"
 	expect_ok 1
+	# R-H09 (audit #76): the name was the host's resolver's, inside the
+	# worker's scope; the Flow's own scope has no resolver (no name-service
+	# files, no network): its lookup of the name and its own fetch fail.
+	expect_refused 2 ""; expect_refused 3 ""
 	[ "$(wc -l <"$T/a.log")" -eq 2 ] || fail "server log: $(cat "$T/a.log")"
+	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[] | select(.name == "caller")' >"$T/caller.json"
+	jq -e '[.http[] | select(.route == "named") | .worker_scope.permission_plan.binds[].target] | index("/etc/hosts") and index("/etc/resolv.conf") and index("/etc/nsswitch.conf")' \
+		"$T/caller.json" >/dev/null || fail "the worker's scope does not bind the host's name service"
+	jq -e '[.scope.permission_plan.binds[].target | select(startswith("/etc"))] == [] and .scope.permission_plan.network == "none"' \
+		"$T/caller.json" >/dev/null || fail "the Flow's scope has a resolver: $(jq -c .scope.permission_plan.binds "$T/caller.json")"
+}
+case_http_r_h03_flow_adds_nothing() {
+	# R-H03 (audit #62, #65): a Flow cannot add a header, a proxy, a retry or
+	# code to its request: a Run/0 http operation with any field beyond
+	# route, method, url and body is refused before the worker starts; the
+	# worker's scope holds the snapshot's worker and no Flow or project
+	# file; the peer sees only the worker's own headers.
+	peer srv 18080
+	project "$CALLER"
+	steps '[{"do":"raw","op":{"op":"http","route":"ok","headers":{"X-Evil":"1"}}},
+		{"do":"raw","op":{"op":"http","route":"ok","import":"/flow/main.ts"}},
+		{"do":"raw","op":{"op":"http","route":"ok","proxy":"http://127.0.0.1:18081"}},
+		{"do":"raw","op":{"op":"http","route":"ok","retries":3}},
+		{"do":"raw","op":{"op":"http","route":"ok","grant":{"method":"GET","url":"http://127.0.0.1:18080/ok"},"bearer":"x"}},
+		{"do":"raw","op":{"op":"http","route":"ok"}}]'
+	succeeded
+	for i in 0 1 2 3 4; do expect_refused $i 'unknown field'; done
+	expect_ok 5
+	[ "$(wc -l <"$T/srv.log")" -eq 1 ] || fail "server log: $(cat "$T/srv.log")"
+	[ "$(cat "$T/srv.log.headers")" = "accept host user-agent" ] || fail "the peer saw headers: $(cat "$T/srv.log.headers")"
+	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[] | select(.name == "caller") | .http[] | select(.route == "ok") | .worker_scope' >"$T/ws.json"
+	jq -r '.permission_plan.binds[].source' "$T/ws.json" >"$T/sources"
+	cat "$T/sources"
+	! grep -q -- "$T" "$T/sources" || fail "the worker's scope binds a project path"
+	[ "$(grep -c '/libexec/' "$T/sources")" -eq 1 ] && grep -q '/libexec/jig-http-worker$' "$T/sources" || fail "the worker's scope binds other snapshot code"
+	jq -e '.argv == ["/.jig/http-worker"] and .permission_plan.env == {}' "$T/ws.json" >/dev/null || fail "argv/env: $(jq -c '{argv, env: .permission_plan.env}' "$T/ws.json")"
 }
 
 

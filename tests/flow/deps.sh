@@ -281,6 +281,36 @@ case_resolution_network() {
 	review
 	[ "$rc" -eq 0 ] || fail "the re-review of the resolved package needed the flag or the registry"
 }
+case_r_e03_resolution_permission_one_review() {
+	# R-E03 (audit #28): --allow-resolution-network lasts only for the review
+	# that has it. After a review that resolved, a review without the flag
+	# of a changed package (a new package, no lock) does not resolve: it is
+	# refused with one line naming the flag and makes no request (review
+	# passes --yes: admission approval is not the flag either).
+	# The flag on a later review resolves again, for that review only.
+	serve
+	project "$(greet_spec)"
+	rm "$T/p/uses/bun.lock"
+	review --allow-resolution-network
+	[ "$rc" -eq 0 ] || fail "review with resolution failed"
+	grep -qx "GET /jig-fixture-greet" "$T/log" || fail "no resolution request"
+	n=$(wc -l <"$T/log")
+	printf '// changed after the review that resolved\n' >>"$T/p/uses/main.ts"
+	review
+	[ "$rc" -eq 2 ] || fail "exit $rc: a review without the flag went on"
+	[ "$(wc -l <"$T/review.err")" -eq 1 ] || fail "not one line"
+	grep -q "there is no bun.lock; resolving them needs jig review --allow-resolution-network" "$T/review.err" || fail "the refusal does not name the flag"
+	[ "$(wc -l <"$T/log")" -eq "$n" ] || fail "a review without the flag made requests: $(tail -n +$((n + 1)) "$T/log")"
+	# The flag again: this review may resolve, and does.
+	review --allow-resolution-network
+	[ "$rc" -eq 0 ] && [ "$(wc -l <"$T/log")" -gt "$n" ] || fail "the flag on the next review did not resolve"
+	n=$(wc -l <"$T/log")
+	# And the next one without it is refused again.
+	printf '// changed again\n' >>"$T/p/uses/main.ts"
+	review
+	[ "$rc" -eq 2 ] && grep -q "needs jig review --allow-resolution-network" "$T/review.err" || fail "exit $rc: resolved without the flag"
+	[ "$(wc -l <"$T/log")" -eq "$n" ] || fail "requests without the flag: $(tail -n +$((n + 1)) "$T/log")"
+}
 case_resolved_lock_outside_registry() {
 	# R-E06: a registry whose metadata points a tarball elsewhere: the
 	# resolved lock is refused before any tarball is fetched.

@@ -5,7 +5,8 @@
 
 Writes its port to F once listening. Every request is appended to --log as
 "METHOD PATH AUTH BODY" (AUTH is "bearer" or "none"; the token itself is
-never logged). Paths:
+never logged), and its header names to --log + ".headers", one request a
+line. Paths:
 
   /ok           200, a small JSON body describing what arrived
   /health       200, {"status": "ok", "version": "1.2.3"}
@@ -15,6 +16,10 @@ never logged). Paths:
   /big/N        200, N bytes, chunked (no Content-Length)
   /trickle      200, then one byte every 200 ms for 20 s
   /slow/MS      200 after MS milliseconds
+  /headers      200, the request's header names (lower case, sorted) and
+                the value of any header outside the worker's set
+  /drop         reads the request, then closes the connection unanswered
+  /unavailable  503 with Retry-After: 0 (a client that retries would)
   /v1/chat/completions  a stub OpenAI-compatible chat completion whose text
                 describes the request (model, auth, system, user, tools);
                 streamed as chunks when the request asks for "stream"
@@ -41,6 +46,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             auth = "bearer" if self.headers.get("Authorization", "").startswith("Bearer ") else "none"
             with open(self.server.logfile, "a") as f:
                 f.write(f"{self.command} {self.path} {auth} {body.decode('utf-8', 'replace')}\n")
+            with open(self.server.logfile + ".headers", "a") as f:
+                f.write(" ".join(sorted(k.lower() for k in self.headers.keys())) + "\n")
 
     def _send(self, status, body, ctype="application/json", extra=()):
         self.send_response(status)
@@ -64,6 +71,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     "accept_encoding": self.headers.get("Accept-Encoding"),
                     "proxy_seen": False}
             self._send(200, json.dumps(info, sort_keys=True).encode())
+        elif p == "/headers":
+            names = sorted(k.lower() for k in self.headers.keys())
+            known = {"host", "user-agent", "accept", "content-type", "content-length", "authorization"}
+            other = {k.lower(): v for k, v in self.headers.items() if k.lower() not in known}
+            self._send(200, json.dumps({"names": names, "other": other}, sort_keys=True).encode())
+        elif p == "/drop":
+            self.close_connection = True
+        elif p == "/unavailable":
+            self._send(503, b"try again", "text/plain", [("Retry-After", "0")])
         elif p == "/health":
             self._send(200, json.dumps({"status": "ok", "version": "1.2.3"}).encode())
         elif p == "/echo-auth":

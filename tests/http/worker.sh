@@ -197,5 +197,86 @@ case_malformed_input() {
 	expect refused "malformed"
 }
 
+# --- R-H03 (audit #62, #65, #66): no authored code, no arbitrary headers, no
+# automatic retries in the worker.
+heads() { tail -n 1 "$T/$1.log.headers"; }
+case_r_h03_no_arbitrary_headers() {
+	# The peer sees exactly the worker's own headers: Host, User-Agent,
+	# Accept; with a body Content-Type and Content-Length; with a bearer
+	# Authorization. Nothing else (no Expect, no Accept-Encoding, no
+	# Proxy-*), whatever the environment says.
+	peer p
+	u="http://127.0.0.1:$(port p)/headers"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\"}" CURL_CA_BUNDLE=/x HTTP_PROXY=http://127.0.0.1:9 NO_PROXY=
+	expect response
+	[ "$(heads p)" = "accept host user-agent" ] || fail "GET sent: $(heads p)"
+	body | jq -e '.other == {}' >/dev/null || fail "other headers: $(body)"
+	req "{\"grant\":$(grant POST "$u"),\"method\":\"POST\",\"url\":\"$u\",\"body\":\"{\\\"a\\\":1}\",\"bearer\":\"tok-1\"}"
+	expect response
+	[ "$(heads p)" = "accept authorization content-length content-type host user-agent" ] || fail "POST sent: $(heads p)"
+	body | jq -e '.other == {}' >/dev/null || fail "other headers: $(body)"
+	n=$(hits p)
+	# A header the request asks for is refused, never sent: as a field of
+	# its own (any name), or smuggled in the bearer, the method or the URL.
+	for extra in '"headers":{"X-Evil":"1"}' '"header":"X-Evil: 1"' '"proxy":"http://127.0.0.1:9"' '"user_agent":"evil"' \
+		'"retries":3' '"options":{"CURLOPT_HTTPHEADER":["X-Evil: 1"]}'; do
+		req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\",$extra}"
+		expect refused "unknown field"
+	done
+	req "{\"grant\":$(grant GET "$u" | jq -c '. + {headers: {"X-Evil": "1"}}'),\"method\":\"GET\",\"url\":\"$u\"}"
+	expect refused 'unknown field "headers"'
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\",\"bearer\":\"tok\\r\\nX-Evil: 1\"}"
+	expect refused "line break"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\\r\\nX-Evil: 1\"}"
+	expect refused
+	[ "$(hits p)" -eq "$n" ] || fail "a refused request reached the peer: $(tail -n 3 "$T/p.log")"
+	! grep -qi "x-evil\|proxy" "$T/p.log.headers" || fail "a smuggled header was sent: $(cat "$T/p.log.headers")"
+}
+case_r_h03_no_authored_code() {
+	# Nothing of the input becomes code or configuration the worker loads:
+	# fields naming a module, a script, an engine or a libcurl
+	# configuration file are refused before anything is sent; LD_PRELOAD,
+	# CURL_HOME and a .curlrc/.netrc in HOME are not read (the worker clears
+	# its environment; the scope gives it none).
+	peer p
+	u="http://127.0.0.1:$(port p)/headers"
+	for extra in '"import":"/flow/evil.js"' '"module":"/flow/evil.so"' '"script":"1"' '"engine":"evil"' '"config":"/flow/.curlrc"' \
+		'"ssl_engine":"evil"'; do
+		req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\",$extra}"
+		expect refused "unknown field"
+	done
+	[ "$(hits p)" -eq 0 ] || fail "a refused request reached the peer"
+	mkdir -p "$T/home"
+	printf 'header = "X-Evil: curlrc"\nproxy = "http://127.0.0.1:9"\n' >"$T/home/.curlrc"
+	printf 'machine 127.0.0.1 login evil password evil\n' >"$T/home/.netrc"
+	chmod -R a+rX "$T/home"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"GET\",\"url\":\"$u\"}" HOME="$T/home" CURL_HOME="$T/home" LD_PRELOAD="$T/home/nonexistent.so"
+	expect response
+	[ "$(heads p)" = "accept host user-agent" ] || fail "sent: $(heads p)"
+}
+case_r_h03_no_automatic_retries() {
+	# A peer that fails the first request sees exactly one: a connection
+	# closed unanswered, a 503 with Retry-After: 0, a POST closed
+	# unanswered, a deadline passed while the peer is slow.
+	peer p
+	P=$(port p)
+	n=0
+	for m in GET:/drop:failed GET:/unavailable:response POST:/drop:failed PUT:/unavailable:response; do
+		method=${m%%:*} rest=${m#*:}; path=${rest%%:*} want=${rest#*:}
+		u="http://127.0.0.1:$P$path"
+		req "{\"grant\":$(grant "$method" "$u"),\"method\":\"$method\",\"url\":\"$u\"}"
+		expect "$want"
+		n=$((n + 1))
+		sleep 0.3 # a retry would have arrived by now
+		[ "$(hits p)" -eq "$n" ] || fail "$method $path: the peer saw $(($(hits p) - n + 1)) requests: $(cat "$T/p.log")"
+	done
+	[ "$(jq .status "$T/out")" = 503 ] || fail "the 503 is evidence"
+	u="http://127.0.0.1:$P/slow/3000"
+	req "{\"grant\":$(grant GET "$u" 1048576 1000),\"method\":\"GET\",\"url\":\"$u\"}"
+	expect failed "deadline of 1000 ms"
+	sleep 3
+	[ "$(hits p)" -eq $((n + 1)) ] || fail "the slow request was retried: $(cat "$T/p.log")"
+}
+
 "case_$1"
 echo "PASS: $1"

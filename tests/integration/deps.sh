@@ -400,6 +400,36 @@ case_registry_tarball_urls() {
 	bad "bun.lock: packages.left-pad: from \"http://127.0.0.1/a b.tgz\", not a URL; only the configured registry is allowed"
 	quiet
 }
+case_r_c14_lock_credentials_refused() {
+	# R-C14 (audit #51-55, the lock part): a credential in a lock or a
+	# manifest (a URL with a user name or password, an npm credential
+	# setting) is refused at review with one line that names the line and
+	# never prints the credential; nothing is fetched.
+	listen
+	secret=SECRET-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
+	for change in ".packages[\"left-pad\"][1] = \"https://u:$secret@registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz\"" \
+		".packages[\"left-pad\"][1] = \"http://$secret@127.0.0.1:$PORT/left-pad/-/left-pad-1.3.0.tgz\"" \
+		".packages[\"left-pad\"][2]._authToken = \"$secret\"" \
+		".packages[\"left-pad\"][2][\"//registry.npmjs.org/:_password\"] = \"$secret\"" \
+		".packages[\"left-pad\"][0] = \"left-pad@git+https://u:$secret@github.com/x/left-pad.git\""; do
+		project . "$change"
+		bad "flow uses: bun.lock: line [0-9]*: a URL with a user name or password\\|flow uses: bun.lock: line [0-9]*: an npm credential setting"
+		grep -q "a credential never belongs in a lock or manifest.*nothing captured" "$T/err" || fail "the refusal does not say why"
+		! grep -q "$secret" "$T/err" "$T/out" || fail "the refusal printed the credential"
+		! grep -rqa "$secret" "$T/p/.jig" || fail "the store holds the credential"
+		quiet
+	done
+	# In the manifest too (a git dependency with a token).
+	project ".dependencies[\"left-pad\"] = \"git+https://x-access-token:$secret@github.com/x/left-pad.git\"" '.'
+	bad "flow uses: package.json: line [0-9]*: a URL with a user name or password"
+	! grep -q "$secret" "$T/err" "$T/out" || fail "the refusal printed the credential"
+	! grep -rqa "$secret" "$T/p/.jig" || fail "the store holds the credential"
+	quiet
+	# Not a credential: an @ after the host (a scoped package's path), a
+	# name that merely contains "auth".
+	project . ".packages[\"left-pad\"][2].bin = {\"authtoken-cli\": \"x@y\"}"
+	reaches_preparation
+}
 case_platform_metadata() {
 	# A lock's os, cpu and libc are strings or arrays of strings; a lock
 	# whose packages are all for other platforms still passes the checks.

@@ -247,6 +247,31 @@ pi_agents_json() {
 		version: "0.0.34", pi_command: ["/usr/bin/false", "'"$T/pi/models.json"'"], pi_models: "'"$T/pi/models.json"'",
 		credential: {env: "STUB_API_KEY", value: "inline-credential-canary"}} | .providers.fake |= ('"${1:-.}"')'
 }
+case_r_a08_codex_profile_restrictions() {
+	# R-A08 (audit #50, the Codex part): jig's codex profile, as composed
+	# into the Plan and the provider identity: its arguments turn off
+	# Codex's bundled Skills and Skills instructions, plugins, apps and
+	# hooks (besides the read-only sandbox, approvals on request and no web
+	# search), appended after the operator's own arguments; the managed
+	# requirements file is bound where Codex reads it. agent.codex runs the
+	# real codex-acp with this profile (the model request carries no Skill).
+	agent_project
+	agents_json '.providers.fake = {client: "codex", command: ["/usr/bin/true", "-c", "features.plugins=true"], trees: ["/usr/bin/true"],
+		version: "0.16.0", credential: {env: "OPENAI_API_KEY", value: "inline-credential-canary"}}'
+	review --yes >"$T/out"
+	cat "$T/out"
+	grep -q "jig's codex profile: arguments -c sandbox_mode=\"read-only\" -c approval_policy=\"on-request\" -c web_search=\"disabled\" -c skills.bundled.enabled=false -c skills.include_instructions=false -c features.plugins=false -c features.apps=false -c features.hooks=false -c model=\"@model\"" "$T/out" ||
+		fail "the Plan does not show the profile's restrictions"
+	grep -q "/etc/codex/requirements.toml" "$T/out" || fail "the managed requirements are not bound"
+	review --json | jq -e '.plan.flows[0].agents[0].identity.profile.args as $a
+		| ($a | index("skills.bundled.enabled=false")) and ($a | index("skills.include_instructions=false"))
+		and ($a | index("features.plugins=false")) and ($a | index("features.apps=false")) and ($a | index("features.hooks=false"))
+		and $a[-1] == "model=\"@model\""' >/dev/null || fail "plan json: $(review --json | jq -c '.plan.flows[0].agents[0].identity.profile')"
+	# The operator's command is pinned as given; the profile's arguments
+	# are jig's, appended to it at launch (docs/agents.md).
+	review --json | jq -e '.plan.flows[0].agents[0].identity.command == ["/usr/bin/true", "-c", "features.plugins=true"]' >/dev/null ||
+		fail "the command: $(review --json | jq -c '.plan.flows[0].agents[0].identity.command')"
+}
 case_agent_pi_profile_in_plan() {
 	# Issue 15: jig's pi profile in the Plan: pi-acp starts jig's launcher,
 	# which starts the reviewed Pi command with tools, extensions, MCP,

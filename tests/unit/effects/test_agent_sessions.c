@@ -218,10 +218,44 @@ static void test_damaged_and_unsafe(void **state)
 	json_decref(h);
 }
 
+/* #193, #197: a reference exists only after the store committed it: a
+ * commit that fails (the fault point between the written history and its
+ * rename) leaves no reference, no session and no temporary file; the next
+ * put commits normally. */
+static void test_reference_only_after_commit(void **state)
+{
+	(void)state;
+	char ref[JIG_SESSION_REF_HEX + 1];
+	memset(ref, 'z', sizeof(ref) - 1);
+	ref[JIG_SESSION_REF_HEX] = '\0';
+	struct jig_error e = {0};
+	json_t *h = history("{\"a\":1}\n");
+#ifdef JIG_FAULT_POINTS
+	setenv("JIG_FAULT_FAIL", "session commit", 1);
+	assert_true(jig_session_put(statefd, &mine, h, ref, &e) < 0);
+	unsetenv("JIG_FAULT_FAIL");
+	assert_non_null(strstr(e.msg, "cannot store the session"));
+	assert_string_equal(ref, "");
+	int sfd = openat(statefd, JIG_SESSIONS_DIR, O_RDONLY | O_DIRECTORY);
+	assert_true(sfd >= 0);
+	DIR *d = fdopendir(sfd);
+	int any = 0;
+	for (struct dirent *de; (de = readdir(d));)
+		any += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(d);
+	assert_int_equal(any, 0);
+#endif
+	assert_int_equal(jig_session_put(statefd, &mine, h, ref, &e), 0);
+	assert_int_equal(strlen(ref), JIG_SESSION_REF_HEX);
+	assert_int_equal(count(), 1);
+	json_decref(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_put_take_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reference_only_after_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cap_and_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scope_quota, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unrestorable_refused, setup, teardown),

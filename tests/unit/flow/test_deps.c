@@ -94,11 +94,42 @@ static void tarball_urls(void **state)
 	json_decref(d.packages);
 }
 
+/* R-C14: credentials in a lock or manifest are found (and named without
+ * being echoed); scoped paths and look-alike names are not credentials. */
+static void credentials(void **state)
+{
+	(void)state;
+	const char *what = NULL;
+	static const struct {
+		const char *text;
+		size_t line;
+	} cases[] = {
+		{"{\n\"a\": [\"a@1\", \"https://u:p@r.example/a/-/a-1.tgz\"]}", 2},
+		{"\"http://tok@127.0.0.1:9/a.tgz\"", 1},
+		{"\n\n{\"_authToken\": \"x\"}", 3},
+		{"{\"//r.example/:_auth\": \"x\"}", 1},
+		{"{\"_password\": 1}", 1},
+		{"\"git+ssh://git@github.com/x/y.git\"", 1},
+		{"\"http://127.0.0.1:9/@t/n/-/n-6.0.0.tgz\"", 0},
+		{"\"npm:@s/a@^1\", \"https://r.example/@s/a/-/a-1.tgz\"", 0},
+		{"{\"bin\": {\"authtoken-cli\": \"x@y\"}, \"_authors\": 1}", 0},
+		{"\"https://r.example/a?x=@b\"", 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t got = jig_deps_credential_line(cases[i].text, strlen(cases[i].text), &what);
+		if (got != cases[i].line)
+			fail_msg("case %zu (%s): line %zu, expected %zu", i, cases[i].text, got, cases[i].line);
+		if (got)
+			assert_null(strstr(what, "u:p"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(platform),
 		cmocka_unit_test(tarball_urls),
+		cmocka_unit_test(credentials),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,42 @@
 // that are hostile to a browser.
 type Jig = { read(n: string): Buffer; write(p: string, d: string | Buffer): void; log(...p: unknown[]): void };
 
+// "probe LO HI MS": for MS milliseconds, the Flow tries every port LO..HI
+// on loopback (a TCP connection and a fetch of the display's API), again
+// and again, and logs what it reached (R-D01: the display gives Flows no
+// network authority; the test makes the display's port one of LO..HI).
+async function probe(jig: Jig, lo: number, hi: number, ms: number) {
+  const t0 = Date.now();
+  const reached = new Set<string>();
+  let rounds = 0;
+  const tcp = (port: number) => new Promise<boolean>((resolve) => {
+    try {
+      Bun.connect({ hostname: "127.0.0.1", port, socket: {
+        open(s) { s.end(); resolve(true); }, data() {}, error() { resolve(false); }, connectError() { resolve(false); },
+      } }).catch(() => resolve(false));
+    } catch { resolve(false); }
+  });
+  const http = async (port: number) => {
+    try { await fetch(`http://127.0.0.1:${port}/api/view`, { signal: AbortSignal.timeout(2000) }); return true; } catch { return false; }
+  };
+  while (Date.now() - t0 < ms) {
+    for (let port = lo; port <= hi; port++) {
+      if (await tcp(port)) reached.add(`tcp:${port}`);
+      if (await http(port)) reached.add(`http:${port}`);
+    }
+    rounds++;
+    jig.log(`probe round ${rounds}: ports ${lo}-${hi}, reached ${reached.size}`);
+  }
+  jig.log(`probe done: ${rounds} rounds over ports ${lo}-${hi}; reached ${reached.size ? [...reached].join(",") : "none"}`);
+}
+
 export default async function (jig: Jig) {
-  const ms = Number(jig.read("mode").toString("utf8").trim()) || 1000;
+  const mode = jig.read("mode").toString("utf8").trim();
+  if (mode.startsWith("probe ")) {
+    const [lo, hi, pms] = mode.split(" ").slice(1).map(Number);
+    return probe(jig, lo, hi, pms);
+  }
+  const ms = Number(mode) || 1000;
   const hold = Buffer.alloc(24 << 20, 1); // visible in memory.current
   jig.log('live <img src=/x onerror="window.__pwned=20"> <script>window.__pwned=21</script>');
   const t0 = Date.now();

@@ -4,7 +4,10 @@
 //   {"do": "fetch", "url"}          its own socket (must fail: offline scope)
 //   {"do": "tcp", "port"}           its own TCP connection (must fail)
 //   {"do": "dump"}                  environment, argv, /proc/self into dump.txt
-import { readFileSync } from "node:fs";
+//   {"do": "raw", "op"}             op written to Run/0 as it is; the reply
+//   {"do": "resolve", "name"}       its own name lookup (must fail: no resolver)
+import { lookup } from "node:dns/promises";
+import { readFileSync, readSync, writeSync } from "node:fs";
 
 export default async function (jig) {
   const steps = JSON.parse(jig.read("steps").toString());
@@ -19,13 +22,26 @@ export default async function (jig) {
         results.push({ ok: true, status: r.status, headers: r.headers, length: r.body.length,
           text: text.length > 10000 ? undefined : text, redirectNotFollowed: r.redirectNotFollowed, timing: r.timing });
       } else if (s.do === "fetch") {
-        const r = await fetch(s.url);
+        const r = await fetch(s.url, { signal: AbortSignal.timeout(3000) });
         results.push({ ok: true, status: r.status });
       } else if (s.do === "tcp") {
         await new Promise((resolve, reject) => {
           Bun.connect({ hostname: "127.0.0.1", port: s.port, socket: { open() { resolve(); }, data() {}, error(_s, e) { reject(e); } } }).catch(reject);
         });
         results.push({ ok: true });
+      } else if (s.do === "raw") {
+        writeSync(3, JSON.stringify(s.op) + "\n");
+        let line = Buffer.alloc(0);
+        const one = Buffer.alloc(1);
+        while (readSync(3, one, 0, 1, null) === 1 && one[0] !== 10) line = Buffer.concat([line, one]);
+        const r = JSON.parse(line.toString("utf8"));
+        results.push(r.ok ? { ok: true, status: r.status } : { ok: false, error: r.error });
+      } else if (s.do === "resolve") {
+        // No answer within 3 s is no resolver either (a lookup with no
+        // name-service files may wait for a DNS server that never answers).
+        const a = await Promise.race([lookup(s.name),
+          new Promise((_, reject) => setTimeout(() => reject(new Error("no answer within 3 s")), 3000))]);
+        results.push({ ok: true, address: (a as { address: string }).address });
       } else if (s.do === "dump") {
         let d = "env " + JSON.stringify(process.env) + "\nargv " + JSON.stringify(process.argv) + "\n";
         for (const f of ["/proc/self/cmdline", "/proc/self/environ", "/proc/1/cmdline", "/proc/1/environ"]) {
