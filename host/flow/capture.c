@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "flow/binding.h"
-#include "flow/tree.h"
 #include "flow/deps.h"
+#include "flow/tree.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
