@@ -3,7 +3,7 @@
 # Every Flow of the generated test project is tests/flow/binding/node.ts,
 # steered by its "plan" input. Each case_* is one ctest (binding.<case>) in
 # the supported-host lane, run as the unprivileged user.
-# Requirements: R-B01, R-B02, R-B03, R-B04, R-B05 (see docs/requirements.md).
+# Requirements: R-B01, R-B02, R-B03, R-B04, R-B05, R-L02, R-S08 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"

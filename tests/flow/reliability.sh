@@ -6,7 +6,7 @@
 # process that reaches STAGE, this script kills an owner from outside and
 # resumes the rest, then checks what is left (nothing) and what was
 # published (whole or nothing).
-# Requirements: R-L05, R-L06, R-L08, R-C11 (see docs/requirements.md).
+# Requirements: R-L05, R-L06, R-L08, R-C11, R-O01, R-O02, R-V01, R-V05 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
