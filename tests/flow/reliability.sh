@@ -185,6 +185,10 @@ case_checkpoint_one_in_flight() {
 	jq -e '.after == 2' "$r" >/dev/null || fail "the save after the replies"
 	jq -e '[.effects[] | select(.effect == "checkpoint") | .outcome] == ["accepted", "refused", "refused", "accepted"]' "$T/pkt/record.json" >/dev/null || fail "evidence"
 	[ "$(rec checkpoint.saves)" = 2 ] || fail "saves counted: $(rec checkpoint.saves)"
+	"$JIG" inspect "$T/pkt" >"$T/inspect"
+	grep -q "^  checkpoint save 1 accepted, [0-9]* bytes$" "$T/inspect" && grep -q "^  checkpoint save 2 accepted" "$T/inspect" &&
+		[ "$(grep -c "^  checkpoint refused: a second save was sent while one was in flight" "$T/inspect")" -eq 2 ] ||
+		{ cat "$T/inspect"; fail "jig inspect does not show the saves and the refusals"; }
 	start saver raw-overlap-then-fail; finish
 	status failed; saved 1; whole
 	jq -e '.state == {"raw": 1}' "$T/pkt/checkpoint.json" >/dev/null || fail "published: $(cat "$T/pkt/checkpoint.json")"
