@@ -340,7 +340,9 @@ void *jig_child_main(void *arg)
 		root->held = true; /* never released: the rest of the Run runs under it */
 		jig_ledger_write(root);
 	}
-	if (c->stage_slot && !json_object_size(c->staged))
+	/* An unconfirmed cleanup never releases its destination (the caller's
+	 * stage slot) for retry, as it keeps its reservation (R-L02). */
+	if (c->stage_slot && cleaned && !json_object_size(c->staged))
 		c->caller->stages--;
 	c->caller->in_flight--;
 	node(c, c->launched, cleaned, cleaned);

@@ -280,6 +280,46 @@ static long long int_field(json_t *obj, const char *key)
 	return json_integer_value(json_object_get(obj, key));
 }
 
+/* One effect's line: a checkpoint save by number and outcome, the others
+ * by kind, route and outcome. */
+static void print_effect(FILE *out, json_t *o)
+{
+	const char *kind = json_string_value(json_object_get(o, "effect"));
+	if (kind && strcmp(kind, "checkpoint") == 0) {
+		fputs("  checkpoint", out);
+		if (json_integer_value(json_object_get(o, "save")) > 0)
+			fprintf(out, " save %lld", int_field(o, "save"));
+		put_field(out, " ", o, "outcome", "");
+		if (json_is_integer(json_object_get(o, "bytes")))
+			fprintf(out, ", %lld bytes", int_field(o, "bytes"));
+		if (json_string_length(json_object_get(o, "error")))
+			put_field(out, ": ", o, "error", "");
+		fputc('\n', out);
+		return;
+	}
+	bool agent = kind && strcmp(kind, "agent") == 0, command = kind && strcmp(kind, "command") == 0;
+	put_field(out, agent ? "  agent " : command ? "  command " : "  http ", o, "route", " ");
+	put_field(out, "", o, "outcome", "");
+	if (command && json_is_integer(json_object_get(o, "exit_code")))
+		fprintf(out, " exit %lld", int_field(o, "exit_code"));
+	if (command && json_is_integer(json_object_get(o, "signal")))
+		fprintf(out, " signal %lld", int_field(o, "signal"));
+	if (command && json_is_integer(json_object_get(o, "stdout_bytes")))
+		fprintf(out, ", %lld stdout and %lld stderr bytes, cleanup %s", int_field(o, "stdout_bytes"),
+			int_field(o, "stderr_bytes"), json_is_true(json_object_get(o, "cleanup_confirmed")) ? "confirmed" : "NOT confirmed");
+	if (agent && json_is_string(json_object_get(o, "model"))) {
+		put_field(out, " (", o, json_object_get(o, "provider") ? "provider" : "api", ", ");
+		put_field(out, "model ", o, "model", ")");
+	}
+	if (agent && json_is_integer(json_object_get(o, "answer_bytes")))
+		fprintf(out, " %lld answer bytes", int_field(o, "answer_bytes"));
+	if (json_is_integer(json_object_get(o, "status")))
+		fprintf(out, " status %lld", int_field(o, "status"));
+	if (json_string_length(json_object_get(o, "error")))
+		put_field(out, ": ", o, "error", "");
+	fputc('\n', out);
+}
+
 void jig_record_print(FILE *out, const char *packet, json_t *rec)
 {
 	json_t *outputs = json_object_get(rec, "outputs");
@@ -321,30 +361,8 @@ void jig_record_print(FILE *out, const char *packet, json_t *rec)
 		fprintf(out, "  %lld bytes", int_field(o, "size"));
 		put_field(out, "  sha256 ", o, "sha256", "  verified\n");
 	}
-	json_array_foreach(json_object_get(rec, "effects"), i, o) {
-		const char *kind = json_string_value(json_object_get(o, "effect"));
-		bool agent = kind && strcmp(kind, "agent") == 0, command = kind && strcmp(kind, "command") == 0;
-		put_field(out, agent ? "  agent " : command ? "  command " : "  http ", o, "route", " ");
-		put_field(out, "", o, "outcome", "");
-		if (command && json_is_integer(json_object_get(o, "exit_code")))
-			fprintf(out, " exit %lld", int_field(o, "exit_code"));
-		if (command && json_is_integer(json_object_get(o, "signal")))
-			fprintf(out, " signal %lld", int_field(o, "signal"));
-		if (command && json_is_integer(json_object_get(o, "stdout_bytes")))
-			fprintf(out, ", %lld stdout and %lld stderr bytes, cleanup %s", int_field(o, "stdout_bytes"),
-				int_field(o, "stderr_bytes"), json_is_true(json_object_get(o, "cleanup_confirmed")) ? "confirmed" : "NOT confirmed");
-		if (agent && json_is_string(json_object_get(o, "model"))) {
-			put_field(out, " (", o, json_object_get(o, "provider") ? "provider" : "api", ", ");
-			put_field(out, "model ", o, "model", ")");
-		}
-		if (agent && json_is_integer(json_object_get(o, "answer_bytes")))
-			fprintf(out, " %lld answer bytes", int_field(o, "answer_bytes"));
-		if (json_is_integer(json_object_get(o, "status")))
-			fprintf(out, " status %lld", int_field(o, "status"));
-		if (json_string_length(json_object_get(o, "error")))
-			put_field(out, ": ", o, "error", "");
-		fputc('\n', out);
-	}
+	json_array_foreach(json_object_get(rec, "effects"), i, o)
+		print_effect(out, o);
 	jig_call_print_tree(out, json_object_get(rec, "children"), 1); /* Bindings */
 	json_t *dropped = json_object_get(rec, "logs_dropped");
 	if (dropped)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -121,11 +122,23 @@ static json_t *evidence_stub(json_t *ev, size_t size)
 	return stub;
 }
 
+/* The stream offset up to which the Flow has sent bytes now: read, and
+ * still queued on the socket. A line that starts before it was sent
+ * before a reply sent now. */
+static unsigned long long sent_by_now(const struct jig_run0 *r)
+{
+	int queued = 0;
+	if (ioctl(r->fd, FIONREAD, &queued) < 0 || queued < 0)
+		queued = 0;
+	return r->received + (unsigned long long)queued;
+}
+
 /* One effect, one at a time (the reader waits for it): its evidence in
  * the record, its reply to the Flow. The largest evidence is reserved
  * before the effect runs (no room: the Run ends, nothing is done), the
- * rest given back after. */
-static void effect(struct jig_run0 *r, json_t *m, jig_run0_effect_fn fn, size_t *count, size_t max, const char *what)
+ * rest given back after. A checkpoint's reply (save) marks how far the
+ * Flow had sent when it was answered (one save in flight, R-O01). */
+static void effect(struct jig_run0 *r, json_t *m, jig_run0_effect_fn fn, size_t *count, size_t max, const char *what, bool save)
 {
 	char why[96];
 	if (++*count > max) {
@@ -170,8 +183,23 @@ static void effect(struct jig_run0 *r, json_t *m, jig_run0_effect_fn fn, size_t 
 		r->interrupted_by = sig;
 		jig_poke(r->abort_wr);
 	}
+	if (save) /* measured before the reply: never counts a save sent after it */
+		r->save_window = sent_by_now(r);
 	reply(r, out);
 	json_decref(out);
+}
+
+/* A checkpoint save sent while another was in flight (its line began
+ * before the previous save's reply was sent): refused, whatever it holds.
+ * Only a Flow that bypasses the SDK can send one (runtime/boot.js waits
+ * for each reply). */
+static void save_in_flight(void *ctx, json_t *op, json_t **out, json_t **ev, int *sig)
+{
+	(void)ctx, (void)op, (void)sig;
+	static const char why[] =
+		"a second save was sent while one was in flight; jig takes one checkpoint save at a time (send the next after its reply)";
+	*out = json_pack("{s:s,s:b,s:s}", "op", "checkpoint", "ok", 0, "error", why);
+	*ev = json_pack("{s:s,s:s,s:s}", "effect", "checkpoint", "outcome", "refused", "error", why);
 }
 
 static bool text_op(json_t *m)
@@ -224,13 +252,14 @@ static void message(struct jig_run0 *r, const char *line, size_t len)
 	else if (strcmp(op, "log") == 0 && text_op(m))
 		log_line(r, json_object_get(m, "text"));
 	else if (strcmp(op, "http") == 0 && r->http)
-		effect(r, m, r->http, &r->http_requests, JIG_HTTP_MAX_REQUESTS, "HTTP requests");
+		effect(r, m, r->http, &r->http_requests, JIG_HTTP_MAX_REQUESTS, "HTTP requests", false);
 	else if (strcmp(op, "agent") == 0 && r->agent)
-		effect(r, m, r->agent, &r->agent_turns, JIG_AGENT_MAX_TURNS, "Agent turns");
+		effect(r, m, r->agent, &r->agent_turns, JIG_AGENT_MAX_TURNS, "Agent turns", false);
 	else if (strcmp(op, "command") == 0 && r->command)
-		effect(r, m, r->command, &r->commands, JIG_COMMAND_MAX_CALLS, "Project Commands");
+		effect(r, m, r->command, &r->commands, JIG_COMMAND_MAX_CALLS, "Project Commands", false);
 	else if (strcmp(op, "checkpoint") == 0 && r->checkpoint && len <= JIG_CHECKPOINT_MAX_LINE)
-		effect(r, m, r->checkpoint, &r->checkpoints, JIG_RUN0_MAX_MESSAGES, "checkpoints"); /* it refuses saves over its cap */
+		effect(r, m, r->line_at < r->save_window ? save_in_flight : r->checkpoint, &r->checkpoints, JIG_RUN0_MAX_MESSAGES,
+		       "checkpoints", true); /* it refuses saves over its cap */
 	else if ((strcmp(op, "call") == 0 || strcmp(op, "imported") == 0) && r->call) {
 		if (strcmp(op, "call") == 0 && ++r->calls > JIG_CALL_MAX_CALLS) {
 			snprintf(why, sizeof(why), "more than %d binding calls", JIG_CALL_MAX_CALLS);
@@ -260,10 +289,12 @@ static void *reader(void *arg)
 		if (n <= 0)
 			break;
 		have += (size_t)n;
+		r->received += (unsigned long long)n;
 		char *start = buf, *nl;
 		while (!r->violation && (nl = memchr(start, '\n', have - (size_t)(start - buf)))) {
 			if ((size_t)(nl - start) > line_cap(r, start, (size_t)(nl - start)))
 				break; /* refused below */
+			r->line_at = r->received - have + (unsigned long long)(start - buf);
 			message(r, start, (size_t)(nl - start));
 			start = nl + 1;
 		}

@@ -56,6 +56,12 @@ struct jig_run0 {
 	 * budget) and their bytes, lines cut to JIG_RUN0_LOG_MAX_TEXT, evidence
 	 * replaced by a stub. */
 	size_t logs_dropped, logs_dropped_bytes, logs_cut, evidence_cut;
+	/* One checkpoint save in flight (R-O01), kept by the host: bytes read
+	 * from the Flow so far, the stream offset of the line being handled,
+	 * and how far the Flow had sent when the last save was answered; a
+	 * save whose line starts before that was sent while one was in
+	 * flight and is refused. */
+	unsigned long long received, line_at, save_window;
 };
 
 /* Starts reading fd in a thread. */

@@ -3,7 +3,7 @@
 # Every Flow of the generated test project is tests/flow/binding/node.ts,
 # steered by its "plan" input. Each case_* is one ctest (binding.<case>) in
 # the supported-host lane, run as the unprivileged user.
-# Requirements: R-B01, R-B02, R-B03, R-B04, R-B05, R-S02 (see docs/requirements.md).
+# Requirements: R-B01, R-B02, R-B03, R-B04, R-B05, R-L02, R-S02, R-S08 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
@@ -240,6 +240,103 @@ case_refused_before_dispatch() {
 	res '.calls[4].error' | grep -q "the root permits two sibling Flows (shape rule); refused before dispatch" || fail "sibling refusal"
 	check '[.children[] | select(.status == "refused") | has("termination")] == [false, false]' "refused calls ran"
 	check '.root_budget.peak_reserved.memory_bytes <= 1879048192 and .root_budget.reserved_at_end.memory_bytes == 268435456'
+	nothing_left
+}
+
+# held_cgroups: while $T/stop is absent, a cgroup of the harness's own is
+# made inside every scope of Flow a or b: the fence empties it, but the
+# scope's cgroup cannot be removed, so its cleanup is not confirmed.
+held_cgroups() {
+	while [ ! -e "$T/stop" ]; do
+		for d in $(find /sys/fs/cgroup -type d \( -path '*/jig-[0-9]*/flow-a' -o -path '*/jig-[0-9]*/flow-b' \) 2>/dev/null); do
+			[ -d "$d/held" ] || mkdir "$d/held" 2>/dev/null || true
+		done
+		sleep 0.1
+	done
+}
+
+case_unconfirmed_cleanup_held() {
+	# R-L02 (#138, #175): a level-1 child whose cleanup is not confirmed
+	# keeps its reservation and its destination for the rest of the Run.
+	# x (a long branch, no write map) and y twice (a write map each) run
+	# with their scopes' cleanup made unconfirmed (held_cgroups): all three
+	# reservations stay in the durable ledger (held) and the two stage
+	# slots stay taken, so the next x is refused over the root budget and
+	# the next y for the stage slots (not for the budget, which it would
+	# otherwise meet first: the slots are checked first only when taken).
+	project '{"root":{"bindings":{"x":{"flow":"a"},"y":{"flow":"b","write":{"result.json":"from-y.json"}}}},
+		"a":{"bindings":{"x":{"flow":"a2"}}},"a2":{"bindings":{"x":{"flow":"a3"}}},"a3":{"commands":true},"b":{}}'
+	rm -f "$T/stop"
+	held_cgroups &
+	BG="$BG $!"
+	printf '%s\n' '{"root":{"calls":[["x","y"],["y"],["x"],["y"]],"sleep":5000},"a":{"sleep":3000},"b":{"sleep":3000}}' >"$T/plan"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true; rm -rf "$T/pkt"
+	(cd "$T/p" && exec "$JIG" run root --output "$T/pkt" --input plan="$T/plan" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null &
+	outer=$!
+	BG="$BG $outer"
+	# While the root sleeps after its calls: the durable ledger holds them.
+	i=0; until [ "$(jq -r .held /tmp/jig-run-*/reservations.json 2>/dev/null)" = true ] &&
+		[ "$(jq '.live | length' /tmp/jig-run-*/reservations.json)" = 4 ]; do
+		i=$((i + 1)); [ "$i" -lt 900 ] || fail "the ledger never held the three: $(cat /tmp/jig-run-*/reservations.json)"; sleep 0.1; done
+	jq -e '.held and ([.live[].id] == ["root", "child-1", "child-2", "child-3"]) and .reserved == {memory_bytes: 1879048192, tasks: 512, cpu_quota_us: 350000}' \
+		/tmp/jig-run-*/reservations.json >/dev/null || fail "the durable ledger: $(cat /tmp/jig-run-*/reservations.json)"
+	set +e; wait "$outer"; rc=$?; set -e
+	touch "$T/stop"
+	wait
+	cat "$T/out" "$T/err"; cat "$T/pkt/files/result.json"; echo
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the root did not go on"
+	res '[.calls[] | .outcome]' | jq -e '. == ["failed", "failed", "failed", "rejected", "rejected"]' >/dev/null || fail "outcomes"
+	res '.calls[0:3] | map(.error | test("cleanup not confirmed")) | all' | grep -qx true || fail "the failures do not say why"
+	res '.calls[3].error' | grep -q "binding x: its branch would bring the reserved sum to 2816 MiB.*reservations over the root budget (1792 MiB, 576 tasks, 3.5 CPU) are refused before dispatch" ||
+		fail "x was not refused over the budget"
+	res '.calls[4].error' | grep -q "binding y: root has 2 import stages not yet imported; at most 2 belong to one caller; refused before dispatch" ||
+		fail "y was not refused for its held destinations"
+	check '[.children[] | select(.status == "failed") | .cleanup_confirmed == false and .reservation_released == false] == [true, true, true]'
+	check '[.children[] | select(.status == "refused") | has("termination")] == [false, false]' "refused calls ran"
+	check '.root_budget.held_after_unconfirmed_cleanup and .root_budget.reserved_at_end == {memory_bytes: 1879048192, tasks: 512, cpu_quota_us: 350000}'
+	"$JIG" inspect "$T/pkt" | grep -c "HELD: cleanup not confirmed" | grep -qx 3 || fail "jig inspect does not show the three held"
+	# The harness's cgroups go, then the scopes' own.
+	for d in $(find /sys/fs/cgroup -type d -name held -path '*/jig-[0-9]*/flow-*'); do rmdir "$d" "${d%/held}" "${d%/*/held}"; done
+	nothing_left
+}
+
+case_storage_nothing_retained() {
+	# R-S08 (#185, #187, #191): per-invocation bytes (the Run's attachment,
+	# the per-call input a child borrows, a Project Command's invocation
+	# file, each carrying a fresh mark) never enter the project's Package/0
+	# store or state, nor the installation; the root's packet depends on no
+	# child storage: when the coordinator reaches publication (stopped at
+	# the "output copy" fault point) no child directory is left in the run
+	# directory, and the packet it then publishes is whole.
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}}}},"a":{"commands":true}}'
+	store() { (cd "$T/p/.jig" && find . -type f | sort | while read -r f; do sha256sum "$f"; done); }
+	store >"$T/store.before"
+	[ "$(grep -c ' ./store/' "$T/store.before")" -gt 0 ] || fail "no store to compare"
+	mark="per-invocation-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+	printf '%s\n' "{\"root\":{\"calls\":[[\"x\"]],\"log\":\"$mark-root\"},\"a\":{\"command\":{\"mark\":\"$mark-command\"}}}" >"$T/plan"
+	touch "$T/stamp"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true; rm -rf "$T/pkt" "$T/fault.log"
+	(cd "$T/p" && exec env JIG_FAULT_STOP="output copy" JIG_FAULT_LOG="$T/fault.log" "$JIG" run root --output "$T/pkt" --input plan="$T/plan" --timeout 120s) \
+		>"$T/out" 2>"$T/err" </dev/null &
+	outer=$!
+	BG="$BG $outer"
+	i=0; until grep -q "^output copy " "$T/fault.log" 2>/dev/null; do
+		i=$((i + 1)); [ "$i" -lt 1200 ] || { cat "$T/err"; fail "publication was not reached"; }; sleep 0.1; done
+	stopped=$(sed -n 's/^output copy //p' "$T/fault.log")
+	i=0; until [ "$(ps -o stat= -p "$stopped" | cut -c1)" = T ]; do i=$((i + 1)); [ "$i" -lt 500 ] || fail "not stopped"; sleep 0.01; done
+	ls -la /tmp/jig-run-*/
+	! ls -d /tmp/jig-run-*/child-* 2>/dev/null | grep -q . || fail "child storage is left at publication: $(ls -d /tmp/jig-run-*/child-*)"
+	kill -CONT "$stopped"
+	set +e; wait "$outer"; rc=$?; set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the Run did not succeed"
+	jq -e '.name == "a" and .command == "cmd-42"' "$T/pkt/files/from-x.json" >/dev/null || fail "the child's result: $(cat "$T/pkt/files/from-x.json")"
+	"$JIG" inspect "$T/pkt" >/dev/null || fail "the packet does not verify"
+	store >"$T/store.after"
+	diff "$T/store.before" "$T/store.after" || fail "the project's state changed in the Run"
+	! grep -rl "$mark" "$T/p" || fail "per-invocation bytes in the project"
+	[ -z "$(find "$JIG_TEST_PREFIX" -newer "$T/stamp" 2>/dev/null | head -3)" ] || fail "the installation changed: $(find "$JIG_TEST_PREFIX" -newer "$T/stamp" | head -3)"
+	grep -q "$mark-root" "$T/pkt/record.json" || fail "the root's log (terminal evidence) is missing"
 	nothing_left
 }
 

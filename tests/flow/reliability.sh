@@ -6,13 +6,14 @@
 # process that reaches STAGE, this script kills an owner from outside and
 # resumes the rest, then checks what is left (nothing) and what was
 # published (whole or nothing).
-# Requirements: R-L05, R-L06, R-L08, R-C11 (see docs/requirements.md).
+# Requirements: R-L05, R-L06, R-L08, R-C11, R-O01, R-O02, R-V01, R-V05 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 CK="$JIG_SOURCE/tests/flow/checkpoint"
 CALLER="$JIG_SOURCE/tests/flow/http"
 HOSTILE="$JIG_SOURCE/tests/flow/hostile"
+RECALL="$JIG_SOURCE/tests/flow/recall"
 
 T=$(mktemp -d /tmp/jig-rel.XXXXXX)
 PEERS=""
@@ -168,6 +169,83 @@ case_checkpoint_limits() {
 	[ "$(rec checkpoint.saves)" = 17 ] || fail "saves counted"
 	no_leftovers
 }
+case_checkpoint_one_in_flight() {
+	# R-O01 (#213): one save in flight, kept by the host, not only the SDK.
+	# The Flow writes three raw saves to Run/0 at once: the first is
+	# accepted, the other two refused with the reason, the Run goes on and
+	# a later save (after its reply) is accepted as save 2. A Run that then
+	# fails publishes the first raw save, never a refused one.
+	project "$CK"
+	start saver raw-overlap; finish
+	[ "$rc" -eq 0 ] && status succeeded || fail "exit $rc"
+	r="$T/pkt/files/result.json"; cat "$r"
+	jq -e '.replies[0].ok and .replies[0].save == 1' "$r" >/dev/null || fail "the first raw save was not accepted"
+	jq -e '[.replies[1,2] | .ok == false and (.error | test("a second save was sent while one was in flight; jig takes one checkpoint save at a time"))] == [true, true]' \
+		"$r" >/dev/null || fail "the overlapping saves were not refused"
+	jq -e '.after == 2' "$r" >/dev/null || fail "the save after the replies"
+	jq -e '[.effects[] | select(.effect == "checkpoint") | .outcome] == ["accepted", "refused", "refused", "accepted"]' "$T/pkt/record.json" >/dev/null || fail "evidence"
+	[ "$(rec checkpoint.saves)" = 2 ] || fail "saves counted: $(rec checkpoint.saves)"
+	"$JIG" inspect "$T/pkt" >"$T/inspect"
+	grep -q "^  checkpoint save 1 accepted, [0-9]* bytes$" "$T/inspect" && grep -q "^  checkpoint save 2 accepted" "$T/inspect" &&
+		[ "$(grep -c "^  checkpoint refused: a second save was sent while one was in flight" "$T/inspect")" -eq 2 ] ||
+		{ cat "$T/inspect"; fail "jig inspect does not show the saves and the refusals"; }
+	start saver raw-overlap-then-fail; finish
+	status failed; saved 1; whole
+	jq -e '.state == {"raw": 1}' "$T/pkt/checkpoint.json" >/dev/null || fail "published: $(cat "$T/pkt/checkpoint.json")"
+	no_leftovers
+}
+
+case_verification_fast_same_checks() {
+	# R-V01, R-V05 (#122, #123): the verification mode governs only how the
+	# installed files' digests are obtained. Under fast (JIG_VERIFICATION
+	# and --verification): the Run's limits are strict's (the same scope
+	# policy digest); a tampered packet is refused by jig inspect; a
+	# tampered package blob in the project's store is refused before
+	# anything runs; cancellation, recovery after coordinator loss and
+	# cleanup are those of the other modes.
+	project "$CK"
+	start saver twice-then-exit JIG_VERIFICATION=strict; finish
+	status succeeded; [ "$(rec verification.mode)" = strict ] || fail "not strict"
+	policy=$(rec scope.policy_sha256)
+	start saver twice-then-exit JIG_VERIFICATION=fast; finish
+	status succeeded; [ "$(rec verification.mode)" = fast ] || fail "not fast"
+	[ "$(rec scope.policy_sha256)" = "$policy" ] || fail "the scope's policy (its limits) differs under fast"
+	chmod -R u+w "$T/pkt"
+	echo extra >>"$T/pkt/files/result.json"
+	set +e; "$JIG" inspect "$T/pkt" --verification fast >/dev/null 2>"$T/err"; r=$?; set -e
+	cat "$T/err"
+	[ "$r" -eq 4 ] && grep -q "differs from the record" "$T/err" || fail "fast: a tampered packet was accepted (exit $r)"
+	pkg=$(rec package_sha256)
+	sha=$(jq -r '.files[] | select(.path | endswith("main.ts")) | .sha256' "$T/p/.jig/store/packages/$pkg.json")
+	blob="$T/p/.jig/store/blobs/$sha"
+	[ -f "$blob" ] || fail "no blob $sha"
+	chmod u+w "$blob"; touch -r "$blob" "$T/stamp"
+	printf 'X' | dd of="$blob" bs=1 seek=2 conv=notrunc 2>/dev/null
+	touch -r "$T/stamp" "$blob"
+	for how in "--verification fast" "JIG_VERIFICATION=fast"; do
+		clear_pkt
+		set +e
+		case $how in
+		--*) (cd "$T/p" && "$JIG" run saver --input mode="$T/mode" --output "$T/pkt" --verification fast) >"$T/out" 2>"$T/err" </dev/null ;;
+		*) (cd "$T/p" && env JIG_VERIFICATION=fast "$JIG" run saver --input mode="$T/mode" --output "$T/pkt") >"$T/out" 2>"$T/err" </dev/null ;;
+		esac
+		r=$?; set -e
+		cat "$T/err"
+		[ "$r" -eq 4 ] && grep -q "store: blob $sha was altered" "$T/err" || fail "$how: a tampered store blob was not refused (exit $r)"
+		nothing; no_leftovers
+	done
+	project "$CK" # a fresh store
+	start saver twice-then-sleep JIG_VERIFICATION=fast
+	coordinator; wait_saves 2
+	kill -TERM "$outer"
+	finish
+	status cancelled; saved 2; whole; no_leftovers
+	start saver twice-then-sleep JIG_VERIFICATION=fast
+	coordinator; wait_saves 2
+	kill -KILL "$coord"
+	finish
+	lost_interrupted 2; whole
+}
 
 # --- the recovery-only coordinator ------------------------------------------------------
 case_checkpoint_recovered() {
@@ -322,6 +400,26 @@ case_fault_http() {
 		esac
 		no_leftovers
 	done
+}
+case_recovery_never_retries() {
+	# R-O02 (#217): the coordinator is lost while an HTTP request is in
+	# flight (after one accepted save); the recovery-only coordinator
+	# publishes save 1 and the record, and the loopback peer has seen
+	# exactly one request, then and seconds after recovery finished.
+	peer srv 18080
+	project "$RECALL"
+	start recall x
+	coordinator
+	i=0; until grep -q "^GET /slow" "$T/srv.log"; do i=$((i+1)); [ $i -lt 600 ] || { cat "$T/err"; fail "the request was not made"; }; sleep 0.05; done
+	kill -KILL "$coord"
+	finish
+	[ "$rc" -eq 1 ] || fail "exit $rc"
+	lost_interrupted 1
+	[ "$(rec termination.outcome)" = coordinator_lost ] || fail "termination"
+	[ -z "$(ls -A "$T/pkt/files")" ] || fail "output files were published"
+	sleep 3
+	n=$(grep -c "^GET /slow" "$T/srv.log")
+	[ "$n" -eq 1 ] || fail "the peer saw $n requests: $(cat "$T/srv.log")"
 }
 case_fault_launched() {
 	# After launch (the Flow running): the outer command (the coordinator:

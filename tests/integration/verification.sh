@@ -3,7 +3,7 @@
 # fast against in-place changes and replacements of an installed file, and
 # every unsafe or invalid cache. Each case_* is one ctest (verification.<case>);
 # jig runs as the unprivileged user with its own HOME (its own cache).
-# Requirements: R-P02, R-P08 (see docs/requirements.md).
+# Requirements: R-P02, R-P08, R-V01, R-V05 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 USER_NAME=jigtest
@@ -88,6 +88,30 @@ case_fast_checks_stored_digest() {
 	warm
 	zero_boot_digest
 	j -- review --verification fast; altered fast
+}
+case_store_checked_in_every_mode() {
+	# R-V01, R-V05 (#122, #123): the mode is how installed files' digests
+	# are obtained, nothing else. A package blob altered in the project's
+	# store (same size, same mtime) is refused by jig run in every mode,
+	# fast included, before any scope is asked for (exit 4, not the host
+	# refusal of this cgroup v1 host, exit 3).
+	warm
+	pkg=$(jq -r '.plan.flows[] | select(.name == "csv-report") | .package.sha256' "$T/out")
+	sha=$(jq -r '.files[] | select(.path | endswith(".ts") or endswith(".js")) | .sha256' "$T/p/.jig/store/packages/$pkg.json" | head -1)
+	blob="$T/p/.jig/store/blobs/$sha"
+	[ -f "$blob" ] || fail "no blob for package $pkg"
+	touch -r "$blob" "$T/stamp"
+	chmod u+w "$blob"
+	printf 'X' | dd of="$blob" bs=1 seek=2 conv=notrunc 2>/dev/null
+	touch -r "$T/stamp" "$blob"
+	for mode in fast cached strict; do
+		j -- run csv-report --input data=csv-report/sample.csv --output "$T/o-$mode" --verification "$mode"
+		[ "$rc" -eq 4 ] && grep -q "store: blob $sha was altered" "$T/err" || fail "$mode: the altered blob was not refused (exit $rc)"
+		[ "$(wc -l <"$T/err")" -eq 1 ] || fail "$mode: not one line"
+		[ ! -e "$T/o-$mode" ] || fail "$mode: something was published"
+	done
+	j JIG_VERIFICATION=fast -- run csv-report --input data=csv-report/sample.csv --output "$T/o-env"
+	[ "$rc" -eq 4 ] && grep -q "store: blob $sha was altered" "$T/err" || fail "JIG_VERIFICATION=fast: not refused (exit $rc)"
 }
 case_environment_and_override() {
 	warm

@@ -4,12 +4,13 @@
 //   {"calls": [[b, ...], ...]  groups of bindings, each group at once
 //                              (b: a name, or [name, {child: caller}] inputs)
 //    "write": {path: text}      outputs of its own
-//    "command": true | {sleep: ms, probe?: true, unreviewed?: route}
+//    "command": true | {sleep: ms, probe?: true, unreviewed?: route, mark?: text}
 //                               one Project Command (route "run"); probe:
 //                               it exits 7 unless its environment is exactly
 //                               HOME, LANG, NO_COLOR, TMPDIR and it sees no
 //                               /flow, /input, /output, /stage; unreviewed:
-//                               then also calls that route (result.refused)
+//                               then also calls that route (result.refused);
+//                               mark: a comment line of that text in its file
 //    "sleep": ms, "spin": ms, "crash": true, "fail": true, "hog": true
 //    "delay": ms                before the probes
 //    "probe": [path, ...]       tries to read each ("write:PATH": to write it)
@@ -41,7 +42,8 @@ export default async function (jig) {
       const ok = JSON.stringify(Object.keys(process.env).sort()) === '["HOME","LANG","NO_COLOR","TMPDIR"]' &&
         !["/flow", "/input", "/output", "/stage"].some((p) => existsSync(p));
       if (!ok) process.exit(7);` : "";
-    const r = await jig.command("run", { files: { "m.js": wait + probe + "console.log('cmd-' + 6 * 7)" }, entry: "m.js" });
+    const mark = plan.command.mark ? `// ${String(plan.command.mark).replace(/\n/g, " ")}\n` : "";
+    const r = await jig.command("run", { files: { "m.js": mark + wait + probe + "console.log('cmd-' + 6 * 7)" }, entry: "m.js" });
     result.command = r.stdout.trim();
     if (plan.command.unreviewed)
       try { await jig.command(plan.command.unreviewed, { files: { "m.js": "" }, entry: "m.js" }); result.refused = "no"; }

@@ -144,6 +144,28 @@ static void printed_inert(void **state)
 	json_decref(rec);
 }
 
+/* jig inspect names a checkpoint save as one (it was printed as "http"):
+ * its number, outcome and bytes, or the refusal's reason (R-O01). */
+static void printed_checkpoint(void **state)
+{
+	(void)state;
+	json_error_t je;
+	json_t *rec = json_loads("{\"format\":\"jig-run-record/1\",\"status\":\"succeeded\",\"flow\":\"f\",\"error\":\"\",\"outputs\":[],"
+				 "\"effects\":[{\"effect\":\"checkpoint\",\"save\":1,\"outcome\":\"accepted\",\"bytes\":40,\"sha256\":\"ab\"},"
+				 "{\"effect\":\"checkpoint\",\"outcome\":\"refused\",\"error\":\"a second save was sent while one was in flight\"},"
+				 "{\"effect\":\"http\",\"route\":\"r\",\"outcome\":\"ok\",\"status\":200}]}",
+				 0, &je);
+	assert_non_null(rec);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	jig_record_print(f, "pkt", rec);
+	fclose(f);
+	assert_non_null(strstr(out, "\n  checkpoint save 1 accepted, 40 bytes\n  checkpoint refused: a second save was sent while one was in flight\n  http r ok status 200\n"));
+	free(out);
+	json_decref(rec);
+}
+
 /* --- issue 31: the record as a whole ------------------------------------- */
 
 /* A record as jig run writes it, with n log lines of len bytes, n effects
@@ -271,6 +293,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(good_packet), cmocka_unit_test(refused_records),
 					   cmocka_unit_test(printed_inert), cmocka_unit_test(record_at_and_over_cap),
-					   cmocka_unit_test(record_over_reader_cap), cmocka_unit_test(record_lost)};
+					   cmocka_unit_test(record_over_reader_cap), cmocka_unit_test(record_lost),
+					   cmocka_unit_test(printed_checkpoint)};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -285,6 +285,85 @@ static void ask(struct session *s, const char *msg)
 		fail_msg("no reply: %s", s->r.error);
 }
 
+/* n reply lines from the coordinator, concatenated into buf. */
+static void replies(struct session *s, int n, char *buf, size_t cap)
+{
+	size_t have = 0;
+	buf[0] = '\0';
+	for (int got = 0; got < n;) {
+		struct pollfd pf = {s->flow, POLLIN, 0};
+		ssize_t k = poll(&pf, 1, 5000) == 1 ? read(s->flow, buf + have, cap - 1 - have) : -1;
+		if (k <= 0)
+			fail_msg("%d of %d replies: %s", got, n, s->r.error);
+		for (ssize_t i = 0; i < k; i++)
+			got += buf[have + (size_t)i] == '\n';
+		have += (size_t)k;
+		buf[have] = '\0';
+	}
+}
+
+static bool refused_in_flight(json_t *ev)
+{
+	const char *outcome = json_string_value(json_object_get(ev, "outcome")), *why = json_string_value(json_object_get(ev, "error"));
+	return outcome && why && strcmp(outcome, "refused") == 0 && strstr(why, "while one was in flight") != NULL;
+}
+
+/* A slow save: the Flow's next line arrives while it is being taken. */
+static void slow_save(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+{
+	usleep(200 * 1000);
+	sized_stub(ctx, op, reply, evidence, interrupted);
+}
+
+/* R-O01 (#213): one checkpoint save in flight, kept by the host. Saves
+ * sent together (one write, bypassing the SDK): the first is taken, the
+ * others refused with a reason, and the Run goes on; a save sent after
+ * the reply was read is taken. A save sent in a write of its own while
+ * the previous one is being taken (queued on the socket) is refused too;
+ * a log line in between is not a save. */
+static void checkpoint_one_in_flight(void **state)
+{
+	(void)state;
+	struct session s;
+	start_ckpt(&s);
+	evidence_len = 64;
+	char buf[4096];
+	const char *three = "{\"op\":\"checkpoint\",\"state\":1}\n{\"op\":\"checkpoint\",\"state\":2}\n{\"op\":\"checkpoint\",\"state\":3}\n";
+	send_all(&s, three, strlen(three));
+	replies(&s, 3, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "{\"op\":\"checkpoint\",\"ok\":true}\n{\"op\":\"checkpoint\",\"ok\":false,\"error\":\"a second save was sent while one was in flight"));
+	ask(&s, "{\"op\":\"checkpoint\",\"state\":4}\n");
+	assert_false(s.r.violation);
+	assert_int_equal(json_array_size(s.r.effects), 4);
+	assert_false(refused_in_flight(json_array_get(s.r.effects, 0)));
+	assert_true(refused_in_flight(json_array_get(s.r.effects, 1)));
+	assert_true(refused_in_flight(json_array_get(s.r.effects, 2)));
+	assert_false(refused_in_flight(json_array_get(s.r.effects, 3)));
+	finish(&s);
+	assert_false(aborted(&s));
+	jig_run0_free(&s.r);
+
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(pipe(s.ab), 0);
+	s.flow = sv[1];
+	assert_int_equal(jig_run0_start(&s.r, sv[0], s.ab[1], NULL, NULL, NULL, slow_save, NULL), 0);
+	send_all(&s, "{\"op\":\"checkpoint\"}\n", 20);
+	usleep(50 * 1000); /* the first is being taken */
+	send_all(&s, "{\"op\":\"log\",\"text\":\"x\"}\n{\"op\":\"checkpoint\"}\n", 44);
+	replies(&s, 2, buf, sizeof(buf));
+	ask(&s, "{\"op\":\"checkpoint\"}\n");
+	finish(&s);
+	assert_false(s.r.violation);
+	assert_int_equal(json_array_size(s.r.logs), 1);
+	assert_int_equal(json_array_size(s.r.effects), 3);
+	assert_false(refused_in_flight(json_array_get(s.r.effects, 0)));
+	assert_true(refused_in_flight(json_array_get(s.r.effects, 1)));
+	assert_false(refused_in_flight(json_array_get(s.r.effects, 2)));
+	assert_false(aborted(&s));
+	jig_run0_free(&s.r);
+}
+
 /* One effect's evidence: at the cap kept, one over replaced by a stub
  * that says so. */
 static void evidence_cap(void **state)
@@ -427,7 +506,7 @@ int main(void)
 		cmocka_unit_test(bounds),	cmocka_unit_test(logs_capped_and_http_answered),
 		cmocka_unit_test(log_line_cut), cmocka_unit_test(log_budget),	   cmocka_unit_test(evidence_cap),
 		cmocka_unit_test(evidence_budget), cmocka_unit_test(shared_budget), cmocka_unit_test(token_cap),
-		cmocka_unit_test(call_violation_prefix),
+		cmocka_unit_test(call_violation_prefix), cmocka_unit_test(checkpoint_one_in_flight),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,11 @@
 // sleeps (the test cancels or kills). "limits": every cap at and over it,
 // reported in result.json. "once-then-fail": one save, then an error.
 // "crash": one save, then SIGSEGV. "sleep": sleeps (for --timeout).
+// "raw-overlap": bypasses the SDK: three saves written to Run/0 (descriptor
+// 3) in one write, their three replies read raw, then one save through the
+// SDK; "raw-overlap-then-fail": the raw part, then an error.
+import { readSync, writeSync } from "node:fs";
+
 type Jig = any;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -40,6 +45,19 @@ async function limits(jig: Jig) {
   jig.write("result.json", JSON.stringify(out) + "\n");
 }
 
+function rawOverlap(): unknown[] {
+  const line = (n: number) => JSON.stringify({ op: "checkpoint", state: { raw: n } }) + "\n";
+  writeSync(3, line(1) + line(2) + line(3));
+  const buf = Buffer.alloc(1 << 16);
+  let got = "";
+  while (got.split("\n").length <= 3) {
+    const n = readSync(3, buf, 0, buf.length, null);
+    if (n === 0) throw new Error("Run/0 closed");
+    got += buf.subarray(0, n).toString("utf8");
+  }
+  return got.trim().split("\n").map((l) => JSON.parse(l));
+}
+
 export default async function (jig: Jig) {
   const mode = jig.read("mode").toString().trim();
   if (mode === "twice-then-sleep") { await twice(jig); await sleep(60000); }
@@ -48,5 +66,10 @@ export default async function (jig: Jig) {
   else if (mode === "limits") await limits(jig);
   else if (mode === "crash") { await jig.checkpoint({ state: 1 }); process.kill(process.pid, "SIGSEGV"); await sleep(5000); }
   else if (mode === "sleep") await sleep(60000);
+  else if (mode === "raw-overlap") {
+    const replies = rawOverlap();
+    const after = await jig.checkpoint({ state: { after: true } });
+    jig.write("result.json", JSON.stringify({ replies, after: after.save }) + "\n");
+  } else if (mode === "raw-overlap-then-fail") { rawOverlap(); throw new Error("failing on purpose"); }
   else throw new Error(`unknown mode ${mode}`);
 }
