@@ -4,6 +4,7 @@
 # every regression input, then fuzzes each target for SECONDS (default 5:
 # the smoke run .ci/run does; docs/reliability.md has the longer one).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
+# JIG_FUZZ_JOBS: how many targets at a time (and build jobs); default nproc.
 # Fails on any crash, leak, sanitizer report or timeout; the input is kept
 # in build-fuzz/crashes/ (add it to fuzz/regressions/TARGET/ once fixed).
 set -eu
@@ -13,7 +14,8 @@ SECS=${1:-5}
 B=build-fuzz
 CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_SANDBOX_LINUX=OFF -DJIG_MODULE_HTTP=OFF \
 	-DJIG_MODULE_ACP=OFF -DJIG_MODULE_DISPLAY=OFF -DJIG_BUN_DIR="$PWD/build/bun" >/dev/null
-cmake --build "$B" -j "$(nproc)" >/dev/null
+par=${JIG_FUZZ_JOBS:-$(nproc)}
+cmake --build "$B" -j "$par" >/dev/null
 TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe checkpoint worker_http worker_agent
 	worker_command acp_message run0_effects resolved_lock}
 
@@ -89,7 +91,7 @@ printf '{"jsonrpc":"1.0","id":5,"result":{"stopReason":"end_turn"}}\n{"id":5,"re
 
 mkdir -p "$B/crashes"
 # fuzz_one TARGET: its regression inputs, then SECS of fuzzing; one target
-# is one libFuzzer process on one core, so nproc targets run at a time.
+# is one libFuzzer process on one core, so $par targets run at a time.
 fuzz_one() {
 	t=$1
 	echo "== fuzz $t (${SECS} s)"
@@ -103,7 +105,6 @@ fuzz_one() {
 		{ tail -40 "$B/work/$t/log"; echo "FAIL: fuzz_$t found a crash (build-fuzz/crashes/)"; return 1; }
 	grep -E "^stat::number_of_executed_units|^#[0-9]+.*DONE" "$B/work/$t/log" | tail -1
 }
-par=$(nproc)
 failed=0
 set -- $TARGETS
 while [ $# -gt 0 ]; do
