@@ -218,7 +218,7 @@ static int collect(struct jig_child *c)
 {
 	struct jig_tree_limits l = {.what = "child output", .max_files = JIG_OUTPUT_MAX_FILES, .max_entries = JIG_OUTPUT_MAX_ENTRIES,
 				    .max_bytes = JIG_OUTPUT_MAX_BYTES, .reject_sparse = true, .allowed = c->f->outputs,
-				    .n_allowed = c->f->n_outputs};
+				    .n_allowed = c->f->n_outputs, .reject_xattr = true}; /* R-S06, decision 122 */
 	struct jig_tree_stats st = {.list = c->outputs};
 	struct jig_error e = {0};
 	if (c->sr.held_fd < 0)

@@ -427,6 +427,21 @@ case_resources_and_inputs_share_cap() {
 	nothing_left
 }
 
+case_child_output_xattr_refused() {
+	# R-S06 (audit #171, decision 122): a child's final validation refuses
+	# excess metadata as a root's does: a POSIX ACL the child set on its
+	# output fails the call with one line, nothing of it imported; the
+	# caller goes on.
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}}}},"a":{}}'
+	run '{"root":{"write":{"out.txt":"root"},"calls":[["x"]]},"a":{"write":{"out.txt":"child"},"acl":"out.txt"}}'
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the caller did not go on"
+	[ "$(res '.calls[0].ok')" = false ] && [ "$(res '.calls[0].outcome')" = failed ] || fail "the call: $(res '.calls[0]')"
+	res '.calls[0].error' | grep -q "child output refused: child output out.txt: has the extended attribute system.posix_acl_access (excess metadata); refused" ||
+		fail "the call's error: $(res '.calls[0].error')"
+	[ ! -e "$T/pkt/files/from-x.json" ] || fail "the child's result was imported"
+	nothing_left
+}
+
 # Issue 32, R-P12: a child Flow (jig.call, the flow-bound kind) runs with
 # its Plan scope: it reads its argv, environment, mounts and descriptors
 # (tests/flow/inside.js) and they are its scope's in the Plan; the record's
