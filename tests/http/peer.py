@@ -204,7 +204,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         auth = "bearer" if self.headers.get("Authorization", "").startswith("Bearer ") else "none"
         tools = [t.get("name") or t.get("type") for t in req.get("tools") or [] if isinstance(t, dict)]
         text = json.dumps({"stub": True, "model": req.get("model"), "auth": auth, "tools": tools,
-                           "user": user[-300:]}, sort_keys=True)
+                           "user": user[-300:], "skill_md": body.count(b"SKILL.md"),
+                           "skills_words": body.lower().count(b"skill"), "plugin_words": body.lower().count(b"plugin")},
+                          sort_keys=True)
         item = {"id": "msg-1", "type": "message", "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": text, "annotations": []}]}
         resp = {"id": "resp-1", "object": "response", "status": "completed", "model": req.get("model"),
