@@ -364,7 +364,7 @@ case_cancel_settle_sigkill_60s() {
 	project "$HOSTILE"; printf 'ignoreterm 120000\n' >"$T/mode"
 	bounded "scope fence"
 	flow_running
-	kill -INT "$outer"; t1=$(now_ms)
+	t1=$(now_ms); kill -INT "$outer" # t1 before the signal: the guest spawns slowly
 	blocked_at "scope fence"
 	sleep 20; kill -TERM "$outer"
 	sleep 20; kill -HUP "$outer"
