@@ -459,6 +459,8 @@ case_run_in_transient_scope() {
 	[ "$rc" -eq 0 ] || fail "exit $rc"
 	grep -q "fake systemd-run: jig-" "$T/err" || fail "jig run did not ask for a transient scope"
 	[ "$(rec status)" = succeeded ] || fail "status"
+	# R-L05: the command's expiry went along, what was left of it (ms)
+	within "$(rec expiry_ms)" 1 149999 "the expiry passed on to the transient scope"
 	[ -z "$(find /sys/fs/cgroup/jig-test/user-scopes -name 'jig-[0-9]*-*' -type d)" ] || fail "run cgroups left behind"
 }
 
