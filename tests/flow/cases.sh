@@ -467,7 +467,7 @@ case_cancel_settle_sigkill_60s() {
 	project "$HOSTILE"; printf 'ignoreterm 120000\n' >"$T/mode"
 	bounded "scope fence"
 	flow_running
-	kill -INT "$outer"; t1=$(now_ms)
+	t1=$(now_ms); kill -INT "$outer" # t1 before the signal: the guest spawns slowly
 	blocked_at "scope fence"
 	sleep 20; kill -TERM "$outer"
 	sleep 20; kill -HUP "$outer"
@@ -562,6 +562,8 @@ case_run_in_transient_scope() {
 	[ "$rc" -eq 0 ] || fail "exit $rc"
 	grep -q "fake systemd-run: jig-" "$T/err" || fail "jig run did not ask for a transient scope"
 	[ "$(rec status)" = succeeded ] || fail "status"
+	# R-L05: the command's expiry went along, what was left of it (ms)
+	within "$(rec expiry_ms)" 1 149999 "the expiry passed on to the transient scope"
 	[ -z "$(find /sys/fs/cgroup/jig-test/user-scopes -name 'jig-[0-9]*-*' -type d)" ] || fail "run cgroups left behind"
 }
 
