@@ -82,8 +82,8 @@ static void on_signal(struct escalation *x, pid_t c, long long now)
 	x->termed = true;
 	x->signal_at = now;
 	x->kill_at = now + JIG_SETTLE_MS;
-	if (x->expiry_at >= 0 && x->expiry_at + JIG_EXPIRY_GRACE_MS < x->kill_at)
-		x->kill_at = x->expiry_at + JIG_EXPIRY_GRACE_MS;
+	if (x->expiry_at >= 0 && x->expiry_at + JIG_EXPIRY_KILL_MS < x->kill_at)
+		x->kill_at = x->expiry_at + JIG_EXPIRY_KILL_MS;
 }
 
 /* The clock: the expiry's SIGTERM, then the SIGKILL when due. */
@@ -94,7 +94,7 @@ static void on_time(struct escalation *x, struct jig_outer_bounds *b, pid_t c, l
 		if (!x->termed) {
 			kill(c, SIGTERM);
 			x->termed = true;
-			x->kill_at = x->expiry_at + JIG_EXPIRY_GRACE_MS;
+			x->kill_at = x->expiry_at + JIG_EXPIRY_KILL_MS;
 		}
 	}
 	if (x->termed && !x->killed && now >= x->kill_at) {
@@ -154,8 +154,8 @@ static void kill_reason(const struct jig_outer_bounds *b, char *why, size_t cap)
 {
 	why[0] = '\0';
 	if (b->killed && b->expired)
-		snprintf(why, cap, "the command's expiry passed and the coordinator did not settle within its %d ms grace (SIGKILL %lld ms after the expiry): ",
-			 JIG_EXPIRY_GRACE_MS, b->kill_after_ms);
+		snprintf(why, cap, "the command's expiry passed and the coordinator did not settle (SIGKILL %lld ms after the expiry, its grace is %d ms): ",
+			 b->kill_after_ms, JIG_EXPIRY_GRACE_MS);
 	else if (b->killed)
 		snprintf(why, cap, "the coordinator did not settle within %d s of the first stop signal (SIGKILL %lld ms after it): ",
 			 JIG_SETTLE_MS / 1000, b->kill_after_ms);

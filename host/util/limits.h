@@ -133,9 +133,13 @@ _Static_assert((unsigned long long)JIG_RECORD_INDENT_SHARE *
  * coordinator has this long to settle before SIGKILL. The command's
  * absolute expiry (jig run --expiry; by default the Run's deadline plus
  * the margin, none for --display web) can shorten that: at it the outer
- * command sends SIGTERM (if it has not yet) and SIGKILL this grace later. */
+ * command sends SIGTERM (if it has not yet) and SIGKILL within this grace:
+ * it is due JIG_EXPIRY_KILL_MS after the expiry, which leaves the rest of
+ * the grace for the timer's and the scheduler's lateness (decision 111). */
 #define JIG_SETTLE_MS 60000
 #define JIG_EXPIRY_GRACE_MS 250
+#define JIG_EXPIRY_KILL_MS 200
+_Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due inside the grace");
 #define JIG_EXPIRY_DEFAULT_MARGIN_MS 120000ull /* the 60 s settlement and 60 s for admission and publication */
 
 /* Retained Agent sessions (effects/agent_sessions.h): per project, per Flow and route, bytes and lifetime of each. */

@@ -100,7 +100,8 @@ case_no_pidfd_signal_relayed() {
 # R-L05 (#201, #202): an expiry shorter than the 60 s settlement. A
 # SIGINT at about 0.5 s is relayed as SIGTERM at once; a SIGTERM and a
 # SIGHUP later change nothing; the coordinator, which does not settle, is
-# SIGKILLed 250 ms after the 3 s expiry (a plain host: 100 ms of slack).
+# SIGKILLed 200 ms after the 3 s expiry, inside its 250 ms grace (a plain
+# host under load: 50 ms of slack past the grace).
 case_expiry_grace() {
 	blocked a --expiry 3s
 	sleep 0.5
@@ -108,10 +109,10 @@ case_expiry_grace() {
 	i=0; until term_pending "$coord_a"; do i=$((i+1)); [ $i -lt 100 ] || fail "SIGTERM was not relayed at the signal"; sleep 0.01; done
 	sleep 0.5; kill -TERM "$outer_a"; sleep 0.5; kill -HUP "$outer_a"
 	ended a
-	grep -q "the command's expiry passed and the coordinator did not settle within its 250 ms grace" "$T/err.a" || fail "the reason"
+	grep -q "the command's expiry passed and the coordinator did not settle (SIGKILL " "$T/err.a" || fail "the reason"
 	grep -q "the coordinator (pid $coord_a) was killed by signal 9 before it finished" "$T/err.a" || fail "not killed"
-	within "$after" 250 350 "SIGKILL after the expiry (ms)"
-	within "$elapsed" 3250 4500 "the command's life (ms)"
+	within "$after" 200 300 "SIGKILL after the expiry (ms)"
+	within "$elapsed" 3200 4500 "the command's life (ms)"
 	! kill -0 "$outer_a" 2>/dev/null && ! kill -0 "$coord_a" 2>/dev/null || fail "a process is left"
 }
 # R-L05 (#201): no signal at all. At the expiry the coordinator is sent
@@ -122,8 +123,8 @@ case_expiry_without_signal() {
 	! term_pending "$coord_a" || fail "SIGTERM before the expiry"
 	ended a
 	grep -q "the command's expiry passed" "$T/err.a" || fail "the reason"
-	within "$after" 250 350 "SIGKILL after the expiry (ms)"
-	within "$elapsed" 2250 3500 "the command's life (ms)"
+	within "$after" 200 300 "SIGKILL after the expiry (ms)"
+	within "$elapsed" 2200 3500 "the command's life (ms)"
 }
 # R-L05 (#200, #202): no expiry short enough to matter (the default: the
 # 30 s deadline plus 2 minutes). SIGINT, then SIGTERM 20 s and SIGHUP 40 s
@@ -146,7 +147,7 @@ case_expiry_display_explicit() {
 	blocked a --display web --expiry 2s
 	ended a
 	grep -q "the command's expiry passed" "$T/err.a" || fail "the explicit expiry did not hold with --display web"
-	within "$after" 250 350 "SIGKILL after the expiry (ms)"
+	within "$after" 200 300 "SIGKILL after the expiry (ms)"
 }
 # R-L05 (#203) and the default expiry: two commands with --timeout 1ms
 # (default expiry 120,001 ms), one with --display web. The first is ended
@@ -158,7 +159,7 @@ case_expiry_default_and_dashboard() {
 	blocked b --timeout 1ms --display web
 	ended a
 	grep -q "the command's expiry passed" "$T/err.a" || fail "the default expiry did not end the command"
-	within "$after" 250 350 "SIGKILL after the default expiry (ms)"
+	within "$after" 200 300 "SIGKILL after the default expiry (ms)"
 	within "$elapsed" 120251 121500 "the command's life (ms)"
 	sleep 2
 	kill -0 "$outer_b" && kill -0 "$coord_b" || fail "the dashboard's command was ended: $(cat "$T/err.b")"
