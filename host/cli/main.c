@@ -28,7 +28,7 @@ static const char usage[] =
 	"                           (default 30s, at most 24h)\n"
 	"      --expiry             the command's absolute expiry from its start (at most 24h; default\n"
 	"                           the deadline plus 2m, none with --display web): at it the Run is\n"
-	"                           cancelled (SIGTERM) and 250 ms later ended (SIGKILL); a stop signal\n"
+	"                           cancelled (SIGTERM) and within 250 ms ended (SIGKILL); a stop signal\n"
 	"                           allows 60 s (never past the expiry); later signals extend nothing\n"
 	"  inspect PACKET [--json] [--verification cached|strict|fast] [--display web]\n"
 	"                           check a published packet against its record and show it\n"
