@@ -14,10 +14,19 @@
 //    "delay": ms                before the probes
 //    "probe": [path, ...]       tries to read each ("write:PATH": to write it)
 //    "log": text,
-//    "inside": true}            what it reads of itself (inside.js) as result.inside
+//    "inside": true,            what it reads of itself (inside.js) as result.inside
+//    "fill": {path: bytes},     outputs of that many bytes ("F")
+//    "hunt": marker}            while its first group of calls is pending,
+//                               every 100 ms: every way a hostile caller
+//                               could read an import stage (issue 33, R-S05):
+//                               result.hunt {rounds, found: [where the
+//                               marker was read], stages: [any "stage"
+//                               seen], mounts: /proc/self/mountinfo lines
+//                               for /output and /input}
 // It writes result.json: {name, calls: [{binding, ok, outcome, error, started,
 // outputs}], probes: {path: "read"|"denied"|"wrote"}, command}.
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { Worker } from "node:worker_threads";
 import { inside } from "./inside.js";
 
 export default async function (jig) {
@@ -47,9 +56,28 @@ export default async function (jig) {
       try { await jig.command(plan.command.unreviewed, { files: { "m.js": "" }, entry: "m.js" }); result.refused = "no"; }
       catch (e) { result.refused = String(e.message); }
   }
+  for (const [path, n] of Object.entries(plan.fill ?? {})) jig.write(path, Buffer.alloc(n, "F"));
+  let hunting = !!plan.hunt;
   for (const group of plan.calls ?? []) {
+    // The hunter is a thread of its own: this one blocks on Run/0 while a
+    // call is pending.
+    let hunter: any, flag: any, report: any;
+    if (hunting) {
+      flag = new Int32Array(new SharedArrayBuffer(4));
+      hunter = new Worker(new URL("./hunt.js", import.meta.url).href, { workerData: { marker: plan.hunt, flag } });
+      const ready = new Promise((res) => hunter.once("message", res));
+      report = ready.then(() => new Promise((res) => hunter.once("message", res)));
+      await ready;
+    }
     // An element is a binding's name, or [name, inputs] (per-call inputs).
     const settled = await Promise.allSettled(group.map((b) => Array.isArray(b) ? jig.call(b[0], { inputs: b[1] }) : jig.call(b)));
+    if (hunting) {
+      Atomics.store(flag, 0, 1);
+      Atomics.notify(flag, 0);
+      result.hunt = await report;
+      await hunter.terminate();
+      hunting = false;
+    }
     settled.forEach((s, i) => result.calls.push(s.status === "fulfilled"
       ? { binding: [group[i]].flat()[0], ok: s.value.ok, outcome: s.value.outcome, error: s.value.error, started: s.value.started,
           outputs: s.value.outputs }
@@ -62,3 +90,4 @@ export default async function (jig) {
   jig.write("result.json", JSON.stringify(result));
   if (plan.fail) throw new Error("asked to fail");
 }
+
