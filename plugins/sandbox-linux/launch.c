@@ -302,6 +302,9 @@ static void give_output(const struct jig_scope *sc, struct jig_scope_result *out
 	if (!output_path(sc) || out->held_fd >= 0 || mntns < 0 || point < 0) {
 		a.err = EPERM;
 		snprintf(a.what, sizeof(a.what), "output: not asked for");
+	} else if (JIG_FAULT_FAILS("output mount")) { /* test build only */
+		a.err = EPERM;
+		snprintf(a.what, sizeof(a.what), "output: its tmpfs was not mounted");
 	} else if ((a.err = jig_output_project(mntns, point, sc->output_bytes, &root, a.what, sizeof(a.what))) == 0 &&
 		   (out->held_fd = openat(root, "pub", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		a.err = errno;

@@ -401,5 +401,25 @@ case_s05_import_never_replaces() {
 	nothing_left
 }
 
+# Issue 33, R-S05, decision 115: when the supervisor cannot mount a
+# caller's output (test fault "output mount"), the launcher refuses and
+# the caller's Flow never starts: one line, nothing published, nothing
+# left.
+case_s05_output_not_mounted_refused() {
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}}}},"a":{}}'
+	printf '%s\n' '{"root":{"calls":[["x"]]}}' >"$T/plan"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true
+	rm -rf "$T/pkt"
+	set +e
+	(cd "$T/p" && JIG_FAULT_FAIL="output mount" "$JIG" run root --output "$T/pkt" --input plan="$T/plan" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -ne 0 ] || fail "the Run succeeded"
+	grep -q "the scope's launcher refused to start the payload: output: its tmpfs was not mounted" "$T/err" || fail "no line says why"
+	[ ! -e "$T/pkt/files/result.json" ] || fail "the Flow ran"
+	nothing_left
+}
+
 "case_$1"
 echo "PASS: $1"
