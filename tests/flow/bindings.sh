@@ -325,7 +325,8 @@ case_child_scope_is_the_plan() {
 # the coordinator's descriptor of the caller's tmpfs root, and no stage is
 # in the run directory. Then the import happens: the file is in the
 # caller's output. The caller's mount table has /output as the "/pub"
-# subtree of a 16 MiB tmpfs (R-S08: the output tmpfs size as stated).
+# subtree of a 16 MiB tmpfs (R-S08: the output tmpfs size as stated), and
+# the caller still has no capability, no_new_privs and a seccomp filter.
 case_s05_stage_hidden_from_caller() {
 	project '{"root":{"outputs":["result.json","from-x.bin"],"bindings":{"x":{"flow":"a","write":{"big.bin":"from-x.bin"}}}},"a":{"outputs":["result.json","big.bin"]}}'
 	marker=FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF
@@ -357,10 +358,13 @@ case_s05_stage_hidden_from_caller() {
 	set +e; wait "$outer"; rc=$?; set -e
 	cat "$T/out" "$T/err"
 	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the Run did not succeed"
-	res '.hunt | {rounds, found, stages, mounts}'
+	res '.hunt | {rounds, found, stages, mounts, status}'
 	res '.calls[0].ok' | grep -qx true || fail "the call: $(res '.calls[0]')"
 	res '.hunt.found == [] and .hunt.stages == []' | grep -qx true || fail "the caller reached the stage: $(res .hunt)"
 	[ "$(res .hunt.rounds)" -ge 10 ] || fail "the hunter ran only $(res .hunt.rounds) rounds"
+	res '.hunt.status | .CapEff == "0000000000000000" and .CapPrm == "0000000000000000" and .CapBnd == "0000000000000000"
+		and .CapAmb == "0000000000000000" and .NoNewPrivs == "1" and .Seccomp == "2"' | grep -qx true ||
+		fail "the caller's containment: $(res .hunt.status)"
 	# The caller's /output: the "/pub" subtree of a 16 MiB tmpfs, on top.
 	res '.hunt.mounts | map(select(split(" ")[4] == "/output")) | last' | grep -q ' /pub /output rw,.* - tmpfs [^ ]* rw,.*size=16384k' ||
 		fail "the caller's /output is not the 16 MiB tmpfs's /pub: $(res .hunt.mounts)"

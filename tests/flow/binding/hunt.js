@@ -54,10 +54,17 @@ function hunt(marker, h) {
 
 const { marker, flag } = workerData;
 const h = { rounds: 0, found: new Set(), stages: new Set(), mounts: [] };
+// The caller's own containment, unchanged by the output's mount: no
+// capability, no_new_privs, a seccomp filter.
+const status = {};
+for (const l of readFileSync("/proc/self/status", "utf8").split("\n")) {
+  const m = /^(Cap\w+|NoNewPrivs|Seccomp):\s*(\S+)/.exec(l);
+  if (m) status[m[1]] = m[2];
+}
 hunt(marker, h);
 parentPort.postMessage("ready");
 while (Atomics.load(flag, 0) === 0) {
   hunt(marker, h);
   Atomics.wait(flag, 0, 0, 100);
 }
-parentPort.postMessage({ rounds: h.rounds, found: [...h.found], stages: [...h.stages], mounts: h.mounts });
+parentPort.postMessage({ rounds: h.rounds, found: [...h.found], stages: [...h.stages], mounts: h.mounts, status });
