@@ -16,11 +16,11 @@
 //    "log": text,
 //    "inside": true,            what it reads of itself (inside.js) as result.inside
 //    "fill": {path: bytes},     outputs of that many bytes ("F")
-//    "hunt": marker}            while its first group of calls is pending,
+//    "hunt": text}              while its first group of calls is pending,
 //                               every 100 ms: every way a hostile caller
 //                               could read an import stage (issue 33, R-S05):
-//                               result.hunt {rounds, found: [where the
-//                               marker was read], stages: [any "stage"
+//                               result.hunt {rounds, found: [where text x 64
+//                               was read], stages: [any "stage"
 //                               seen], mounts: /proc/self/mountinfo lines
 //                               for /output and /input}
 // It writes result.json: {name, calls: [{binding, ok, outcome, error, started,
@@ -64,7 +64,7 @@ export default async function (jig) {
     let hunter: any, flag: any, report: any;
     if (hunting) {
       flag = new Int32Array(new SharedArrayBuffer(4));
-      hunter = new Worker(new URL("./hunt.js", import.meta.url).href, { workerData: { marker: plan.hunt, flag } });
+      hunter = new Worker(new URL("./hunt.js", import.meta.url), { workerData: { marker: String(plan.hunt).repeat(64), flag } });
       const ready = new Promise((res) => hunter.once("message", res));
       report = ready.then(() => new Promise((res) => hunter.once("message", res)));
       await ready;
