@@ -302,7 +302,7 @@ static int stage_and_import(struct jig_child *c, int out, struct jig_tree_limits
 	struct jig_error e = {0};
 	json_t *staged = json_object();
 	int r = 0;
-	l->what = "import stage";
+	l->what = "the caller's import stage";
 	l->allowed = NULL;
 	for (size_t i = 0; r == 0 && i < c->b->n_write; i++) {
 		jig_autoclose int fd = openat(out, c->b->write[i].child, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -311,7 +311,7 @@ static int stage_and_import(struct jig_child *c, int out, struct jig_tree_limits
 		char k[24];
 		snprintf(k, sizeof(k), "%zu", i);
 		if (jig_tree_copy_file(fd, k, stage, l, &sst, &e) < 0)
-			r = failf(c, "import stage", e.msg);
+			r = failf(c, "import", e.msg);
 		else
 			json_object_set_new(staged, c->b->write[i].caller, json_string(k));
 	}
