@@ -3,7 +3,7 @@
 // The Flow talks to its coordinator only over Run/0: newline-delimited JSON
 // on descriptor 3, each message at most 1 MiB (each operation has its own
 // caps within that).
-import { closeSync, copyFileSync, constants, mkdirSync, readFileSync, readSync, readdirSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, readFileSync, readSync, readdirSync, writeFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 const RUN0 = 3;
@@ -77,23 +77,10 @@ function pump() {
   calls.delete(r.id);
   if (r.outcome === "refused") c.reject(new Error(`jig.call ${c.binding}: ${r.error}`));
   else {
-    // The write map's accepted files, from the import stage into this
-    // Flow's own output (its bounded tmpfs); then the stage goes.
-    const imported = [];
-    try {
-      for (const [to, from] of Object.entries(r.outputs || {})) {
-        const p = "/output/" + clean(to);
-        mkdirSync(dirname(p), { recursive: true });
-        copyFileSync(from, p, constants.COPYFILE_EXCL);
-        imported.push(to);
-      }
-    } catch (err) {
-      send({ op: "imported", id: r.id });
-      c.reject(new Error(`jig.call ${c.binding}: import: ${err.message}`));
-      if (calls.size && !pumping) { pumping = true; setImmediate(pump); }
-      return;
-    }
-    if (Object.keys(r.outputs || {}).length) send({ op: "imported", id: r.id });
+    // jig has imported the write map's accepted files into this Flow's
+    // /output (staged where this Flow cannot see, then renamed, never
+    // replacing a file): outputs names them.
+    const imported = Object.keys(r.outputs || {});
     c.resolve(Object.freeze({ ok: r.ok, outcome: r.outcome, error: r.error, started: r.started, outputs: Object.freeze(imported) }));
   }
   if (calls.size && !pumping) { pumping = true; setImmediate(pump); }

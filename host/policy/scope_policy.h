@@ -93,6 +93,12 @@ struct jig_scope_launch {
 	const struct jig_scope_fd *fds; /* replaces the policy's (relayed streams); NULL: the policy's */
 	int interrupt_fd;		/* see struct jig_scope; -1: none */
 	int32_t companion_pid;		/* see struct jig_scope; 0: none */
+	/* Set: hold_path is an output with hidden import stages (struct
+	 * jig_scope's output_path, its size the policy's tmpfs there), its
+	 * root handed to output_ready(output_ctx, fd) before the payload
+	 * starts. NULL: hold_path is held as it is. */
+	void (*output_ready)(void *ctx, int root_fd);
+	void *output_ctx;
 };
 /* The one place a struct jig_scope is assembled. Points into p and l. */
 int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_launch *l, struct jig_scope *sc,

@@ -104,5 +104,18 @@ int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_
 		.interrupt_fd = l->interrupt_fd,
 		.companion_pid = l->companion_pid,
 	};
+	if (l->output_ready && l->hold_path) {
+		/* The hidden-stage output has the size of the policy's tmpfs
+		 * there (which it covers). */
+		for (size_t i = 0; i < p->n_tmpfs; i++)
+			if (strcmp(p->tmpfs[i].target, l->hold_path) == 0)
+				sc->output_bytes = p->tmpfs[i].size_bytes;
+		if (!sc->output_bytes)
+			return jig_err(e, JIG_E_INTERNAL, "scope %s: no tmpfs at %s for its output", p->name, l->hold_path);
+		sc->output_path = l->hold_path;
+		sc->hold_path = NULL;
+		sc->output_ready = l->output_ready;
+		sc->output_ctx = l->output_ctx;
+	}
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "effects/worker.h"
 #include "run/child.h"
@@ -31,18 +32,11 @@ static void reply_refused(struct jig_run0 *r0, json_int_t id, const char *why)
 	json_decref(m);
 }
 
-/* "imported": the caller copied stage <id>; it goes. */
+/* "imported" (a runtime before decision 115 acknowledged its copy):
+ * jig imports now, so it changes nothing. */
 static void imported(struct jig_call_caller *caller, json_int_t id)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "stage/%lld", (long long)id);
-	struct stat st;
-	pthread_mutex_lock(&caller->root->lock);
-	if (fstatat(caller->rundir, path, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		jig_remove_tree(caller->rundir, path);
-		caller->stages--;
-	}
-	pthread_mutex_unlock(&caller->root->lock);
+	(void)caller, (void)id;
 }
 
 /* Per-call inputs {child input: caller input}: each pair one of the
@@ -178,11 +172,23 @@ void jig_call_join(struct jig_call_caller *c)
 	c->n_threads = 0;
 }
 
-int jig_call_prepare_stage(int rundir, struct jig_error *e)
+void jig_call_output_ready(void *caller_v, int root_fd)
 {
-	if (mkdirat(rundir, "stage", 0755) < 0)
-		return jig_err(e, JIG_E_INTERNAL, "the run directory's stage: %s", strerror(errno));
-	return 0;
+	struct jig_call_caller *c = caller_v;
+	pthread_mutex_lock(&c->root->lock);
+	if (c->outroot >= 0)
+		close(c->outroot);
+	c->outroot = root_fd;
+	pthread_mutex_unlock(&c->root->lock);
+}
+
+void jig_call_output_close(struct jig_call_caller *c)
+{
+	pthread_mutex_lock(&c->root->lock);
+	if (c->outroot >= 0)
+		close(c->outroot);
+	c->outroot = -1;
+	pthread_mutex_unlock(&c->root->lock);
 }
 
 /* --- jig inspect --------------------------------------------------------- */

@@ -12,8 +12,9 @@
  *             child's own Run/0, effects and bindings; its deadline is the
  *             binding's, capped by the root's
  *   collect:  after fencing, final validation of the child's output; the
- *             write map's files copied into one of the caller's (at most
- *             two) import stages, read-only at /stage in the caller
+ *             write map's files streamed into one of the caller's (at most
+ *             two) import stages, hidden on the caller's own output tmpfs
+ *             (decision 115), then renamed into its /output, no-replace
  *   release:  the reservation goes only when the child's cgroup cleanup and
  *             the removal of its directory are confirmed; otherwise it is
  *             held for the rest of the Run (the record says so)
@@ -57,7 +58,8 @@ struct jig_call_caller {
 	struct jig_call_root *root;
 	const struct jig_flow *f;
 	unsigned level; /* 0: the root */
-	int rundir;	/* its private directory: input/, stage/ */
+	int rundir;	/* its private directory: input/ */
+	int outroot;	/* its output tmpfs's root (pub/, stage/), or -1 (decision 115) */
 	int abort_fd;	/* readable when the caller is fenced: its children are */
 	json_t *children; /* its record subtree (under root->lock) */
 	unsigned in_flight, stages;
@@ -78,7 +80,10 @@ void jig_call_op(void *caller, struct jig_run0 *r0, json_t *op);
 void jig_call_join(struct jig_call_caller *c);
 /* jig inspect: the record's tree of children, indented by depth. */
 void jig_call_print_tree(FILE *out, json_t *children, int depth);
-/* Creates dir/stage (0700) for a caller's import stages. */
-int jig_call_prepare_stage(int rundir, struct jig_error *e);
+/* The sandbox's output_ready for a caller (struct jig_call_caller *):
+ * its output tmpfs's root, where its import stages go. */
+void jig_call_output_ready(void *caller, int root_fd);
+/* Closes the caller's output root (after its children are joined). */
+void jig_call_output_close(struct jig_call_caller *c);
 
 #endif

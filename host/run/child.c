@@ -1,6 +1,7 @@
 /* One child Flow of a binding (call.h): its private directory, its scope
- * launched with its own Run/0, the verdict, the collected output and the
- * import stage, its node in the record tree. */
+ * launched with its own Run/0, the verdict, the collected output, the
+ * import stage on the caller's output and the import, its node in the
+ * record tree. */
 #include "run/child.h"
 
 #include <errno.h>
@@ -9,14 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "flow/tree.h"
 #include "run/ledger.h"
 #include "sandbox/scope.h"
 #include "util/cleanup.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 
 struct jig_child *jig_child_new(struct jig_call_caller *caller, struct jig_run0 *r0, const struct jig_binding *b,
@@ -137,7 +141,7 @@ static int ready(void *arg, struct jig_error *e)
 {
 	struct jig_child *c = arg;
 	c->callee = (struct jig_call_caller){.root = c->caller->root, .f = c->f, .level = c->caller->level + 1,
-					     .rundir = c->dirfd, .abort_fd = c->cancel[0], .children = json_array()};
+					     .rundir = c->dirfd, .outroot = -1, .abort_fd = c->cancel[0], .children = json_array()};
 	if (jig_flow_effects_start(&c->fx, &c->cr0, c->sv[0], c->ab[1], c->f->n_bindings ? &c->callee : NULL,
 				   c->r0->budget /* one record tree */) < 0) {
 		failf(c, "Run/0", "cannot start its reader");
@@ -169,7 +173,9 @@ static int launch(struct jig_child *c)
 	const struct jig_scope_slot slots[] = {{"null", c->devnull}, {"run0", c->sv[1]}};
 	struct jig_launch s = {.sb = root->sb, .t = t,
 			       .run = {.run_dir = c->run_dir, .slots = slots, .n_slots = 2, .wall_ms = c->wall_ms},
-			       .l = {.init_fd = root->init_fd, .abort_fd = c->ab[0], .companion_pid = root->outer_pid},
+			       .l = {.init_fd = root->init_fd, .abort_fd = c->ab[0], .companion_pid = root->outer_pid,
+				     /* a caller: its stages hidden on its own output */
+				     .output_ready = c->f->n_bindings ? jig_call_output_ready : NULL, .output_ctx = &c->callee},
 			       .stop = JIG_LAUNCH_STOP_NONE, .ready = ready, .ctx = c};
 	struct jig_error e = {0};
 	int rc = jig_launch(&s, &c->sr, &e);
@@ -180,6 +186,8 @@ static int launch(struct jig_child *c)
 		jig_poke(c->cancel[1]); /* the child is fenced: its effects and children are */
 		jig_run0_join(&c->cr0);
 		jig_call_join(&c->callee);
+		if (c->callee.root)
+			jig_call_output_close(&c->callee);
 	}
 	if (rc && !c->why[0])
 		failf(c, "the child's scope was refused", e.msg);
@@ -212,8 +220,112 @@ static const char *verdict(struct jig_child *c)
 	return "succeeded";
 }
 
+/* A directory below dir, opened without following any link or leaving
+ * the file system (the caller's output is the payload's to change). */
+static int open_beneath(int dir, const char *path)
+{
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+	return (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
+}
+
+/* The parent directory of the caller's output path to (below pub),
+ * made as needed; *base its last name. */
+static int import_parent(int root, const char *to, const char **base)
+{
+	char rel[PATH_MAX];
+	int dir = open_beneath(root, "pub");
+	snprintf(rel, sizeof(rel), "%s", to);
+	char *s = rel, *slash;
+	while (dir >= 0 && (slash = strchr(s, '/'))) {
+		*slash = '\0';
+		if (mkdirat(dir, s, 0755) < 0 && errno != EEXIST) {
+			close(dir);
+			return -1;
+		}
+		int next = open_beneath(dir, s);
+		close(dir);
+		dir = next;
+		s = slash + 1;
+	}
+	*base = to + (s - rel);
+	return dir;
+}
+
+/* The native caller owner's import (decision 115): unless the caller is
+ * fenced, each staged file is renamed into the caller's /output, never
+ * replacing anything there; then the stage goes. */
+static int import_stage(struct jig_child *c, int root, const char *stage_path, int stage, json_t *staged)
+{
+	struct pollfd p = {c->caller->abort_fd, POLLIN, 0};
+	int r = poll(&p, 1, 0) != 0 ? failf(c, "import", "the caller ended before the import; nothing was imported") : 0;
+	const char *to, *base;
+	json_t *k;
+	JIG_FAULT_POINT("import stage"); /* staged, hidden, not yet renamed */
+	json_object_foreach(staged, to, k) {
+		if (r)
+			break;
+		jig_autoclose int dir = import_parent(root, to, &base);
+		if (dir < 0 || renameat2(stage, json_string_value(k), dir, base, RENAME_NOREPLACE) < 0) {
+			char what[300];
+			snprintf(what, sizeof(what), "import into /output/%s", to);
+			r = failf(c, what, strerror(errno));
+			break;
+		}
+		char at[PATH_MAX];
+		snprintf(at, sizeof(at), "/output/%s", to);
+		json_object_set_new(c->staged, to, json_string(at));
+	}
+	jig_remove_tree(root, stage_path);
+	return r;
+}
+
+/* The write map's files of the fenced, validated child output out into
+ * the caller's hidden stage <id> on its own output tmpfs (bounded, 64 KiB
+ * at a time, charged to its 16 MiB volume), then imported. */
+static int stage_and_import(struct jig_child *c, int out, struct jig_tree_limits *l)
+{
+	pthread_mutex_lock(&c->caller->root->lock);
+	int root = c->caller->outroot >= 0 ? dup(c->caller->outroot) : -1;
+	pthread_mutex_unlock(&c->caller->root->lock);
+	if (root < 0)
+		return failf(c, "the caller's import stage", "its output has no hidden stage area");
+	char path[64];
+	snprintf(path, sizeof(path), "stage/%lld", (long long)c->id);
+	jig_autoclose int stage = mkdirat(root, path, 0700) == 0 ? open_beneath(root, path) : -1;
+	if (stage < 0) {
+		failf(c, "the caller's import stage", strerror(errno));
+		close(root);
+		return -1;
+	}
+	struct jig_tree_stats sst = {.list = NULL};
+	struct jig_error e = {0};
+	json_t *staged = json_object();
+	int r = 0;
+	l->what = "the caller's import stage";
+	l->allowed = NULL;
+	for (size_t i = 0; r == 0 && i < c->b->n_write; i++) {
+		jig_autoclose int fd = openat(out, c->b->write[i].child, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* the child did not write it */
+		char k[24];
+		snprintf(k, sizeof(k), "%zu", i);
+		if (jig_tree_copy_file(fd, k, stage, l, &sst, &e) < 0)
+			r = failf(c, "import", e.msg);
+		else
+			json_object_set_new(staged, c->b->write[i].caller, json_string(k));
+	}
+	if (r == 0)
+		r = import_stage(c, root, path, stage, staged);
+	else
+		jig_remove_tree(root, path);
+	json_decref(staged);
+	close(root);
+	return r;
+}
+
 /* Final validation of the fenced child's output into its directory, then
- * the write map's files into the caller's stage <id> (read-only there). */
+ * the write map's files staged and imported into the caller's output. */
 static int collect(struct jig_child *c)
 {
 	struct jig_tree_limits l = {.what = "child output", .max_files = JIG_OUTPUT_MAX_FILES, .max_entries = JIG_OUTPUT_MAX_ENTRIES,
@@ -228,29 +340,7 @@ static int collect(struct jig_child *c)
 	jig_autoclose int out = openat(c->dirfd, "out", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (out < 0 || jig_tree_copy(c->sr.held_fd, "", out, &l, &st, &e) < 0)
 		return failf(c, "child output refused", out < 0 ? strerror(errno) : e.msg);
-	if (!c->b->n_write)
-		return 0;
-	char name[32], path[64];
-	snprintf(name, sizeof(name), "%lld", (long long)c->id);
-	snprintf(path, sizeof(path), "stage/%s", name);
-	jig_autoclose int stage = mkdirat(c->caller->rundir, path, 0700) == 0 ? openat(c->caller->rundir, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (stage < 0)
-		return failf(c, "the caller's import stage", strerror(errno));
-	struct jig_tree_stats sst = {.list = NULL};
-	l.what = "import stage";
-	l.allowed = NULL;
-	for (size_t i = 0; i < c->b->n_write; i++) {
-		jig_autoclose int fd = openat(out, c->b->write[i].child, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			continue; /* the child did not write it */
-		char k[24], at[96];
-		snprintf(k, sizeof(k), "%zu", i);
-		if (jig_tree_copy_file(fd, k, stage, &l, &sst, &e) < 0)
-			return failf(c, "import stage", e.msg);
-		snprintf(at, sizeof(at), "/stage/%s/%s", name, k);
-		json_object_set_new(c->staged, c->b->write[i].caller, json_string(at));
-	}
-	return fchmod(stage, 0555) < 0 ? failf(c, "import stage", strerror(errno)) : 0;
+	return c->b->n_write ? stage_and_import(c, out, &l) : 0;
 }
 
 /* The record's node: binding, scope, reservation, outcome, termination,
@@ -340,9 +430,10 @@ void *jig_child_main(void *arg)
 		root->held = true; /* never released: the rest of the Run runs under it */
 		jig_ledger_write(root);
 	}
-	/* An unconfirmed cleanup never releases its destination (the caller's
-	 * stage slot) for retry, as it keeps its reservation (R-L02). */
-	if (c->stage_slot && cleaned && !json_object_size(c->staged))
+	/* Imported or removed by now; an unconfirmed cleanup never releases
+	 * its destination (the caller's stage slot) for retry, as it keeps its
+	 * reservation (R-L02). */
+	if (c->stage_slot && cleaned)
 		c->caller->stages--;
 	c->caller->in_flight--;
 	node(c, c->launched, cleaned, cleaned);

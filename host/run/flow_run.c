@@ -238,8 +238,6 @@ static int prepare(struct run *r, struct jig_error *e)
 		if (!rc && fchmod(nm, 0555) < 0)
 			rc = jig_err(e, JIG_E_INTERNAL, "the run directory's node_modules: %s", strerror(errno));
 	}
-	if (!rc && r->f->bound)
-		rc = jig_call_prepare_stage(r->rundir, e); /* the import stages at /stage */
 	struct jig_tree_stats ist = {.list = r->inputs};
 	for (size_t k = 0; !rc && k < r->req->n_inputs; k++)
 		rc = attach(&r->req->inputs[k], in, r->p.statefd, &ist, e), JIG_FAULT_POINT("capture");
@@ -256,7 +254,7 @@ static int bindings_start(struct run *r, struct jig_error *e)
 					  .run_dir = r->req->run_dir, .rundir = r->rundir,
 					  .deadline_ms = r->accepted_ms + (long long)r->req->timeout_ms};
 	int rc = jig_call_root_init(&r->calls, r->tmpl, e);
-	r->caller = (struct jig_call_caller){.root = &r->calls, .f = r->f, .rundir = r->rundir, .abort_fd = r->cancel[0],
+	r->caller = (struct jig_call_caller){.root = &r->calls, .f = r->f, .rundir = r->rundir, .outroot = -1, .abort_fd = r->cancel[0],
 					     .children = json_array()};
 	r->have_calls = true;
 	return rc;
@@ -316,7 +314,9 @@ static int launch(struct run *r, struct jig_error *e)
 	const struct jig_scope_slot slots[] = {{"null", r->devnull}, {"run0", r->sv[1]}};
 	struct jig_launch s = {.sb = &r->sb, .t = r->tmpl,
 			       .run = {.run_dir = r->req->run_dir, .slots = slots, .n_slots = 2, .wall_ms = deadline_left(r)},
-			       .l = {.init_fd = r->init_fd, .abort_fd = r->ab[0], .companion_pid = r->req->outer_pid},
+			       .l = {.init_fd = r->init_fd, .abort_fd = r->ab[0], .companion_pid = r->req->outer_pid,
+				     /* a caller: its stages hidden on its own output */
+				     .output_ready = r->f->n_bindings ? jig_call_output_ready : NULL, .output_ctx = &r->caller},
 			       .stop = JIG_LAUNCH_STOP_KEEP, .ready = ready, .ctx = r};
 	int rc = jig_launch(&s, &r->res, e);
 	r->interrupt = s.interrupt;
@@ -328,8 +328,10 @@ static int launch(struct run *r, struct jig_error *e)
 	r->sv[1] = -1;
 	jig_poke(r->cancel[1]); /* the Flow is fenced: a request in flight is cancelled */
 	jig_run0_join(&r->r0);
-	if (r->have_calls)
+	if (r->have_calls) {
 		jig_call_join(&r->caller); /* fenced with the root (cancel), reservations settled */
+		jig_call_output_close(&r->caller);
+	}
 	return rc ? jig_err(e, JIG_E_HOST, "flow %s refused: %s", r->f->name, e->msg) : 0;
 }
 

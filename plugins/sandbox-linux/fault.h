@@ -4,7 +4,8 @@
  * is its only contract), compiled in only with -DJIG_FAULT_POINTS=ON.
  * JIG_FAULT_POINT("stage") in a process whose environment has
  * JIG_FAULT_STOP=stage appends "stage pid" to $JIG_FAULT_LOG and stops
- * the process (once a process), for the harness to SIGKILL an owner. */
+ * the process (once a process), for the harness to SIGKILL an owner;
+ * JIG_FAULT_FAILS("what") is true when JIG_FAULT_FAIL=what. */
 #ifndef JIG_SANDBOX_FAULT_H
 #define JIG_SANDBOX_FAULT_H
 
@@ -31,8 +32,16 @@ static inline void jig_sandbox_fault_point(const char *stage)
 	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGSTOP);
 }
 #define JIG_FAULT_POINT(stage) jig_sandbox_fault_point(stage)
+/* JIG_FAULT_FAIL=what: the named step takes its failure path. */
+static inline int jig_sandbox_fault_fails(const char *what)
+{
+	const char *want = getenv("JIG_FAULT_FAIL");
+	return want && strcmp(want, what) == 0;
+}
+#define JIG_FAULT_FAILS(what) jig_sandbox_fault_fails(what)
 #else
 #define JIG_FAULT_POINT(stage) ((void)0)
+#define JIG_FAULT_FAILS(what) 0
 #endif
 
 #endif

@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 #include "compat.h"
 #include "fault.h"
 #include "filter.h"
+#include "output.h"
 #include "report.h"
 
 #ifndef P_PIDFD
@@ -145,6 +147,14 @@ static int cmp_mount(const void *a, const void *b)
 	return strcmp(((const struct mount_ent *)a)->target, ((const struct mount_ent *)b)->target);
 }
 
+/* The output with hidden import stages (ABI 1.5), or NULL. */
+static const char *output_path(const struct jig_scope *sc)
+{
+	if (sc->struct_size < offsetof(struct jig_scope, output_ctx) + sizeof(sc->output_ctx))
+		return NULL;
+	return sc->output_path;
+}
+
 static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 {
 	int r = 0;
@@ -214,7 +224,8 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 	/* The launcher sets the working directory and the exact environment
 	 * (bwrap would add PWD). */
 	r |= push(a, sc->cwd);
-	r |= push(a, sc->hold_path ? sc->hold_path : "-");
+	const char *op = output_path(sc);
+	r |= push(a, op ? own(a, "+%s", op) : sc->hold_path ? sc->hold_path : "-");
 	r |= push(a, own(a, "%u", sc->n_env));
 	for (size_t i = 0; i < sc->n_env; i++)
 		r |= push(a, sc->env[i]);
@@ -281,13 +292,40 @@ static pid_t spawn_in_cgroup(int cgroup_fd, int *pidfd)
 	return (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
 }
 
-static void read_reports(int fd, struct jig_scope_result *out, bool *started, bool *main_done,
+/* The launcher asks for the output with hidden import stages (mntns and
+ * point its descriptors): mounted once, the root to the host, pub held;
+ * the answer lets the launcher go on or refuse. */
+static void give_output(const struct jig_scope *sc, struct jig_scope_result *out, int fd, int mntns, int point)
+{
+	struct jig_report a = {.magic = JIG_REPORT_MAGIC, .kind = JIG_REPORT_OUTPUT_READY};
+	int root = -1;
+	if (!output_path(sc) || out->held_fd >= 0 || mntns < 0 || point < 0) {
+		a.err = EPERM;
+		snprintf(a.what, sizeof(a.what), "output: not asked for");
+	} else if (JIG_FAULT_FAILS("output mount")) { /* test build only */
+		a.err = EPERM;
+		snprintf(a.what, sizeof(a.what), "output: its tmpfs was not mounted");
+	} else if ((a.err = jig_output_project(mntns, point, sc->output_bytes, &root, a.what, sizeof(a.what))) == 0 &&
+		   (out->held_fd = openat(root, "pub", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		a.err = errno;
+		snprintf(a.what, sizeof(a.what), "output: its public directory");
+	}
+	if (a.err == 0 && sc->output_ready)
+		sc->output_ready(sc->output_ctx, root);
+	else if (root >= 0)
+		close(root);
+	JIG_TRACE_POINT("sandbox: output mounted");
+	while (send(fd, &a, sizeof(a), MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+static void read_reports(const struct jig_scope *sc, int fd, struct jig_scope_result *out, bool *started, bool *main_done,
 			 bool *crash, char *why, size_t whylen)
 {
 	struct jig_report r;
 	for (;;) {
 		union {
-			char buf[CMSG_SPACE(sizeof(int))];
+			char buf[CMSG_SPACE(2 * sizeof(int))];
 			struct cmsghdr align;
 		} u;
 		struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
@@ -295,24 +333,24 @@ static void read_reports(int fd, struct jig_scope_result *out, bool *started, bo
 		ssize_t n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		int passed = -1;
+		int passed[2] = {-1, -1};
 		for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL; c; c = CMSG_NXTHDR(&m, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
-				memcpy(&passed, CMSG_DATA(c), sizeof(int));
-		if (n != (ssize_t)sizeof(r) || r.magic != JIG_REPORT_MAGIC || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-			if (passed >= 0)
-				close(passed);
-			return;
-		}
-		if (r.kind == JIG_REPORT_HELD) {
-			if (passed >= 0 && out->held_fd < 0)
-				out->held_fd = passed;
-			else if (passed >= 0)
-				close(passed);
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int)))
+				memcpy(passed, CMSG_DATA(c), c->cmsg_len >= CMSG_LEN(2 * sizeof(int)) ? 2 * sizeof(int) : sizeof(int));
+		bool good = n == (ssize_t)sizeof(r) && r.magic == JIG_REPORT_MAGIC && !(m.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+		if (good && r.kind == JIG_REPORT_HELD && passed[1] < 0 && passed[0] >= 0 && out->held_fd < 0 && !output_path(sc)) {
+			out->held_fd = passed[0];
 			continue;
 		}
-		if (passed >= 0)
-			close(passed);
+		if (good && r.kind == JIG_REPORT_OUTPUT)
+			give_output(sc, out, fd, passed[0], passed[1]);
+		for (int i = 0; i < 2; i++)
+			if (passed[i] >= 0)
+				close(passed[i]);
+		if (!good)
+			return;
+		if (r.kind == JIG_REPORT_HELD || r.kind == JIG_REPORT_OUTPUT)
+			continue;
 		r.what[sizeof(r.what) - 1] = '\0';
 		switch (r.kind) {
 		case JIG_REPORT_STARTED:
@@ -447,7 +485,7 @@ static void supervise(const struct jig_scope *sc, struct jig_scope_result *out, 
 		if (n < 0 && errno != EINTR)
 			break;
 		if (p[1].revents) {
-			read_reports(w->rep, out, &w->started, &w->main_done, &w->crash, w->why, sizeof(w->why));
+			read_reports(sc, w->rep, out, &w->started, &w->main_done, &w->crash, w->why, sizeof(w->why));
 			if (p[1].revents & POLLHUP && !(p[1].revents & POLLIN))
 				w->rep_live = false;
 		}
@@ -592,7 +630,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	int fence = jig_cg_fence(&cg, FENCE_TIMEOUT_MS);
 	if (!w.bwrap_done && waitid(P_PIDFD, (id_t)w.pidfd, &w.bsi, WEXITED) == 0)
 		w.bwrap_done = true;
-	read_reports(rep[0], out, &w.started, &w.main_done, &w.crash, w.why, sizeof(w.why));
+	read_reports(sc, rep[0], out, &w.started, &w.main_done, &w.crash, w.why, sizeof(w.why));
 	out->wall_ms = (uint64_t)(now_ms() - t0);
 	jig_cg_stats(&cg, out);
 	char rmerr[300] = "";

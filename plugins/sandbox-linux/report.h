@@ -23,6 +23,13 @@ enum jig_report_kind {
 	JIG_REPORT_SIGNALED = 4,    /* signal, core set */
 	JIG_REPORT_REFUSED = 5,	    /* the launcher refused to start the payload; err set */
 	JIG_REPORT_HELD = 6,	    /* carries the held directory as SCM_RIGHTS */
+	/* The output with hidden import stages (decision 115): the launcher
+	 * sends its mount namespace and the output's mount point (two
+	 * descriptors, SCM_RIGHTS) and waits; the supervisor answers with
+	 * OUTPUT_READY (err 0: mounted; otherwise what and err say why, and
+	 * the launcher refuses). */
+	JIG_REPORT_OUTPUT = 7,
+	JIG_REPORT_OUTPUT_READY = 8,
 };
 
 struct jig_report {

@@ -221,7 +221,7 @@ case_isolation() {
 	jq -e '.inputs == ["plan"] and ([.probes[]] | all(. == "denied"))' "$T/pkt/files/from-x.json" >/dev/null || fail "the child saw more: $(cat "$T/pkt/files/from-x.json")"
 	[ "$(cat "$T/pkt/files/out.txt")" = PARENT-OUTPUT ] || fail "the caller's output changed"
 	[ ! -e "$T/pkt/files/from-x.txt" ] && ! grep -rq "FROM-A\|SIBLING-OUTPUT" "$T/pkt/files" || fail "an unmapped child output reached the caller"
-	check '.children[] | select(.binding == "x") | .staged == {"from-x.json": "/stage/1/0"}'
+	check '.children[] | select(.binding == "x") | .staged == {"from-x.json": "/output/from-x.json"}'
 	nothing_left
 }
 
@@ -455,6 +455,123 @@ case_child_scope_is_the_plan() {
 	[ "$(jq -r .permission_plan.scope "$T/scope.json")" != null ] || fail "no scope of a in the Plan"
 	scope_is_plan "$T/scope.json" "$T/inside.json" || fail "the child's scope is not its Plan's"
 	[ "$(rec '.children[0].scope_policy_sha256')" = "$(jq -r .policy_sha256 "$T/scope.json")" ] || fail "the child's policy digest is not the Plan's"
+}
+
+# Issue 33, R-S05 (audit #164, #165, #172, #173), decision 115: a hostile
+# caller cannot read an import stage before its import. The coordinator is
+# stopped (fault point "import stage") once the child's accepted file is
+# streamed into the caller's hidden stage and before the no-replace rename;
+# for 3 s the caller's hunter thread (tests/flow/binding/hunt.js) walks
+# /output/.. and the whole tree, the old /stage, /proc/self/mountinfo, and
+# every /proc/*/fd, root and cwd, looking for the file's bytes or any
+# "stage". It finds nothing, while from outside the stage is seen through
+# the coordinator's descriptor of the caller's tmpfs root, and no stage is
+# in the run directory. Then the import happens: the file is in the
+# caller's output. The caller's mount table has /output as the "/pub"
+# subtree of a 16 MiB tmpfs (R-S08: the output tmpfs size as stated), and
+# the caller still has no capability, no_new_privs and a seccomp filter.
+case_s05_stage_hidden_from_caller() {
+	project '{"root":{"outputs":["result.json","from-x.bin"],"bindings":{"x":{"flow":"a","write":{"big.bin":"from-x.bin"}}}},"a":{"outputs":["result.json","big.bin"]}}'
+	marker=FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF
+	# (the plan names "F", not the marker: /input/plan is the caller's to read)
+	printf '%s\n' '{"root":{"calls":[["x"]],"hunt":"F"},"a":{"fill":{"big.bin":1048576}}}' >"$T/plan"
+	rm -f "$T/fault.log"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true
+	rm -rf "$T/pkt"
+	(cd "$T/p" && exec env JIG_FAULT_STOP="import stage" JIG_FAULT_LOG="$T/fault.log" "$JIG" run root --output "$T/pkt" --input plan="$T/plan" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null &
+	outer=$!
+	BG="$BG $outer"
+	i=0
+	until grep -q "^import stage " "$T/fault.log" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -lt 1500 ] && kill -0 "$outer" 2>/dev/null || { cat "$T/out" "$T/err"; fail "the import stage was never reached"; }
+		sleep 0.1
+	done
+	stopped=$(sed -n 's/^import stage //p' "$T/fault.log" | head -1)
+	i=0; until [ "$(ps -o stat= -p "$stopped" | cut -c1)" = T ]; do i=$((i + 1)); [ "$i" -lt 500 ] || fail "not stopped"; sleep 0.01; done
+	# From outside, through the coordinator's descriptor of the caller's
+	# output root: the stage with the child's file, beside pub.
+	seen=""
+	for f in /proc/"$stopped"/fd/*; do
+		[ -d "$f/stage/1" ] && [ -d "$f/pub" ] && seen=$(ls "$f/stage/1") &&
+			printf '%s' "$marker" | cmp -s -n 64 "$f/stage/1/0" - && break
+	done
+	echo "the stage from outside: [$seen]"
+	[ "$seen" = 0 ] || fail "the hidden stage was not seen through the coordinator's descriptor"
+	! ls -d /tmp/jig-run-*/stage 2>/dev/null | grep -q . || fail "a stage is in the run directory"
+	sleep 3
+	kill -CONT "$stopped"
+	set +e; wait "$outer"; rc=$?; set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the Run did not succeed"
+	res '.hunt | {rounds, found, stages, mounts, status}'
+	res '.calls[0].ok' | grep -qx true || fail "the call: $(res '.calls[0]')"
+	# (the imported file itself, at its destination, is the caller's once
+	# the rename is done: the hunter runs until the call's answer)
+	res '[.hunt.found[] | select(test("/output/from-x.bin$") | not)] == [] and .hunt.stages == []' | grep -qx true ||
+		fail "the caller reached the stage: $(res .hunt)"
+	[ "$(res .hunt.rounds)" -ge 10 ] || fail "the hunter ran only $(res .hunt.rounds) rounds"
+	res '.hunt.status | .CapEff == "0000000000000000" and .CapPrm == "0000000000000000" and .CapBnd == "0000000000000000"
+		and .CapAmb == "0000000000000000" and .NoNewPrivs == "1" and .Seccomp == "2"' | grep -qx true ||
+		fail "the caller's containment: $(res .hunt.status)"
+	# The caller's /output: the "/pub" subtree of a 16 MiB tmpfs, on top.
+	res '.hunt.mounts | map(select(split(" ")[4] == "/output")) | last' | grep -q ' /pub /output rw,.* - tmpfs [^ ]* rw,.*size=16384k' ||
+		fail "the caller's /output is not the 16 MiB tmpfs's /pub: $(res .hunt.mounts)"
+	[ "$(wc -c <"$T/pkt/files/from-x.bin")" -eq 1048576 ] || fail "the import did not happen"
+	check '.children[0].staged == {"from-x.bin": "/output/from-x.bin"}'
+	nothing_left
+}
+
+# Issue 33, R-S05, R-S08 (audit #166, #167, #179, #180), decision 115: a
+# stage is written on the caller's own 16 MiB output tmpfs, so it counts
+# against that volume: with 10 MiB of the caller's own, an accepted 8 MiB
+# child output cannot be staged (the call fails with one line, nothing is
+# imported, the caller goes on); with 4 MiB of its own it is imported.
+case_s05_stage_counts_against_caller_volume() {
+	project '{"root":{"outputs":["result.json","own.bin","from-x.bin"],"bindings":{"x":{"flow":"a","write":{"big.bin":"from-x.bin"}}}},"a":{"outputs":["result.json","big.bin"]}}'
+	run '{"root":{"fill":{"own.bin":10485760},"calls":[["x"]]},"a":{"fill":{"big.bin":8388608}}}'
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the caller did not go on"
+	[ "$(res '.calls[0].ok')" = false ] && [ "$(res '.calls[0].outcome')" = failed ] || fail "the call: $(res '.calls[0]')"
+	res '.calls[0].error' | grep -q "import stage 0: write: No space left on device" || fail "the call's error: $(res '.calls[0].error')"
+	[ ! -e "$T/pkt/files/from-x.bin" ] || fail "something was imported"
+	[ "$(wc -c <"$T/pkt/files/own.bin")" -eq 10485760 ] || fail "the caller's own file changed"
+	check '.children[0].status == "failed" and .children[0].cleanup_confirmed and .children[0].staged == {}'
+	run '{"root":{"fill":{"own.bin":4194304},"calls":[["x"]]},"a":{"fill":{"big.bin":8388608}}}'
+	[ "$rc" -eq 0 ] && [ "$(res '.calls[0].ok')" = true ] || fail "the import that fits: $(res '.calls[0]')"
+	[ "$(wc -c <"$T/pkt/files/from-x.bin")" -eq 8388608 ] || fail "the 8 MiB import"
+	nothing_left
+}
+
+# Issue 33, R-S05 (#173): the import never replaces a file of the caller's:
+# a caller that wrote the mapped path itself gets the call failed with one
+# line and keeps its own file.
+case_s05_import_never_replaces() {
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}}}},"a":{}}'
+	run '{"root":{"write":{"from-x.json":"MINE"},"calls":[["x"]]},"a":{}}'
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the caller did not go on"
+	res '.calls[0].error' | grep -q "import into /output/from-x.json: File exists" || fail "the call: $(res '.calls[0]')"
+	[ "$(cat "$T/pkt/files/from-x.json")" = MINE ] || fail "the caller's file was replaced"
+	nothing_left
+}
+
+# Issue 33, R-S05, decision 115: when the supervisor cannot mount a
+# caller's output (test fault "output mount"), the launcher refuses and
+# the caller's Flow never starts: one line, nothing published, nothing
+# left.
+case_s05_output_not_mounted_refused() {
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}}}},"a":{}}'
+	printf '%s\n' '{"root":{"calls":[["x"]]}}' >"$T/plan"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true
+	rm -rf "$T/pkt"
+	set +e
+	(cd "$T/p" && JIG_FAULT_FAIL="output mount" "$JIG" run root --output "$T/pkt" --input plan="$T/plan" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -ne 0 ] || fail "the Run succeeded"
+	grep -q "the scope's launcher refused to start the payload: output: its tmpfs was not mounted" "$T/err" || fail "no line says why"
+	[ ! -e "$T/pkt/files/result.json" ] || fail "the Flow ran"
+	nothing_left
 }
 
 "case_$1"

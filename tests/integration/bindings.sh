@@ -53,8 +53,11 @@ case_plan_pins_bindings() {
 	jq -e '.plan.flows[] | select(.name == "lone") | (has("bindings") | not) and .scope.permission_plan.limits.cpu_quota_us == 100000
 		and ([.scope.permission_plan.binds[] | select(.target == "/stage")] | length) == 0' "$T/plan.json" >/dev/null \
 		|| fail "a Flow outside any binding changed"
-	jq -e '.plan.flows[] | select(.name == "root") | [.scope.permission_plan.binds[] | select(.target == "/stage")] | length == 1' "$T/plan.json" >/dev/null \
-		|| fail "no import stage at /stage: $(jq -c '.plan.flows[] | select(.name == "root") | .scope.permission_plan.binds' "$T/plan.json")"
+	# Issue 33, decision 115: no /stage; a caller's stages are hidden on
+	# its own 16 MiB /output tmpfs.
+	jq -e '.plan.flows[] | select(.name == "root") | ([.scope.permission_plan.binds[] | select(.target == "/stage")] | length == 0)
+		and ([.scope.permission_plan.writable[] | select(.at == "/output")] == [{at: "/output", size_bytes: 16777216}])' "$T/plan.json" >/dev/null \
+		|| fail "a caller's scope: $(jq -c '.plan.flows[] | select(.name == "root") | .scope.permission_plan' "$T/plan.json")"
 	a=$(jq -r .plan_sha256 "$T/plan.json")
 	edit root '.bindings.x.timeout_ms = 30000'
 	b=$(review --json | jq -r .plan_sha256)

@@ -5,7 +5,8 @@
  *
  * KEEP is the comma-separated list of descriptor numbers the policy selects
  * ("-" for none), CWD the working directory, HOLD a directory to open and
- * hand to the supervisor before the payload starts ("-" for none), and the
+ * hand to the supervisor before the payload starts ("-" for none; "+PATH":
+ * the supervisor mounts the output at PATH from outside, ask_output), and the
  * N NAME=VALUE strings
  * the payload's whole environment. Descriptor JIG_REPORT_FD carries reports
  * to the supervisor.
@@ -75,6 +76,45 @@ static void hand_over(const char *dir)
 	if (sendmsg(JIG_REPORT_FD, &m, 0) != (ssize_t)sizeof(r))
 		refuse("cannot hand over the held directory", errno);
 	close(fd);
+}
+
+/* The output with hidden import stages (HOLD "+PATH"): our mount
+ * namespace and PATH (the mount point) to the supervisor, which mounts
+ * the output's public directory there from outside; the payload starts
+ * only after its answer. Nothing of the output is ever opened here. */
+static void ask_output(const char *dir)
+{
+	int fds[2] = {open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC),
+		      open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)};
+	if (fds[0] < 0 || fds[1] < 0)
+		refuse(fds[0] < 0 ? "cannot open the scope's mount namespace" : "cannot open the output's mount point", errno);
+	struct jig_report r = {.magic = JIG_REPORT_MAGIC, .kind = JIG_REPORT_OUTPUT};
+	struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
+	union {
+		char buf[CMSG_SPACE(sizeof(fds))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	if (sendmsg(JIG_REPORT_FD, &m, 0) != (ssize_t)sizeof(r))
+		refuse("cannot ask for the output", errno);
+	close(fds[0]);
+	close(fds[1]);
+	struct jig_report a;
+	ssize_t n;
+	while ((n = read(JIG_REPORT_FD, &a, sizeof(a))) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(a) || a.magic != JIG_REPORT_MAGIC || a.kind != JIG_REPORT_OUTPUT_READY)
+		refuse("the supervisor did not answer for the output", n < 0 ? errno : 0);
+	if (a.err) {
+		a.what[sizeof(a.what) - 1] = '\0';
+		refuse(a.what, a.err);
+	}
 }
 
 static _Noreturn void refuse(const char *what, int err)
@@ -189,7 +229,9 @@ int main(int argc, char **argv)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		refuse("PR_SET_CHILD_SUBREAPER", errno);
 
-	if (strcmp(hold, "-") != 0)
+	if (hold[0] == '+')
+		ask_output(hold + 1);
+	else if (strcmp(hold, "-") != 0)
 		hand_over(hold);
 
 	pid_t main_pid = fork();

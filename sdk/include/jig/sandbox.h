@@ -136,6 +136,20 @@ struct jig_scope {
 	 * be moved with it into a delegated child (jig run's outer command).
 	 * 0: none. The module does not look for such processes itself. */
 	int32_t companion_pid;
+	/* ABI 1.5: an output with hidden import stages (docs/decisions.md
+	 * 115), used instead of hold_path. Before the payload starts the
+	 * module creates a fresh tmpfs of output_bytes that is never attached
+	 * in the scope: its directory "pub" is projected at output_path (over
+	 * whatever the policy mounted there) and its directory "stage" is
+	 * reachable by no path in the scope. output_ready(output_ctx, fd) gets
+	 * the tmpfs root (the host owns and closes fd) before the payload
+	 * starts; result.held_fd is "pub". The host may write into the root
+	 * while the payload runs (import stages, renamed into "pub"). NULL
+	 * output_path: none. A module that cannot do this refuses the launch. */
+	const char *output_path;
+	uint64_t output_bytes;
+	void (*output_ready)(void *ctx, int root_fd);
+	void *output_ctx;
 };
 
 enum jig_scope_outcome {

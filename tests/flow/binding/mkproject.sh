@@ -11,6 +11,7 @@ for f in $(printf '%s' "$spec" | jq -r 'keys[]'); do
 	mkdir -p "$dir/$f"
 	cp "$here/node.ts" "$dir/$f/main.ts"
 	cp "$here/../inside.js" "$dir/$f/inside.js"
+	cp "$here/hunt.js" "$dir/$f/hunt.js"
 	printf '%s' "$spec" | jq --arg f "$f" '.[$f] as $s | {format: "jig-flow/1", name: $f, entry: "main.ts",
 		inputs: ($s.inputs // ["plan"]),
 		outputs: ($s.outputs // ["result.json", "out.txt", "from-x.json", "from-y.json", "from-x.txt", "from-y.txt"])}

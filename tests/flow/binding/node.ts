@@ -16,10 +16,19 @@
 //    "probe": [path, ...]       tries to read each ("write:PATH": to write it)
 //    "log": text,
 //    "inside": true,            what it reads of itself (inside.js) as result.inside
-//    "acl": path}               a POSIX ACL (a named user) on that output, at the end
+//    "acl": path,               a POSIX ACL (a named user) on that output, at the end
+//    "fill": {path: bytes},     outputs of that many bytes ("F")
+//    "hunt": text}              while its first group of calls is pending,
+//                               every 100 ms: every way a hostile caller
+//                               could read an import stage (issue 33, R-S05):
+//                               result.hunt {rounds, found: [where text x 64
+//                               was read], stages: [any "stage"
+//                               seen], mounts: /proc/self/mountinfo lines
+//                               for /output and /input}
 // It writes result.json: {name, calls: [{binding, ok, outcome, error, started,
 // outputs}], probes: {path: "read"|"denied"|"wrote"}, command}.
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { Worker } from "node:worker_threads";
 import { inside } from "./inside.js";
 
 export default async function (jig) {
@@ -50,9 +59,28 @@ export default async function (jig) {
       try { await jig.command(plan.command.unreviewed, { files: { "m.js": "" }, entry: "m.js" }); result.refused = "no"; }
       catch (e) { result.refused = String(e.message); }
   }
+  for (const [path, n] of Object.entries(plan.fill ?? {})) jig.write(path, Buffer.alloc(n, "F"));
+  let hunting = !!plan.hunt;
   for (const group of plan.calls ?? []) {
+    // The hunter is a thread of its own: this one blocks on Run/0 while a
+    // call is pending.
+    let hunter: any, flag: any, report: any;
+    if (hunting) {
+      flag = new Int32Array(new SharedArrayBuffer(4));
+      hunter = new Worker(new URL("./hunt.js", import.meta.url), { workerData: { marker: String(plan.hunt).repeat(64), flag } });
+      const ready = new Promise((res) => hunter.once("message", res));
+      report = ready.then(() => new Promise((res) => hunter.once("message", res)));
+      await ready;
+    }
     // An element is a binding's name, or [name, inputs] (per-call inputs).
     const settled = await Promise.allSettled(group.map((b) => Array.isArray(b) ? jig.call(b[0], { inputs: b[1] }) : jig.call(b)));
+    if (hunting) {
+      Atomics.store(flag, 0, 1);
+      Atomics.notify(flag, 0);
+      result.hunt = await report;
+      await hunter.terminate();
+      hunting = false;
+    }
     settled.forEach((s, i) => result.calls.push(s.status === "fulfilled"
       ? { binding: [group[i]].flat()[0], ok: s.value.ok, outcome: s.value.outcome, error: s.value.error, started: s.value.started,
           outputs: s.value.outputs }
@@ -67,15 +95,4 @@ export default async function (jig) {
   if (plan.fail) throw new Error("asked to fail");
 }
 
-// setxattr(path, "system.posix_acl_access"): user_obj rw, user <own uid> r,
-// group_obj r, mask r, other r (version 2), through libc (bun:ffi).
-async function acl(path) {
-  const { dlopen, ptr } = await import("bun:ffi");
-  const l = dlopen("libc.so.6", { setxattr: { args: ["ptr", "ptr", "ptr", "u64", "i32"], returns: "i32" } });
-  const v = Buffer.alloc(44);
-  v.writeUInt32LE(2, 0);
-  [[1, 6, 0xffffffff], [2, 4, process.getuid()], [4, 4, 0xffffffff], [0x10, 4, 0xffffffff], [0x20, 4, 0xffffffff]]
-    .forEach(([tag, perm, id], i) => { v.writeUInt16LE(tag, 4 + i * 8); v.writeUInt16LE(perm, 6 + i * 8); v.writeUInt32LE(id, 8 + i * 8); });
-  if (l.symbols.setxattr(ptr(Buffer.from(path + "\0")), ptr(Buffer.from("system.posix_acl_access\0")), ptr(v), v.length, 0) !== 0)
-    throw new Error("setxattr failed");
-}
+//    "acl": path,               a POSIX ACL (a named user) on that output, at the end

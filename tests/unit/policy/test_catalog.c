@@ -341,6 +341,33 @@ static void resolve_fills_slots_and_checks(void **state)
 	jig_catalog_free(&c);
 }
 
+/* Issue 33 (R-S05, decision 115): with output_ready, the held directory
+ * is an output with hidden stages of the policy's tmpfs size there, and
+ * nothing is held by the launcher; without a tmpfs there it is refused. */
+static void describe_output_with_stages(void **state)
+{
+	(void)state;
+	struct jig_scope_tmpfs tm[] = {{"/scratch", 1 << 20}, {"/output", 16 << 20}};
+	struct jig_scope_policy p = {.name = "flow-x", .tmpfs = tm, .n_tmpfs = 2, .cwd = "/"};
+	struct jig_scope sc;
+	struct jig_error e = {0};
+	const char *argv[] = {"/bin/true", NULL};
+	struct jig_scope_launch l = {.init_fd = -1, .argv = argv, .hold_path = "/output"};
+	assert_int_equal(jig_scope_describe(&p, &l, &sc, &e), 0);
+	assert_string_equal(sc.hold_path, "/output");
+	assert_null(sc.output_path);
+	l.output_ready = (void (*)(void *, int))1; /* only compared with NULL */
+	l.output_ctx = &p;
+	assert_int_equal(jig_scope_describe(&p, &l, &sc, &e), 0);
+	assert_null(sc.hold_path);
+	assert_string_equal(sc.output_path, "/output");
+	assert_int_equal(sc.output_bytes, 16 << 20);
+	assert_ptr_equal(sc.output_ctx, &p);
+	l.hold_path = "/elsewhere";
+	assert_true(jig_scope_describe(&p, &l, &sc, &e) < 0);
+	assert_non_null(strstr(e.msg, "no tmpfs at /elsewhere for its output"));
+}
+
 /* Issue 32 (R-P12): a call's argv is its template's, whole, then the
  * call's values; what does not fit is refused, never cut. */
 static void launch_argv_keeps_the_template(void **state)
@@ -389,7 +416,7 @@ int main(void)
 		cmocka_unit_test(shipped_catalog_composes),	  cmocka_unit_test(refusals_name_the_fragment),
 		cmocka_unit_test(malformed_catalogs),		  cmocka_unit_test(compose_refusals),
 		cmocka_unit_test(each_fragment_absent_unless_selected), cmocka_unit_test(resolve_fills_slots_and_checks),
-		cmocka_unit_test(launch_argv_keeps_the_template),
+		cmocka_unit_test(launch_argv_keeps_the_template),	  cmocka_unit_test(describe_output_with_stages),
 		cmocka_unit_test(scope_names_byte_for_byte),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
