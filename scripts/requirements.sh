@@ -2,7 +2,7 @@
 # Checks docs/requirements.md, the map of requirement IDs to the tests
 # that prove them (issue 33). Plain-lane ctest docs.requirements_map.
 #
-#   scripts/requirements.sh [--in-progress] [BUILD_DIR]
+#   scripts/requirements.sh [BUILD_DIR]
 #
 # - every ID of REQUIREMENTS.md has exactly one map row ("| R-X00 | ..."),
 #   and every map row is an ID REQUIREMENTS.md has. REQUIREMENTS.md is
@@ -14,13 +14,10 @@
 #   ctest's, `*` matching any run of characters) is a test of BUILD_DIR's
 #   `ctest -N` (default: build);
 # - a row whose status is "proven" names at least one test;
-# - with --in-progress, also every row still "issue 33: in progress" is
-#   named and counted as a failure (for the integrator once issue 33 lands).
+# - no row is still "in progress" (issue 33 filled them in).
 # One line per finding; exit 1 if there is any.
 set -eu
 cd "$(dirname "$0")/.."
-strict=0
-if [ "${1:-}" = "--in-progress" ]; then strict=1; shift; fi
 build=${1:-build}
 map=${JIG_REQUIREMENTS_MAP:-docs/requirements.md}
 req=${JIG_REQUIREMENTS:-../shared/design/REQUIREMENTS.md}
@@ -85,10 +82,10 @@ awk -v map="$map" -v out="$tmp/count" '
 	END { print n + 0 > out; exit bad }' "$tmp/tests" "$tmp/cited" || bad=1
 echo "requirements.sh: $(cat "$tmp/count") test names cited, checked against $(wc -l <"$tmp/tests") tests of ctest -N"
 
-# A "proven" row names a test; --in-progress: rows still waiting.
-awk -F'|' -v strict="$strict" '
+# A "proven" row names a test; no row is still waiting.
+awk -F'|' '
 	{ id = $2; gsub(/ /, "", id); tests = ""; for (i = 5; i <= NF; i++) tests = tests $i }
 	$4 ~ /^ proven/ && tests !~ /`/ { print "requirements.sh: " id " is \"proven\" but names no test" > "/dev/stderr"; bad = 1 }
-	strict && $4 ~ /issue 33: in progress/ { print "requirements.sh: " id " is still \"issue 33: in progress\"" > "/dev/stderr"; bad = 1 }
+	$4 ~ /in progress/ { print "requirements.sh: " id " is still \"in progress\"" > "/dev/stderr"; bad = 1 }
 	END { exit bad }' "$tmp/rows" || bad=1
 exit "$bad"
