@@ -530,20 +530,20 @@ case_deadline_default_30s() {
 }
 # R-L01 (#130): the deadline starts at the Run's acceptance, so a slow
 # 8 MiB input capture (JIG_FAULT_DELAY: 20 s before the attachment is
-# copied) is counted. Without the delay the Flow (read 8 MiB, sleep 3 s)
-# succeeds in W ms of scope time (W < 20 s); with it and --timeout 25s it
-# is a timeout whose scope was given what was left (< 5 s, < W's margin):
+# copied) is counted. Without the delay the Flow (read 8 MiB, sleep 8 s)
+# succeeds in W ms of scope time (8 s <= W < 25 s); with it and --timeout
+# 25s it is a timeout whose scope was given what was left (< 5 s < W):
 # counted from the launch it would have had 25 s and succeeded. A capture
 # longer than the deadline leaves the scope the shortest deadline, 100 ms.
 # lane: idle
 case_deadline_counts_capture() {
 	project "$HOSTILE"
-	{ printf 'sleep 3000\n'; head -c $((8388608 - 11)) /dev/zero | tr '\0' ' '; } >"$T/mode"
+	{ printf 'sleep 8000\n'; head -c $((8388608 - 11)) /dev/zero | tr '\0' ' '; } >"$T/mode"
 	[ "$(stat -c %s "$T/mode")" -eq 8388608 ] || fail "the input is not 8 MiB"
 	run hostile --input mode="$T/mode" --timeout 60s
 	[ "$rc" -eq 0 ] && [ "$(rec status)" = succeeded ] || fail "without the delay: exit $rc"
 	w=$(rec termination.wall_ms)
-	within "$w" 3000 19999 "the Flow's own time (ms)"
+	within "$w" 8000 24999 "the Flow's own time (ms), longer than the 5 s the slow capture leaves it"
 	export JIG_FAULT_DELAY=attach JIG_FAULT_DELAY_MS=20000
 	run hostile --input mode="$T/mode" --timeout 25s
 	[ "$rc" -eq 1 ] && [ "$(rec status)" = timeout ] || fail "a slow capture was not counted: exit $rc"
