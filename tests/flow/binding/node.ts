@@ -95,4 +95,15 @@ export default async function (jig) {
   if (plan.fail) throw new Error("asked to fail");
 }
 
-//    "acl": path,               a POSIX ACL (a named user) on that output, at the end
+// setxattr(path, "system.posix_acl_access"): user_obj rw, user <own uid> r,
+// group_obj r, mask r, other r (version 2), through libc (bun:ffi).
+async function acl(path) {
+  const { dlopen, ptr } = await import("bun:ffi");
+  const l = dlopen("libc.so.6", { setxattr: { args: ["ptr", "ptr", "ptr", "u64", "i32"], returns: "i32" } });
+  const v = Buffer.alloc(44);
+  v.writeUInt32LE(2, 0);
+  [[1, 6, 0xffffffff], [2, 4, process.getuid()], [4, 4, 0xffffffff], [0x10, 4, 0xffffffff], [0x20, 4, 0xffffffff]]
+    .forEach(([tag, perm, id], i) => { v.writeUInt16LE(tag, 4 + i * 8); v.writeUInt16LE(perm, 6 + i * 8); v.writeUInt32LE(id, 8 + i * 8); });
+  if (l.symbols.setxattr(ptr(Buffer.from(path + "\0")), ptr(Buffer.from("system.posix_acl_access\0")), ptr(v), v.length, 0) !== 0)
+    throw new Error("setxattr failed");
+}
