@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,25 @@ static void report(const struct jig_report *r)
 
 static _Noreturn void refuse(const char *what, int err);
 
+/* Sends the report r with n (<= 2) descriptors (SCM_RIGHTS) to the
+ * supervisor; false if it did not go whole. */
+static bool send_fds(const struct jig_report *r, const int *fds, size_t n)
+{
+	struct iovec iov = {.iov_base = (void *)r, .iov_len = sizeof(*r)};
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = CMSG_SPACE(n * sizeof(int))};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+	return sendmsg(JIG_REPORT_FD, &m, 0) == (ssize_t)sizeof(*r);
+}
+
 /* Sends an open descriptor of dir to the supervisor (SCM_RIGHTS) and
  * closes ours: the supervisor can then read the directory after every
  * writer in the scope is gone. */
@@ -61,19 +81,7 @@ static void hand_over(const char *dir)
 	if (fd < 0)
 		refuse("cannot open the held directory", errno);
 	struct jig_report r = {.magic = JIG_REPORT_MAGIC, .kind = JIG_REPORT_HELD};
-	struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof(u));
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(JIG_REPORT_FD, &m, 0) != (ssize_t)sizeof(r))
+	if (!send_fds(&r, &fd, 1))
 		refuse("cannot hand over the held directory", errno);
 	close(fd);
 }
@@ -89,19 +97,7 @@ static void ask_output(const char *dir)
 	if (fds[0] < 0 || fds[1] < 0)
 		refuse(fds[0] < 0 ? "cannot open the scope's mount namespace" : "cannot open the output's mount point", errno);
 	struct jig_report r = {.magic = JIG_REPORT_MAGIC, .kind = JIG_REPORT_OUTPUT};
-	struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
-	union {
-		char buf[CMSG_SPACE(sizeof(fds))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof(u));
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
-	if (sendmsg(JIG_REPORT_FD, &m, 0) != (ssize_t)sizeof(r))
+	if (!send_fds(&r, fds, 2))
 		refuse("cannot ask for the output", errno);
 	close(fds[0]);
 	close(fds[1]);
