@@ -22,7 +22,7 @@ extern "C" {
 
 #define JIG_MODULE_MAGIC UINT64_C(0x4c55444f4d47494a) /* "JIGMODUL" little-endian */
 #define JIG_ABI_MAJOR 1
-#define JIG_ABI_MINOR 5
+#define JIG_ABI_MINOR 6
 #define JIG_MODULE_ENTRY_SYMBOL "jig_module_v1"
 
 enum jig_module_kind {

@@ -72,6 +72,14 @@ struct jig_scope_fd {
 	int target; /* its number inside the scope */
 };
 
+/* ABI 1.6: one exact loopback endpoint inside a scope's private network
+ * namespace (struct jig_scope.listeners). */
+struct jig_scope_listener {
+	uint32_t ipv4;	/* address in host byte order: 0x7f000001 (127.0.0.1) today */
+	uint16_t port;	/* 1..65535 */
+	uint16_t reserved; /* 0 */
+};
+
 enum jig_scope_network {
 	JIG_NET_NONE = 0, /* private network namespace: no route anywhere */
 	JIG_NET_HOST = 1, /* the host's network (workers that need it) */
@@ -150,6 +158,30 @@ struct jig_scope {
 	uint64_t output_bytes;
 	void (*output_ready)(void *ctx, int root_fd);
 	void *output_ctx;
+	/* ABI 1.6 (jig session, issue 34). A module built against an older
+	 * ABI ignores these, so the host refuses to set any of them for a
+	 * module whose abi_minor is below 6.
+	 *
+	 * Writable binds (a session's mapped read/write worktree and its state
+	 * root): bound read/write, mounted in target order together with the
+	 * read-only binds, tmpfs and symlinks. */
+	const struct jig_scope_bind *rw_binds;
+	uint32_t n_rw_binds;
+	/* Exact loopback endpoints (network JIG_NET_NONE only): before the
+	 * payload starts the module creates, inside the scope's own network
+	 * namespace, one listening TCP socket per entry bound to its address
+	 * and port, and hands each to listen_ready(listen_ctx, i, fd) (the host
+	 * owns fd and relays what it accepts, from outside the scope). The
+	 * payload may then use AF_INET/AF_INET6 sockets in its private
+	 * namespace. A module that cannot do this refuses the launch. */
+	const struct jig_scope_listener *listeners;
+	uint32_t n_listeners;
+	void (*listen_ready)(void *ctx, uint32_t i, int fd);
+	void *listen_ctx;
+	/* Nonzero: descriptor 0 of the payload is a terminal (the host's pty,
+	 * never the operator's) and becomes the payload's controlling terminal
+	 * in its new session, so job control and window-size changes work. */
+	uint32_t controlling_tty;
 };
 
 enum jig_scope_outcome {
