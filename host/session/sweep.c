@@ -101,11 +101,12 @@ static bool abandoned(int lfd, const char *dir, const char *name)
 	char why[400];
 	struct jig_error e = {0};
 	json_t *doc = NULL;
-	if (jig_read_fd(lfd, JIG_LEASE_MAX_BYTES, "its lease", &buf, &len, NULL, &e) < 0 ||
-	    jig_json_parse_object(buf, len, "its lease", &doc, &e) < 0) {
-		kept(dir, name, "%s", len == 0 && !e.msg[0] ? "its lease is empty" : "its lease cannot be read as JSON");
-		return false;
-	}
+	if (jig_read_fd(lfd, JIG_LEASE_MAX_BYTES, "its lease", &buf, &len, NULL, &e) < 0)
+		return kept(dir, name, "its lease cannot be read (%s)", strerror(errno)), false;
+	if (len == 0)
+		return kept(dir, name, "its lease is empty"), false;
+	if (jig_json_parse_object(buf, len, "its lease", &doc, &e) < 0)
+		return kept(dir, name, "its lease cannot be read as JSON"), false;
 	const char *no = still_owned(doc, why, sizeof(why));
 	json_decref(doc);
 	if (no)
