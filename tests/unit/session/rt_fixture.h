@@ -68,7 +68,7 @@ static uid_t rt_jigtest(void)
 /* stderr captured into a file while a call runs. */
 static int rt_saved_stderr = -1;
 static char rt_said[8192];
-static void rt_capture(void)
+static __attribute__((unused)) void rt_capture(void)
 {
 	fflush(stderr);
 	rt_saved_stderr = dup(2);
@@ -76,7 +76,7 @@ static void rt_capture(void)
 	dup2(fd, 2);
 	close(fd);
 }
-static const char *rt_captured(void)
+static __attribute__((unused)) const char *rt_captured(void)
 {
 	fflush(stderr);
 	dup2(rt_saved_stderr, 2);
