@@ -3,7 +3,6 @@
  * everything else keeps it and says why in one line. */
 #include "session/runtime.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -154,24 +153,8 @@ int jig_session_rt_sweep(struct jig_error *e)
 	int sfd = jig_runtime_jig_dir("sessions", dir, sizeof(dir), e);
 	if (sfd < 0)
 		return sfd;
-	DIR *d = fdopendir(dup(sfd));
-	struct dirent *de;
-	/* Names first: removing while reading a directory may skip entries. */
-	char (*names)[NAME_MAX + 1] = NULL;
-	size_t n = 0, cap = 0;
-	while (d && (de = readdir(d))) {
-		if (!session_name(de->d_name) || n >= 4096)
-			continue;
-		if (n == cap) {
-			void *m = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
-			if (!m)
-				break;
-			names = m;
-		}
-		snprintf(names[n++], sizeof(names[0]), "%s", de->d_name);
-	}
-	if (d)
-		closedir(d);
+	size_t n;
+	jig_name *names = jig_dir_names(sfd, session_name, 4096, &n);
 	int removed = 0;
 	for (size_t i = 0; i < n; i++)
 		removed += sweep_one(sfd, dir, names[i]);
