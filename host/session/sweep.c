@@ -73,7 +73,7 @@ static const char *still_owned(json_t *doc, char *why, size_t cap)
 	json_t *pid = json_object_get(doc, "pid"), *start = json_object_get(doc, "start"), *cg = json_object_get(doc, "cgroup");
 	const char *rec = json_string_value(json_object_get(doc, "boot_id"));
 	if (strcmp(json_string_value(json_object_get(doc, "format")) ?: "", JIG_SESSION_LEASE_FORMAT) != 0 || !rec ||
-	    !json_is_integer(pid) || !json_is_integer(start) || json_integer_value(pid) <= 0 || !(json_is_null(cg) || json_is_string(cg)))
+	    !json_is_integer(pid) || !json_is_integer(start) || json_integer_value(pid) <= 0 || !(json_is_null(cg) || (json_is_string(cg) && jig_session_cgroup_path_ok(json_string_value(cg)))))
 		return snprintf(why, cap, "its lease is not a whole %s document", JIG_SESSION_LEASE_FORMAT), why;
 	if (json_integer_value(json_object_get(doc, "uid")) != (json_int_t)geteuid())
 		return snprintf(why, cap, "its lease names another uid"), why;
