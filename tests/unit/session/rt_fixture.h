@@ -31,7 +31,7 @@ static void rt_sh(const char *cmd)
 /* Once, before the tests: the private namespace. */
 static void rt_world(void)
 {
-	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("jig-test-run", "/run", "tmpfs", 0, "mode=0755") < 0 ||
 	    mount("jig-test-cgroup", "/sys/fs/cgroup", "tmpfs", 0, "mode=0755") < 0) {
 		fprintf(stderr, "these tests need root and a private mount namespace (the plain lane has both): %s\n", strerror(errno));
