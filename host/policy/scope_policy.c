@@ -228,6 +228,23 @@ static bool is_slot(const char *s, const char *prefix)
 	return prev != '/';
 }
 
+/* A session's private TMPDIR (issue 34, decision 145): exactly
+ * /run/user/<caller's uid>/jig/sessions/<32 hex>/tmp, the one directory
+ * below /run a writable bind may have (its own checks still apply live:
+ * a directory, canonical, the caller's). */
+static bool is_session_tmp(const char *s)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "/run/user/%u/jig/sessions/", (unsigned)geteuid());
+	if (n < 0 || strncmp(s, head, (size_t)n) != 0)
+		return false;
+	s += n;
+	for (int i = 0; i < 32; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return strcmp(s + 32, "/tmp") == 0;
+}
+
 /* A bind's "write": absent or a boolean; true is a writable bind (its
  * target never below /.jig, jig's own), false is dropped so that the
  * canonical form (and the digest) of a read-only bind has one spelling. */
@@ -245,7 +262,7 @@ static int check_write(json_t *m, const char *what, const char *target, struct j
 	if (is_within(target, "/.jig"))
 		return jig_err(e, JIG_E_USAGE, "scope policy: %s.target \"%s\": a writable bind is never below /.jig (jig's own files and the launcher)", what, target);
 	const char *src = json_string_value(json_object_get(m, "source"));
-	for (const char *const *f = file_only_trees; src && src[0] == '/' && *f; f++)
+	for (const char *const *f = file_only_trees; src && src[0] == '/' && !is_session_tmp(src) && *f; f++)
 		if (is_within(src, *f))
 			return jig_err(e, JIG_E_USAGE, "scope policy: %s.source \"%s\": /run is never granted for writing", what, src);
 	return 0;
@@ -290,7 +307,7 @@ static int parse_mounts(json_t *root, enum mount_list kind, const char *home, un
 				r = (flags & JIG_POLICY_SLOTS) && is_slot(str, "@run/")
 					    ? 0
 					    : jig_err(e, JIG_E_USAGE, "scope policy: %s \"%s\": a runtime slot (\"@run/NAME\") only jig fills, and only in a scope it composes", w2, str);
-			else if (kind == LIST_BINDS)
+			else if (kind == LIST_BINDS && !(json_is_true(json_object_get(m, "write")) && is_session_tmp(str)))
 				r = check_source(w2, str, home, e);
 			/* A link is resolved inside the scope, so it can only name
 			 * what the scope already has; it still must be clean. */
@@ -613,7 +630,7 @@ static int check_rw_source(const char *s, struct jig_error *e)
 		return jig_err(e, JIG_E_USAGE, "writable bind source %s: owned by uid %u, not the caller (%u)", s,
 			       (unsigned)st.st_uid, (unsigned)geteuid());
 	char dirs[12][PATH_MAX];
-	int n = jig_own_dirs(dirs, 12);
+	int n = is_session_tmp(s) ? 0 : jig_own_dirs(dirs, 12);
 	for (int i = 0; i < n; i++)
 		if (is_within(s, dirs[i]) || is_within(dirs[i], s))
 			return jig_err(e, JIG_E_USAGE, "writable bind source %s: %s jig's own directory %s; never granted for writing", s,
@@ -632,7 +649,7 @@ static int check_live_source(const char *s, bool write, struct jig_error *e)
 			       "bind source %s: resolves to %s through a symbolic link; grant the real path (and add a symlink entry if the scope needs the name)",
 			       s, real);
 	struct stat st;
-	for (const char *const *f = file_only_trees; *f; f++)
+	for (const char *const *f = file_only_trees; *f && !(write && is_session_tmp(s)); f++)
 		if (is_within(s, *f) && (stat(s, &st) < 0 || !S_ISREG(st.st_mode)))
 			return jig_err(e, JIG_E_USAGE, "bind source %s: below %s only an exact regular file may be granted", s, *f);
 	return write ? check_rw_source(s, e) : 0;

@@ -139,6 +139,27 @@ case_writable_bind() {
 	scope exit 0
 	[ "$rc" -eq 2 ] && grep -q "not the caller" "$T/err" || fail "a writable bind of root's directory was accepted"
 }
+# A session's private TMPDIR (decision 145) is the one writable bind below
+# /run: exactly the caller's /run/user/UID/jig/sessions/<32 hex>/tmp; a
+# read-only bind of it, or its session directory, stays refused.
+SESSION_ID=0123456789abcdef0123456789abcdef
+scratch_writable_bind_session_tmp() {
+	u=$(id -u jigtest)
+	mkdir -p "/run/user/$u/jig/sessions/$SESSION_ID/tmp" && chown -R jigtest "/run/user/$u" && chmod -R 0700 "/run/user/$u"
+}
+case_writable_bind_session_tmp() {
+	tmp="/run/user/$(id -u)/jig/sessions/$SESSION_ID/tmp"
+	policy ".binds += [{source: \"$tmp\", target: \"/stmp\", write: true}]"
+	scope write /stmp/out
+	[ "$rc" -eq 1 ] && grep -q "ESCAPE: /stmp/out" "$T/out" || fail "the payload could not write to the session's TMPDIR"
+	[ "$(cat "$tmp/out")" = x ] || fail "the host does not see the file in the session's TMPDIR"
+	policy ".binds += [{source: \"$tmp\", target: \"/stmp\"}]"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "never granted" "$T/err" || fail "a read-only bind of the session's TMPDIR was accepted"
+	policy ".binds += [{source: \"${tmp%/tmp}\", target: \"/stmp\", write: true}]"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "never granted" "$T/err" || fail "a writable bind of the session's directory was accepted"
+}
 case_dev_shm_not_writable() {
 	policy; scope fill /dev/shm/big $((64 * MIB)); contained
 	grep -q "Read-only file system" "$T/out" || fail "/dev/shm was writable"

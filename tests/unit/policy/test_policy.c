@@ -198,6 +198,30 @@ static void writable_binds_refused(void **state)
 	refused_rw(RW("/srv/work", "/.jig/w"), NULL, "never below /.jig");
 	refused_rw(RW("/srv/work", "/.jig/init"), NULL, "launcher");
 	refused_rw(RW("/srv/work", "/w") "," RW("/srv/other", "/w"), NULL, "granted twice");
+	/* A session's private TMPDIR is the one writable bind below /run:
+	 * exactly the caller's /run/user/UID/jig/sessions/<32 hex>/tmp. */
+	char ok[160], other[160], buf[512];
+	const char *id = "0123456789abcdef0123456789abcdef";
+	snprintf(ok, sizeof(ok), "/run/user/%u/jig/sessions/%s/tmp", (unsigned)geteuid(), id);
+	snprintf(other, sizeof(other), "/run/user/%u/jig/sessions/%s/tmp", (unsigned)geteuid() + 1, id);
+	snprintf(buf, sizeof(buf), RW("%s", "/tmp"), ok);
+	{
+		struct jig_scope_policy q;
+		struct jig_error qe = {0};
+		char doc[2048];
+		snprintf(doc, sizeof(doc), BASE("%s", ""), buf);
+		assert_int_equal(parse(doc, 0, &q, &qe), 0);
+		assert_int_equal(q.n_rw_binds, 1);
+		jig_scope_policy_free(&q);
+	}
+	snprintf(buf, sizeof(buf), RW("%s", "/tmp"), other);
+	refused_rw(buf, NULL, "never granted");
+	snprintf(buf, sizeof(buf), "{\"source\":\"%s\",\"target\":\"/tmp\"}", ok);
+	refused_rw(buf, NULL, "never granted"); /* read-only: /run/user as ever */
+	snprintf(buf, sizeof(buf), RW("/run/user/%u/jig/sessions/%s", "/tmp"), (unsigned)geteuid(), id);
+	refused_rw(buf, NULL, "never granted");
+	snprintf(buf, sizeof(buf), RW("/run/user/%u/jig/sessions/%.31s/tmp", "/tmp"), (unsigned)geteuid(), id);
+	refused_rw(buf, NULL, "never granted");
 	/* Slots only in templates, for writable binds too. */
 	struct jig_scope_policy p;
 	struct jig_error e = {0};
