@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -617,8 +618,34 @@ static int jig_own_dirs(char dirs[][PATH_MAX], size_t cap)
 	return (int)n;
 }
 
+/* A mount point strictly below dir (bind mounts are recursive: what is
+ * mounted there would be reachable too), from /proc/self/mountinfo (its
+ * fifth field; "\040"-style escapes never match a normalised prefix but
+ * the ones they belong to). 1: one found (in at), 0: none, -1: unreadable. */
+static int mount_below(const char *dir, char *at, size_t cap)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -1;
+	char line[8192];
+	size_t n = strlen(dir);
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *fld = strtok_r(line, " ", &save);
+		for (int i = 0; fld && i < 4; i++)
+			fld = strtok_r(NULL, " ", &save);
+		if (fld && strncmp(fld, dir, n) == 0 && fld[n] == '/') {
+			snprintf(at, cap, "%s", fld);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 /* A writable bind's source (already canonical): a directory of the
- * caller's, apart from jig's own directories. */
+ * caller's, one file system (no mount below it), apart from jig's own
+ * directories. */
 static int check_rw_source(const char *s, struct jig_error *e)
 {
 	struct stat st;
@@ -629,6 +656,11 @@ static int check_rw_source(const char *s, struct jig_error *e)
 	if (st.st_uid != geteuid())
 		return jig_err(e, JIG_E_USAGE, "writable bind source %s: owned by uid %u, not the caller (%u)", s,
 			       (unsigned)st.st_uid, (unsigned)geteuid());
+	char at[PATH_MAX];
+	int m = mount_below(s, at, sizeof(at));
+	if (m != 0)
+		return jig_err(e, JIG_E_USAGE, "writable bind source %s: %s%s; a writable bind is one file system, bind the mount itself if it is meant", s,
+			       m < 0 ? "cannot read /proc/self/mountinfo" : "another file system is mounted below it at ", m < 0 ? "" : at);
 	char dirs[12][PATH_MAX];
 	int n = is_session_tmp(s) ? 0 : jig_own_dirs(dirs, 12);
 	for (int i = 0; i < n; i++)
