@@ -299,7 +299,7 @@ static void writable_binds_checked_live(void **state)
 	pid_t pid = fork();
 	if (pid == 0) {
 		struct jig_error ce = {0};
-		if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
 		    mount("jig-test", q, "tmpfs", 0, "mode=0700") < 0)
 			_exit(3);
 		if (live(p, &ce) == 0 || !strstr(ce.msg, "mounted below it at"))
