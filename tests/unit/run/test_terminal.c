@@ -166,6 +166,50 @@ static void stdin_not_a_tty(void **state)
 	close(om);
 }
 
+/* The operator's output goes away (a pipe whose reader closed): jig is
+ * not killed by SIGPIPE and the program's output keeps draining, so it
+ * never blocks on a full pty. */
+static void operator_output_gone(void **state)
+{
+	(void)state;
+	int p[2], in[2];
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(in), 0);
+	close(p[0]);
+	saved0 = dup(0);
+	saved1 = dup(1);
+	dup2(in[0], 0);
+	dup2(p[1], 1);
+	struct jig_terminal t;
+	struct jig_error e = {0};
+	int r = jig_terminal_open(&t, &e);
+	if (!r)
+		r = jig_terminal_start(&t, &e);
+	/* 1 MiB from the scope's side, far more than the pty holds. */
+	int fl = fcntl(t.slave, F_GETFL);
+	fcntl(t.slave, F_SETFL, fl | O_NONBLOCK);
+	static char chunk[4096];
+	memset(chunk, 'y', sizeof(chunk));
+	size_t sent = 0;
+	for (int tries = 0; tries < 5000 && sent < (1u << 20); tries++) {
+		ssize_t n = write(t.slave, chunk, sizeof(chunk));
+		if (n > 0)
+			sent += (size_t)n;
+		else
+			usleep(1000);
+	}
+	jig_terminal_stop(&t);
+	dup2(saved0, 0);
+	dup2(saved1, 1);
+	close(saved0);
+	close(saved1);
+	assert_int_equal(r, 0);
+	assert_true(sent >= (1u << 20));
+	close(p[1]);
+	close(in[0]);
+	close(in[1]);
+}
+
 /* A stop without a start (the launch failed first) closes the pair. */
 static void stop_without_start(void **state)
 {
@@ -182,6 +226,7 @@ static void stop_without_start(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(relay_resize_restore), cmocka_unit_test(stdin_not_a_tty),
+					   cmocka_unit_test(operator_output_gone),
 					   cmocka_unit_test(stop_without_start)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
