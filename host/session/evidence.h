@@ -89,7 +89,9 @@ struct jig_evidence_meta {
 	const char *run;        /* run id */
 	const char *repository; /* the map's repository id */
 	bool worktree_rw;
-	const char *policy_sha256, *snapshot_sha256; /* 64 hex each */
+	const char *policy_sha256;       /* the session's policy (the agent's), 64 hex */
+	const char *probe_policy_sha256; /* the same with the probe's bind: what ran */
+	const char *snapshot_sha256;     /* the snapshot's manifest */
 	const char *started, *finished;              /* YYYY-MM-DDTHH:MM:SSZ */
 	const char *const *raw_names;                /* raw evidence files and their hashes */
 	const char *const *raw_sha256;
@@ -107,6 +109,14 @@ int jig_evidence_redaction_check(const char *text, const char *const *canaries, 
 /* Schema-checked, redaction-checked, canonical bytes (malloc'd). */
 int jig_evidence_summary_bytes(json_t *summary, json_t *schema, const char *const *canaries, char **out,
 			       struct jig_error *e);
+
+struct jig_session;
+/* jig session --evidence: runs the suite for s (prepared), writes the raw
+ * results and the summary (and to out, when not NULL), prints one line per
+ * failed check and a last line on stdout. 0 when every check passed;
+ * -JIG_E_INTERNAL (exit 1) when any failed; another -code when the run
+ * itself could not be made or its summary would leak. */
+int jig_session_evidence(struct jig_session *s, const char *out, struct jig_error *e);
 
 /* A run id: UTC time and 64 random bits, "YYYYMMDDTHHMMSSZ-<16 hex>". */
 int jig_evidence_run_id(char out[40], struct jig_error *e);

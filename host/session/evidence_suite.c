@@ -190,7 +190,7 @@ static int net_checks(struct jig_evidence_suite *s, const struct jig_evidence_in
 int jig_evidence_suite_build(struct jig_evidence_suite *s, const struct jig_evidence_inputs *in, struct jig_error *e)
 {
 	memset(s, 0, sizeof(*s));
-	if (!in->worktree)
+	if (!in->worktree || !in->worktree[0])
 		return jig_err(e, JIG_E_INTERNAL, "evidence: the session's plan names no worktree");
 	int r = path_checks(s, in, e);
 	if (!r)

@@ -9,8 +9,9 @@
  * KIND   read     ARG (a path) can be read (a directory listed, a file read)
  *        write    ARG can be written (a directory: a file created in it and
  *                 removed again; a file: opened for writing, never truncated)
- *        tmpdir   $TMPDIR is exactly ARG: a directory (not a link), owned by
- *                 the probe's uid, mode 0700, writable
+ *        tmpdir   $TMPDIR is exactly ARG (one '*' in ARG stands for the
+ *                 launch's session id, [0-9a-f]+): a directory (not a link),
+ *                 owned by the probe's uid, mode 0700, writable
  *        env      a variable named ARG is in the environment (its value is
  *                 never read out)
  *        tcp      a TCP connect to ARG (IPv4 "A.B.C.D:PORT") is accepted
@@ -133,10 +134,25 @@ static struct outcome check_write(const char *path)
 	return allow();
 }
 
+/* want may hold one '*': the launch's session id, [0-9a-f]+ (the plan
+ * prints the TMPDIR before the launch chooses it). */
+static bool tmpdir_matches(const char *t, const char *want)
+{
+	const char *star = strchr(want, '*');
+	if (!star)
+		return strcmp(t, want) == 0;
+	size_t pre = (size_t)(star - want);
+	if (strncmp(t, want, pre) != 0)
+		return false;
+	const char *p = t + pre;
+	size_t n = strspn(p, "0123456789abcdef");
+	return n > 0 && strcmp(p + n, star + 1) == 0;
+}
+
 static struct outcome check_tmpdir(const char *want)
 {
 	const char *t = getenv("TMPDIR");
-	if (!t || strcmp(t, want) != 0)
+	if (!t || !tmpdir_matches(t, want))
 		return deny(EINVAL);
 	struct stat st;
 	if (lstat(t, &st) < 0)

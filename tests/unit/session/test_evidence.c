@@ -179,7 +179,7 @@ static json_t *summary_of(struct jig_evidence_suite *s, const char *repository)
 	static const char *const sums[] = {HEX64, HEX64};
 	static const unsigned long bytes[] = {100, 200};
 	struct jig_evidence_meta m = {.run = "20261205T140000Z-0011223344556677", .repository = repository,
-				      .policy_sha256 = HEX64, .snapshot_sha256 = HEX64,
+				      .policy_sha256 = HEX64, .probe_policy_sha256 = HEX64, .snapshot_sha256 = HEX64,
 				      .started = "2026-12-05T14:00:00Z", .finished = "2026-12-05T14:00:09Z",
 				      .raw_names = names, .raw_sha256 = sums, .raw_bytes = bytes, .n_raw = 2};
 	json_t *j = jig_evidence_summary(s, &m);
@@ -377,7 +377,11 @@ static void probe_answers(void **state)
 	snprintf(proxy_addr, sizeof(proxy_addr), "127.0.0.1:%u", proxy_port);
 	const char *const targets[] = {"ok.example:443"};
 	struct jig_evidence_suite s = {0};
-	struct jig_evidence_inputs in = {.worktree = dir, .worktree_rw = true, .tmpdir = dir,
+	char tmp[64], pattern[64];
+	snprintf(tmp, sizeof(tmp), "%s/0a1b", dir); /* a session id's shape */
+	snprintf(pattern, sizeof(pattern), "%s/*", dir);
+	assert_int_equal(mkdir(tmp, 0700), 0);
+	struct jig_evidence_inputs in = {.worktree = dir, .worktree_rw = true, .tmpdir = pattern,
 					 .loopback = &open_port, .n_loopback = 1, .decoy_ports = &closed_port,
 					 .n_decoy_ports = 1, .environ = env_fixture,
 					 .proxy = proxy_addr, .connect = targets, .n_connect = 1};
@@ -385,7 +389,7 @@ static void probe_answers(void **state)
 	in.siblings = gone;
 	in.n_siblings = 1;
 	struct jig_error e = {0};
-	setenv("TMPDIR", dir, 1);
+	setenv("TMPDIR", tmp, 1);
 	assert_int_equal(jig_evidence_suite_build(&s, &in, &e), 0);
 	for (size_t i = 0; i < s.n; i++)
 		if (!strcmp(s.c[i].kind, "env"))
@@ -423,6 +427,7 @@ static void probe_answers(void **state)
 	assert_int_equal(WEXITSTATUS(st), 2);
 	jig_evidence_suite_free(&s);
 	close(l);
+	rmdir(tmp);
 	rmdir(dir);
 }
 
