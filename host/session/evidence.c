@@ -267,7 +267,7 @@ static int build_suite(struct ev_run *r, struct jig_error *e)
 		.private_dirs = (const char *const *)r->paths + r->n_siblings, .n_private_dirs = r->n_private,
 		.loopback = r->loopback, .n_loopback = r->n_loopback, .decoy_ports = r->decoys, .n_decoy_ports = r->n_decoys,
 		.proxy = json_string_value(json_object_get(json_object_get(json_object_get(r->plan, "provider"), "network"), "proxy")),
-		.connect = r->connect, .n_connect = r->n_connect, .environ = environ};
+		.connect = r->connect, .n_connect = r->n_connect, .caller_env = environ};
 	return jig_evidence_suite_build(&r->suite, &in, e);
 }
 

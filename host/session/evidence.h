@@ -59,12 +59,13 @@ struct jig_evidence_inputs {
 	const char *proxy; /* "127.0.0.1:PORT" or NULL */
 	const char *const *connect; /* granted HOST:PORT through the proxy */
 	size_t n_connect;
-	char *const *environ; /* the caller's environment: its credential-like names must be absent */
+	char *const *caller_env; /* the caller's environment: its credential-like names must be absent */
 };
 
 /* Credential-like: one of the raw names the issue lists, or a name that
  * contains API_KEY, APIKEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL,
- * PRIVATE_KEY, ACCESS_KEY, AUTH_SOCK, or ends in _KEY (any case). */
+ * PRIVATE_KEY, ACCESS_KEY, AUTH_SOCK, or ends in _KEY (any case), or one
+ * the scope policy refuses (jig_env_name_is_credential). */
 bool jig_evidence_credential_name(const char *name, size_t len);
 
 /* The suite for these inputs (suite zeroed first). */

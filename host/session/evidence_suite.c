@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "policy/scope_policy.h"
 #include "util/crypto.h"
 #include "util/limits.h"
 
@@ -33,6 +34,13 @@ bool jig_evidence_credential_name(const char *name, size_t len)
 	for (const char *const *w = cred_words; *w; w++)
 		if (contains_ci(name, len, *w))
 			return true;
+	char n[256];
+	if (len < sizeof(n)) { /* and everything the scope policy refuses as one */
+		memcpy(n, name, len);
+		n[len] = '\0';
+		if (jig_env_name_is_credential(n))
+			return true;
+	}
 	return len > 4 && strncasecmp(name + len - 4, "_KEY", 4) == 0;
 }
 
@@ -194,7 +202,7 @@ int jig_evidence_suite_build(struct jig_evidence_suite *s, const struct jig_evid
 		return jig_err(e, JIG_E_INTERNAL, "evidence: the session's plan names no worktree");
 	int r = path_checks(s, in, e);
 	if (!r)
-		r = env_checks(s, in->environ, e);
+		r = env_checks(s, in->caller_env, e);
 	if (!r)
 		r = net_checks(s, in, e);
 	if (r)

@@ -47,7 +47,7 @@ static void build(struct jig_evidence_suite *s, bool rw)
 					 .decoy_tmpdir = "/run/user/1000/jig/sessions/b/tmp", .markers = markers, .n_markers = 1,
 					 .private_dirs = priv, .n_private_dirs = 2, .loopback = ports, .n_loopback = 1,
 					 .decoy_ports = decoys, .n_decoy_ports = 3, .proxy = "127.0.0.1:3128",
-					 .connect = connect, .n_connect = 1, .environ = env_fixture};
+					 .connect = connect, .n_connect = 1, .caller_env = env_fixture};
 	struct jig_error e = {0};
 	assert_int_equal(jig_evidence_suite_build(s, &in, &e), 0);
 }
@@ -383,7 +383,7 @@ static void probe_answers(void **state)
 	assert_int_equal(mkdir(tmp, 0700), 0);
 	struct jig_evidence_inputs in = {.worktree = dir, .worktree_rw = true, .tmpdir = pattern,
 					 .loopback = &open_port, .n_loopback = 1, .decoy_ports = &closed_port,
-					 .n_decoy_ports = 1, .environ = env_fixture,
+					 .n_decoy_ports = 1, .caller_env = env_fixture,
 					 .proxy = proxy_addr, .connect = targets, .n_connect = 1};
 	const char *const gone[] = {"/nonexistent/jig-probe"};
 	in.siblings = gone;
