@@ -43,6 +43,10 @@ void jig_scope_plan_print(const struct jig_scope_policy *p, const char *in, FILE
 		fprintf(out, "%s    (none)\n", in);
 	for (size_t i = 0; i < p->n_binds; i++)
 		fprintf(out, "%s    %-28s <- %s\n", in, p->binds[i].target, p->binds[i].source);
+	if (p->n_rw_binds)
+		fprintf(out, "%s  writable binds (the host's own directories; what the scope writes there stays):\n", in);
+	for (size_t i = 0; i < p->n_rw_binds; i++)
+		fprintf(out, "%s    %-28s <- %s (read/write)\n", in, p->rw_binds[i].target, p->rw_binds[i].source);
 	fprintf(out, "%s  writable (private tmpfs, discarded at exit):\n", in);
 	if (!p->n_tmpfs)
 		fprintf(out, "%s    (none)\n", in);
@@ -106,9 +110,12 @@ json_t *jig_scope_plan_json(const struct jig_scope_policy *p)
 	json_object_set_new(doc, "always", json_pack("{s:s,s:s,s:s,s:o}", "launcher", JIG_SCOPE_INIT_TARGET,
 						      "proc", "private, read-only", "dev", "minimal, read-only",
 						      "devices", jig_scope_devices_json()));
-	/* Every writable mount, with its cap: the policy's tmpfs and nothing
-	 * else (the root, /dev, /dev/pts and /proc are read-only). */
+	/* Every writable mount: the policy's tmpfs, with its cap, and its
+	 * writable binds (the root, /dev, /dev/pts and /proc are read-only). */
 	json_t *writable = json_array();
+	for (size_t i = 0; i < p->n_rw_binds; i++)
+		json_array_append_new(writable, json_pack("{s:s,s:s}", "at", p->rw_binds[i].target, "bind",
+							  p->rw_binds[i].source));
 	for (size_t i = 0; i < p->n_tmpfs; i++)
 		json_array_append_new(writable, json_pack("{s:s,s:I}", "at", p->tmpfs[i].target, "size_bytes",
 							  (json_int_t)p->tmpfs[i].size_bytes));

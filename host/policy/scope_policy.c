@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "snapshot/snapshot.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -227,6 +228,29 @@ static bool is_slot(const char *s, const char *prefix)
 	return prev != '/';
 }
 
+/* A bind's "write": absent or a boolean; true is a writable bind (its
+ * target never below /.jig, jig's own), false is dropped so that the
+ * canonical form (and the digest) of a read-only bind has one spelling. */
+static int check_write(json_t *m, const char *what, const char *target, struct jig_error *e)
+{
+	json_t *w = json_object_get(m, "write");
+	if (!w)
+		return 0;
+	if (!json_is_boolean(w))
+		return jig_err(e, JIG_E_USAGE, "scope policy: %s.write: must be true or false", what);
+	if (json_is_false(w)) {
+		json_object_del(m, "write");
+		return 0;
+	}
+	if (is_within(target, "/.jig"))
+		return jig_err(e, JIG_E_USAGE, "scope policy: %s.target \"%s\": a writable bind is never below /.jig (jig's own files and the launcher)", what, target);
+	const char *src = json_string_value(json_object_get(m, "source"));
+	for (const char *const *f = file_only_trees; src && src[0] == '/' && *f; f++)
+		if (is_within(src, *f))
+			return jig_err(e, JIG_E_USAGE, "scope policy: %s.source \"%s\": /run is never granted for writing", what, src);
+	return 0;
+}
+
 static int parse_mounts(json_t *root, enum mount_list kind, const char *home, unsigned flags, json_t **out,
 			struct jig_error *e)
 {
@@ -243,7 +267,7 @@ static int parse_mounts(json_t *root, enum mount_list kind, const char *home, un
 	int r = jig_json_get_array(root, name, "scope policy", lists[kind].max, &arr, e);
 	if (r)
 		return r;
-	const char *const keys[] = {"target", field, NULL};
+	const char *const keys[] = {"target", field, kind == LIST_BINDS ? "write" : NULL, NULL};
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		json_t *m = json_array_get(arr, i);
 		char what[64], w2[80];
@@ -256,7 +280,7 @@ static int parse_mounts(json_t *root, enum mount_list kind, const char *home, un
 		    (r = jig_json_get_string(m, "target", what, &target, e)))
 			return r;
 		snprintf(w2, sizeof(w2), "%s.target", what);
-		if ((r = check_target(w2, target, e)))
+		if ((r = check_target(w2, target, e)) || (kind == LIST_BINDS && (r = check_write(m, what, target, e))))
 			return r;
 		if (kind == LIST_TMPFS) {
 			r = jig_json_get_uint(m, field, what, TMPFS_MIN, TMPFS_MAX, &size, e);
@@ -358,23 +382,28 @@ static int lower(struct jig_scope_policy *p, struct jig_error *e)
 	json_t *binds = json_object_get(d, "binds"), *tmpfs = json_object_get(d, "tmpfs");
 	json_t *links = json_object_get(d, "symlinks"), *env = json_object_get(d, "env");
 	json_t *fds = json_object_get(d, "descriptors");
-	p->n_binds = json_array_size(binds);
+	size_t nb = json_array_size(binds);
+	for (size_t i = 0; i < nb; i++)
+		p->n_rw_binds += json_is_true(json_object_get(json_array_get(binds, i), "write"));
+	p->n_binds = nb - p->n_rw_binds;
 	p->n_tmpfs = json_array_size(tmpfs);
 	p->n_symlinks = json_array_size(links);
 	p->n_env = json_object_size(env);
 	p->n_fds = json_array_size(fds);
 	p->binds = calloc(p->n_binds + 1, sizeof(*p->binds));
+	p->rw_binds = calloc(p->n_rw_binds + 1, sizeof(*p->rw_binds));
 	p->tmpfs = calloc(p->n_tmpfs + 1, sizeof(*p->tmpfs));
 	p->symlinks = calloc(p->n_symlinks + 1, sizeof(*p->symlinks));
 	p->env = calloc(p->n_env + 1, sizeof(*p->env));
 	p->fds = calloc(p->n_fds + 1, sizeof(*p->fds));
-	if (!p->binds || !p->tmpfs || !p->symlinks || !p->env || !p->fds)
+	if (!p->binds || !p->rw_binds || !p->tmpfs || !p->symlinks || !p->env || !p->fds)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	for (size_t i = 0; i < p->n_binds; i++) {
+	for (size_t i = 0, ro = 0, rw = 0; i < nb; i++) {
 		json_t *b = json_array_get(binds, i);
-		p->binds[i].source = json_string_value(json_object_get(b, "source"));
-		p->has_slots |= p->binds[i].source[0] == '@';
-		p->binds[i].target = json_string_value(json_object_get(b, "target"));
+		struct jig_scope_bind *to = json_is_true(json_object_get(b, "write")) ? &p->rw_binds[rw++] : &p->binds[ro++];
+		to->source = json_string_value(json_object_get(b, "source"));
+		p->has_slots |= to->source[0] == '@';
+		to->target = json_string_value(json_object_get(b, "target"));
 	}
 	for (size_t i = 0; i < p->n_tmpfs; i++) {
 		json_t *t = json_array_get(tmpfs, i);
@@ -533,6 +562,7 @@ void jig_scope_policy_free(struct jig_scope_policy *p)
 			free(p->env[i]);
 	free(p->env);
 	free(p->binds);
+	free(p->rw_binds);
 	free(p->tmpfs);
 	free(p->symlinks);
 	free(p->fds);
@@ -541,21 +571,85 @@ void jig_scope_policy_free(struct jig_scope_policy *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* The directories of jig's own trust and state: the operator's
+ * configuration, the verification cache, state and data (both where the
+ * XDG variables point and their defaults below the caller's home), the
+ * runtime directory, and the installation with its snapshot. A writable
+ * bind never holds one of them nor lies inside one. */
+static int jig_own_dirs(char dirs[][PATH_MAX], size_t cap)
+{
+	static const char *const xdg[][2] = {{"XDG_CONFIG_HOME", ".config"}, {"XDG_CACHE_HOME", ".cache"},
+					     {"XDG_STATE_HOME", ".local/state"}, {"XDG_DATA_HOME", ".local/share"}};
+	const char *home = jig_caller_home(), *rt = getenv("XDG_RUNTIME_DIR");
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(xdg) / sizeof(xdg[0]) && n + 2 <= cap; i++) {
+		if (jig_user_dir(xdg[i][0], xdg[i][1], dirs[n], PATH_MAX) == 0)
+			n++;
+		if (home && home[0] == '/' && snprintf(dirs[n], PATH_MAX, "%s/%s/jig", home, xdg[i][1]) < PATH_MAX)
+			n++;
+	}
+	if (n < cap && rt && rt[0] == '/' && snprintf(dirs[n], PATH_MAX, "%s/jig", rt) < PATH_MAX)
+		n++;
+	struct jig_error ignored;
+	if (n < cap && jig_snapshot_default_libdir(dirs[n], PATH_MAX, &ignored) == 0)
+		n++;
+	/* Where they really are, when they exist. */
+	for (size_t i = 0, k = n; i < k && n < cap; i++)
+		if (realpath(dirs[i], dirs[n]) && strcmp(dirs[n], dirs[i]) != 0)
+			n++;
+	return (int)n;
+}
+
+/* A writable bind's source (already canonical): a directory of the
+ * caller's, apart from jig's own directories. */
+static int check_rw_source(const char *s, struct jig_error *e)
+{
+	struct stat st;
+	if (lstat(s, &st) < 0)
+		return jig_err(e, JIG_E_USAGE, "writable bind source %s: %s", s, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return jig_err(e, JIG_E_USAGE, "writable bind source %s: not a directory; only a directory is bound for writing", s);
+	if (st.st_uid != geteuid())
+		return jig_err(e, JIG_E_USAGE, "writable bind source %s: owned by uid %u, not the caller (%u)", s,
+			       (unsigned)st.st_uid, (unsigned)geteuid());
+	char dirs[12][PATH_MAX];
+	int n = jig_own_dirs(dirs, 12);
+	for (int i = 0; i < n; i++)
+		if (is_within(s, dirs[i]) || is_within(dirs[i], s))
+			return jig_err(e, JIG_E_USAGE, "writable bind source %s: %s jig's own directory %s; never granted for writing", s,
+				       is_within(s, dirs[i]) ? "is inside" : "holds", dirs[i]);
+	return 0;
+}
+
+/* A bind source is its own canonical path; below /run only a file. */
+static int check_live_source(const char *s, bool write, struct jig_error *e)
+{
+	char real[PATH_MAX];
+	if (!realpath(s, real))
+		return jig_err(e, JIG_E_USAGE, "bind source %s: %s", s, strerror(errno));
+	if (strcmp(real, s) != 0)
+		return jig_err(e, JIG_E_USAGE,
+			       "bind source %s: resolves to %s through a symbolic link; grant the real path (and add a symlink entry if the scope needs the name)",
+			       s, real);
+	struct stat st;
+	for (const char *const *f = file_only_trees; *f; f++)
+		if (is_within(s, *f) && (stat(s, &st) < 0 || !S_ISREG(st.st_mode)))
+			return jig_err(e, JIG_E_USAGE, "bind source %s: below %s only an exact regular file may be granted", s, *f);
+	return write ? check_rw_source(s, e) : 0;
+}
+
 int jig_scope_policy_check_host(const struct jig_scope_policy *p, struct jig_error *e)
 {
+	int r;
+	for (size_t i = 0; i < p->n_rw_binds; i++)
+		if (p->rw_binds[i].source[0] != '@' && (r = check_live_source(p->rw_binds[i].source, true, e)))
+			return r;
 	for (size_t i = 0; i < p->n_binds; i++) {
 		const char *s = p->binds[i].source;
-		char real[PATH_MAX];
-		if (!realpath(s, real))
-			return jig_err(e, JIG_E_USAGE, "bind source %s: %s", s, strerror(errno));
-		if (strcmp(real, s) != 0)
-			return jig_err(e, JIG_E_USAGE,
-				       "bind source %s: resolves to %s through a symbolic link; grant the real path (and add a symlink entry if the scope needs the name)",
-				       s, real);
-		struct stat st;
-		for (const char *const *f = file_only_trees; *f; f++)
-			if (is_within(s, *f) && (stat(s, &st) < 0 || !S_ISREG(st.st_mode)))
-				return jig_err(e, JIG_E_USAGE, "bind source %s: below %s only an exact regular file may be granted", s, *f);
+		if (s[0] == '@')
+			continue;
+		if ((r = check_live_source(s, false, e)))
+			return r;
 	}
 	if (p->has_slots)
 		return jig_err(e, JIG_E_USAGE, "scope %s has runtime slots (\"@...\"); only jig fills them, when it runs the scope it composed", p->name);

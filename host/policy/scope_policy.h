@@ -31,8 +31,10 @@ struct jig_scope_policy {
 	char *canonical; /* its bytes */
 	char sha256[JIG_SHA256_HEX];
 	const char *name;
-	struct jig_scope_bind *binds;
+	struct jig_scope_bind *binds; /* read-only */
 	size_t n_binds;
+	struct jig_scope_bind *rw_binds; /* "write": true (ABI 1.6) */
+	size_t n_rw_binds;
 	struct jig_scope_tmpfs *tmpfs;
 	size_t n_tmpfs;
 	struct jig_scope_symlink *symlinks;
@@ -63,7 +65,9 @@ void jig_scope_policy_free(struct jig_scope_policy *p);
 
 /* Checks against the live host what a pure parse cannot: every bind
  * source exists and is its own canonical path (no symbolic link in it),
- * and every source descriptor is open. */
+ * every writable bind's source is a directory the caller owns that neither
+ * holds nor lies inside jig's own configuration, cache, state, runtime or
+ * installation directories, and every source descriptor is open. */
 int jig_scope_policy_check_host(const struct jig_scope_policy *p, struct jig_error *e);
 
 /* One run's values for a template's slots: excluded runtime metadata,
@@ -99,6 +103,9 @@ struct jig_scope_launch {
 	 * starts. NULL: hold_path is held as it is. */
 	void (*output_ready)(void *ctx, int root_fd);
 	void *output_ctx;
+	/* Descriptor 0 is jig's pty slave (the "@terminal" slot): it becomes
+	 * the payload's controlling terminal (ABI 1.6). */
+	bool controlling_tty;
 };
 /* The one place a struct jig_scope is assembled. Points into p and l. */
 int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_launch *l, struct jig_scope *sc,

@@ -17,7 +17,7 @@ int jig_launch(struct jig_launch *s, struct jig_scope_result *res, struct jig_er
 	const struct jig_scope_policy *p = s->policy;
 	int rc;
 	if (s->t) {
-		l.policy_sha256 = s->t->policy.sha256;
+		l.policy_sha256 = l.policy_sha256 ? l.policy_sha256 : s->t->policy.sha256; /* a session pins its own */
 		l.hold_path = s->t->hold;
 		l.argv = l.argv ? l.argv : (const char *const *)s->t->argv;
 		if ((rc = jig_scope_policy_resolve(&s->t->policy, &s->run, jig_caller_home(), &resolved, e)))

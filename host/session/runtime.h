@@ -20,6 +20,11 @@
    Refusals name the rule that failed, one line. */
 int jig_runtime_dir(char *out, size_t n, struct jig_error *e);
 
+/* $XDG_RUNTIME_DIR/jig/<sub> (sub: "sessions" or "cache"): jig/ and it created 0700 when absent, each
+   opened no-follow, the caller's with mode 0700. Out: its path; returns its descriptor (the caller closes
+   it) or -code. */
+int jig_runtime_jig_dir(const char *sub, char *out, size_t n, struct jig_error *e);
+
 struct jig_session_rt {
 	char id[33];           /* random, [0-9a-f]{32} */
 	char root[4096];       /* $XDG_RUNTIME_DIR/jig/sessions/<id> (0700) */

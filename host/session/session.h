@@ -62,5 +62,10 @@ struct jig_session_args {
 	int evidence; /* --evidence (engineer E) */
 };
 int jig_session_parse_args(int argc, char **argv, struct jig_session_args *a, struct jig_error *e);
+/* The selector arg is (the reviewed set of docs/session.md, then extra,
+ * a client's own), or NULL. */
+const char *jig_session_selector(const char *arg, const char *const *extra, size_t n_extra);
+/* "docker" for JIG_SESSION_HR_DOCKER, ... */
+const char *jig_session_high_risk_name(unsigned bit);
 
 #endif

@@ -39,8 +39,14 @@ int jig_user_dir(const char *var, const char *fallback, char *out, size_t cap);
  * to a scope), or NULL. */
 const char *jig_caller_home(void);
 
+/* Opens the absolute directory path from / one component at a time with
+ * O_NOFOLLOW|O_DIRECTORY ("." and ".." refused): an fd, or -1 with errno
+ * (ELOOP or ENOTDIR for a symlink anywhere). */
+int jig_open_dir_nofollow(const char *path);
+
 /* Removes name (beneath parent) and everything below it, never following a
- * symbolic link; best effort. */
+ * symbolic link and never descending into a mount point (it stays, and so
+ * does every directory above it); best effort. */
 void jig_remove_tree(int parent, const char *name);
 
 /* Makes a pipe readable (ends a Run or cancels a request in flight). */

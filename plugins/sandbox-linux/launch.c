@@ -135,7 +135,7 @@ static void argv_free(struct argv_buf *a)
 	free(a->v);
 }
 
-enum mount_kind { M_BIND, M_TMPFS, M_LINK };
+enum mount_kind { M_BIND, M_RW_BIND, M_TMPFS, M_LINK };
 struct mount_ent {
 	const char *target;
 	int kind;
@@ -171,22 +171,25 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 	r |= push(a, own(a, "%d", JIG_SECCOMP_FD));
 	/* Mounts in target order, so a parent is always mounted before what is
 	 * inside it. */
-	size_t n = sc->n_binds + sc->n_tmpfs + sc->n_symlinks, k = 0;
+	size_t n = sc->n_binds + sc->n_rw_binds + sc->n_tmpfs + sc->n_symlinks, k = 0;
 	struct mount_ent *m = calloc(n + 1, sizeof(*m));
 	if (!m)
 		return -1;
 	for (size_t i = 0; i < sc->n_binds; i++)
 		m[k++] = (struct mount_ent){sc->binds[i].target, M_BIND, i};
+	for (size_t i = 0; i < sc->n_rw_binds; i++)
+		m[k++] = (struct mount_ent){sc->rw_binds[i].target, M_RW_BIND, i};
 	for (size_t i = 0; i < sc->n_tmpfs; i++)
 		m[k++] = (struct mount_ent){sc->tmpfs[i].target, M_TMPFS, i};
 	for (size_t i = 0; i < sc->n_symlinks; i++)
 		m[k++] = (struct mount_ent){sc->symlinks[i].target, M_LINK, i};
 	qsort(m, n, sizeof(*m), cmp_mount);
 	for (size_t i = 0; i < n; i++) {
-		if (m[i].kind == M_BIND) {
-			r |= push(a, "--ro-bind");
-			r |= push(a, sc->binds[m[i].i].source);
-			r |= push(a, sc->binds[m[i].i].target);
+		if (m[i].kind == M_BIND || m[i].kind == M_RW_BIND) {
+			const struct jig_scope_bind *b = m[i].kind == M_BIND ? &sc->binds[m[i].i] : &sc->rw_binds[m[i].i];
+			r |= push(a, m[i].kind == M_BIND ? "--ro-bind" : "--bind");
+			r |= push(a, b->source);
+			r |= push(a, b->target);
 		} else if (m[i].kind == M_TMPFS) {
 			r |= push(a, "--size");
 			r |= push(a, own(a, "%llu", (unsigned long long)sc->tmpfs[m[i].i].size_bytes));
@@ -216,6 +219,10 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 	}
 	r |= push(a, "--");
 	r |= push(a, JIG_SCOPE_LAUNCHER);
+	/* Descriptor 0 (jig's pty, never the operator's) becomes the
+	 * payload's controlling terminal in its own session. */
+	if (sc->controlling_tty)
+		r |= push(a, "--tty");
 	char keep[4 * 64 + 2] = "-";
 	size_t len = 0;
 	for (size_t i = 0; i < sc->n_fds; i++)
@@ -417,16 +424,23 @@ static int check_scope(const struct jig_scope *sc, struct jig_scope_result *out)
 	out->held_fd = -1;
 	out->payload_started = JIG_SCOPE_START_NEVER; /* until the launcher reports it */
 	if (!sc || sc->struct_size < sizeof(*sc) || !sc->argv || !sc->argv[0] || sc->init_fd < 0 ||
-	    !sc->cwd || !sc->name || sc->n_fds > JIG_SCOPE_MAX_FDS) {
+	    !sc->cwd || !sc->name || sc->n_fds > JIG_SCOPE_MAX_FDS || (sc->n_rw_binds && !sc->rw_binds)) {
 		set_error(out, "invalid scope description");
 		return JIG_MOD_EINVAL;
 	}
-	for (size_t i = 0; i < sc->n_fds; i++)
+	bool tty0 = false;
+	for (size_t i = 0; i < sc->n_fds; i++) {
 		if (sc->fds[i].target < 0 || sc->fds[i].target > JIG_SCOPE_MAX_TARGET_FD || fcntl(sc->fds[i].source, F_GETFD) < 0) {
 			set_error(out, "descriptor %d for target %d is not open or the target is out of range",
 				  sc->fds[i].source, sc->fds[i].target);
 			return JIG_MOD_EINVAL;
 		}
+		tty0 |= sc->fds[i].target == 0 && isatty(sc->fds[i].source);
+	}
+	if (sc->controlling_tty && !tty0) {
+		set_error(out, "a controlling terminal needs a terminal at descriptor 0");
+		return JIG_MOD_EINVAL;
+	}
 	return JIG_MOD_OK;
 }
 

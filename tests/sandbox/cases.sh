@@ -106,6 +106,39 @@ case_writable_mounts_are_the_plan() {
 	scope mounts; [ "$rc" -eq 0 ] || fail "probe exit $rc"
 	writable_is_plan
 }
+# Issue 34: a writable bind ("write": true) is the host's own directory,
+# bound read/write: what the payload writes there the host sees; a
+# read-only bind beside it still refuses writes (EROFS); the plan lists it
+# as writable and the scope has nothing else writable (R-P05).
+case_writable_bind() {
+	mkdir "$T/work" "$T/ro"
+	policy ".binds += [{source: \"$T/work\", target: \"/work\", write: true}, {source: \"$T/ro\", target: \"/ro\"}]"
+	scope write /work/out
+	[ "$rc" -eq 1 ] && grep -q "ESCAPE: /work/out" "$T/out" || fail "the payload could not write through the writable bind"
+	[ "$(cat "$T/work/out")" = x ] || fail "the host does not see what the payload wrote"
+	want cleanup_confirmed true
+	scope write /ro/out; contained
+	grep -q "Read-only file system" "$T/out" || fail "the read-only bind was not refused with EROFS"
+	[ ! -e "$T/ro/out" ] || fail "a file appeared in the read-only bind's source"
+	"$JIG" scope plan "$T/policy.json" --json | jq -e --arg w "$T/work" '[.writable[] | select(.bind)] == [{at: "/work", bind: $w}]' \
+		|| fail "the plan does not list the writable bind"
+	"$JIG" scope plan "$T/policy.json" | grep -q "/work .*<- $T/work (read/write)" || fail "the text plan does not show it read/write"
+	scope mounts; [ "$rc" -eq 0 ] || fail "probe exit $rc"
+	grep -q "^mount /work rw " "$T/out" || fail "/work is not mounted read/write"
+	grep -q "^mount /ro ro " "$T/out" || fail "/ro is not mounted read-only"
+	# Refused live: a file, a symbolic link, another owner's directory.
+	echo data >"$T/file"
+	policy ".binds += [{source: \"$T/file\", target: \"/work\", write: true}]"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "not a directory" "$T/err" || fail "a writable bind of a file was accepted"
+	ln -s "$T/work" "$T/work-link"
+	policy ".binds += [{source: \"$T/work-link\", target: \"/work\", write: true}]"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "symbolic link" "$T/err" || fail "a symlinked writable bind was accepted"
+	policy '.binds += [{source: "/usr/share", target: "/work", write: true}]'
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "not the caller" "$T/err" || fail "a writable bind of root's directory was accepted"
+}
 case_dev_shm_not_writable() {
 	policy; scope fill /dev/shm/big $((64 * MIB)); contained
 	grep -q "Read-only file system" "$T/out" || fail "/dev/shm was writable"

@@ -1,8 +1,11 @@
 /* jig-scope-init: the trusted launcher inside every scope (PID 1 of the
  * scope's pid namespace, bound read-only at /.jig/init).
  *
- *   jig-scope-init KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]
+ *   jig-scope-init [--tty] KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]
  *
+ * --tty: descriptor 0 is jig's pty slave (never the operator's terminal);
+ * the payload starts in a session of its own with it as its controlling
+ * terminal (TIOCSCTTY), so it gets job control and SIGWINCH.
  * KEEP is the comma-separated list of descriptor numbers the policy selects
  * ("-" for none), CWD the working directory, HOLD a directory to open and
  * hand to the supervisor before the payload starts ("-" for none; "+PATH":
@@ -29,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -193,6 +197,12 @@ int main(int argc, char **argv)
 {
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		refuse("PR_SET_DUMPABLE", errno);
+	bool tty = argc > 1 && strcmp(argv[1], "--tty") == 0;
+	if (tty) {
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	if (argc < 5)
 		refuse("usage: jig-scope-init KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]", EINVAL);
 	const char *cwd = argv[2], *hold = argv[3];
@@ -239,6 +249,12 @@ int main(int argc, char **argv)
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (tty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0)) {
+			struct jig_report r = {.kind = JIG_REPORT_EXEC_FAILED, .pid = getpid(), .main = 1, .err = errno};
+			snprintf(r.what, sizeof(r.what), "the terminal at descriptor 0 as the controlling terminal");
+			report(&r);
+			_exit(127);
+		}
 		if (chdir(cwd) < 0) {
 			struct jig_report r = {.kind = JIG_REPORT_EXEC_FAILED, .pid = getpid(), .main = 1, .err = errno};
 			snprintf(r.what, sizeof(r.what), "working directory %s", cwd);
