@@ -108,8 +108,9 @@ static int make_run_dir(struct ev_run *r, struct jig_error *e)
 
 static int marker(struct ev_run *r, const char *dir, struct jig_error *e)
 {
-	char *m = r->markers[r->n_markers];
-	snprintf(m, PATH_MAX, "%s/.jig-evidence-%s", dir, r->id);
+	char *m = r->markers[r->n_markers], id[sizeof(r->id)];
+	memcpy(id, r->id, sizeof(id));
+	snprintf(m, PATH_MAX, "%s/.jig-evidence-%s", dir, id);
 	int fd = open(m, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return jig_err(e, JIG_E_HOST, "evidence: cannot create the decoy %s: %s", m, strerror(errno));
