@@ -103,7 +103,13 @@ int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_
 		.hold_path = l->hold_path,
 		.interrupt_fd = l->interrupt_fd,
 		.companion_pid = l->companion_pid,
+		.listeners = p->n_listeners ? p->listeners : NULL,
+		.n_listeners = (uint32_t)p->n_listeners,
+		.listen_ready = p->n_listeners ? l->listen_ready : NULL,
+		.listen_ctx = p->n_listeners ? l->listen_ctx : NULL,
 	};
+	if (p->n_listeners && !l->listen_ready)
+		return jig_err(e, JIG_E_INTERNAL, "scope %s: its network endpoints have no relay", p->name);
 	if (l->output_ready && l->hold_path) {
 		/* The hidden-stage output has the size of the policy's tmpfs
 		 * there (which it covers). */

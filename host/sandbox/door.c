@@ -53,6 +53,14 @@ int jig_sandbox_launch(struct jig_sandbox *sb, const struct jig_scope *sc, struc
 	memset(res, 0, sizeof(*res));
 	res->struct_size = sizeof(*res);
 	res->held_fd = -1;
+	/* ABI 1.6's fields are ignored by an older module: never degrade an
+	 * exact network grant to none (or worse) silently. */
+	if (sc->n_listeners && sb->h.desc->abi_minor < 6) {
+		snprintf(res->error, sizeof(res->error),
+			 "module %s (ABI %u.%u) cannot create a scope's network endpoints; they need ABI 1.6",
+			 JIG_SANDBOX_MODULE, (unsigned)sb->h.desc->abi_major, (unsigned)sb->h.desc->abi_minor);
+		return JIG_MOD_EINVAL;
+	}
 	int r = sb->ops->launch(sb->h.state, sc, res);
 	res->error[sizeof(res->error) - 1] = res->cgroup[sizeof(res->cgroup) - 1] = '\0';
 	return r;
