@@ -151,7 +151,7 @@ static int where_facts(struct jig_session *s, const struct jig_session_request *
 		return jig_err(e, JIG_E_USAGE, "session: $XDG_RUNTIME_DIR is too long");
 	if (jig_user_dir("XDG_STATE_HOME", ".local/state", state, sizeof(state)) < 0)
 		return jig_err(e, JIG_E_USAGE, "session: HOME is not set; the client's state root is below it");
-	if (snprintf(s->state_root, sizeof(s->state_root), "%s/jig/sessions/%s/%s", state, s->w.context, s->w.client_id) >=
+	if (snprintf(s->state_root, sizeof(s->state_root), "%s/sessions/%s/%s", state, s->w.context, s->w.client_id) >=
 	    (int)sizeof(s->state_root))
 		return jig_err(e, JIG_E_USAGE, "session: $XDG_STATE_HOME is too long");
 	jig_scope_name(s->name, sizeof(s->name), "session-", s->w.repo_id, JIG_SCOPE_NAME_KEEP_PLAN);

@@ -218,6 +218,78 @@ case_tiocsti_tty() {
 	grep -q "denied TIOCSTI" "$T/out" || fail "TIOCSTI not denied on a terminal"
 	! grep -q ESCAPE "$T/out" || fail "TIOCSTI injected"
 }
+# Issue 34: jig scope run --terminal gives the scope jig's own pty ("@terminal")
+# as descriptors 0-2 and its controlling terminal, never the operator's;
+# tests/sandbox/pty_drive.py plays the operator at a terminal of its own.
+# tpolicy: a shell (/usr) with the terminal at 0, 1 and 2.
+tpolicy() {
+	policy '.binds += [{source: "/usr", target: "/usr"}]
+	  | .symlinks = [{target: "/bin", link: "usr/bin"}, {target: "/lib", link: "usr/lib"}, {target: "/lib64", link: "usr/lib64"}]
+	  | .env = {PATH: "/usr/bin", LANG: "C"}
+	  | .descriptors = [{source: "@terminal", target: 0}, {source: "@terminal", target: 1}, {source: "@terminal", target: 2}]'
+}
+DRIVE="python3 $JIG_SOURCE/tests/sandbox/pty_drive.py"
+# Typed input reaches the program, its output comes back, a resize of the
+# operator's window reaches it as SIGWINCH with the new size (its
+# controlling terminal is jig's pty), and after it is SIGKILLed the
+# operator's terminal mode is restored.
+case_terminal_relay() {
+	tpolicy
+	cat >"$T/agent.sh" <<'SH'
+trap 'echo "WINCH:$(stty size)"; w=1' WINCH
+echo "SIZE0:$(stty size)"
+[ -t 0 ] && [ -t 1 ] && echo "TTY:yes"
+echo READY
+read line
+echo "GOT:$line"
+echo RESIZE-ME
+while [ -z "$w" ]; do sleep 0.1; done
+read k
+kill -KILL $$
+SH
+	jq --arg a "$T/agent.sh" '.binds += [{source: $a, target: "/agent.sh"}]' "$T/policy.json" >"$T/p2.json" && mv "$T/p2.json" "$T/policy.json"
+	$DRIVE expect:SIZE0:24\ 80 expect:TTY:yes expect:READY raw send:hello\\r expect:GOT:hello expect:RESIZE-ME \
+		resize:30:100 expect:WINCH:30\ 100 send:k\\r exit:137 restored \
+		-- "$JIG" scope run --terminal "$T/policy.json" --record "$T/rec.json" -- sh /agent.sh \
+		|| fail "the terminal relay"
+	want outcome signaled
+	want signal 9
+	want cleanup_confirmed true
+}
+# jig itself gets SIGTERM while the program runs: the scope is fenced and
+# the operator's terminal mode restored.
+case_terminal_sigterm_restores() {
+	tpolicy
+	$DRIVE expect:READY raw term exit:1 restored \
+		-- "$JIG" scope run --terminal "$T/policy.json" --record "$T/rec.json" -- sh -c 'echo READY; sleep 60' \
+		|| fail "the terminal after SIGTERM"
+	want cleanup_confirmed true
+}
+# stdin not a terminal: relayed without raw mode; the program still has
+# the pty, and the end of the input reaches it as an end of file.
+case_terminal_stdin_not_a_tty() {
+	tpolicy
+	set +e
+	printf 'one\ntwo\n' | "$JIG" scope run --terminal "$T/policy.json" -- sh -c 'while read l; do echo "GOT:$l"; done; [ -t 0 ] && echo TTY0; echo DONE' >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	grep -q "GOT:one" "$T/out" && grep -q "GOT:two" "$T/out" && grep -q TTY0 "$T/out" && grep -q DONE "$T/out" \
+		|| fail "the piped input did not reach the program through its terminal"
+}
+# TIOCSTI on the scope's controlling terminal (jig's pty) is refused by
+# the seccomp filter; "@terminal" without --terminal is refused.
+case_terminal_tiocsti_denied() {
+	policy '.descriptors = [{source: "@terminal", target: 0}, {source: "@terminal", target: 1}, {source: "@terminal", target: 2}]'
+	$DRIVE expect:TIOCLINUX exit:0 restored \
+		-- "$JIG" scope run --terminal "$T/policy.json" -- /probe tiocsti-high >"$T/out" 2>&1 || { cat "$T/out"; fail "tiocsti on the terminal"; }
+	cat "$T/out"
+	grep -q "denied TIOCSTI" "$T/out" || fail "TIOCSTI was not denied on the scope's terminal"
+	! grep -q "ESCAPE\|ALLOWED" "$T/out" || fail "TIOCSTI or TIOCLINUX went through"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "runtime slot" "$T/err" || fail "@terminal without --terminal was accepted"
+}
 case_abi_int80_killed() {
 	policy; scope int80
 	want outcome crashed; want signal 31
