@@ -47,9 +47,9 @@ map() {
 	  repositories: {
 	    repo: {root: ($t + "/repo"), worktrees: [($t + "/repo-wt")], mode: "ro", context: "personal",
 	           default_provider: "local", providers: ["local"]},
-	    other: {root: ($t + "/other"), mode: "rw", context: "work", default_provider: "local", providers: ["local"]},
-	    outer: {root: ($t + "/outer"), mode: "ro", context: "personal", default_provider: "local", providers: ["local"]},
-	    inner: {root: ($t + "/outer/inner"), mode: "ro", context: "personal", default_provider: "local", providers: ["local"]}}
+	    other: {root: ($t + "/other"), worktrees: [], mode: "rw", context: "work", default_provider: "local", providers: ["local"]},
+	    outer: {root: ($t + "/outer"), worktrees: [], mode: "ro", context: "personal", default_provider: "local", providers: ["local"]},
+	    inner: {root: ($t + "/outer/inner"), worktrees: [], mode: "ro", context: "personal", default_provider: "local", providers: ["local"]}}
 	}' | jq "${1:-.}" >"$T/config/jig/sessions.json"
 	chmod 600 "$T/config/jig/sessions.json"
 }
