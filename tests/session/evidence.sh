@@ -104,6 +104,7 @@ case_good_mapping() {
 	grep -q ', 0 failed;' "$T/out" || fail "not every check passed"
 	no_canary "$T/summary.json"
 	s="$T/summary.json"
+	jq -c '.checks[]' "$s"
 	jq -e '.result == "pass" and .repository == "repo" and .worktree_mode == "ro"
 	  and ([.checks[] | select(.pass | not)] | length) == 0
 	  and (.policy_sha256 != .probe_policy_sha256)' "$s" >/dev/null || fail "summary: $(cat "$s")"
