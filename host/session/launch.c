@@ -144,6 +144,8 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 		jig_terminal_stop(&term);
 		return r;
 	}
+	struct jig_error swept;
+	jig_session_rt_sweep(&swept); /* what abandoned sessions left; each kept one says why on stderr */
 	if ((r = jig_session_rt_open(&sr.rt, e))) {
 		if (sr.term)
 			jig_terminal_stop(&term);
