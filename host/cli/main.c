@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "scope") == 0)
 		return jig_cmd_scope(argc - 2, argv + 2, in_transient_scope);
 	if (strcmp(cmd, "session") == 0)
-		return jig_cmd_session(argc - 2, argv + 2);
+		return jig_cmd_session(argc - 2, argv + 2, in_transient_scope);
 	return jig_cli_usage(argc, argv, "unknown command \"%s%s%s\"; see 'jig help'", cmd, argc >= 3 ? " " : "",
 			     argc >= 3 ? argv[2] : "");
 }

@@ -15,7 +15,7 @@ static int fail(int json, struct jig_error *e)
 	return e->code;
 }
 
-int jig_cmd_session(int argc, char **argv)
+int jig_cmd_session(int argc, char **argv, int in_transient_scope)
 {
 	struct jig_session_args a;
 	struct jig_error e = {0};
@@ -46,6 +46,11 @@ int jig_cmd_session(int argc, char **argv)
 	struct jig_scope_result res;
 	int r = jig_session_launch(s, NULL, NULL, 0, -1, &res, &e);
 	jig_session_free(s);
+	char why[128];
+	if (r < 0 && res.needs_delegation && !in_transient_scope && jig_cli_systemd_usable(why, sizeof(why)))
+		/* A delegated subtree from systemd, as jig scope run does; the
+		 * new process checks everything again. */
+		jig_cli_reexec_in_transient_scope("session", argc, argv);
 	if (r < 0)
 		return fail(a.json, &e);
 	return jig_scope_exit_status(&res);

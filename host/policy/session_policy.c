@@ -76,7 +76,7 @@ static int add_facts(json_t *doc, const struct jig_session_facts *f, struct jig_
 			return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": %s is the session's; no fragment may set it", JIG_SESSION_KIND, *o);
 	json_object_set_new(env, "HOME", json_string(f->state_root));
 	json_object_set_new(env, "TERM", json_string(f->term));
-	json_object_foreach(f->env, k, v) {
+	json_object_foreach(f->map_env, k, v) {
 		if (json_object_get(env, k))
 			return jig_err(e, JIG_E_USAGE, "session: environment variable %s is set twice (the catalog or the map's client and provider)", k);
 		json_object_set(env, k, v);
@@ -110,8 +110,8 @@ int jig_session_compose(const struct jig_catalog *c, const struct jig_session_fa
 	return r;
 }
 
-int jig_session_instance(const struct jig_scope_policy *tmpl, const char *id, const char *home,
-			 struct jig_scope_policy *out, struct jig_error *e)
+static int instance_policy(const struct jig_scope_policy *tmpl, const char *id, const char *home,
+			   struct jig_scope_policy *out, struct jig_error *e)
 {
 	static const char pat[] = "/jig/sessions/" JIG_SESSION_ID_SLOT "/";
 	size_t n = strlen(tmpl->canonical), cap = n + 64 * 8 + 1, o = 0;
@@ -132,5 +132,17 @@ int jig_session_instance(const struct jig_scope_policy *tmpl, const char *id, co
 	buf[o] = '\0';
 	int r = jig_scope_policy_parse(buf, o, home, JIG_POLICY_SLOTS, out, e);
 	free(buf);
+	return r;
+}
+
+int jig_session_instance(const struct jig_scope_template *tmpl, const char *id, const char *home,
+			 struct jig_scope_template *out, struct jig_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	int r = instance_policy(&tmpl->policy, id, home, &out->policy, e);
+	if (!r) {
+		out->argv = tmpl->argv;
+		out->hold = tmpl->hold;
+	}
 	return r;
 }

@@ -33,7 +33,7 @@ struct jig_session_facts {
 	const char *state_root;	  /* writable, HOME */
 	const char *tmpdir;	  /* ".../jig/sessions/@session/tmp" */
 	const char *term;	  /* TERM */
-	json_t *env;		  /* the map's non-secret environment (client, then provider) */
+	json_t *map_env;	  /* the map's non-secret environment (client, then provider) */
 	json_t *network;	  /* "none" or the exact-network object */
 	const struct jig_scope_bind *extra; /* read-only binds a launch adds (the evidence probe) */
 	size_t n_extra;
@@ -42,8 +42,9 @@ struct jig_session_facts {
 /* The template (slots: "@terminal" descriptors, "@session" in paths). */
 int jig_session_compose(const struct jig_catalog *c, const struct jig_session_facts *f, struct jig_scope_template *t,
 			struct jig_error *e);
-/* "@session" made id: still a template for its descriptor slots. */
-int jig_session_instance(const struct jig_scope_policy *tmpl, const char *id, const char *home,
-			 struct jig_scope_policy *out, struct jig_error *e);
+/* "@session" made id: still a template for its descriptor slots. out's
+ * argv and hold are tmpl's, borrowed: free only out->policy. */
+int jig_session_instance(const struct jig_scope_template *tmpl, const char *id, const char *home,
+			 struct jig_scope_template *out, struct jig_error *e);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "policy/scope_argv.h"
 #include "run/reaper.h"
+#include "run/terminal.h"
 #include "sandbox/scope.h"
 #include "session/internal.h"
 #include "util/cleanup.h"
@@ -73,7 +74,13 @@ struct session_run {
 	struct jig_reaper reaper;
 	int init_fd, stdio_fd;
 	bool sb_open;
+	struct jig_terminal *term; /* NULL: stdio_fd as it is */
 };
+
+static int term_start(void *ctx, struct jig_error *e)
+{
+	return jig_terminal_start(ctx, e);
+}
 
 static int run_scope(struct session_run *sr, const char *const *probe, struct jig_scope_result *res, struct jig_error *e)
 {
@@ -85,14 +92,20 @@ static int run_scope(struct session_run *sr, const char *const *probe, struct ji
 	jig_reaper_start(&sr->reaper, &sr->sb);
 	if ((sr->init_fd = jig_verifier_open(&sr->s->v, &sr->s->snap, JIG_SESSION_INIT_FILE, e)) < 0)
 		return sr->init_fd;
-	struct jig_scope_slot slots[] = {{.name = "terminal", .fd = sr->stdio_fd}};
+	/* jig's pty slave (never the operator's terminal) becomes the agent's
+	 * controlling terminal; a probe's descriptor is given as it is. */
+	struct jig_scope_slot slots[] = {{.name = "terminal", .fd = sr->term ? sr->term->slave : sr->stdio_fd}};
 	struct jig_launch st = {.sb = &sr->sb, .t = &sr->it, .run = {.slots = slots, .n_slots = 1},
 				.l = {.policy_sha256 = sr->s->sha256, .init_fd = sr->init_fd, .argv = argv, .abort_fd = -1,
-				      .companion_pid = sr->reaper.pid > 0 ? sr->reaper.pid : 0},
-				.stop = JIG_LAUNCH_STOP_KEEP};
+				      .companion_pid = sr->reaper.pid > 0 ? sr->reaper.pid : 0, .controlling_tty = sr->term != NULL},
+				.stop = JIG_LAUNCH_STOP_KEEP, .ready = sr->term ? term_start : NULL, .ctx = sr->term};
 	r = jig_launch(&st, res, e);
 	if (r && st.launched)
 		r = jig_err(e, JIG_E_HOST, "session %s refused: %s", sr->s->name, e->msg);
+	/* The operator's terminal mode back on every path, before the stop
+	 * signals are unblocked. */
+	if (sr->term)
+		jig_terminal_stop(sr->term);
 	if (st.launched)
 		jig_sandbox_interrupt_close(st.interrupt, &st.saved);
 	return r;
@@ -116,8 +129,6 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 		return r;
 	if (geteuid() == 0)
 		return jig_err(e, JIG_E_HOST, "refusing to run a session as root; jig is a rootless tool");
-	if (stdio_fd < 0)
-		return jig_err(e, JIG_E_HOST, "session: the terminal relay is not in this build yet; the session was not started");
 	if (n_extra) {
 		s->facts.extra = extra;
 		s->facts.n_extra = n_extra;
@@ -126,11 +137,21 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 	}
 	if ((r = jig_policy_cache_recheck(&s->cache, s->sha256, e)) || (r = state_root(s->state_root, e)))
 		return r;
-	struct session_run sr = {.s = s, .init_fd = -1, .stdio_fd = stdio_fd, .reaper = {.pid = -1, .fd = -1}};
-	if ((r = jig_session_rt_open(&sr.rt, e)))
+	struct jig_terminal term;
+	struct session_run sr = {.s = s, .init_fd = -1, .stdio_fd = stdio_fd, .reaper = {.pid = -1, .fd = -1},
+				 .term = stdio_fd < 0 ? &term : NULL};
+	if (sr.term && (r = jig_terminal_open(&term, e))) {
+		jig_terminal_stop(&term);
 		return r;
-	r = jig_session_instance(&s->t.policy, sr.rt.id, jig_caller_home(), &sr.it.policy, e);
-	sr.it.argv = s->t.argv;
+	}
+	struct jig_error swept;
+	jig_session_rt_sweep(&swept); /* what abandoned sessions left; each kept one says why on stderr */
+	if ((r = jig_session_rt_open(&sr.rt, e))) {
+		if (sr.term)
+			jig_terminal_stop(&term);
+		return r;
+	}
+	r = jig_session_instance(&s->t, sr.rt.id, jig_caller_home(), &sr.it, e);
 	if (!r)
 		r = run_scope(&sr, argv, res, e);
 	if (sr.reaper.pid > 0)

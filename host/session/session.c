@@ -149,9 +149,11 @@ static int where_facts(struct jig_session *s, const struct jig_session_request *
 		return r;
 	if (snprintf(s->tmpdir, sizeof(s->tmpdir), "%s/jig/sessions/" JIG_SESSION_ID_SLOT "/tmp", s->runtime) >= (int)sizeof(s->tmpdir))
 		return jig_err(e, JIG_E_USAGE, "session: $XDG_RUNTIME_DIR is too long");
+	/* jig-sessions/, beside jig's own state: a writable bind never lies
+	 * inside jig's own directories (decision 145; decision 135). */
 	if (jig_user_dir("XDG_STATE_HOME", ".local/state", state, sizeof(state)) < 0)
 		return jig_err(e, JIG_E_USAGE, "session: HOME is not set; the client's state root is below it");
-	if (snprintf(s->state_root, sizeof(s->state_root), "%s/sessions/%s/%s", state, s->w.context, s->w.client_id) >=
+	if (snprintf(s->state_root, sizeof(s->state_root), "%s-sessions/%s/%s", state, s->w.context, s->w.client_id) >=
 	    (int)sizeof(s->state_root))
 		return jig_err(e, JIG_E_USAGE, "session: $XDG_STATE_HOME is too long");
 	jig_scope_name(s->name, sizeof(s->name), "session-", s->w.repo_id, JIG_SCOPE_NAME_KEEP_PLAN);
@@ -182,7 +184,7 @@ int jig_session_prepare(const struct jig_session_request *rq, struct jig_session
 			.trees = s->trees, .n_trees = s->n_trees, .worktree = s->w.worktree, .rw = s->w.rw,
 			.common_dir = within(s->w.common_dir, s->w.worktree) ? NULL : s->w.common_dir,
 			.git_dir = s->w.common_dir, .cwd = s->w.cwd, .state_root = s->state_root, .tmpdir = s->tmpdir,
-			.term = term_of_caller(s->term, sizeof(s->term)), .env = s->env, .network = s->network};
+			.term = term_of_caller(s->term, sizeof(s->term)), .map_env = s->env, .network = s->network};
 		r = jig_session_build(s, e);
 	}
 	if (r) {

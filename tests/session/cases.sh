@@ -168,7 +168,7 @@ case_plan_text() {
 	cat "$T/out"
 	for want in "session of repository repo" "worktree *$T/repo \\(read-only\\)" "cwd *$T/repo/src" \
 		"TMPDIR *$RT/jig/sessions/@session/tmp" "provider *local at 127.0.0.1:1234 \\(loopback" \
-		"state root *$T/state/jig/sessions/personal/fake" "capabilities *none" "high-risk +none" \
+		"state root *$T/state/jig-sessions/personal/fake" "capabilities *none" "high-risk +none" \
 		"policy sha256 [0-9a-f]{64}" "cache *$RT/jig/cache/[0-9a-f]{64}.json" \
 		"program *$T/client/bin/agent --interactive --model local-7b" "dry run: nothing was started"; do
 		grep -Eq -- "$want" "$T/out" || fail "plan lacks /$want/"
@@ -183,7 +183,7 @@ case_plan_json() {
 	  and .repository.common_dir == ($t + "/repo/.git")
 	  and .tmpdir.path == ($rt + "/jig/sessions/@session/tmp") and .provider.id == "remote"
 	  and .provider.endpoint == "api.example.com:443" and .provider.network.connect == ["api.example.com:443"]
-	  and .state_root == ($t + "/state/jig/sessions/personal/fake") and .capabilities == [] and .high_risk == []
+	  and .state_root == ($t + "/state/jig-sessions/personal/fake") and .capabilities == [] and .high_risk == []
 	  and (.snapshot.manifest_sha256 | test("^[0-9a-f]{64}$")) and (.policy_sha256 | test("^[0-9a-f]{64}$"))
 	  and .cache_path == ($rt + "/jig/cache/" + .policy_sha256 + ".json")
 	  and .argv == [($t + "/client/bin/agent"), "--interactive", "--verbose"]
@@ -196,7 +196,7 @@ case_dry_run_starts_nothing() {
 	map
 	j "$T/repo" --dry-run
 	[ "$rc" -eq 0 ] || fail "exit $rc"
-	[ ! -e "$T/state/jig" ] || fail "a dry run created the state root"
+	[ ! -e "$T/state/jig-sessions" ] || fail "a dry run created the state root"
 	[ -z "$(ls -A "$RT/jig/sessions" 2>/dev/null)" ] || fail "a dry run left a session directory"
 }
 
