@@ -520,6 +520,9 @@ int jig_session_evidence(struct jig_session *s, const char *out, struct jig_erro
 {
 	struct ev_run r = {.dirfd = -1};
 	char probe[PATH_MAX], agent_sha256[JIG_SHA256_HEX];
+	struct stat st;
+	if (out && lstat(out, &st) == 0) /* O_EXCL decides at the end; this spares a run that could not be kept */
+		return jig_err(e, JIG_E_USAGE, "evidence: --out %s exists; a summary never replaces a file", out);
 	utc_now(r.started);
 	snprintf(agent_sha256, sizeof(agent_sha256), "%s", jig_session_policy_sha256(s));
 	int rc = prepare_run(&r, s, e);

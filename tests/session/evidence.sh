@@ -33,7 +33,7 @@ LISTENER=
 # outer/inner (a repository nested in another one's worktree); a client
 # whose program the probe replaces.
 mkdir -p "$T/repo/.git/worktrees/wt" "$T/repo/src" "$T/repo-wt" "$T/other/.git" "$T/outer/.git" \
-	"$T/outer/inner/.git" "$T/client/bin" "$T/config/jig" "$T/state" "$HOME/.ssh" "$HOME/.config/gh"
+	"$T/outer/inner/.git" "$T/leakycanary7/.git" "$T/client/bin" "$T/config/jig" "$T/state" "$HOME/.ssh" "$HOME/.config/gh"
 printf 'gitdir: %s/repo/.git/worktrees/wt\n' "$T" >"$T/repo-wt/.git"
 printf '../..\n' >"$T/repo/.git/worktrees/wt/commondir"
 printf '#!/usr/bin/sh\necho agent "$@"\n' >"$T/client/bin/agent" && chmod 755 "$T/client/bin/agent"
@@ -49,7 +49,8 @@ map() {
 	           default_provider: "local", providers: ["local"]},
 	    other: {root: ($t + "/other"), worktrees: [], mode: "rw", context: "work", default_provider: "local", providers: ["local"]},
 	    outer: {root: ($t + "/outer"), worktrees: [], mode: "ro", context: "personal", default_provider: "local", providers: ["local"]},
-	    inner: {root: ($t + "/outer/inner"), worktrees: [], mode: "ro", context: "personal", default_provider: "local", providers: ["local"]}}
+	    inner: {root: ($t + "/outer/inner"), worktrees: [], mode: "ro", context: "personal", default_provider: "local", providers: ["local"]},
+	    leakycanary7: {root: ($t + "/leakycanary7"), worktrees: [], mode: "ro", context: "personal", default_provider: "local", providers: ["local"]}}
 	}' | jq "${1:-.}" >"$T/config/jig/sessions.json"
 	chmod 600 "$T/config/jig/sessions.json"
 }
@@ -69,7 +70,7 @@ ev() {
 	set +e
 	(cd "$dir" && env XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state" XDG_RUNTIME_DIR="$RT" TERM=xterm \
 		OPENAI_API_KEY="$CANARY" GH_TOKEN="gh-$CANARY" DEPLOY_PASSWORD="pw-$CANARY" \
-		JIG_EVIDENCE_CANARY="configured-$CANARY" "$JIG" session --evidence "$@" >"$T/out" 2>"$T/err")
+		JIG_EVIDENCE_CANARY="${CONFIGURED:-configured-$CANARY}" "$JIG" session --evidence "$@" >"$T/out" 2>"$T/err")
 	rc=$?
 	set -e
 	echo "--- jig session --evidence $* (exit $rc)"
@@ -105,6 +106,7 @@ case_good_mapping() {
 	no_canary "$T/summary.json"
 	s="$T/summary.json"
 	jq -c '.checks[]' "$s"
+	jq -r '"run: \(.started) .. \(.finished)"' "$s"
 	jq -e '.result == "pass" and .repository == "repo" and .worktree_mode == "ro"
 	  and ([.checks[] | select(.pass | not)] | length) == 0
 	  and (.policy_sha256 != .probe_policy_sha256)' "$s" >/dev/null || fail "summary: $(cat "$s")"
@@ -121,8 +123,11 @@ case_good_mapping() {
 	[ -z "$(ls -A /tmp | grep jig-evidence)" ] || fail "a decoy is left in /tmp"
 	[ "$(ls "$RT/jig/sessions" | wc -l)" -eq 0 ] || fail "a session directory is left: $(ls "$RT/jig/sessions")"
 	# --out never overwrites
+	before=$(sha256sum <"$T/summary.json")
 	ev "$T/repo" --out "$T/summary.json"
-	[ "$rc" -ne 0 ] || fail "--out over an existing file"
+	[ "$rc" -eq 2 ] || fail "--out over an existing file: exit $rc"
+	grep -q -- '--out .*summary.json exists; a summary never replaces a file' "$T/err" || fail "no --out refusal"
+	[ "$(sha256sum <"$T/summary.json")" = "$before" ] || fail "the existing file changed"
 }
 
 scratch_broad_mapping_fails() { runtime_dir; }
@@ -139,5 +144,27 @@ case_broad_mapping_fails() {
 	jq -e '.result == "fail" and ([.checks[] | select(.pass | not)] | length) >= 1' "$T/summary.json" >/dev/null ||
 		fail "the summary does not say fail"
 	no_canary "$T/summary.json"
+}
+scratch_leaking_fixture_fails() { runtime_dir; }
+case_leaking_fixture_fails() {
+	# A deliberately leaking fixture: the operator's configured canary is
+	# the repository's id, which the summary names. Generation fails: exit
+	# 4, one error line that never repeats the canary (the plan before it
+	# names the repository, as always), no summary anywhere; the raw
+	# results stay (0600).
+	map
+	listen_1234
+	CONFIGURED=leakycanary7 ev "$T/leakycanary7" --out "$T/summary.json"
+	kill "$LISTENER" 2>/dev/null || true
+	[ "$rc" -eq 4 ] || fail "exit $rc: a leaking summary must fail (exit 4)"
+	grep -q 'the summary would carry the value of a credential-like variable (canary [0-9]*); nothing was written' "$T/err" ||
+		fail "no leak refusal"
+	! grep '^jig:' "$T/err" | grep -q leakycanary7 || fail "the error repeats the canary"
+	[ ! -e "$T/summary.json" ] || fail "--out was written"
+	d=$(ls -d "$T"/state/jig/evidence/*)
+	[ ! -e "$d/summary.json" ] || fail "a summary was written"
+	for f in plan.json suite.json probe.jsonl; do
+		[ "$(stat -c %a "$d/$f")" = 600 ] || fail "raw $f missing or not 0600"
+	done
 }
 "case_$1"
