@@ -199,15 +199,20 @@ static int neighbours(struct ev_run *r, struct jig_error *e)
 	}
 	const char *home = jig_caller_home();
 	char p[PATH_MAX], cfg[PATH_MAX];
-	const char *priv[6] = {NULL};
+	const char *priv[8] = {NULL};
 	size_t n = 0;
 	if (home && snprintf(p, sizeof(p), "%s/.ssh", home) < (int)sizeof(p))
 		priv[n++] = strdup(p);
 	if (home && snprintf(p, sizeof(p), "%s/.config/gh", home) < (int)sizeof(p))
 		priv[n++] = strdup(p);
-	if (jig_user_dir("XDG_CONFIG_HOME", ".config", cfg, sizeof(cfg)) == 0 &&
-	    snprintf(p, sizeof(p), "%s/%s", cfg, JIG_SESSIONS_FILE) < (int)sizeof(p))
-		priv[n++] = strdup(p);
+	if (jig_user_dir("XDG_CONFIG_HOME", ".config", cfg, sizeof(cfg)) == 0) {
+		priv[n++] = strdup(cfg); /* jig's configuration, and the map in it */
+		if (snprintf(p, sizeof(p), "%s/%s", cfg, JIG_SESSIONS_FILE) < (int)sizeof(p))
+			priv[n++] = strdup(p);
+	}
+	const char *cache = json_string_value(json_object_get(r->plan, "cache_path"));
+	if (cache) /* the session's own policy, in the runtime parent's cache */
+		priv[n++] = strdup(cache);
 	if (snprintf(p, sizeof(p), "%s/plan.json", r->dir) < (int)sizeof(p))
 		priv[n++] = strdup(p); /* this run's own raw evidence */
 	int rc = 0;
