@@ -149,8 +149,8 @@ static int check_kind(const char *name, json_t *k, json_t *fragments, struct jig
 				return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": fragment \"%s\" is listed twice", name, f);
 	}
 	json_array_foreach(argv, i, v)
-		if (!json_is_string(v) || (i == 0 && json_string_value(v)[0] != '/'))
-			return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": argv[%zu] must be a string (argv[0] an absolute path)", name, i);
+		if (!json_is_string(v) || (i == 0 && json_string_value(v)[0] != '/' && strcmp(json_string_value(v), "@entry") != 0))
+			return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": argv[%zu] must be a string (argv[0] an absolute path or \"@entry\")", name, i);
 	return 0;
 }
 

@@ -32,6 +32,25 @@ static void human_bytes(uint64_t b, char *out, size_t cap)
 		snprintf(out, cap, "%llu bytes", (unsigned long long)b);
 }
 
+/* The network line(s): an exact grant lists each endpoint and the proxy. */
+static void print_network(const struct jig_scope_policy *p, const char *in, FILE *out)
+{
+	if (!p->n_listeners) {
+		fprintf(out, "%s  network %s\n", in, p->network == JIG_NET_HOST ? "host (the host's network namespace)"
+			: "none (private namespace; no route out, not even to host loopback)");
+		return;
+	}
+	fprintf(out, "%s  network private namespace; only these endpoints, relayed by jig from outside the scope:\n", in);
+	for (size_t i = 0; i < p->n_loopback; i++)
+		fprintf(out, "%s    loopback 127.0.0.1:%u -> the host's 127.0.0.1:%u\n", in, p->listeners[i].port,
+			p->listeners[i].port);
+	if (p->proxy)
+		fprintf(out, "%s    proxy %s: HTTP CONNECT to exactly these HOST:PORT (a name-and-port rule, not an IP firewall):\n",
+			in, p->proxy);
+	for (size_t i = 0; i < p->n_connect; i++)
+		fprintf(out, "%s      connect %s\n", in, p->connect[i]);
+}
+
 void jig_scope_plan_print(const struct jig_scope_policy *p, const char *in, FILE *out)
 {
 	char buf[64];
@@ -60,8 +79,7 @@ void jig_scope_plan_print(const struct jig_scope_policy *p, const char *in, FILE
 		     "%s    devices null, zero, full, random, urandom and tty (no /dev/shm); nothing else is writable\n",
 		in, JIG_SCOPE_INIT_TARGET, in);
 	fprintf(out, "%s  cwd %s\n", in, p->cwd);
-	fprintf(out, "%s  network %s\n", in, p->network == JIG_NET_HOST ? "host (the host's network namespace)"
-								   : "none (private namespace; no route out, not even to host loopback)");
+	print_network(p, in, out);
 	fprintf(out, "%s  environment (nothing is inherited):\n", in);
 	if (!p->n_env)
 		fprintf(out, "%s    (empty)\n", in);
@@ -87,7 +105,9 @@ void jig_scope_plan_print(const struct jig_scope_policy *p, const char *in, FILE
 	fprintf(out, "%s  denied: every capability; ptrace, bpf, perf, keyrings, userfaultfd, io_uring, namespaces, mounts, module and\n"
 		     "%s    kexec calls, TIOCSTI/TIOCLINUX, modify_ldt, changing another process's limits, scheduling, affinity or\n"
 		     "%s    I/O priority, non-native syscall ABIs, socket families beyond %s\n",
-		in, in, in, p->network == JIG_NET_HOST ? "unix/inet/inet6" : "unix");
+		in, in, in, p->network == JIG_NET_HOST ? "unix/inet/inet6"
+			    : p->n_listeners ? "unix/inet/inet6 (inet only inside the private namespace; no raw sockets)"
+					     : "unix");
 }
 
 json_t *jig_scope_devices_json(void)
@@ -125,8 +145,10 @@ json_t *jig_scope_plan_json(const struct jig_scope_policy *p)
 				   "namespaces", "mount", "module_and_kexec", "tiocsti_tioclinux",
 				   "non_native_abi", "modify_ldt",
 				   "changing_another_process_limits_scheduling_affinity_or_io_priority");
-	json_array_append_new(denied, json_string(p->network == JIG_NET_HOST ? "sockets_other_than_unix_inet_inet6"
-									       : "sockets_other_than_unix"));
+	json_array_append_new(denied, json_string(p->network == JIG_NET_HOST || p->n_listeners ? "sockets_other_than_unix_inet_inet6"
+												 : "sockets_other_than_unix"));
+	if (p->n_listeners)
+		json_array_append_new(denied, json_string("raw_sockets"));
 	json_object_set_new(doc, "denied", denied);
 	return doc;
 }

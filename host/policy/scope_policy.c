@@ -466,9 +466,7 @@ static int lower(struct jig_scope_policy *p, struct jig_error *e)
 	}
 	p->name = json_string_value(json_object_get(d, "scope"));
 	p->cwd = json_string_value(json_object_get(d, "cwd"));
-	const char *net = json_string_value(json_object_get(d, "network"));
-	p->network = strcmp(net, "host") == 0 ? JIG_NET_HOST : JIG_NET_NONE;
-	return 0;
+	return jig_scope_network_lower(p, e);
 }
 
 int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsigned flags,
@@ -481,8 +479,8 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsign
 		return jig_json_usage(r, e);
 	static const char *const keys[] = {"format", "scope", "binds", "tmpfs", "symlinks", "env",
 					   "descriptors", "cwd", "network", "limits", NULL};
-	const char *format, *scope, *cwd, *net;
-	json_t *binds = NULL, *tmpfs = NULL, *links = NULL, *env = NULL, *fds = NULL;
+	const char *format, *scope, *cwd;
+	json_t *net = NULL, *binds = NULL, *tmpfs = NULL, *links = NULL, *env = NULL, *fds = NULL;
 	struct jig_scope_limits lim;
 	if ((r = jig_json_only_keys(root, keys, "scope policy", e)) ||
 	    (r = jig_json_get_string(root, "format", "scope policy", &format, e)))
@@ -503,12 +501,8 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsign
 		r = jig_err(e, JIG_E_USAGE, "scope policy: cwd \"%s\": not an absolute, normalised path", cwd);
 		goto out;
 	}
-	if ((r = jig_json_get_string(root, "network", "scope policy", &net, e)))
+	if ((r = jig_scope_network_parse(root, &net, e)))
 		goto out;
-	if (strcmp(net, "none") != 0 && strcmp(net, "host") != 0) {
-		r = jig_err(e, JIG_E_USAGE, "scope policy: network \"%s\": must be \"none\" (private namespace) or \"host\"", net);
-		goto out;
-	}
 	if ((r = parse_mounts(root, LIST_BINDS, home, flags, &binds, e)) ||
 	    (r = parse_mounts(root, LIST_TMPFS, home, flags, &tmpfs, e)) ||
 	    (r = parse_mounts(root, LIST_SYMLINKS, home, flags, &links, e)) || (r = parse_env(root, &env, e)) ||
@@ -517,7 +511,7 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsign
 	json_t *lists[3] = {binds, tmpfs, links};
 	if ((r = check_unique_targets(lists, e)))
 		goto out;
-	p->doc = json_pack("{s:s,s:s,s:O,s:O,s:O,s:O,s:O,s:s,s:s,s:{s:I,s:I,s:I,s:I}}", "format", format,
+	p->doc = json_pack("{s:s,s:s,s:O,s:O,s:O,s:O,s:O,s:s,s:O,s:{s:I,s:I,s:I,s:I}}", "format", format,
 			   "scope", scope, "binds", binds, "tmpfs", tmpfs, "symlinks", links, "env", env,
 			   "descriptors", fds, "cwd", cwd, "network", net, "limits", "memory_bytes",
 			   (json_int_t)lim.memory_bytes, "tasks", (json_int_t)lim.tasks, "cpu_quota_us",
@@ -532,6 +526,7 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsign
 	p->limits = lim;
 	r = lower(p, e);
 out:
+	json_decref(net);
 	json_decref(binds);
 	json_decref(tmpfs);
 	json_decref(links);
@@ -584,6 +579,8 @@ void jig_scope_policy_free(struct jig_scope_policy *p)
 	free(p->tmpfs);
 	free(p->symlinks);
 	free(p->fds);
+	free(p->listeners);
+	free(p->connect);
 	free(p->canonical);
 	json_decref(p->doc);
 	memset(p, 0, sizeof(*p));

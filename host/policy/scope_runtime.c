@@ -106,6 +106,10 @@ int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_
 		.rw_binds = p->n_rw_binds ? p->rw_binds : NULL,
 		.n_rw_binds = (uint32_t)p->n_rw_binds,
 		.controlling_tty = l->controlling_tty ? 1 : 0,
+		.listeners = p->n_listeners ? p->listeners : NULL,
+		.n_listeners = (uint32_t)p->n_listeners,
+		.listen_ready = p->n_listeners ? l->listen_ready : NULL,
+		.listen_ctx = p->n_listeners ? l->listen_ctx : NULL,
 	};
 	if (l->controlling_tty) {
 		/* Only jig's own pty slave at descriptor 0 becomes a controlling
@@ -116,6 +120,8 @@ int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_
 		if (!tty0)
 			return jig_err(e, JIG_E_INTERNAL, "scope %s: a controlling terminal needs the terminal at descriptor 0", p->name);
 	}
+	if (p->n_listeners && !l->listen_ready)
+		return jig_err(e, JIG_E_INTERNAL, "scope %s: its network endpoints have no relay", p->name);
 	if (l->output_ready && l->hold_path) {
 		/* The hidden-stage output has the size of the policy's tmpfs
 		 * there (which it covers). */

@@ -1,11 +1,14 @@
 /* jig-scope-init: the trusted launcher inside every scope (PID 1 of the
  * scope's pid namespace, bound read-only at /.jig/init).
  *
- *   jig-scope-init [--tty] KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]
+ *   jig-scope-init [--tty] [+net] KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]
  *
  * --tty: descriptor 0 is jig's pty slave (never the operator's terminal);
  * the payload starts in a session of its own with it as its controlling
  * terminal (TIOCSCTTY), so it gets job control and SIGWINCH.
+ * "+net": the scope has exact loopback endpoints; the supervisor creates
+ * their listening sockets in our network namespace before the payload
+ * starts (ask_net).
  * KEEP is the comma-separated list of descriptor numbers the policy selects
  * ("-" for none), CWD the working directory, HOLD a directory to open and
  * hand to the supervisor before the payload starts ("-" for none; "+PATH":
@@ -117,6 +120,30 @@ static void ask_output(const char *dir)
 	}
 }
 
+/* Exact loopback endpoints ("+net"): our network namespace to the
+ * supervisor, which creates the listening sockets there from outside;
+ * the payload starts only after its answer. */
+static void ask_net(void)
+{
+	int ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		refuse("cannot open the scope's network namespace", errno);
+	struct jig_report r = {.magic = JIG_REPORT_MAGIC, .kind = JIG_REPORT_NET};
+	if (!send_fds(&r, &ns, 1))
+		refuse("cannot ask for the network endpoints", errno);
+	close(ns);
+	struct jig_report a;
+	ssize_t n;
+	while ((n = read(JIG_REPORT_FD, &a, sizeof(a))) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(a) || a.magic != JIG_REPORT_MAGIC || a.kind != JIG_REPORT_NET_READY)
+		refuse("the supervisor did not answer for the network endpoints", n < 0 ? errno : 0);
+	if (a.err) {
+		a.what[sizeof(a.what) - 1] = '\0';
+		refuse(a.what, a.err);
+	}
+}
+
 static _Noreturn void refuse(const char *what, int err)
 {
 	struct jig_report r = {.kind = JIG_REPORT_REFUSED, .err = err};
@@ -203,6 +230,12 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
+	bool net = argc > 1 && strcmp(argv[1], "+net") == 0;
+	if (net) {
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	if (argc < 5)
 		refuse("usage: jig-scope-init KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]", EINVAL);
 	const char *cwd = argv[2], *hold = argv[3];
@@ -235,6 +268,8 @@ int main(int argc, char **argv)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		refuse("PR_SET_CHILD_SUBREAPER", errno);
 
+	if (net)
+		ask_net();
 	if (hold[0] == '+')
 		ask_output(hold + 1);
 	else if (strcmp(hold, "-") != 0)

@@ -1,0 +1,157 @@
+#!/bin/sh
+# jig session launched (issue 34, must-show 1 and 5's environment part), in
+# the supported-host lane as the unprivileged user: a fake agent (a shell
+# script in its client tree) reports what it sees. The mapped worktree is
+# readable, writable only when mapped rw; a sibling repository, a sibling
+# worktree, another session's TMPDIR, the host's /tmp, the runtime parent,
+# ~/.ssh and ~/.config/gh are not; TMPDIR is the exact private directory
+# and is gone after a normal exit, after SIGTERM to jig and after the agent
+# is SIGKILLed; a raw credential in the caller's environment is not inside.
+# scratch_<case> (root, in the lane) makes the caller's /run/user/<uid>.
+# Requirements: see docs/session.md ("Tests").
+set -eu
+: "${JIG_TEST_PREFIX:?}"
+JIG="$JIG_TEST_PREFIX/bin/jig"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+runtime_dir() {
+	u=$(id -u jigtest)
+	mkdir -p "/run/user/$u" && chown jigtest: "/run/user/$u" && chmod 700 "/run/user/$u"
+	echo marker >"/run/user/$u/marker" && chown jigtest: "/run/user/$u/marker"
+	echo marker >/tmp/jig-session-marker && chmod 644 /tmp/jig-session-marker
+}
+if [ "${ROOT_MODE:-}" = 1 ]; then
+	runtime_dir
+	exit 0
+fi
+
+RT=/run/user/$(id -u)
+export XDG_RUNTIME_DIR="$RT"
+S=$(mktemp -d "$HOME/jig-session.XXXXXX")
+trap 'rm -rf "$S"' EXIT
+mkdir -p "$S/repo/.git/worktrees/wt" "$S/repo-wt" "$S/other/.git" "$S/repo-unreg" "$S/agent" "$HOME/.config/jig" \
+	"$HOME/.ssh" "$HOME/.config/gh" "$RT/jig/sessions/0123456789abcdef0123456789abcdef/tmp"
+chmod 700 "$RT/jig" "$RT/jig/sessions"
+echo secret >"$RT/jig/sessions/0123456789abcdef0123456789abcdef/tmp/other-session"
+echo hello >"$S/repo/file" && echo other >"$S/other/file" && echo key >"$HOME/.ssh/id_test" && echo tok >"$HOME/.config/gh/hosts.yml"
+printf 'gitdir: %s/repo/.git/worktrees/wt\n' "$S" >"$S/repo-wt/.git" && printf '../..\n' >"$S/repo/.git/worktrees/wt/commondir"
+mkdir -p "$S/repo/.git/worktrees/unreg" && printf 'gitdir: %s/repo/.git/worktrees/unreg\n' "$S" >"$S/repo-unreg/.git" &&
+	printf '../..\n' >"$S/repo/.git/worktrees/unreg/commondir"
+# The fake agent: one line "SEE NAME yes|no" a fact, then $1: exit, sleep or die.
+cat >"$S/agent/agent" <<EOF
+#!/usr/bin/sh
+see() { if eval "\$2" >/dev/null 2>&1; then echo "SEE \$1 yes"; else echo "SEE \$1 no"; fi; }
+see worktree_readable 'grep -q hello "$S/repo/file"'
+see worktree_writable 'echo x >"$S/repo/written"'
+see sibling_repository 'cat "$S/other/file"'
+see sibling_worktree 'ls "$S/repo-unreg"'
+see other_session_tmpdir 'cat "$RT/jig/sessions/0123456789abcdef0123456789abcdef/tmp/other-session"'
+see host_tmp 'cat /tmp/jig-session-marker'
+see runtime_parent 'cat "$RT/marker"'
+see ssh 'cat "$HOME/.ssh/id_test"'
+see gh 'cat "$HOME/.config/gh/hosts.yml"'
+see tmpdir_writable 'echo x >"\$TMPDIR/x"'
+see canary 'env | grep -q CANARY'
+see credential_names 'env | grep -Eq "OPENAI_API_KEY|GITHUB_TOKEN|SSH_AUTH_SOCK"'
+echo "TMPDIR=\$TMPDIR"
+echo "HOME=\$HOME"
+case "\${1:-}" in
+sleep) echo READY; sleep 120 ;;
+die) kill -9 \$\$ ;;
+esac
+EOF
+chmod 755 "$S/agent/agent"
+
+map() {
+	jq -n --arg s "$S" --arg mode "${1:-ro}" '{
+	  format: "jig-sessions/1",
+	  clients: {fake: {command: [($s + "/agent/agent")], trees: [($s + "/agent"), "/usr/bin"]}},
+	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
+	  repositories: {repo: {root: ($s + "/repo"), worktrees: [($s + "/repo-wt")], mode: $mode, context: "personal",
+	                        default_provider: "local", providers: ["local"]}}
+	}' >"$HOME/.config/jig/sessions.json"
+	chmod 600 "$HOME/.config/jig/sessions.json"
+}
+# session DIR ARGS: jig session in DIR with raw credentials in its
+# environment; $rc, $S/out (the agent's terminal output), $S/err.
+session() {
+	dir=$1
+	shift
+	set +e
+	(cd "$dir" && OPENAI_API_KEY=CANARY-1 GITHUB_TOKEN=CANARY-2 SSH_AUTH_SOCK=/tmp/CANARY-3 "$JIG" session "$@" </dev/null >"$S/out" 2>"$S/err")
+	rc=$?
+	set -e
+	tr -d '\r' <"$S/out" >"$S/o" && mv "$S/o" "$S/out"
+	echo "--- jig session $* (exit $rc)"
+	cat "$S/out" && tail -n 3 "$S/err"
+	return 0
+}
+sees() { grep -qx "SEE $1 $2" "$S/out" || fail "the agent sees $1: $(grep "SEE $1 " "$S/out" || echo nothing)"; }
+tmpdir_of() { sed -n 's/^TMPDIR=//p' "$S/out"; }
+# The TMPDIR was the session's exact private directory, and is gone.
+tmpdir_gone() {
+	t=$(tmpdir_of)
+	echo "$t" | grep -Eq "^$RT/jig/sessions/[0-9a-f]{32}/tmp\$" || fail "TMPDIR is $t"
+	[ ! -e "$t" ] && [ ! -e "${t%/tmp}" ] || fail "$t (or its session directory) is still there"
+}
+only_its_grants() {
+	for f in sibling_repository sibling_worktree other_session_tmpdir host_tmp runtime_parent ssh gh canary credential_names; do
+		sees "$f" no
+	done
+	sees worktree_readable yes
+	sees tmpdir_writable yes
+	grep -qx "HOME=$HOME/.local/state/jig-sessions/personal/fake" "$S/out" || fail "HOME is not the state root"
+}
+
+scratch_sees_only_its_grants() { runtime_dir; }
+case_sees_only_its_grants() {
+	map ro
+	session "$S/repo"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	only_its_grants
+	sees worktree_writable no
+	[ ! -e "$S/repo/written" ] || fail "a read-only worktree was written"
+	tmpdir_gone
+	[ "$(stat -c %a "$HOME/.local/state/jig-sessions/personal/fake")" = 700 ] || fail "the state root is not 0700"
+}
+scratch_rw_worktree_writable() { runtime_dir; }
+case_rw_worktree_writable() {
+	map rw
+	session "$S/repo"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	only_its_grants
+	sees worktree_writable yes
+	[ -e "$S/repo/written" ] || fail "the write did not reach the worktree"
+	tmpdir_gone
+}
+scratch_tmpdir_gone_after_sigterm() { runtime_dir; }
+case_tmpdir_gone_after_sigterm() {
+	map ro
+	(cd "$S/repo" && exec "$JIG" session -- sleep </dev/null >"$S/out" 2>"$S/err") &
+	pid=$!
+	i=0
+	until grep -q READY "$S/out" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -lt 600 ] || fail "the agent never got ready: $(cat "$S/err")"
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	set +e
+	wait "$pid"
+	rc=$?
+	set -e
+	tr -d '\r' <"$S/out" >"$S/o" && mv "$S/o" "$S/out"
+	cat "$S/out"
+	[ "$rc" -ne 0 ] || fail "jig exited 0 after SIGTERM"
+	tmpdir_gone
+}
+scratch_tmpdir_gone_after_agent_killed() { runtime_dir; }
+case_tmpdir_gone_after_agent_killed() {
+	map ro
+	session "$S/repo" -- die
+	[ "$rc" -eq 137 ] || fail "exit $rc, expected 137 (SIGKILL)"
+	tmpdir_gone
+}
+
+[ $# -eq 1 ] || { echo "usage: $0 CASE" >&2; exit 2; }
+"case_$1"
