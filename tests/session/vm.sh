@@ -6,7 +6,8 @@
 # worktree, another session's TMPDIR, the host's /tmp, the runtime parent,
 # ~/.ssh and ~/.config/gh are not; TMPDIR is the exact private directory
 # and is gone after a normal exit, after SIGTERM to jig and after the agent
-# is SIGKILLed; a raw credential in the caller's environment is not inside.
+# is SIGKILLed; a raw credential in the caller's environment is not inside;
+# in rw, the Git directory's hooks and config stay read-only.
 # scratch_<case> (root, in the lane) makes the caller's /run/user/<uid>.
 # Requirements: see docs/session.md ("Tests").
 set -eu
@@ -29,11 +30,11 @@ RT=/run/user/$(id -u)
 export XDG_RUNTIME_DIR="$RT"
 S=$(mktemp -d "$HOME/jig-session.XXXXXX")
 trap 'rm -rf "$S"' EXIT
-mkdir -p "$S/repo/.git/worktrees/wt" "$S/repo-wt" "$S/other/.git" "$S/repo-unreg" "$S/agent" "$HOME/.config/jig" \
+mkdir -p "$S/repo/.git/worktrees/wt" "$S/repo/.git/hooks" "$S/repo-wt" "$S/other/.git" "$S/repo-unreg" "$S/agent" "$HOME/.config/jig" \
 	"$HOME/.ssh" "$HOME/.config/gh" "$RT/jig/sessions/0123456789abcdef0123456789abcdef/tmp"
 chmod 700 "$RT/jig" "$RT/jig/sessions"
 echo secret >"$RT/jig/sessions/0123456789abcdef0123456789abcdef/tmp/other-session"
-echo hello >"$S/repo/file" && echo other >"$S/other/file" && echo key >"$HOME/.ssh/id_test" && echo tok >"$HOME/.config/gh/hosts.yml"
+echo '[core]' >"$S/repo/.git/config" && echo hello >"$S/repo/file" && echo other >"$S/other/file" && echo key >"$HOME/.ssh/id_test" && echo tok >"$HOME/.config/gh/hosts.yml"
 printf 'gitdir: %s/repo/.git/worktrees/wt\n' "$S" >"$S/repo-wt/.git" && printf '../..\n' >"$S/repo/.git/worktrees/wt/commondir"
 mkdir -p "$S/repo/.git/worktrees/unreg" && printf 'gitdir: %s/repo/.git/worktrees/unreg\n' "$S" >"$S/repo-unreg/.git" &&
 	printf '../..\n' >"$S/repo/.git/worktrees/unreg/commondir"
@@ -51,6 +52,8 @@ see runtime_parent 'cat "$RT/marker"'
 see ssh 'cat "$HOME/.ssh/id_test"'
 see gh 'cat "$HOME/.config/gh/hosts.yml"'
 see tmpdir_writable 'echo x >"\$TMPDIR/x"'
+see git_hooks_writable 'echo x >"$S/repo/.git/hooks/pre-commit"'
+see git_config_writable 'echo x >>"$S/repo/.git/config"'
 see canary 'env | grep -q CANARY'
 see credential_names 'env | grep -Eq "OPENAI_API_KEY|GITHUB_TOKEN|SSH_AUTH_SOCK"'
 echo "TMPDIR=\$TMPDIR"
@@ -122,6 +125,10 @@ case_rw_worktree_writable() {
 	only_its_grants
 	sees worktree_writable yes
 	[ -e "$S/repo/written" ] || fail "the write did not reach the worktree"
+	# The Git directory's code-running files stay read-only (decision 139).
+	sees git_hooks_writable no
+	sees git_config_writable no
+	[ ! -e "$S/repo/.git/hooks/pre-commit" ] && [ "$(cat "$S/repo/.git/config")" = "[core]" ] || fail "hooks or config written"
 	tmpdir_gone
 }
 scratch_tmpdir_gone_after_sigterm() { runtime_dir; }
