@@ -319,28 +319,17 @@ static void sweep_run(struct sweeper *w, const char *name)
 	json_decref(doc);
 }
 
+static bool run_dir_name(const char *name)
+{
+	return strncmp(name, JIG_RUN_DIR_PREFIX, strlen(JIG_RUN_DIR_PREFIX)) == 0;
+}
+
 int jig_sweep(const struct jig_sweep *sw)
 {
 	struct sweeper w = {.sw = sw};
 	w.basefd = open(sw->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = w.basefd >= 0 ? fdopendir(dup(w.basefd)) : NULL;
-	struct dirent *de;
-	/* Names first: removing while reading a directory may skip entries. */
-	char (*names)[NAME_MAX + 1] = NULL;
-	size_t n = 0, cap = 0;
-	while (d && (de = readdir(d))) {
-		if (strncmp(de->d_name, JIG_RUN_DIR_PREFIX, strlen(JIG_RUN_DIR_PREFIX)) != 0 || n >= 4096)
-			continue;
-		if (n == cap) {
-			void *m = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
-			if (!m)
-				break;
-			names = m;
-		}
-		snprintf(names[n++], sizeof(names[0]), "%s", de->d_name);
-	}
-	if (d)
-		closedir(d);
+	size_t n;
+	jig_name *names = jig_dir_names(w.basefd, run_dir_name, 4096, &n);
 	for (size_t i = 0; i < n; i++)
 		sweep_run(&w, names[i]);
 	free(names);

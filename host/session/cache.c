@@ -131,7 +131,10 @@ static int write_temporary(int dfd, const char *buf, size_t len, char *tmp, size
 	if (fd < 0)
 		return jig_err(e, JIG_E_HOST, "the policy cache: cannot create a temporary file: %s", strerror(errno));
 	size_t done = 0;
-	bool ok = flock(fd, LOCK_EX | LOCK_NB) == 0 && fchmod(fd, 0600) == 0;
+	/* Waits out a cleaner that took the lock in the instant before ours
+	 * (it then deletes the name: the rename fails and the caller writes
+	 * again). */
+	bool ok = flock(fd, LOCK_EX) == 0 && fchmod(fd, 0600) == 0;
 	while (ok && done < len) {
 		ssize_t n = write(fd, buf + done, len - done);
 		if (n < 0 && errno == EINTR)
@@ -163,15 +166,21 @@ int jig_policy_cache_put(const char *sha256, const char *buf, size_t len, struct
 	if (dfd < 0)
 		return dfd;
 	clean_temporaries(dfd);
-	int tfd = write_temporary(dfd, buf, len, tmp, sizeof(tmp), e);
-	if (tfd < 0)
-		return tfd;
-	/* Never over an entry that is there: another launch may be about to
-	 * recheck it. The one there is checked like any hit instead. */
-	int rn = renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE), err = errno;
-	if (rn < 0)
-		unlinkat(dfd, tmp, 0);
-	close(tfd);
+	int rn = -1, err = ENOENT;
+	/* Another launch's cleaning may take a temporary file in the instant
+	 * between its creation and its lock: written again then. */
+	for (int tries = 0; rn < 0 && err == ENOENT && tries < 3; tries++) {
+		int tfd = write_temporary(dfd, buf, len, tmp, sizeof(tmp), e);
+		if (tfd < 0)
+			return tfd;
+		/* Never over an entry that is there: another launch may be about
+		 * to recheck it. The one there is checked like any hit instead. */
+		rn = renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE);
+		err = errno;
+		if (rn < 0)
+			unlinkat(dfd, tmp, 0);
+		close(tfd);
+	}
 	if (rn < 0 && err != EEXIST)
 		return jig_err(e, JIG_E_HOST, "the policy cache: cannot rename the entry into place: %s", strerror(err));
 	jig_autofree char *back = NULL;

@@ -132,12 +132,16 @@ static int fill_stage(struct jig_session_rt *rt, int sfd, const char *stage, str
 	rt->root_fd = openat(sfd, stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rt->root_fd < 0 || fchmod(rt->root_fd, 0700) < 0)
 		return jig_err(e, JIG_E_HOST, "%s: cannot open the session's directory: %s", rt->root, strerror(errno));
-	rt->lease_fd = openat(rt->root_fd, JIG_LEASE_FILE, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (rt->lease_fd < 0 || flock(rt->lease_fd, LOCK_EX | LOCK_NB) < 0)
+	/* Locked and written before it has its name (a rename keeps the lock):
+	 * a sweep never finds it free or empty while its owner lives. */
+	rt->lease_fd = openat(rt->root_fd, JIG_LEASE_FILE ".new", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (rt->lease_fd < 0 || flock(rt->lease_fd, LOCK_EX | LOCK_NB) < 0 || fchmod(rt->lease_fd, 0600) < 0)
 		return jig_err(e, JIG_E_HOST, "%s/" JIG_LEASE_FILE ": cannot create and lock the session's lease: %s", rt->root, strerror(errno));
 	json_t *doc = lease_doc();
 	int w = doc ? write_lease(rt->lease_fd, doc) : -1;
 	json_decref(doc);
+	if (w == 0)
+		w = renameat(rt->root_fd, JIG_LEASE_FILE ".new", rt->root_fd, JIG_LEASE_FILE);
 	if (w < 0)
 		return jig_err(e, JIG_E_HOST, "%s/" JIG_LEASE_FILE ": cannot record the boot id, pid and start time: %s", rt->root,
 			       strerror(errno ? errno : EIO));
@@ -177,9 +181,7 @@ int jig_session_rt_open(struct jig_session_rt *rt, struct jig_error *e)
 	return r;
 }
 
-/* A cgroup v2 path as /proc/PID/cgroup gives it: absolute, no empty, "."
- * or ".." component, no control character. */
-static bool cgroup_path_ok(const char *p)
+bool jig_session_cgroup_path_ok(const char *p)
 {
 	size_t n = strlen(p);
 	if (n < 2 || n > 1024 || p[0] != '/' || p[n - 1] == '/' || strstr(p, "//") || strstr(p, "/./") ||
@@ -196,7 +198,7 @@ int jig_session_rt_set_cgroup(struct jig_session_rt *rt, const char *cgroup, str
 	jig_autofree char *buf = NULL;
 	size_t len;
 	json_t *doc = NULL;
-	if (!cgroup || !cgroup_path_ok(cgroup))
+	if (!cgroup || !jig_session_cgroup_path_ok(cgroup))
 		return jig_err(e, JIG_E_INTERNAL, "the session's cgroup is not an absolute cgroup v2 path");
 	if (rt->lease_fd < 0 || lseek(rt->lease_fd, 0, SEEK_SET) < 0 ||
 	    jig_read_fd(rt->lease_fd, JIG_LEASE_MAX_BYTES, "the session's lease", &buf, &len, NULL, e) < 0 ||

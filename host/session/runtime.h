@@ -8,6 +8,7 @@
 #ifndef JIG_SESSION_RUNTIME_H
 #define JIG_SESSION_RUNTIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -40,6 +41,9 @@ int jig_session_rt_open(struct jig_session_rt *rt, struct jig_error *e);
 /* Records the scope's cgroup (an absolute cgroup v2 path as in /proc/PID/cgroup, "/user.slice/...") in the
    lease; a sweep keeps the session while that cgroup reports "populated 1". */
 int jig_session_rt_set_cgroup(struct jig_session_rt *rt, const char *cgroup, struct jig_error *e);
+/* A cgroup v2 path as /proc/PID/cgroup gives it: absolute, not "/", no empty, "." or ".." component, no
+   control character (what set_cgroup records and the sweep accepts). */
+bool jig_session_cgroup_path_ok(const char *cgroup);
 /* Removes root (tmp and everything in it, no-follow, never crossing a mount or following a link) and the
    lease; idempotent; called on normal exit, cancellation and after the agent crashed or was killed. */
 void jig_session_rt_close(struct jig_session_rt *rt);

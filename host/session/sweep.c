@@ -3,7 +3,6 @@
  * everything else keeps it and says why in one line. */
 #include "session/runtime.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,7 +73,7 @@ static const char *still_owned(json_t *doc, char *why, size_t cap)
 	json_t *pid = json_object_get(doc, "pid"), *start = json_object_get(doc, "start"), *cg = json_object_get(doc, "cgroup");
 	const char *rec = json_string_value(json_object_get(doc, "boot_id"));
 	if (strcmp(json_string_value(json_object_get(doc, "format")) ?: "", JIG_SESSION_LEASE_FORMAT) != 0 || !rec ||
-	    !json_is_integer(pid) || !json_is_integer(start) || json_integer_value(pid) <= 0 || !(json_is_null(cg) || json_is_string(cg)))
+	    !json_is_integer(pid) || !json_is_integer(start) || json_integer_value(pid) <= 0 || !(json_is_null(cg) || (json_is_string(cg) && jig_session_cgroup_path_ok(json_string_value(cg)))))
 		return snprintf(why, cap, "its lease is not a whole %s document", JIG_SESSION_LEASE_FORMAT), why;
 	if (json_integer_value(json_object_get(doc, "uid")) != (json_int_t)geteuid())
 		return snprintf(why, cap, "its lease names another uid"), why;
@@ -154,24 +153,8 @@ int jig_session_rt_sweep(struct jig_error *e)
 	int sfd = jig_runtime_jig_dir("sessions", dir, sizeof(dir), e);
 	if (sfd < 0)
 		return sfd;
-	DIR *d = fdopendir(dup(sfd));
-	struct dirent *de;
-	/* Names first: removing while reading a directory may skip entries. */
-	char (*names)[NAME_MAX + 1] = NULL;
-	size_t n = 0, cap = 0;
-	while (d && (de = readdir(d))) {
-		if (!session_name(de->d_name) || n >= 4096)
-			continue;
-		if (n == cap) {
-			void *m = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
-			if (!m)
-				break;
-			names = m;
-		}
-		snprintf(names[n++], sizeof(names[0]), "%s", de->d_name);
-	}
-	if (d)
-		closedir(d);
+	size_t n;
+	jig_name *names = jig_dir_names(sfd, session_name, 4096, &n);
 	int removed = 0;
 	for (size_t i = 0; i < n; i++)
 		removed += sweep_one(sfd, dir, names[i]);

@@ -183,6 +183,29 @@ static bool mount_root(int parent, int fd)
 	return fstat(fd, &a) < 0 || fstatat(parent, ".", &b, 0) < 0 || a.st_dev != b.st_dev;
 }
 
+jig_name *jig_dir_names(int dirfd, bool (*keep)(const char *name), size_t max, size_t *n)
+{
+	DIR *d = dirfd >= 0 ? fdopendir(dup(dirfd)) : NULL;
+	struct dirent *de;
+	jig_name *names = NULL;
+	size_t cap = 0;
+	*n = 0;
+	while (d && (de = readdir(d))) {
+		if (!keep(de->d_name) || *n >= max)
+			continue;
+		if (*n == cap) {
+			void *m = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
+			if (!m)
+				break;
+			names = m;
+		}
+		snprintf(names[(*n)++], sizeof(names[0]), "%s", de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return names;
+}
+
 void jig_remove_tree(int parent, const char *name)
 {
 	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

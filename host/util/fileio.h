@@ -44,6 +44,14 @@ const char *jig_caller_home(void);
  * (ELOOP or ENOTDIR for a symlink anywhere). */
 int jig_open_dir_nofollow(const char *path);
 
+/* One directory entry's name. */
+typedef char jig_name[256]; /* NAME_MAX + 1 */
+/* The names in the directory dirfd that keep accepts (at most max), read
+ * whole before the caller changes anything (removing entries while reading
+ * a directory may skip some): malloc'd, *n of them; NULL with *n 0 when
+ * none (or the directory cannot be read, or memory ran out). */
+jig_name *jig_dir_names(int dirfd, bool (*keep)(const char *name), size_t max, size_t *n);
+
 /* Removes name (beneath parent) and everything below it, never following a
  * symbolic link and never descending into a mount point (it stays, and so
  * does every directory above it); best effort. */

@@ -31,7 +31,7 @@ static void rt_sh(const char *cmd)
 /* Once, before the tests: the private namespace. */
 static void rt_world(void)
 {
-	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
 	    mount("jig-test-run", "/run", "tmpfs", 0, "mode=0755") < 0 ||
 	    mount("jig-test-cgroup", "/sys/fs/cgroup", "tmpfs", 0, "mode=0755") < 0) {
 		fprintf(stderr, "these tests need root and a private mount namespace (the plain lane has both): %s\n", strerror(errno));
@@ -68,7 +68,7 @@ static uid_t rt_jigtest(void)
 /* stderr captured into a file while a call runs. */
 static int rt_saved_stderr = -1;
 static char rt_said[8192];
-static void rt_capture(void)
+static __attribute__((unused)) void rt_capture(void)
 {
 	fflush(stderr);
 	rt_saved_stderr = dup(2);
@@ -76,7 +76,7 @@ static void rt_capture(void)
 	dup2(fd, 2);
 	close(fd);
 }
-static const char *rt_captured(void)
+static __attribute__((unused)) const char *rt_captured(void)
 {
 	fflush(stderr);
 	dup2(rt_saved_stderr, 2);

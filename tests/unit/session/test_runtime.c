@@ -330,7 +330,10 @@ static void malformed_lease_kept(void **state)
 	crafted(ID_A, "not json");
 	crafted(ID_B, "{\"format\":\"" JIG_SESSION_LEASE_FORMAT "\",\"pid\":1}");
 	crafted(ID_C, "");
+	crafted("dddddddddddddddddddddddddddddddd", lease_text(NULL, dead_pid(), 1, "no/slash"));
 	assert_int_equal(sweep(), 0);
+	assert_true(there("dddddddddddddddddddddddddddddddd"));
+	assert_non_null(strstr(rt_said, "dddddddddddddddddddddddddddddddd: its lease is not a whole " JIG_SESSION_LEASE_FORMAT " document"));
 	assert_true(there(ID_A) && there(ID_B) && there(ID_C));
 	assert_non_null(strstr(rt_said, "jig: kept the session directory /run/user/0/jig/sessions/" ID_A ": its lease cannot be read as JSON"));
 	assert_non_null(strstr(rt_said, ID_B ": its lease is not a whole " JIG_SESSION_LEASE_FORMAT " document"));
@@ -411,6 +414,40 @@ static void foreign_entries_kept(void **state)
 	assert_non_null(strstr(rt_said, ID_A ": not a directory of the caller's with mode 0700"));
 }
 
+/* Sessions opened and closed while sweeps run: no sweep removes or
+ * reports a session being made or ended, and every open succeeds. */
+static void sweeps_race_open_and_close(void **state)
+{
+	(void)state;
+	pid_t kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		for (int i = 0; i < 300; i++) {
+			struct jig_session_rt rt;
+			struct jig_error e = {0};
+			if (jig_session_rt_open(&rt, &e) < 0) {
+				fprintf(stderr, "open: %s\n", e.msg);
+				_exit(1);
+			}
+			jig_session_rt_close(&rt);
+		}
+		_exit(0);
+	}
+	int removed = 0, status, sweeps = 0, lines = 0;
+	while (waitpid(kid, &status, WNOHANG) == 0) {
+		removed += sweep();
+		if (rt_said[0])
+			lines++, print_message("%s", rt_said);
+		sweeps++;
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(removed, 0);
+	assert_int_equal(lines, 0);
+	print_message("%d sweeps raced 300 sessions\n", sweeps);
+	rt_sh("test -z \"$(ls -A /run/user/0/jig/sessions)\"");
+}
+
 int main(void)
 {
 	rt_world();
@@ -432,6 +469,7 @@ int main(void)
 		cmocka_unit_test_setup(other_boot_removed, rt_fresh),
 		cmocka_unit_test_setup(populated_cgroup_kept, rt_fresh),
 		cmocka_unit_test_setup(foreign_entries_kept, rt_fresh),
+		cmocka_unit_test_setup(sweeps_race_open_and_close, rt_fresh),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
