@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -228,6 +229,23 @@ static bool is_slot(const char *s, const char *prefix)
 	return prev != '/';
 }
 
+/* A session's private TMPDIR (issue 34, decision 145): exactly
+ * /run/user/<caller's uid>/jig/sessions/<32 hex>/tmp, the one directory
+ * below /run a writable bind may have (its own checks still apply live:
+ * a directory, canonical, the caller's). */
+static bool is_session_tmp(const char *s)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "/run/user/%u/jig/sessions/", (unsigned)geteuid());
+	if (n < 0 || strncmp(s, head, (size_t)n) != 0)
+		return false;
+	s += n;
+	for (int i = 0; i < 32; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return strcmp(s + 32, "/tmp") == 0;
+}
+
 /* A bind's "write": absent or a boolean; true is a writable bind (its
  * target never below /.jig, jig's own), false is dropped so that the
  * canonical form (and the digest) of a read-only bind has one spelling. */
@@ -245,7 +263,7 @@ static int check_write(json_t *m, const char *what, const char *target, struct j
 	if (is_within(target, "/.jig"))
 		return jig_err(e, JIG_E_USAGE, "scope policy: %s.target \"%s\": a writable bind is never below /.jig (jig's own files and the launcher)", what, target);
 	const char *src = json_string_value(json_object_get(m, "source"));
-	for (const char *const *f = file_only_trees; src && src[0] == '/' && *f; f++)
+	for (const char *const *f = file_only_trees; src && src[0] == '/' && !is_session_tmp(src) && *f; f++)
 		if (is_within(src, *f))
 			return jig_err(e, JIG_E_USAGE, "scope policy: %s.source \"%s\": /run is never granted for writing", what, src);
 	return 0;
@@ -290,7 +308,7 @@ static int parse_mounts(json_t *root, enum mount_list kind, const char *home, un
 				r = (flags & JIG_POLICY_SLOTS) && is_slot(str, "@run/")
 					    ? 0
 					    : jig_err(e, JIG_E_USAGE, "scope policy: %s \"%s\": a runtime slot (\"@run/NAME\") only jig fills, and only in a scope it composes", w2, str);
-			else if (kind == LIST_BINDS)
+			else if (kind == LIST_BINDS && !(json_is_true(json_object_get(m, "write")) && is_session_tmp(str)))
 				r = check_source(w2, str, home, e);
 			/* A link is resolved inside the scope, so it can only name
 			 * what the scope already has; it still must be clean. */
@@ -597,8 +615,34 @@ static int jig_own_dirs(char dirs[][PATH_MAX], size_t cap)
 	return (int)n;
 }
 
+/* A mount point strictly below dir (bind mounts are recursive: what is
+ * mounted there would be reachable too), from /proc/self/mountinfo (its
+ * fifth field; "\040"-style escapes never match a normalised prefix but
+ * the ones they belong to). 1: one found (in at), 0: none, -1: unreadable. */
+static int mount_below(const char *dir, char *at, size_t cap)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -1;
+	char line[8192];
+	size_t n = strlen(dir);
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *fld = strtok_r(line, " ", &save);
+		for (int i = 0; fld && i < 4; i++)
+			fld = strtok_r(NULL, " ", &save);
+		if (fld && strncmp(fld, dir, n) == 0 && fld[n] == '/') {
+			snprintf(at, cap, "%s", fld);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 /* A writable bind's source (already canonical): a directory of the
- * caller's, apart from jig's own directories. */
+ * caller's, one file system (no mount below it), apart from jig's own
+ * directories. */
 static int check_rw_source(const char *s, struct jig_error *e)
 {
 	struct stat st;
@@ -609,8 +653,13 @@ static int check_rw_source(const char *s, struct jig_error *e)
 	if (st.st_uid != geteuid())
 		return jig_err(e, JIG_E_USAGE, "writable bind source %s: owned by uid %u, not the caller (%u)", s,
 			       (unsigned)st.st_uid, (unsigned)geteuid());
+	char at[PATH_MAX];
+	int m = mount_below(s, at, sizeof(at));
+	if (m != 0)
+		return jig_err(e, JIG_E_USAGE, "writable bind source %s: %s%s; a writable bind is one file system, bind the mount itself if it is meant", s,
+			       m < 0 ? "cannot read /proc/self/mountinfo" : "another file system is mounted below it at ", m < 0 ? "" : at);
 	char dirs[12][PATH_MAX];
-	int n = jig_own_dirs(dirs, 12);
+	int n = is_session_tmp(s) ? 0 : jig_own_dirs(dirs, 12);
 	for (int i = 0; i < n; i++)
 		if (is_within(s, dirs[i]) || is_within(dirs[i], s))
 			return jig_err(e, JIG_E_USAGE, "writable bind source %s: %s jig's own directory %s; never granted for writing", s,
@@ -629,7 +678,7 @@ static int check_live_source(const char *s, bool write, struct jig_error *e)
 			       "bind source %s: resolves to %s through a symbolic link; grant the real path (and add a symlink entry if the scope needs the name)",
 			       s, real);
 	struct stat st;
-	for (const char *const *f = file_only_trees; *f; f++)
+	for (const char *const *f = file_only_trees; *f && !(write && is_session_tmp(s)); f++)
 		if (is_within(s, *f) && (stat(s, &st) < 0 || !S_ISREG(st.st_mode)))
 			return jig_err(e, JIG_E_USAGE, "bind source %s: below %s only an exact regular file may be granted", s, *f);
 	return write ? check_rw_source(s, e) : 0;

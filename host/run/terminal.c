@@ -98,6 +98,12 @@ static void drain(struct jig_terminal *t, struct leg *down, bool out_open)
 static void *relay(void *arg)
 {
 	struct jig_terminal *t = arg;
+	/* An operator's output that went away (a closed pipe) fails with
+	 * EPIPE here instead of killing jig. */
+	sigset_t pipe_sig;
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
 	struct leg *up = calloc(1, sizeof(*up)), *down = calloc(1, sizeof(*down));
 	bool in_open = up && down, out_open = true;
 	for (; up && down;) {
@@ -131,7 +137,7 @@ static void *relay(void *arg)
 		if (!down->len && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
 			ssize_t n = read(t->master, down->buf, sizeof(down->buf));
 			if (n > 0)
-				down->len = (size_t)n, down->off = 0;
+				down->len = out_open ? (size_t)n : 0, down->off = 0; /* no operator output: dropped */
 			else if (n == 0 || (errno != EINTR && errno != EAGAIN))
 				break; /* no slave left */
 		}

@@ -139,6 +139,41 @@ case_writable_bind() {
 	scope exit 0
 	[ "$rc" -eq 2 ] && grep -q "not the caller" "$T/err" || fail "a writable bind of root's directory was accepted"
 }
+# Bind mounts are recursive: a writable bind whose source has another
+# file system mounted below it is refused (that mount would be writable
+# too); the mount point itself may be bound.
+scratch_writable_bind_submount() {
+	mkdir -p /var/tmp/rwsub/inner && chown -R jigtest /var/tmp/rwsub && mount -t tmpfs -o mode=0700,uid=$(id -u jigtest) tmpfs /var/tmp/rwsub/inner
+}
+case_writable_bind_submount() {
+	policy '.binds += [{source: "/var/tmp/rwsub", target: "/work", write: true}]'
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "mounted below it at /var/tmp/rwsub/inner" "$T/err" || fail "a writable bind holding another mount was accepted"
+	policy '.binds += [{source: "/var/tmp/rwsub/inner", target: "/work", write: true}]'
+	scope write /work/out
+	[ "$rc" -eq 1 ] && grep -q "ESCAPE: /work/out" "$T/out" || fail "the mount itself could not be bound for writing"
+}
+# A session's private TMPDIR (decision 145) is the one writable bind below
+# /run: exactly the caller's /run/user/UID/jig/sessions/<32 hex>/tmp; a
+# read-only bind of it, or its session directory, stays refused.
+SESSION_ID=0123456789abcdef0123456789abcdef
+scratch_writable_bind_session_tmp() {
+	u=$(id -u jigtest)
+	mkdir -p "/run/user/$u/jig/sessions/$SESSION_ID/tmp" && chown -R jigtest "/run/user/$u" && chmod -R 0700 "/run/user/$u"
+}
+case_writable_bind_session_tmp() {
+	tmp="/run/user/$(id -u)/jig/sessions/$SESSION_ID/tmp"
+	policy ".binds += [{source: \"$tmp\", target: \"/stmp\", write: true}]"
+	scope write /stmp/out
+	[ "$rc" -eq 1 ] && grep -q "ESCAPE: /stmp/out" "$T/out" || fail "the payload could not write to the session's TMPDIR"
+	[ "$(cat "$tmp/out")" = x ] || fail "the host does not see the file in the session's TMPDIR"
+	policy ".binds += [{source: \"$tmp\", target: \"/stmp\"}]"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "never granted" "$T/err" || fail "a read-only bind of the session's TMPDIR was accepted"
+	policy ".binds += [{source: \"${tmp%/tmp}\", target: \"/stmp\", write: true}]"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "never granted" "$T/err" || fail "a writable bind of the session's directory was accepted"
+}
 case_dev_shm_not_writable() {
 	policy; scope fill /dev/shm/big $((64 * MIB)); contained
 	grep -q "Read-only file system" "$T/out" || fail "/dev/shm was writable"
@@ -256,14 +291,17 @@ SH
 	want signal 9
 	want cleanup_confirmed true
 }
-# jig itself gets SIGTERM while the program runs: the scope is fenced and
-# the operator's terminal mode restored.
+# jig itself gets SIGTERM, SIGINT or SIGHUP while the program runs: the
+# scope is fenced and the operator's terminal mode restored.
 case_terminal_sigterm_restores() {
 	tpolicy
-	$DRIVE expect:READY raw term exit:1 restored \
-		-- "$JIG" scope run --terminal "$T/policy.json" --record "$T/rec.json" -- sh -c 'echo READY; sleep 60' \
-		|| fail "the terminal after SIGTERM"
-	want cleanup_confirmed true
+	for sig in TERM INT HUP; do
+		$DRIVE expect:READY raw kill:$sig exit:1 restored \
+			-- "$JIG" scope run --terminal "$T/policy.json" --record "$T/rec.json" -- sh -c 'echo READY; sleep 60' \
+			|| fail "the terminal after SIG$sig"
+		want cleanup_confirmed true
+		want outcome failed
+	done
 }
 # stdin not a terminal: relayed without raw mode; the program still has
 # the pty, and the end of the input reaches it as an end of file.

@@ -10,7 +10,7 @@ that fails.
   send:TEXT      type TEXT (\\r, \\n are the control characters)
   resize:R:C     the operator's window becomes R rows, C columns
   raw            the operator's terminal is in raw mode now (no ICANON, ECHO, ISIG)
-  term           SIGTERM to COMMAND (jig)
+  kill:SIG       signal SIG (TERM, INT, HUP, ...) to COMMAND (jig)
   exit:N         COMMAND ends with status N (128+n: signal n) within 60 s
   restored       the operator's terminal mode is exactly what it was before
 """
@@ -77,8 +77,8 @@ def main():
             lflag = termios.tcgetattr(slave)[3]
             if lflag & (termios.ICANON | termios.ECHO | termios.ISIG):
                 fail("the operator's terminal is not in raw mode", seen)
-        elif kind == "term":
-            os.kill(pid, signal.SIGTERM)
+        elif kind == "kill":
+            os.kill(pid, getattr(signal, "SIG" + arg))
         elif kind == "exit":
             end = time.time() + 60
             while status is None:

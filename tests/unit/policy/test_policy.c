@@ -2,6 +2,9 @@
  * identity, runtime slots only where allowed, resolution re-checked like
  * any policy, and the one place a struct jig_scope is assembled. */
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -198,6 +201,30 @@ static void writable_binds_refused(void **state)
 	refused_rw(RW("/srv/work", "/.jig/w"), NULL, "never below /.jig");
 	refused_rw(RW("/srv/work", "/.jig/init"), NULL, "launcher");
 	refused_rw(RW("/srv/work", "/w") "," RW("/srv/other", "/w"), NULL, "granted twice");
+	/* A session's private TMPDIR is the one writable bind below /run:
+	 * exactly the caller's /run/user/UID/jig/sessions/<32 hex>/tmp. */
+	char ok[160], other[160], buf[512];
+	const char *id = "0123456789abcdef0123456789abcdef";
+	snprintf(ok, sizeof(ok), "/run/user/%u/jig/sessions/%s/tmp", (unsigned)geteuid(), id);
+	snprintf(other, sizeof(other), "/run/user/%u/jig/sessions/%s/tmp", (unsigned)geteuid() + 1, id);
+	snprintf(buf, sizeof(buf), RW("%s", "/tmp"), ok);
+	{
+		struct jig_scope_policy q;
+		struct jig_error qe = {0};
+		char doc[2048];
+		snprintf(doc, sizeof(doc), BASE("%s", ""), buf);
+		assert_int_equal(parse(doc, 0, &q, &qe), 0);
+		assert_int_equal(q.n_rw_binds, 1);
+		jig_scope_policy_free(&q);
+	}
+	snprintf(buf, sizeof(buf), RW("%s", "/tmp"), other);
+	refused_rw(buf, NULL, "never granted");
+	snprintf(buf, sizeof(buf), "{\"source\":\"%s\",\"target\":\"/tmp\"}", ok);
+	refused_rw(buf, NULL, "never granted"); /* read-only: /run/user as ever */
+	snprintf(buf, sizeof(buf), RW("/run/user/%u/jig/sessions/%s", "/tmp"), (unsigned)geteuid(), id);
+	refused_rw(buf, NULL, "never granted");
+	snprintf(buf, sizeof(buf), RW("/run/user/%u/jig/sessions/%.31s/tmp", "/tmp"), (unsigned)geteuid(), id);
+	refused_rw(buf, NULL, "never granted");
 	/* Slots only in templates, for writable binds too. */
 	struct jig_scope_policy p;
 	struct jig_error e = {0};
@@ -263,6 +290,27 @@ static void writable_binds_checked_live(void **state)
 	assert_non_null(strstr(e.msg, "is inside jig's own directory"));
 	unsetenv("XDG_CONFIG_HOME");
 	assert_int_equal(live(cfg, &e), 0);
+	/* Another file system mounted below: refused (a bind is recursive);
+	 * the mount point itself is fine. In a child with a mount namespace
+	 * of its own (root: the plain lane). */
+	assert_int_equal(geteuid(), 0);
+	snprintf(q, sizeof(q), "%s/work/sub", dir);
+	assert_int_equal(mkdir(q, 0700), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct jig_error ce = {0};
+		if (unshare(CLONE_NEWNS) < 0 || mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("jig-test", q, "tmpfs", 0, "mode=0700") < 0)
+			_exit(3);
+		if (live(p, &ce) == 0 || !strstr(ce.msg, "mounted below it at"))
+			_exit(4);
+		_exit(live(q, &ce) == 0 ? 0 : 5);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(live(p, &e), 0); /* the parent's namespace is untouched */
 	char cmd[160];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
