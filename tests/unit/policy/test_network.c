@@ -9,9 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cmocka.h>
 
 #include "policy/scope_policy.h"
+#include "sandbox/door.h"
 #include "sandbox/netrelay.h"
 
 #define POLICY(net) "{\"format\":\"jig-scope-policy/1\",\"scope\":\"t\",\"binds\":[],\"tmpfs\":[]," \
@@ -231,9 +239,155 @@ static void connect_parser(void **state)
 	free(big);
 }
 
+/* A module built before ABI 1.6 is never asked to launch endpoints. */
+static int launched;
+static int fake_launch(void *state, const struct jig_scope *sc, struct jig_scope_result *out)
+{
+	(void)state;
+	(void)sc;
+	(void)out;
+	launched++;
+	return JIG_MOD_OK;
+}
+
+static void old_module_refused(void **state)
+{
+	(void)state;
+	struct jig_sandbox_ops ops = {.struct_size = sizeof(ops), .launch = fake_launch};
+	struct jig_module desc = {.abi_major = 1, .abi_minor = 5, .ops = &ops};
+	struct jig_sandbox sb = {.ops = &ops};
+	sb.h.desc = &desc;
+	struct jig_scope_listener l = {.ipv4 = 0x7f000001u, .port = 1234};
+	struct jig_scope sc = {.struct_size = sizeof(sc), .listeners = &l, .n_listeners = 1};
+	struct jig_scope_result res;
+	launched = 0;
+	assert_int_equal(jig_sandbox_launch(&sb, &sc, &res), JIG_MOD_EINVAL);
+	assert_int_equal(launched, 0);
+	assert_non_null(strstr(res.error, "cannot create a scope's network endpoints; they need ABI 1.6"));
+	sc.n_listeners = 0; /* nothing of 1.6 asked: launched as before */
+	assert_int_equal(jig_sandbox_launch(&sb, &sc, &res), JIG_MOD_OK);
+	desc.abi_minor = 6;
+	sc.n_listeners = 1;
+	assert_int_equal(jig_sandbox_launch(&sb, &sc, &res), JIG_MOD_OK);
+	assert_int_equal(launched, 2);
+}
+
+/* The relay itself, in this process's own network namespace: the
+ * "scope's" listening sockets are ours on ephemeral ports; the granted
+ * host endpoint is an echo server on another. */
+static int listen_any(uint16_t *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t l = sizeof(a);
+	assert_true(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 128) == 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static void *echo_server(void *arg)
+{
+	int lfd = *(int *)arg;
+	for (;;) {
+		int c = accept(lfd, NULL, NULL);
+		if (c < 0)
+			return NULL;
+		char buf[256] = "echo:";
+		size_t n = 5;
+		ssize_t k;
+		while (n < sizeof(buf) && (k = read(c, buf + n, sizeof(buf) - n)) > 0)
+			n += (size_t)k;
+		(void)!write(c, buf, n);
+		close(c);
+	}
+}
+
+static int dial_port(uint16_t port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* Sends req (then, when tail, half-closes), reads everything back. */
+static void exchange(int fd, const char *req, bool half_close, char *out, size_t cap)
+{
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	if (half_close)
+		shutdown(fd, SHUT_WR);
+	size_t n = 0;
+	ssize_t k;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	while (n + 1 < cap && poll(&p, 1, 5000) == 1 && (k = read(fd, out + n, cap - 1 - n)) > 0)
+		n += (size_t)k;
+	out[n] = '\0';
+	close(fd);
+}
+
+static void relay_loopback_and_connect(void **state)
+{
+	(void)state;
+	uint16_t host_port, lo_port, proxy_port;
+	int host = listen_any(&host_port);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, echo_server, &host), 0);
+	char text[1024];
+	snprintf(text, sizeof(text), POLICY("{\"loopback\":[\"127.0.0.1:%u\"],\"connect\":[\"127.0.0.1:%u\"],\"proxy\":\"127.0.0.1:3128\"}"),
+		 host_port, host_port);
+	struct jig_scope_policy p;
+	struct jig_error e;
+	assert_int_equal(parse(text, &p, &e), 0);
+	struct jig_netrelay *r;
+	assert_int_equal(jig_netrelay_start(&p, &r, &e), 0);
+	jig_netrelay_listen_ready(r, 0, listen_any(&lo_port));
+	jig_netrelay_listen_ready(r, 1, listen_any(&proxy_port));
+	char out[20000];
+	/* loopback: relayed both ways to the host's endpoint */
+	exchange(dial_port(lo_port), "hello", true, out, sizeof(out));
+	assert_string_equal(out, "echo:hello");
+	/* the proxy: exactly the granted destination */
+	snprintf(text, sizeof(text), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: x\r\n\r\nearly", host_port);
+	exchange(dial_port(proxy_port), text, true, out, sizeof(out));
+	assert_string_equal(out, "HTTP/1.1 200 Connection established\r\n\r\necho:early");
+	snprintf(text, sizeof(text), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", lo_port);
+	exchange(dial_port(proxy_port), text, false, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 403 Forbidden\r\n"));
+	exchange(dial_port(proxy_port), "GET / HTTP/1.1\r\n\r\n", false, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 400 Bad Request\r\n"));
+	char *big = calloc(1, 9000);
+	memset(big, 'a', 8999);
+	memcpy(big, "CONNECT a.example:443 HTTP/1.1\r\nX: ", 35);
+	exchange(dial_port(proxy_port), big, false, out, sizeof(out));
+	assert_non_null(strstr(out, "HTTP/1.1 431 "));
+	free(big);
+	/* the cap: beyond JIG_NETRELAY_MAX_CONNS, closed unanswered */
+	int idle[JIG_NETRELAY_MAX_CONNS];
+	for (int i = 0; i < JIG_NETRELAY_MAX_CONNS; i++)
+		idle[i] = dial_port(proxy_port);
+	usleep(300000);
+	snprintf(text, sizeof(text), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", host_port);
+	exchange(dial_port(proxy_port), text, true, out, sizeof(out));
+	assert_string_equal(out, "");
+	for (int i = 1; i < JIG_NETRELAY_MAX_CONNS; i++)
+		close(idle[i]);
+	exchange(idle[0], text, true, out, sizeof(out));
+	assert_string_equal(out, "HTTP/1.1 200 Connection established\r\n\r\necho:");
+	/* a second socket for the same endpoint is not taken */
+	uint16_t extra;
+	jig_netrelay_listen_ready(r, 0, listen_any(&extra));
+	jig_netrelay_stop(r);
+	shutdown(host, SHUT_RDWR);
+	pthread_join(th, NULL);
+	close(host);
+	jig_scope_policy_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(every_refusal), cmocka_unit_test(canonical_and_lowered),
-					   cmocka_unit_test(plan_shows_endpoints), cmocka_unit_test(connect_parser)};
+					   cmocka_unit_test(plan_shows_endpoints), cmocka_unit_test(connect_parser),
+					   cmocka_unit_test(old_module_refused), cmocka_unit_test(relay_loopback_and_connect)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
