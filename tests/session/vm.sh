@@ -7,7 +7,8 @@
 # ~/.ssh and ~/.config/gh are not; TMPDIR is the exact private directory
 # and is gone after a normal exit, after SIGTERM to jig and after the agent
 # is SIGKILLed; a raw credential in the caller's environment is not inside;
-# in rw, the Git directory's hooks and config stay read-only.
+# in rw, the Git directory's hooks and config stay read-only; the provider's
+# loopback endpoint 127.0.0.1:1234 answers inside and 1235 does not.
 # scratch_<case> (root, in the lane) makes the caller's /run/user/<uid>.
 # Requirements: see docs/session.md ("Tests").
 set -eu
@@ -56,6 +57,8 @@ see git_hooks_writable 'echo x >"$S/repo/.git/hooks/pre-commit"'
 see git_config_writable 'echo x >>"$S/repo/.git/config"'
 see canary 'env | grep -q CANARY'
 see credential_names 'env | grep -Eq "OPENAI_API_KEY|GITHUB_TOKEN|SSH_AUTH_SOCK"'
+see port_1234 'bash -c "exec 3<>/dev/tcp/127.0.0.1/1234"'
+see port_1235 'bash -c "exec 3<>/dev/tcp/127.0.0.1/1235"'
 echo "TMPDIR=\$TMPDIR"
 echo "HOME=\$HOME"
 case "\${1:-}" in
@@ -130,6 +133,27 @@ case_rw_worktree_writable() {
 	sees git_config_writable no
 	[ ! -e "$S/repo/.git/hooks/pre-commit" ] && [ "$(cat "$S/repo/.git/config")" = "[core]" ] || fail "hooks or config written"
 	tmpdir_gone
+}
+# Must-show 2 in a session: the provider's loopback endpoint (real
+# listeners on 1234 and 1235 in the guest) answers; 1235 does not.
+scratch_loopback_endpoint_exact() { runtime_dir; }
+case_loopback_endpoint_exact() {
+	map ro
+	python3 -m http.server --bind 127.0.0.1 1234 >/dev/null 2>&1 &
+	p1=$!
+	python3 -m http.server --bind 127.0.0.1 1235 >/dev/null 2>&1 &
+	p2=$!
+	trap 'kill $p1 $p2 2>/dev/null; rm -rf "$S"' EXIT
+	i=0
+	until bash -c 'exec 3<>/dev/tcp/127.0.0.1/1234 && exec 4<>/dev/tcp/127.0.0.1/1235' 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -lt 100 ] || fail "the guest's listeners did not start"
+		sleep 0.1
+	done
+	session "$S/repo"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	sees port_1234 yes
+	sees port_1235 no
 }
 scratch_tmpdir_gone_after_sigterm() { runtime_dir; }
 case_tmpdir_gone_after_sigterm() {
