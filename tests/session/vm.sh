@@ -57,16 +57,27 @@ see git_hooks_writable 'echo x >"$S/repo/.git/hooks/pre-commit"'
 see git_config_writable 'echo x >>"$S/repo/.git/config"'
 see canary 'env | grep -q CANARY'
 see credential_names 'env | grep -Eq "OPENAI_API_KEY|GITHUB_TOKEN|SSH_AUTH_SOCK"'
-see port_1234 'bash -c "exec 3<>/dev/tcp/127.0.0.1/1234"'
-see port_1235 'bash -c "exec 3<>/dev/tcp/127.0.0.1/1235"'
+see port_1234 '"$S/agent/http-get" 1234'
+see port_1235 '"$S/agent/http-get" 1235'
 echo "TMPDIR=\$TMPDIR"
 echo "HOME=\$HOME"
 case "\${1:-}" in
 sleep) echo READY; sleep 120 ;;
+interactive) echo READY; read line; echo "GOT \$line"; read line; echo "SIZE \$(stty size)"; kill -9 \$\$ ;;
 die) kill -9 \$\$ ;;
 esac
 EOF
-chmod 755 "$S/agent/agent"
+# An HTTP answer from 127.0.0.1:PORT (a connection alone could be jig's
+# relay inside the scope, not the server).
+cat >"$S/agent/http-get" <<'EOF'
+#!/usr/bin/bash
+exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+printf 'GET / HTTP/1.0\r\n\r\n' >&3
+IFS= read -r -t 10 line <&3 || exit 1
+case $line in HTTP/1.*) exit 0 ;; esac
+exit 1
+EOF
+chmod 755 "$S/agent/agent" "$S/agent/http-get"
 
 map() {
 	jq -n --arg s "$S" --arg mode "${1:-ro}" '{
@@ -154,6 +165,18 @@ case_loopback_endpoint_exact() {
 	[ "$rc" -eq 0 ] || fail "exit $rc"
 	sees port_1234 yes
 	sees port_1235 no
+}
+# Must-show 7 in a session: at a terminal (tests/sandbox/pty_drive.py
+# plays the operator), typed input reaches the agent, its output comes
+# back, a resize is seen inside, and after the agent is killed the
+# operator's terminal mode is restored.
+scratch_interactive_terminal() { runtime_dir; }
+case_interactive_terminal() {
+	: "${JIG_SOURCE:?}"
+	map ro
+	(cd "$S/repo" && python3 "$JIG_SOURCE/tests/sandbox/pty_drive.py" expect:READY 'send:hello\r' 'expect:GOT hello' \
+		resize:30:100 'send:x\r' 'expect:SIZE 30 100' exit:137 restored -- "$JIG" session -- interactive) ||
+		fail "the session at a terminal"
 }
 scratch_tmpdir_gone_after_sigterm() { runtime_dir; }
 case_tmpdir_gone_after_sigterm() {
