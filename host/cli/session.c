@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "../run/scope_run.h"
+#include "../session/evidence.h"
 #include "../session/session.h"
 #include "commands.h"
 
@@ -20,11 +21,15 @@ int jig_cmd_session(int argc, char **argv, int in_transient_scope)
 	struct jig_error e = {0};
 	if (jig_session_parse_args(argc, argv, &a, &e) < 0)
 		return jig_cli_usage(argc, argv, "%s", e.msg);
-	if (a.evidence)
-		return jig_cli_usage(argc, argv, "session: --evidence is not in this build yet");
 	struct jig_session *s = NULL;
 	if (jig_session_prepare(&a.rq, &s, &e) < 0)
 		return fail(a.json, &e);
+	if (a.evidence && !a.dry_run) { /* docs/session-evidence.md */
+		jig_session_plan_print(s, stderr);
+		int r = jig_session_evidence(s, a.evidence_out, &e);
+		jig_session_free(s);
+		return r < 0 ? fail(a.json, &e) : 0;
+	}
 	/* The plan before anything starts, from the object that launches. */
 	if (a.json) {
 		/* On stdout only for a dry run: otherwise stdout is the agent's terminal. */

@@ -510,7 +510,7 @@ int jig_agent_identity(const struct jig_agent_provider *p, const char *model, js
 		json_decref(files);
 		return r;
 	}
-	*out = json_pack("{s:s,s:s,s:O,s:o,s:O,s:O,s:s,s:s,s:s?,s:s?,s:O?,s:O?,s:s?,s:O?}", "provider", p->id, "client", p->client,
+	*out = json_pack("{s:s,s:s,s:O,s:o,s:O,s:O,s:s,s:s,s:s?,s:s?,s:O?,s:O?,s:s?,s:O*}", "provider", p->id, "client", p->client,
 			 "command", p->command, "files", files, "trees", p->trees, "env", p->env, "version", p->version, "model",
 			 model, "model_env", p->model_env, "credential_env", p->credential_env, "profile", p->profile,
 			 "pi_command", p->pi_command, "pi_models", p->pi_models, "egress", p->egress);

@@ -16,7 +16,7 @@ int jig_launch(struct jig_launch *s, struct jig_scope_result *res, struct jig_er
 	l.interrupt_fd = -1;
 	struct jig_scope_policy resolved;
 	const struct jig_scope_policy *p = s->policy;
-	int rc;
+	int rc = 0;
 	if (s->t) {
 		l.policy_sha256 = l.policy_sha256 ? l.policy_sha256 : s->t->policy.sha256; /* a session pins its own */
 		l.hold_path = s->t->hold;

@@ -49,6 +49,14 @@ static int parse_opt(int argc, char **argv, int *i, struct jig_session_args *a, 
 		return a->json = 1, 0;
 	if (strcmp(s, "--evidence") == 0)
 		return a->evidence = 1, 0;
+	if (strcmp(s, "--out") == 0) {
+		if (a->evidence_out)
+			return jig_err(e, JIG_E_USAGE, "session: --out is given twice");
+		if (*i + 1 >= argc || argv[*i + 1][0] == '\0' || strcmp(argv[*i + 1], "--") == 0)
+			return jig_err(e, JIG_E_USAGE, "session: --out needs a file (the evidence summary)");
+		a->evidence_out = argv[++*i];
+		return 0;
+	}
 	if (strncmp(s, "--provider=", 11) == 0)
 		return jig_err(e, JIG_E_USAGE, "session: --provider=ID is refused; give it as \"--provider ID\", once, before \"--\"");
 	if (strcmp(s, "--provider") == 0) {
@@ -65,7 +73,7 @@ static int parse_opt(int argc, char **argv, int *i, struct jig_session_args *a, 
 	if (strcmp(s, "--env") == 0 || strncmp(s, "--env=", 6) == 0)
 		return jig_err(e, JIG_E_USAGE, "session: %s is refused; a session's environment comes only from the catalog and the repository map", "--env");
 	return jig_err(e, JIG_E_USAGE, "session: unknown argument \"%.64s\"; usage: jig session [--provider ID] [--dry-run] [--json] "
-		       "[--docker|--browser|--voice|--release|--production|--maintenance] [-- AGENT-ARGS...]", s);
+		       "[--docker|--browser|--voice|--release|--production|--maintenance] [--evidence [--out FILE]] [-- AGENT-ARGS...]", s);
 }
 
 int jig_session_parse_args(int argc, char **argv, struct jig_session_args *a, struct jig_error *e)
@@ -77,6 +85,10 @@ int jig_session_parse_args(int argc, char **argv, struct jig_session_args *a, st
 		if (r)
 			return r;
 	}
+	if (a->evidence_out && !a->evidence)
+		return jig_err(e, JIG_E_USAGE, "session: --out names where --evidence writes its summary; without --evidence it is refused");
+	if (a->evidence && i < argc)
+		return jig_err(e, JIG_E_USAGE, "session: --evidence runs jig's probe instead of the agent; agent arguments after \"--\" are refused");
 	if (i >= argc)
 		return 0;
 	a->rq.agent_args = argv + i + 1;

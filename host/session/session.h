@@ -60,6 +60,7 @@ struct jig_session_args {
 	int dry_run;
 	int json;
 	int evidence; /* --evidence (engineer E) */
+	const char *evidence_out; /* --out FILE: where --evidence also writes its summary */
 };
 int jig_session_parse_args(int argc, char **argv, struct jig_session_args *a, struct jig_error *e);
 /* The selector arg is (the reviewed set of docs/session.md, then extra,

@@ -200,6 +200,10 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 			r |= push(a, b->source);
 			r |= push(a, b->target);
 		} else if (m[i].kind == M_TMPFS) {
+			/* The scope's own, like the host directory it may cover (a
+			 * session's TMPDIR is 0700; bwrap's default is 0755). */
+			r |= push(a, "--perms");
+			r |= push(a, "0700");
 			r |= push(a, "--size");
 			r |= push(a, own(a, "%llu", (unsigned long long)sc->tmpfs[m[i].i].size_bytes));
 			r |= push(a, "--tmpfs");

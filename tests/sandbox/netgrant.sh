@@ -111,6 +111,20 @@ case_loopback_none_without_grant() {
 	out_has "denied: 127.0.0.1: Connection refused"
 	[ "$(contacts 1234)" = 0 ] || fail "1234 was reached without its grant"
 }
+# The endpoints could not be created (test fault "net listen"): the
+# launcher refuses, the payload never runs, nothing is left.
+case_loopback_listen_failure_refused() {
+	policy '{"loopback": ["127.0.0.1:1234"]}'
+	set +e
+	JIG_FAULT_FAIL="net listen" "$JIG" scope run "$T/policy.json" --record "$T/rec.json" -- /probe write /scratch/ran >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -ne 0 ] || fail "ran without its endpoints"
+	grep -q "network: its endpoints were not created" "$T/err" || fail "no reason given"
+	[ "$(jq -r .outcome "$T/rec.json")" = failed ] && [ "$(jq -r .payload_started "$T/rec.json")" = false ] || fail "record: $(jq -c . "$T/rec.json")"
+	[ "$(jq -r .cleanup_confirmed "$T/rec.json")" = true ] || fail "cleanup not confirmed"
+}
 case_loopback_refused_policy() {
 	policy '{"loopback": ["127.0.0.2:1234"]}'
 	scope /probe talk 127.0.0.1 1234 x
