@@ -32,8 +32,9 @@ int jig_cmd_session(int argc, char **argv, int in_transient_scope)
 	}
 	/* The plan before anything starts, from the object that launches. */
 	if (a.json) {
+		/* On stdout only for a dry run: otherwise stdout is the agent's terminal. */
 		json_t *doc = jig_session_plan_json(s);
-		jig_cli_print_json(doc);
+		jig_json_print(a.dry_run ? stdout : stderr, doc);
 		json_decref(doc);
 	} else
 		jig_session_plan_print(s, a.dry_run ? stdout : stderr);

@@ -69,8 +69,12 @@ int jig_sandbox_launch(struct jig_sandbox *sb, const struct jig_scope *sc, struc
 	const char *what = needs_abi_1_6(sc);
 	if (what && sb->h.desc->abi_minor < 6) {
 		/* Never degraded: the launch is refused, nothing started. */
-		snprintf(res->error, sizeof(res->error), "module %s (ABI %u.%u) cannot enforce %s; it needs ABI 1.6 or later",
-			 JIG_SANDBOX_MODULE, sb->h.desc->abi_major, sb->h.desc->abi_minor, what);
+		if (sc->n_listeners) /* engineer N's words, engineer T's check (merged) */
+			snprintf(res->error, sizeof(res->error), "module %s (ABI %u.%u) cannot enforce loopback endpoints (it cannot create a scope's network endpoints; they need ABI 1.6)",
+				 JIG_SANDBOX_MODULE, sb->h.desc->abi_major, sb->h.desc->abi_minor);
+		else
+			snprintf(res->error, sizeof(res->error), "module %s (ABI %u.%u) cannot enforce %s; it needs ABI 1.6 or later",
+				 JIG_SANDBOX_MODULE, sb->h.desc->abi_major, sb->h.desc->abi_minor, what);
 		res->outcome = JIG_SCOPE_FAILED;
 		res->exit_status = -1;
 		return JIG_MOD_EINVAL;

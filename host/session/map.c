@@ -199,7 +199,8 @@ static int paths_unique(json_t *repos, const char *what, struct jig_error *e)
 	json_object_foreach(repos, id, r) {
 		json_t *all = json_array();
 		json_array_append(all, json_object_get(r, "root"));
-		json_array_extend(all, json_object_get(r, "worktrees") ? json_object_get(r, "worktrees") : all);
+		if (json_object_get(r, "worktrees"))
+			json_array_extend(all, json_object_get(r, "worktrees"));
 		size_t i;
 		json_array_foreach(all, i, v) {
 			const char *p = json_string_value(v);

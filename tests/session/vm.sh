@@ -6,7 +6,9 @@
 # worktree, another session's TMPDIR, the host's /tmp, the runtime parent,
 # ~/.ssh and ~/.config/gh are not; TMPDIR is the exact private directory
 # and is gone after a normal exit, after SIGTERM to jig and after the agent
-# is SIGKILLed; a raw credential in the caller's environment is not inside.
+# is SIGKILLed; a raw credential in the caller's environment is not inside;
+# in rw, the Git directory's hooks and config stay read-only; the provider's
+# loopback endpoint 127.0.0.1:1234 answers inside and 1235 does not.
 # scratch_<case> (root, in the lane) makes the caller's /run/user/<uid>.
 # Requirements: see docs/session.md ("Tests").
 set -eu
@@ -29,11 +31,11 @@ RT=/run/user/$(id -u)
 export XDG_RUNTIME_DIR="$RT"
 S=$(mktemp -d "$HOME/jig-session.XXXXXX")
 trap 'rm -rf "$S"' EXIT
-mkdir -p "$S/repo/.git/worktrees/wt" "$S/repo-wt" "$S/other/.git" "$S/repo-unreg" "$S/agent" "$HOME/.config/jig" \
+mkdir -p "$S/repo/.git/worktrees/wt" "$S/repo/.git/hooks" "$S/repo-wt" "$S/other/.git" "$S/repo-unreg" "$S/agent" "$HOME/.config/jig" \
 	"$HOME/.ssh" "$HOME/.config/gh" "$RT/jig/sessions/0123456789abcdef0123456789abcdef/tmp"
 chmod 700 "$RT/jig" "$RT/jig/sessions"
 echo secret >"$RT/jig/sessions/0123456789abcdef0123456789abcdef/tmp/other-session"
-echo hello >"$S/repo/file" && echo other >"$S/other/file" && echo key >"$HOME/.ssh/id_test" && echo tok >"$HOME/.config/gh/hosts.yml"
+echo '[core]' >"$S/repo/.git/config" && echo hello >"$S/repo/file" && echo other >"$S/other/file" && echo key >"$HOME/.ssh/id_test" && echo tok >"$HOME/.config/gh/hosts.yml"
 printf 'gitdir: %s/repo/.git/worktrees/wt\n' "$S" >"$S/repo-wt/.git" && printf '../..\n' >"$S/repo/.git/worktrees/wt/commondir"
 mkdir -p "$S/repo/.git/worktrees/unreg" && printf 'gitdir: %s/repo/.git/worktrees/unreg\n' "$S" >"$S/repo-unreg/.git" &&
 	printf '../..\n' >"$S/repo/.git/worktrees/unreg/commondir"
@@ -51,16 +53,31 @@ see runtime_parent 'cat "$RT/marker"'
 see ssh 'cat "$HOME/.ssh/id_test"'
 see gh 'cat "$HOME/.config/gh/hosts.yml"'
 see tmpdir_writable 'echo x >"\$TMPDIR/x"'
+see git_hooks_writable 'echo x >"$S/repo/.git/hooks/pre-commit"'
+see git_config_writable 'echo x >>"$S/repo/.git/config"'
 see canary 'env | grep -q CANARY'
 see credential_names 'env | grep -Eq "OPENAI_API_KEY|GITHUB_TOKEN|SSH_AUTH_SOCK"'
+see port_1234 '"$S/agent/http-get" 1234'
+see port_1235 '"$S/agent/http-get" 1235'
 echo "TMPDIR=\$TMPDIR"
 echo "HOME=\$HOME"
 case "\${1:-}" in
 sleep) echo READY; sleep 120 ;;
+interactive) echo READY; read line; echo "GOT \$line"; read line; echo "SIZE \$(stty size)"; kill -9 \$\$ ;;
 die) kill -9 \$\$ ;;
 esac
 EOF
-chmod 755 "$S/agent/agent"
+# An HTTP answer from 127.0.0.1:PORT (a connection alone could be jig's
+# relay inside the scope, not the server).
+cat >"$S/agent/http-get" <<'EOF'
+#!/usr/bin/bash
+exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+printf 'GET / HTTP/1.0\r\n\r\n' >&3
+IFS= read -r -t 10 line <&3 || exit 1
+case $line in HTTP/1.*) exit 0 ;; esac
+exit 1
+EOF
+chmod 755 "$S/agent/agent" "$S/agent/http-get"
 
 map() {
 	jq -n --arg s "$S" --arg mode "${1:-ro}" '{
@@ -122,7 +139,44 @@ case_rw_worktree_writable() {
 	only_its_grants
 	sees worktree_writable yes
 	[ -e "$S/repo/written" ] || fail "the write did not reach the worktree"
+	# The Git directory's code-running files stay read-only (decision 139).
+	sees git_hooks_writable no
+	sees git_config_writable no
+	[ ! -e "$S/repo/.git/hooks/pre-commit" ] && [ "$(cat "$S/repo/.git/config")" = "[core]" ] || fail "hooks or config written"
 	tmpdir_gone
+}
+# Must-show 2 in a session: the provider's loopback endpoint (real
+# listeners on 1234 and 1235 in the guest) answers; 1235 does not.
+scratch_loopback_endpoint_exact() { runtime_dir; }
+case_loopback_endpoint_exact() {
+	map ro
+	python3 -m http.server --bind 127.0.0.1 1234 >/dev/null 2>&1 &
+	p1=$!
+	python3 -m http.server --bind 127.0.0.1 1235 >/dev/null 2>&1 &
+	p2=$!
+	trap 'kill $p1 $p2 2>/dev/null; rm -rf "$S"' EXIT
+	i=0
+	until bash -c 'exec 3<>/dev/tcp/127.0.0.1/1234 && exec 4<>/dev/tcp/127.0.0.1/1235' 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -lt 100 ] || fail "the guest's listeners did not start"
+		sleep 0.1
+	done
+	session "$S/repo"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	sees port_1234 yes
+	sees port_1235 no
+}
+# Must-show 7 in a session: at a terminal (tests/sandbox/pty_drive.py
+# plays the operator), typed input reaches the agent, its output comes
+# back, a resize is seen inside, and after the agent is killed the
+# operator's terminal mode is restored.
+scratch_interactive_terminal() { runtime_dir; }
+case_interactive_terminal() {
+	: "${JIG_SOURCE:?}"
+	map ro
+	(cd "$S/repo" && python3 "$JIG_SOURCE/tests/sandbox/pty_drive.py" expect:READY 'send:hello\r' 'expect:GOT hello' \
+		resize:30:100 'send:x\r' 'expect:SIZE 30 100' exit:137 restored -- "$JIG" session -- interactive) ||
+		fail "the session at a terminal"
 }
 scratch_tmpdir_gone_after_sigterm() { runtime_dir; }
 case_tmpdir_gone_after_sigterm() {

@@ -122,6 +122,13 @@ static void map_parse(void **state)
 	assert_int_equal(jig_session_map_parse(t, strlen(t), "sessions.json", &m, &e), 0);
 	assert_int_equal(strlen(m.sha256), 64);
 	jig_session_map_free(&m);
+	/* No "worktrees": the root alone (once). */
+	const char *alone = "{\"format\":\"jig-sessions/1\",\"clients\":{\"c\":{\"command\":[\"/x/a\"],\"trees\":[\"/x\"]}},"
+			    "\"providers\":{\"p\":{\"client\":\"c\",\"endpoint\":\"127.0.0.1:1\"}},"
+			    "\"repositories\":{\"r\":{\"root\":\"/r\",\"mode\":\"ro\",\"context\":\"work\",\"providers\":[\"p\"]}}}";
+	if (jig_session_map_parse(alone, strlen(alone), "sessions.json", &m, &e) < 0)
+		fail_msg("a map without worktrees: %s", e.msg);
+	jig_session_map_free(&m);
 	map_refused("client", ",\"x\":1", "clients.fake");
 	map_refused("client", ",\"env\":{\"OPENAI_API_KEY\":\"k\"}", "credential-like");
 	map_refused("client", ",\"env\":{\"GH_TOKEN\":\"k\"}", "credential-like");
