@@ -221,7 +221,7 @@ case_abi_major_lie() {
 	# The manifest claims 1.0, the descriptor says 2.0: caught after dlopen.
 	mksnap "$T/s" abi2 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-abi2.so"
 	install_snap "$T/s"
-	refused "module testmod: descriptor says module ABI 2.5, this jig speaks 1.6"
+	refused "module testmod: descriptor says module ABI 2.6, this jig speaks 1.6"
 }
 case_abi_minor_newer() {
 	mksnap "$T/s" minor9 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-minor9.so":1.9
