@@ -8,7 +8,8 @@
 # and is gone after a normal exit, after SIGTERM to jig and after the agent
 # is SIGKILLed; a raw credential in the caller's environment is not inside;
 # in rw, the Git directory's hooks and config stay read-only; the provider's
-# loopback endpoint 127.0.0.1:1234 answers inside and 1235 does not.
+# loopback endpoint 127.0.0.1:1234 answers inside and 1235 does not; a
+# remote provider's HOST:PORT is reached through jig's CONNECT relay only.
 # scratch_<case> (root, in the lane) makes the caller's /run/user/<uid>.
 # Requirements: see docs/session.md ("Tests").
 set -eu
@@ -22,8 +23,17 @@ runtime_dir() {
 	echo marker >"/run/user/$u/marker" && chown jigtest: "/run/user/$u/marker"
 	echo marker >/tmp/jig-session-marker && chmod 644 /tmp/jig-session-marker
 }
+# The guest's /etc/hosts is the read-only host's: for the remote provider
+# case a copy naming provider.test (127.0.0.1) is bound over it in the
+# guest (harmless for the lane's other cases).
+provider_hosts() {
+	getent hosts provider.test >/dev/null && return 0
+	cat /etc/hosts >/run/jig-test-hosts && echo '127.0.0.1 provider.test' >>/run/jig-test-hosts
+	chmod 644 /run/jig-test-hosts && mount --bind /run/jig-test-hosts /etc/hosts
+}
 if [ "${ROOT_MODE:-}" = 1 ]; then
 	runtime_dir
+	[ "${1:-}" != remote_provider_exact ] || provider_hosts
 	exit 0
 fi
 
@@ -59,6 +69,11 @@ see canary 'env | grep -q CANARY'
 see credential_names 'env | grep -Eq "OPENAI_API_KEY|GITHUB_TOKEN|SSH_AUTH_SOCK"'
 see port_1234 '"$S/agent/http-get" 1234'
 see port_1235 '"$S/agent/http-get" 1235'
+see remote_provider 'curl -sS --max-time 20 --cacert "$S/agent/ca.pem" https://provider.test:8443/ | grep -q "provider ok"'
+see remote_other_port 'curl -sS --max-time 10 --cacert "$S/agent/ca.pem" https://provider.test:8444/'
+echo "PROXY=\${HTTPS_PROXY:-none}"
+curl -sS --max-time 20 --cacert "$S/agent/ca.pem" https://provider.test:8443/ 2>&1 | head -n 2 | sed 's/^/CURL: /'
+see remote_without_relay 'curl -sS --max-time 10 --noproxy "*" --cacert "$S/agent/ca.pem" https://provider.test:8443/'
 echo "TMPDIR=\$TMPDIR"
 echo "HOME=\$HOME"
 case "\${1:-}" in
@@ -80,12 +95,12 @@ EOF
 chmod 755 "$S/agent/agent" "$S/agent/http-get"
 
 map() {
-	jq -n --arg s "$S" --arg mode "${1:-ro}" '{
+	jq -n --arg s "$S" --arg mode "${1:-ro}" --arg prov "${2:-local}" '{
 	  format: "jig-sessions/1",
 	  clients: {fake: {command: [($s + "/agent/agent")], trees: [($s + "/agent"), "/usr/bin"]}},
-	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
+	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}, remote: {client: "fake", endpoint: "provider.test:8443"}},
 	  repositories: {repo: {root: ($s + "/repo"), worktrees: [($s + "/repo-wt")], mode: $mode, context: "personal",
-	                        default_provider: "local", providers: ["local"]}}
+	                        default_provider: $prov, providers: ["local", "remote"]}}
 	}' >"$HOME/.config/jig/sessions.json"
 	chmod 600 "$HOME/.config/jig/sessions.json"
 }
@@ -165,6 +180,59 @@ case_loopback_endpoint_exact() {
 	[ "$rc" -eq 0 ] || fail "exit $rc"
 	sees port_1234 yes
 	sees port_1235 no
+}
+# Must-show 2's remote provider in a session: the map's endpoint
+# provider.test:8443 (the guest's /etc/hosts names 127.0.0.1; an HTTPS peer
+# there stands in for the provider) is reached through jig's CONNECT relay
+# and nothing else is: another port of the same name is refused by the
+# relay (its listener never contacted), the peer without the relay is out
+# of reach, and the loopback ports are not relayed.
+scratch_remote_provider_exact() { runtime_dir; }
+case_remote_provider_exact() {
+	map ro remote
+	getent hosts provider.test || fail "the guest's /etc/hosts does not name provider.test: $(ls -l /etc/hosts; tail -n 3 /etc/hosts)"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=provider.test -addext subjectAltName=DNS:provider.test \
+		-keyout "$S/key.pem" -out "$S/agent/ca.pem" 2>/dev/null
+	cat >"$S/https.py" <<'PY'
+import http.server, ssl, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"provider ok\n"
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        open(sys.argv[3], "a").write("https contact\n")
+srv = http.server.HTTPServer(("127.0.0.1", 8443), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+open(sys.argv[3], "a").write("listening\n")
+srv.serve_forever()
+PY
+	python3 "$S/https.py" "$S/agent/ca.pem" "$S/key.pem" "$S/https.log" &
+	p0=$!
+	python3 -m http.server --bind 127.0.0.1 8444 >"$S/8444.log" 2>&1 &
+	p1=$!
+	python3 -m http.server --bind 127.0.0.1 1234 >/dev/null 2>&1 &
+	p2=$!
+	trap 'kill $p0 $p1 $p2 2>/dev/null; rm -rf "$S"' EXIT
+	i=0
+	until grep -q listening "$S/https.log" 2>/dev/null && bash -c 'exec 3<>/dev/tcp/127.0.0.1/8444 && exec 4<>/dev/tcp/127.0.0.1/1234' 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -lt 200 ] || fail "the guest's listeners did not start"
+		sleep 0.1
+	done
+	: >"$S/8444.log"
+	(cd "$S/repo" && "$JIG" session --dry-run) >"$S/plan" 2>&1 || fail "dry run: $(cat "$S/plan")"
+	grep -q "provider.test:8443" "$S/plan" || fail "the plan does not name the endpoint"
+	session "$S/repo"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	sees remote_provider yes
+	sees remote_other_port no
+	sees remote_without_relay no
+	sees port_1234 no
+	grep -q "https contact" "$S/https.log" || fail "the provider was not reached"
+	! grep -q "GET" "$S/8444.log" || fail "port 8444 was reached"
+	only_its_grants
 }
 # Must-show 7 in a session: at a terminal (tests/sandbox/pty_drive.py
 # plays the operator), typed input reaches the agent, its output comes
