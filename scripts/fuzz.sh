@@ -17,7 +17,7 @@ CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_
 par=${JIG_FUZZ_JOBS:-$(nproc)}
 cmake --build "$B" -j "$par" >/dev/null
 TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe checkpoint worker_http worker_agent
-	worker_command acp_message run0_effects resolved_lock}
+	worker_command acp_message run0_effects resolved_lock connect}
 
 # The corpus of each target: the committed one (fuzz/corpus/TARGET, the
 # coverage-minimal set of the longer runs, seeded from the tests' inputs),

@@ -32,9 +32,13 @@ static const char usage[] =
 	"                           allows 60 s (never past the expiry); later signals extend nothing\n"
 	"  inspect PACKET [--json] [--verification cached|strict|fast] [--display web]\n"
 	"                           check a published packet against its record and show it\n"
+	"  session [--provider ID] [--dry-run] [--json] [--docker|--browser|--voice|--release|--production|--maintenance]\n"
+	"      [-- AGENT-ARGS...] | session --evidence [--out FILE]\n"
+	"                           an interactive agent session in this repository, as the repository map\n"
+	"                           (sessions.json) and the catalog allow; its plan first (docs/session.md)\n"
 	"  scope plan POLICY [--json]\n"
 	"                           validate a scope policy and print its permission plan\n"
-	"  scope run POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]\n"
+	"  scope run [--terminal] POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]\n"
 	"                           run PROGRAM in a contained scope (exit: its status; 124 timeout,\n"
 	"                           125 out of memory, 128+n signal; the record keeps the real facts)\n"
 	"\n"
@@ -139,6 +143,8 @@ int main(int argc, char **argv)
 		return jig_cmd_review(argc - 2, argv + 2);
 	if (strcmp(cmd, "scope") == 0)
 		return jig_cmd_scope(argc - 2, argv + 2, in_transient_scope);
+	if (strcmp(cmd, "session") == 0)
+		return jig_cmd_session(argc - 2, argv + 2, in_transient_scope);
 	return jig_cli_usage(argc, argv, "unknown command \"%s%s%s\"; see 'jig help'", cmd, argc >= 3 ? " " : "",
 			     argc >= 3 ? argv[2] : "");
 }

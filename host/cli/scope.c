@@ -19,6 +19,7 @@
 #include "../policy/scope_policy.h"
 #include "../sandbox/door.h"
 #include "../run/scope_run.h"
+#include "../run/terminal.h"
 #include "../util/fileio.h"
 #include "commands.h"
 
@@ -41,7 +42,7 @@ static json_t *result_json(const struct jig_scope_policy *p, const struct jig_sc
 	return doc;
 }
 
-#define USAGE "usage: jig scope plan POLICY [--json] | jig scope run POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]"
+#define USAGE "usage: jig scope plan POLICY [--json] | jig scope run [--terminal] POLICY [--dry-run] [--json] [--record FILE] -- PROGRAM [ARGS...]"
 
 static int write_record(const char *path, json_t *doc)
 {
@@ -56,12 +57,14 @@ static int write_record(const char *path, json_t *doc)
 	return bad ? JIG_E_INTERNAL : 0;
 }
 
-static int scope_run(const struct jig_scope_policy *p, char **prog, const char *record, int json, int in_transient_scope,
-		     int argc, char **argv)
+static int scope_run(const struct jig_scope_policy *p, char **prog, const char *record, int json, struct jig_terminal *term,
+		     int in_transient_scope, int argc, char **argv)
 {
 	struct jig_scope_result r;
 	struct jig_error e = {0};
-	if (jig_scope_run(p, prog, &r, &e) < 0) {
+	if ((term && jig_terminal_open(term, &e) < 0) || jig_scope_run(p, prog, term, &r, &e) < 0) {
+		if (term)
+			jig_terminal_stop(term);
 		char why[128];
 		if (r.needs_delegation && !in_transient_scope && jig_cli_systemd_usable(why, sizeof(why))) {
 			/* Host policy: a delegated subtree from systemd is as good as
@@ -78,6 +81,8 @@ static int scope_run(const struct jig_scope_policy *p, char **prog, const char *
 		jig_cli_fail(json, &e);
 		return e.code;
 	}
+	if (term)
+		jig_terminal_stop(term);
 	json_t *doc = result_json(p, &r);
 	int code = record ? write_record(record, doc) : 0;
 	if (json)
@@ -98,9 +103,12 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 {
 	if (argc < 2)
 		return jig_cli_usage(argc, argv, USAGE);
-	const char *sub = argv[0], *policy_path = argv[1], *record = NULL;
-	int json = 0, dry = 0, i = 2;
-	bool run = strcmp(sub, "run") == 0;
+	/* --terminal: jig's pty for the policy's "@terminal" descriptors. */
+	bool run = strcmp(argv[0], "run") == 0, terminal = run && strcmp(argv[1], "--terminal") == 0;
+	if (terminal && argc < 3)
+		return jig_cli_usage(argc, argv, USAGE);
+	const char *sub = argv[0], *policy_path = argv[terminal ? 2 : 1], *record = NULL;
+	int json = 0, dry = 0, i = terminal ? 3 : 2;
 	if (!run && strcmp(sub, "plan") != 0)
 		return jig_cli_usage(argc, argv, USAGE);
 	for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -122,7 +130,7 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	struct jig_error e = {0};
 	const char *home = jig_caller_home();
 	JIG_TRACE_POINT("cli: caller's home looked up");
-	if (jig_scope_policy_load(policy_path, home, run ? 0 : JIG_POLICY_SLOTS, &p, &e) < 0) {
+	if (jig_scope_policy_load(policy_path, home, run && !terminal ? 0 : JIG_POLICY_SLOTS, &p, &e) < 0) {
 		jig_cli_fail(json, &e);
 		return e.code;
 	}
@@ -151,7 +159,8 @@ int jig_cmd_scope(int argc, char **argv, int in_transient_scope)
 	}
 
 	jig_cli_sweep(); /* what abandoned Runs left (docs/reliability.md) */
-	int code = scope_run(&p, prog, record, json, in_transient_scope, argc, argv);
+	struct jig_terminal term;
+	int code = scope_run(&p, prog, record, json, terminal ? &term : NULL, in_transient_scope, argc, argv);
 	jig_scope_policy_free(&p);
 	return code;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -306,10 +307,40 @@ static int parse_credential(json_t *c, bool secret, const char *w, struct jig_ag
 	return (p->credential = strdup(json_string_value(val))) ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
 }
 
+/* "egress": 1-JIG_POLICY_MAX_CONNECT HOST:PORT strings the policy
+ * language accepts, each once; the client's proxy variables are jig's. */
+static int check_egress(json_t *eg, json_t *env, const char *w, struct jig_error *e)
+{
+	if (!eg)
+		return 0;
+	if (!json_is_array(eg) || json_array_size(eg) == 0 || json_array_size(eg) > JIG_POLICY_MAX_CONNECT)
+		return jig_err(e, JIG_E_USAGE, "%s: egress must be an array of 1-%d \"HOST:PORT\" strings", w, JIG_POLICY_MAX_CONNECT);
+	size_t i, j;
+	json_t *v;
+	json_array_foreach(eg, i, v) {
+		char host[JIG_POLICY_MAX_ENDPOINT + 1];
+		uint16_t port;
+		const char *s = json_string_value(v);
+		if (!s || jig_endpoint_split(s, host, sizeof(host), &port) < 0)
+			return jig_err(e, JIG_E_USAGE, "%s: egress[%zu] \"%.64s\": not HOST:PORT (a DNS name or an IP literal, port 1-65535)",
+				       w, i, s ? s : "?");
+		for (j = 0; j < i; j++)
+			if (strcasecmp(json_string_value(json_array_get(eg, j)), s) == 0)
+				return jig_err(e, JIG_E_USAGE, "%s: egress[%zu] \"%.64s\" is listed twice", w, i, s);
+	}
+	static const char *const proxy_env[] = {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY",
+						"all_proxy", "NO_PROXY", "no_proxy", NULL};
+	for (const char *const *n = proxy_env; *n; n++)
+		if (json_object_get(env, *n))
+			return jig_err(e, JIG_E_USAGE, "%s: env \"%s\" is set by jig for egress (its CONNECT relay)", w, *n);
+	return 0;
+}
+
 static int parse_provider(json_t *o, const char *id, bool secret, const char *what, struct jig_agent_provider *p,
 			  struct jig_error *e)
 {
-	static const char *const keys[] = {"client", "command", "trees", "env", "version", "model_env", "credential", "pi_command", "pi_models", NULL};
+	static const char *const keys[] = {"client", "command", "trees", "env", "version", "model_env", "credential", "pi_command", "pi_models",
+					   "egress", NULL};
 	char w[PATH_MAX + 100];
 	snprintf(w, sizeof(w), "%s: provider \"%s\"", what, id);
 	const char *client, *version;
@@ -330,8 +361,10 @@ static int parse_provider(json_t *o, const char *id, bool secret, const char *wh
 	json_t *cmd = json_object_get(o, "command"), *trees = json_object_get(o, "trees"), *env = json_object_get(o, "env");
 	bool pi = pr->pi_args != NULL;
 	if ((r = check_command(cmd, trees, w, e)) || (r = check_pi(o, pi, w, e)) || (r = check_env(env, w, e)) ||
-	    (r = opt_name(o, "model_env", w, &p->model_env, e)))
+	    (r = opt_name(o, "model_env", w, &p->model_env, e)) || (r = check_egress(json_object_get(o, "egress"), env, w, e)))
 		return r;
+	if (json_object_get(o, "egress") && !(p->egress = json_deep_copy(json_object_get(o, "egress"))))
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	json_t *cred = json_object_get(o, "credential");
 	if (cred && (r = parse_credential(cred, secret, w, p, e)))
 		return r;
@@ -426,6 +459,7 @@ void jig_agent_provider_free(struct jig_agent_provider *p)
 	json_decref(p->trees);
 	json_decref(p->env);
 	json_decref(p->profile);
+	json_decref(p->egress);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -476,10 +510,10 @@ int jig_agent_identity(const struct jig_agent_provider *p, const char *model, js
 		json_decref(files);
 		return r;
 	}
-	*out = json_pack("{s:s,s:s,s:O,s:o,s:O,s:O,s:s,s:s,s:s?,s:s?,s:O?,s:O?,s:s?}", "provider", p->id, "client", p->client,
+	*out = json_pack("{s:s,s:s,s:O,s:o,s:O,s:O,s:s,s:s,s:s?,s:s?,s:O?,s:O?,s:s?,s:O*}", "provider", p->id, "client", p->client,
 			 "command", p->command, "files", files, "trees", p->trees, "env", p->env, "version", p->version, "model",
 			 model, "model_env", p->model_env, "credential_env", p->credential_env, "profile", p->profile,
-			 "pi_command", p->pi_command, "pi_models", p->pi_models);
+			 "pi_command", p->pi_command, "pi_models", p->pi_models, "egress", p->egress);
 	return *out ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
 }
 
@@ -488,7 +522,7 @@ const char *jig_agent_identity_diff(json_t *reviewed, json_t *now, char *buf, si
 	if (json_equal(reviewed, now))
 		return NULL;
 	static const char *const keys[] = {"provider", "client", "model", "version", "command", "files", "trees", "env",
-					   "model_env", "credential_env", "profile", "pi_command", "pi_models", NULL};
+					   "model_env", "credential_env", "profile", "pi_command", "pi_models", "egress", NULL};
 	for (const char *const *k = keys; *k; k++) {
 		json_t *a = json_object_get(reviewed, *k), *b = json_object_get(now, *k);
 		if ((a || b) && !json_equal(a, b)) {

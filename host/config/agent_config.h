@@ -31,6 +31,10 @@ struct jig_agent_provider {
 	json_t *profile; /* jig's profile for the client {env, args, session_meta?, auth_method?, select_model, pi_args?}, or NULL */
 	json_t *pi_command; /* client "pi": Pi's command [absolute paths], started by jig's launcher; else NULL */
 	char *pi_models;    /* client "pi": the path of Pi's models.json; else NULL */
+	/* "egress": the HOST:PORT the client may reach, only through jig's
+	 * CONNECT relay (its scope then has a private network namespace, not
+	 * the host's: docs/agents.md, issue 34); NULL: the host network. */
+	json_t *egress;
 };
 
 /* Reads the operator's provider id. An unsafe (owner, mode, link) or

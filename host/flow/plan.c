@@ -138,9 +138,16 @@ int jig_plan_compose_agent(const struct jig_catalog *c, const struct jig_snapsho
 	json_t *v;
 	json_array_foreach(p->trees, n, v)
 		trees[n] = json_string_value(v);
-	struct jig_scope_facts facts = {.kind = "agent-provider", .name = name, .snapshot_dir = s->dirpath,
-					.wall_ms = g->timeout_ms + JIG_AGENT_WORKER_GRACE_MS, .home = jig_caller_home(),
-					.client_trees = trees, .n_client_trees = json_array_size(p->trees)};
+	/* With the operator's egress: a private network namespace whose only
+	 * way out is jig's CONNECT relay to exactly those HOST:PORT. */
+	const char *egress[JIG_POLICY_MAX_CONNECT];
+	size_t ne = 0;
+	json_array_foreach(p->egress, ne, v)
+		egress[ne] = json_string_value(v);
+	struct jig_scope_facts facts = {.kind = p->egress ? "agent-provider-egress" : "agent-provider", .name = name,
+					.snapshot_dir = s->dirpath, .wall_ms = g->timeout_ms + JIG_AGENT_WORKER_GRACE_MS,
+					.home = jig_caller_home(), .client_trees = trees, .n_client_trees = json_array_size(p->trees),
+					.egress = egress, .n_egress = json_array_size(p->egress)};
 	return jig_catalog_compose(c, &facts, t, e);
 }
 

@@ -149,8 +149,8 @@ static int check_kind(const char *name, json_t *k, json_t *fragments, struct jig
 				return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": fragment \"%s\" is listed twice", name, f);
 	}
 	json_array_foreach(argv, i, v)
-		if (!json_is_string(v) || (i == 0 && json_string_value(v)[0] != '/'))
-			return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": argv[%zu] must be a string (argv[0] an absolute path)", name, i);
+		if (!json_is_string(v) || (i == 0 && json_string_value(v)[0] != '/' && strcmp(json_string_value(v), "@entry") != 0))
+			return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": argv[%zu] must be a string (argv[0] an absolute path or \"@entry\")", name, i);
 	return 0;
 }
 
@@ -405,6 +405,32 @@ static int add_fragment(struct compose *c, const struct jig_scope_facts *f, cons
 	return r;
 }
 
+/* Reviewed egress only adds: to a private namespace ("none"), the
+ * CONNECT relay with exactly these destinations, and the variables that
+ * point a client at it (no fragment may have set them). */
+static int add_egress(struct compose *c, const struct jig_scope_facts *f, struct jig_error *e)
+{
+	const char *net = json_string_value(json_object_get(c->doc, "network"));
+	if (!net || strcmp(net, "none") != 0)
+		return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": egress is added only to a private network (\"none\")", f->kind);
+	json_t *connect = json_array();
+	for (size_t i = 0; connect && i < f->n_egress; i++)
+		json_array_append_new(connect, json_string(f->egress[i]));
+	json_t *env = json_object_get(c->doc, "env");
+	static const char *const vars[] = {"HTTPS_PROXY", "https_proxy", NULL};
+	for (const char *const *v = vars; *v; v++) {
+		if (json_object_get(env, *v)) {
+			json_decref(connect);
+			return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": environment variable %s is set by a fragment and by egress", f->kind, *v);
+		}
+		json_object_set_new(env, *v, json_string(JIG_EGRESS_PROXY_URL));
+	}
+	if (!connect || json_object_set_new(c->doc, "network", json_pack("{s:[],s:o,s:s}", "loopback", "connect", connect,
+									  "proxy", JIG_EGRESS_PROXY)))
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	return 0;
+}
+
 static int kind_program(json_t *kind, const struct jig_scope_facts *f, struct jig_scope_template *t, struct jig_error *e)
 {
 	json_t *argv = json_object_get(kind, "argv"), *hold = json_object_get(kind, "hold");
@@ -448,6 +474,8 @@ int jig_catalog_compose(const struct jig_catalog *cat, const struct jig_scope_fa
 		if (!r)
 			r = add_fragment(&c, f, frag, json_object_get(json_object_get(cat->doc, "fragments"), frag), e);
 	}
+	if (!r && f->n_egress)
+		r = add_egress(&c, f, e);
 	json_t *lim = json_object_get(c.doc, "limits");
 	if (!r && !lim)
 		r = jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": no fragment sets its limits", f->kind);

@@ -47,7 +47,16 @@ struct jig_scope_facts {
 	/* "@input" as the last component of a bind's source or target: the
 	 * name of a reviewed attachment (a Project Command's route input). */
 	const char *input;
+	/* Reviewed egress (an agent provider's, issue 34): HOST:PORT entries
+	 * granted through jig's CONNECT relay at JIG_EGRESS_PROXY, added to a
+	 * kind whose network is "none", with the client's proxy variables. */
+	const char *const *egress;
+	size_t n_egress;
 };
+
+/* Where a scope with reviewed egress reaches jig's CONNECT relay. */
+#define JIG_EGRESS_PROXY "127.0.0.1:3128"
+#define JIG_EGRESS_PROXY_URL "http://127.0.0.1:3128"
 
 /* A composed scope: the policy template (its digest is what the Plan
  * pins), the kind's program and held directory. */

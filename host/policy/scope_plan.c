@@ -32,6 +32,25 @@ static void human_bytes(uint64_t b, char *out, size_t cap)
 		snprintf(out, cap, "%llu bytes", (unsigned long long)b);
 }
 
+/* The network line(s): an exact grant lists each endpoint and the proxy. */
+static void print_network(const struct jig_scope_policy *p, const char *in, FILE *out)
+{
+	if (!p->n_listeners) {
+		fprintf(out, "%s  network %s\n", in, p->network == JIG_NET_HOST ? "host (the host's network namespace)"
+			: "none (private namespace; no route out, not even to host loopback)");
+		return;
+	}
+	fprintf(out, "%s  network private namespace; only these endpoints, relayed by jig from outside the scope:\n", in);
+	for (size_t i = 0; i < p->n_loopback; i++)
+		fprintf(out, "%s    loopback 127.0.0.1:%u -> the host's 127.0.0.1:%u\n", in, p->listeners[i].port,
+			p->listeners[i].port);
+	if (p->proxy)
+		fprintf(out, "%s    proxy %s: HTTP CONNECT to exactly these HOST:PORT (a name-and-port rule, not an IP firewall):\n",
+			in, p->proxy);
+	for (size_t i = 0; i < p->n_connect; i++)
+		fprintf(out, "%s      connect %s\n", in, p->connect[i]);
+}
+
 void jig_scope_plan_print(const struct jig_scope_policy *p, const char *in, FILE *out)
 {
 	char buf[64];
@@ -43,6 +62,10 @@ void jig_scope_plan_print(const struct jig_scope_policy *p, const char *in, FILE
 		fprintf(out, "%s    (none)\n", in);
 	for (size_t i = 0; i < p->n_binds; i++)
 		fprintf(out, "%s    %-28s <- %s\n", in, p->binds[i].target, p->binds[i].source);
+	if (p->n_rw_binds)
+		fprintf(out, "%s  writable binds (the host's own directories; what the scope writes there stays):\n", in);
+	for (size_t i = 0; i < p->n_rw_binds; i++)
+		fprintf(out, "%s    %-28s <- %s (read/write)\n", in, p->rw_binds[i].target, p->rw_binds[i].source);
 	fprintf(out, "%s  writable (private tmpfs, discarded at exit):\n", in);
 	if (!p->n_tmpfs)
 		fprintf(out, "%s    (none)\n", in);
@@ -56,8 +79,7 @@ void jig_scope_plan_print(const struct jig_scope_policy *p, const char *in, FILE
 		     "%s    devices null, zero, full, random, urandom and tty (no /dev/shm); nothing else is writable\n",
 		in, JIG_SCOPE_INIT_TARGET, in);
 	fprintf(out, "%s  cwd %s\n", in, p->cwd);
-	fprintf(out, "%s  network %s\n", in, p->network == JIG_NET_HOST ? "host (the host's network namespace)"
-								   : "none (private namespace; no route out, not even to host loopback)");
+	print_network(p, in, out);
 	fprintf(out, "%s  environment (nothing is inherited):\n", in);
 	if (!p->n_env)
 		fprintf(out, "%s    (empty)\n", in);
@@ -83,7 +105,9 @@ void jig_scope_plan_print(const struct jig_scope_policy *p, const char *in, FILE
 	fprintf(out, "%s  denied: every capability; ptrace, bpf, perf, keyrings, userfaultfd, io_uring, namespaces, mounts, module and\n"
 		     "%s    kexec calls, TIOCSTI/TIOCLINUX, modify_ldt, changing another process's limits, scheduling, affinity or\n"
 		     "%s    I/O priority, non-native syscall ABIs, socket families beyond %s\n",
-		in, in, in, p->network == JIG_NET_HOST ? "unix/inet/inet6" : "unix");
+		in, in, in, p->network == JIG_NET_HOST ? "unix/inet/inet6"
+			    : p->n_listeners ? "unix/inet/inet6 (inet only inside the private namespace; no raw sockets)"
+					     : "unix");
 }
 
 json_t *jig_scope_devices_json(void)
@@ -106,9 +130,12 @@ json_t *jig_scope_plan_json(const struct jig_scope_policy *p)
 	json_object_set_new(doc, "always", json_pack("{s:s,s:s,s:s,s:o}", "launcher", JIG_SCOPE_INIT_TARGET,
 						      "proc", "private, read-only", "dev", "minimal, read-only",
 						      "devices", jig_scope_devices_json()));
-	/* Every writable mount, with its cap: the policy's tmpfs and nothing
-	 * else (the root, /dev, /dev/pts and /proc are read-only). */
+	/* Every writable mount: the policy's tmpfs, with its cap, and its
+	 * writable binds (the root, /dev, /dev/pts and /proc are read-only). */
 	json_t *writable = json_array();
+	for (size_t i = 0; i < p->n_rw_binds; i++)
+		json_array_append_new(writable, json_pack("{s:s,s:s}", "at", p->rw_binds[i].target, "bind",
+							  p->rw_binds[i].source));
 	for (size_t i = 0; i < p->n_tmpfs; i++)
 		json_array_append_new(writable, json_pack("{s:s,s:I}", "at", p->tmpfs[i].target, "size_bytes",
 							  (json_int_t)p->tmpfs[i].size_bytes));
@@ -118,8 +145,10 @@ json_t *jig_scope_plan_json(const struct jig_scope_policy *p)
 				   "namespaces", "mount", "module_and_kexec", "tiocsti_tioclinux",
 				   "non_native_abi", "modify_ldt",
 				   "changing_another_process_limits_scheduling_affinity_or_io_priority");
-	json_array_append_new(denied, json_string(p->network == JIG_NET_HOST ? "sockets_other_than_unix_inet_inet6"
-									       : "sockets_other_than_unix"));
+	json_array_append_new(denied, json_string(p->network == JIG_NET_HOST || p->n_listeners ? "sockets_other_than_unix_inet_inet6"
+												 : "sockets_other_than_unix"));
+	if (p->n_listeners)
+		json_array_append_new(denied, json_string("raw_sockets"));
 	json_object_set_new(doc, "denied", denied);
 	return doc;
 }

@@ -7,11 +7,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "snapshot/snapshot.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -227,6 +229,46 @@ static bool is_slot(const char *s, const char *prefix)
 	return prev != '/';
 }
 
+/* A session's private TMPDIR (issue 34, decision 145): exactly
+ * /run/user/<caller's uid>/jig/sessions/<32 hex>/tmp, the one directory
+ * below /run a writable bind may have (its own checks still apply live:
+ * a directory, canonical, the caller's). */
+static bool is_session_tmp(const char *s)
+{
+	char head[64];
+	int n = snprintf(head, sizeof(head), "/run/user/%u/jig/sessions/", (unsigned)geteuid());
+	if (n < 0 || strncmp(s, head, (size_t)n) != 0)
+		return false;
+	s += n;
+	for (int i = 0; i < 32; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return strcmp(s + 32, "/tmp") == 0;
+}
+
+/* A bind's "write": absent or a boolean; true is a writable bind (its
+ * target never below /.jig, jig's own), false is dropped so that the
+ * canonical form (and the digest) of a read-only bind has one spelling. */
+static int check_write(json_t *m, const char *what, const char *target, struct jig_error *e)
+{
+	json_t *w = json_object_get(m, "write");
+	if (!w)
+		return 0;
+	if (!json_is_boolean(w))
+		return jig_err(e, JIG_E_USAGE, "scope policy: %s.write: must be true or false", what);
+	if (json_is_false(w)) {
+		json_object_del(m, "write");
+		return 0;
+	}
+	if (is_within(target, "/.jig"))
+		return jig_err(e, JIG_E_USAGE, "scope policy: %s.target \"%s\": a writable bind is never below /.jig (jig's own files and the launcher)", what, target);
+	const char *src = json_string_value(json_object_get(m, "source"));
+	for (const char *const *f = file_only_trees; src && src[0] == '/' && !is_session_tmp(src) && *f; f++)
+		if (is_within(src, *f))
+			return jig_err(e, JIG_E_USAGE, "scope policy: %s.source \"%s\": /run is never granted for writing", what, src);
+	return 0;
+}
+
 static int parse_mounts(json_t *root, enum mount_list kind, const char *home, unsigned flags, json_t **out,
 			struct jig_error *e)
 {
@@ -243,7 +285,7 @@ static int parse_mounts(json_t *root, enum mount_list kind, const char *home, un
 	int r = jig_json_get_array(root, name, "scope policy", lists[kind].max, &arr, e);
 	if (r)
 		return r;
-	const char *const keys[] = {"target", field, NULL};
+	const char *const keys[] = {"target", field, kind == LIST_BINDS ? "write" : NULL, NULL};
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		json_t *m = json_array_get(arr, i);
 		char what[64], w2[80];
@@ -256,7 +298,7 @@ static int parse_mounts(json_t *root, enum mount_list kind, const char *home, un
 		    (r = jig_json_get_string(m, "target", what, &target, e)))
 			return r;
 		snprintf(w2, sizeof(w2), "%s.target", what);
-		if ((r = check_target(w2, target, e)))
+		if ((r = check_target(w2, target, e)) || (kind == LIST_BINDS && (r = check_write(m, what, target, e))))
 			return r;
 		if (kind == LIST_TMPFS) {
 			r = jig_json_get_uint(m, field, what, TMPFS_MIN, TMPFS_MAX, &size, e);
@@ -266,7 +308,7 @@ static int parse_mounts(json_t *root, enum mount_list kind, const char *home, un
 				r = (flags & JIG_POLICY_SLOTS) && is_slot(str, "@run/")
 					    ? 0
 					    : jig_err(e, JIG_E_USAGE, "scope policy: %s \"%s\": a runtime slot (\"@run/NAME\") only jig fills, and only in a scope it composes", w2, str);
-			else if (kind == LIST_BINDS)
+			else if (kind == LIST_BINDS && !(json_is_true(json_object_get(m, "write")) && is_session_tmp(str)))
 				r = check_source(w2, str, home, e);
 			/* A link is resolved inside the scope, so it can only name
 			 * what the scope already has; it still must be clean. */
@@ -358,23 +400,28 @@ static int lower(struct jig_scope_policy *p, struct jig_error *e)
 	json_t *binds = json_object_get(d, "binds"), *tmpfs = json_object_get(d, "tmpfs");
 	json_t *links = json_object_get(d, "symlinks"), *env = json_object_get(d, "env");
 	json_t *fds = json_object_get(d, "descriptors");
-	p->n_binds = json_array_size(binds);
+	size_t nb = json_array_size(binds);
+	for (size_t i = 0; i < nb; i++)
+		p->n_rw_binds += json_is_true(json_object_get(json_array_get(binds, i), "write"));
+	p->n_binds = nb - p->n_rw_binds;
 	p->n_tmpfs = json_array_size(tmpfs);
 	p->n_symlinks = json_array_size(links);
 	p->n_env = json_object_size(env);
 	p->n_fds = json_array_size(fds);
 	p->binds = calloc(p->n_binds + 1, sizeof(*p->binds));
+	p->rw_binds = calloc(p->n_rw_binds + 1, sizeof(*p->rw_binds));
 	p->tmpfs = calloc(p->n_tmpfs + 1, sizeof(*p->tmpfs));
 	p->symlinks = calloc(p->n_symlinks + 1, sizeof(*p->symlinks));
 	p->env = calloc(p->n_env + 1, sizeof(*p->env));
 	p->fds = calloc(p->n_fds + 1, sizeof(*p->fds));
-	if (!p->binds || !p->tmpfs || !p->symlinks || !p->env || !p->fds)
+	if (!p->binds || !p->rw_binds || !p->tmpfs || !p->symlinks || !p->env || !p->fds)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	for (size_t i = 0; i < p->n_binds; i++) {
+	for (size_t i = 0, ro = 0, rw = 0; i < nb; i++) {
 		json_t *b = json_array_get(binds, i);
-		p->binds[i].source = json_string_value(json_object_get(b, "source"));
-		p->has_slots |= p->binds[i].source[0] == '@';
-		p->binds[i].target = json_string_value(json_object_get(b, "target"));
+		struct jig_scope_bind *to = json_is_true(json_object_get(b, "write")) ? &p->rw_binds[rw++] : &p->binds[ro++];
+		to->source = json_string_value(json_object_get(b, "source"));
+		p->has_slots |= to->source[0] == '@';
+		to->target = json_string_value(json_object_get(b, "target"));
 	}
 	for (size_t i = 0; i < p->n_tmpfs; i++) {
 		json_t *t = json_array_get(tmpfs, i);
@@ -419,9 +466,7 @@ static int lower(struct jig_scope_policy *p, struct jig_error *e)
 	}
 	p->name = json_string_value(json_object_get(d, "scope"));
 	p->cwd = json_string_value(json_object_get(d, "cwd"));
-	const char *net = json_string_value(json_object_get(d, "network"));
-	p->network = strcmp(net, "host") == 0 ? JIG_NET_HOST : JIG_NET_NONE;
-	return 0;
+	return jig_scope_network_lower(p, e);
 }
 
 int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsigned flags,
@@ -434,8 +479,8 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsign
 		return jig_json_usage(r, e);
 	static const char *const keys[] = {"format", "scope", "binds", "tmpfs", "symlinks", "env",
 					   "descriptors", "cwd", "network", "limits", NULL};
-	const char *format, *scope, *cwd, *net;
-	json_t *binds = NULL, *tmpfs = NULL, *links = NULL, *env = NULL, *fds = NULL;
+	const char *format, *scope, *cwd;
+	json_t *net = NULL, *binds = NULL, *tmpfs = NULL, *links = NULL, *env = NULL, *fds = NULL;
 	struct jig_scope_limits lim;
 	if ((r = jig_json_only_keys(root, keys, "scope policy", e)) ||
 	    (r = jig_json_get_string(root, "format", "scope policy", &format, e)))
@@ -456,12 +501,8 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsign
 		r = jig_err(e, JIG_E_USAGE, "scope policy: cwd \"%s\": not an absolute, normalised path", cwd);
 		goto out;
 	}
-	if ((r = jig_json_get_string(root, "network", "scope policy", &net, e)))
+	if ((r = jig_scope_network_parse(root, &net, e)))
 		goto out;
-	if (strcmp(net, "none") != 0 && strcmp(net, "host") != 0) {
-		r = jig_err(e, JIG_E_USAGE, "scope policy: network \"%s\": must be \"none\" (private namespace) or \"host\"", net);
-		goto out;
-	}
 	if ((r = parse_mounts(root, LIST_BINDS, home, flags, &binds, e)) ||
 	    (r = parse_mounts(root, LIST_TMPFS, home, flags, &tmpfs, e)) ||
 	    (r = parse_mounts(root, LIST_SYMLINKS, home, flags, &links, e)) || (r = parse_env(root, &env, e)) ||
@@ -470,7 +511,7 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsign
 	json_t *lists[3] = {binds, tmpfs, links};
 	if ((r = check_unique_targets(lists, e)))
 		goto out;
-	p->doc = json_pack("{s:s,s:s,s:O,s:O,s:O,s:O,s:O,s:s,s:s,s:{s:I,s:I,s:I,s:I}}", "format", format,
+	p->doc = json_pack("{s:s,s:s,s:O,s:O,s:O,s:O,s:O,s:s,s:O,s:{s:I,s:I,s:I,s:I}}", "format", format,
 			   "scope", scope, "binds", binds, "tmpfs", tmpfs, "symlinks", links, "env", env,
 			   "descriptors", fds, "cwd", cwd, "network", net, "limits", "memory_bytes",
 			   (json_int_t)lim.memory_bytes, "tasks", (json_int_t)lim.tasks, "cpu_quota_us",
@@ -485,6 +526,7 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsign
 	p->limits = lim;
 	r = lower(p, e);
 out:
+	json_decref(net);
 	json_decref(binds);
 	json_decref(tmpfs);
 	json_decref(links);
@@ -533,29 +575,127 @@ void jig_scope_policy_free(struct jig_scope_policy *p)
 			free(p->env[i]);
 	free(p->env);
 	free(p->binds);
+	free(p->rw_binds);
 	free(p->tmpfs);
 	free(p->symlinks);
 	free(p->fds);
+	free(p->listeners);
+	free(p->connect);
 	free(p->canonical);
 	json_decref(p->doc);
 	memset(p, 0, sizeof(*p));
 }
 
+/* The directories of jig's own trust and state: the operator's
+ * configuration, the verification cache, state and data (both where the
+ * XDG variables point and their defaults below the caller's home), the
+ * runtime directory, and the installation with its snapshot. A writable
+ * bind never holds one of them nor lies inside one. */
+static int jig_own_dirs(char dirs[][PATH_MAX], size_t cap)
+{
+	static const char *const xdg[][2] = {{"XDG_CONFIG_HOME", ".config"}, {"XDG_CACHE_HOME", ".cache"},
+					     {"XDG_STATE_HOME", ".local/state"}, {"XDG_DATA_HOME", ".local/share"}};
+	const char *home = jig_caller_home(), *rt = getenv("XDG_RUNTIME_DIR");
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(xdg) / sizeof(xdg[0]) && n + 2 <= cap; i++) {
+		if (jig_user_dir(xdg[i][0], xdg[i][1], dirs[n], PATH_MAX) == 0)
+			n++;
+		if (home && home[0] == '/' && snprintf(dirs[n], PATH_MAX, "%s/%s/jig", home, xdg[i][1]) < PATH_MAX)
+			n++;
+	}
+	if (n < cap && rt && rt[0] == '/' && snprintf(dirs[n], PATH_MAX, "%s/jig", rt) < PATH_MAX)
+		n++;
+	struct jig_error ignored;
+	if (n < cap && jig_snapshot_default_libdir(dirs[n], PATH_MAX, &ignored) == 0)
+		n++;
+	/* Where they really are, when they exist. */
+	for (size_t i = 0, k = n; i < k && n < cap; i++)
+		if (realpath(dirs[i], dirs[n]) && strcmp(dirs[n], dirs[i]) != 0)
+			n++;
+	return (int)n;
+}
+
+/* A mount point strictly below dir (bind mounts are recursive: what is
+ * mounted there would be reachable too), from /proc/self/mountinfo (its
+ * fifth field; "\040"-style escapes never match a normalised prefix but
+ * the ones they belong to). 1: one found (in at), 0: none, -1: unreadable. */
+static int mount_below(const char *dir, char *at, size_t cap)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -1;
+	char line[8192];
+	size_t n = strlen(dir);
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *fld = strtok_r(line, " ", &save);
+		for (int i = 0; fld && i < 4; i++)
+			fld = strtok_r(NULL, " ", &save);
+		if (fld && strncmp(fld, dir, n) == 0 && fld[n] == '/') {
+			snprintf(at, cap, "%s", fld);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* A writable bind's source (already canonical): a directory of the
+ * caller's, one file system (no mount below it), apart from jig's own
+ * directories. */
+static int check_rw_source(const char *s, struct jig_error *e)
+{
+	struct stat st;
+	if (lstat(s, &st) < 0)
+		return jig_err(e, JIG_E_USAGE, "writable bind source %s: %s", s, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return jig_err(e, JIG_E_USAGE, "writable bind source %s: not a directory; only a directory is bound for writing", s);
+	if (st.st_uid != geteuid())
+		return jig_err(e, JIG_E_USAGE, "writable bind source %s: owned by uid %u, not the caller (%u)", s,
+			       (unsigned)st.st_uid, (unsigned)geteuid());
+	char at[PATH_MAX];
+	int m = mount_below(s, at, sizeof(at));
+	if (m != 0)
+		return jig_err(e, JIG_E_USAGE, "writable bind source %s: %s%s; a writable bind is one file system, bind the mount itself if it is meant", s,
+			       m < 0 ? "cannot read /proc/self/mountinfo" : "another file system is mounted below it at ", m < 0 ? "" : at);
+	char dirs[12][PATH_MAX];
+	int n = is_session_tmp(s) ? 0 : jig_own_dirs(dirs, 12);
+	for (int i = 0; i < n; i++)
+		if (is_within(s, dirs[i]) || is_within(dirs[i], s))
+			return jig_err(e, JIG_E_USAGE, "writable bind source %s: %s jig's own directory %s; never granted for writing", s,
+				       is_within(s, dirs[i]) ? "is inside" : "holds", dirs[i]);
+	return 0;
+}
+
+/* A bind source is its own canonical path; below /run only a file. */
+static int check_live_source(const char *s, bool write, struct jig_error *e)
+{
+	char real[PATH_MAX];
+	if (!realpath(s, real))
+		return jig_err(e, JIG_E_USAGE, "bind source %s: %s", s, strerror(errno));
+	if (strcmp(real, s) != 0)
+		return jig_err(e, JIG_E_USAGE,
+			       "bind source %s: resolves to %s through a symbolic link; grant the real path (and add a symlink entry if the scope needs the name)",
+			       s, real);
+	struct stat st;
+	for (const char *const *f = file_only_trees; *f && !(write && is_session_tmp(s)); f++)
+		if (is_within(s, *f) && (stat(s, &st) < 0 || !S_ISREG(st.st_mode)))
+			return jig_err(e, JIG_E_USAGE, "bind source %s: below %s only an exact regular file may be granted", s, *f);
+	return write ? check_rw_source(s, e) : 0;
+}
+
 int jig_scope_policy_check_host(const struct jig_scope_policy *p, struct jig_error *e)
 {
+	int r;
+	for (size_t i = 0; i < p->n_rw_binds; i++)
+		if (p->rw_binds[i].source[0] != '@' && (r = check_live_source(p->rw_binds[i].source, true, e)))
+			return r;
 	for (size_t i = 0; i < p->n_binds; i++) {
 		const char *s = p->binds[i].source;
-		char real[PATH_MAX];
-		if (!realpath(s, real))
-			return jig_err(e, JIG_E_USAGE, "bind source %s: %s", s, strerror(errno));
-		if (strcmp(real, s) != 0)
-			return jig_err(e, JIG_E_USAGE,
-				       "bind source %s: resolves to %s through a symbolic link; grant the real path (and add a symlink entry if the scope needs the name)",
-				       s, real);
-		struct stat st;
-		for (const char *const *f = file_only_trees; *f; f++)
-			if (is_within(s, *f) && (stat(s, &st) < 0 || !S_ISREG(st.st_mode)))
-				return jig_err(e, JIG_E_USAGE, "bind source %s: below %s only an exact regular file may be granted", s, *f);
+		if (s[0] == '@')
+			continue;
+		if ((r = check_live_source(s, false, e)))
+			return r;
 	}
 	if (p->has_slots)
 		return jig_err(e, JIG_E_USAGE, "scope %s has runtime slots (\"@...\"); only jig fills them, when it runs the scope it composed", p->name);

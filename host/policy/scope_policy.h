@@ -31,8 +31,10 @@ struct jig_scope_policy {
 	char *canonical; /* its bytes */
 	char sha256[JIG_SHA256_HEX];
 	const char *name;
-	struct jig_scope_bind *binds;
+	struct jig_scope_bind *binds; /* read-only */
 	size_t n_binds;
+	struct jig_scope_bind *rw_binds; /* "write": true (ABI 1.6) */
+	size_t n_rw_binds;
 	struct jig_scope_tmpfs *tmpfs;
 	size_t n_tmpfs;
 	struct jig_scope_symlink *symlinks;
@@ -43,6 +45,14 @@ struct jig_scope_policy {
 	size_t n_fds;
 	const char *cwd;
 	uint32_t network;
+	/* An exact network grant (scope_network.c): the loopback endpoints,
+	 * then the proxy's, as the module's listeners; the CONNECT
+	 * destinations ("host:port", canonical). */
+	struct jig_scope_listener *listeners;
+	size_t n_listeners, n_loopback;
+	const char **connect;
+	size_t n_connect;
+	const char *proxy; /* "127.0.0.1:PORT" with connect entries, else NULL */
 	struct jig_scope_limits limits;
 	bool has_slots; /* a template: see JIG_POLICY_SLOTS */
 };
@@ -63,7 +73,9 @@ void jig_scope_policy_free(struct jig_scope_policy *p);
 
 /* Checks against the live host what a pure parse cannot: every bind
  * source exists and is its own canonical path (no symbolic link in it),
- * and every source descriptor is open. */
+ * every writable bind's source is a directory the caller owns that neither
+ * holds nor lies inside jig's own configuration, cache, state, runtime or
+ * installation directories, and every source descriptor is open. */
 int jig_scope_policy_check_host(const struct jig_scope_policy *p, struct jig_error *e);
 
 /* One run's values for a template's slots: excluded runtime metadata,
@@ -99,10 +111,26 @@ struct jig_scope_launch {
 	 * starts. NULL: hold_path is held as it is. */
 	void (*output_ready)(void *ctx, int root_fd);
 	void *output_ctx;
+	/* Descriptor 0 is jig's pty slave (the "@terminal" slot): it becomes
+	 * the payload's controlling terminal (ABI 1.6). */
+	bool controlling_tty;
+	/* The relay of the policy's network endpoints (struct jig_scope's
+	 * listen_ready); jig_launch sets it (sandbox/netrelay.h). */
+	void (*listen_ready)(void *ctx, uint32_t i, int fd);
+	void *listen_ctx;
 };
 /* The one place a struct jig_scope is assembled. Points into p and l. */
 int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_launch *l, struct jig_scope *sc,
 		       struct jig_error *e);
+
+/* The "network" of a policy document checked and canonical into *out
+ * (scope_network.c), and lowered into p's network fields. */
+int jig_scope_network_parse(json_t *root, json_t **out, struct jig_error *e);
+int jig_scope_network_lower(struct jig_scope_policy *p, struct jig_error *e);
+/* "HOST:PORT" split; host (lower case) into host[cap]. 0, or -1 when s is
+ * not an endpoint the policy language accepts (HOST a DNS name or an IP
+ * literal, "[...]" for IPv6; PORT 1-65535 without leading zeros). */
+int jig_endpoint_split(const char *s, char *host, size_t cap, uint16_t *port);
 
 /* Names that look like credentials (GITHUB_TOKEN, *_API_KEY, ...): never
  * in a scope's environment or a Plan. */

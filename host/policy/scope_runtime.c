@@ -103,7 +103,25 @@ int jig_scope_describe(const struct jig_scope_policy *p, const struct jig_scope_
 		.hold_path = l->hold_path,
 		.interrupt_fd = l->interrupt_fd,
 		.companion_pid = l->companion_pid,
+		.rw_binds = p->n_rw_binds ? p->rw_binds : NULL,
+		.n_rw_binds = (uint32_t)p->n_rw_binds,
+		.controlling_tty = l->controlling_tty ? 1 : 0,
+		.listeners = p->n_listeners ? p->listeners : NULL,
+		.n_listeners = (uint32_t)p->n_listeners,
+		.listen_ready = p->n_listeners ? l->listen_ready : NULL,
+		.listen_ctx = p->n_listeners ? l->listen_ctx : NULL,
 	};
+	if (l->controlling_tty) {
+		/* Only jig's own pty slave at descriptor 0 becomes a controlling
+		 * terminal; never the operator's (scope run relays it). */
+		bool tty0 = false;
+		for (size_t i = 0; i < p->n_fds; i++)
+			tty0 |= sc->fds[i].target == 0 && isatty(sc->fds[i].source);
+		if (!tty0)
+			return jig_err(e, JIG_E_INTERNAL, "scope %s: a controlling terminal needs the terminal at descriptor 0", p->name);
+	}
+	if (p->n_listeners && !l->listen_ready)
+		return jig_err(e, JIG_E_INTERNAL, "scope %s: its network endpoints have no relay", p->name);
 	if (l->output_ready && l->hold_path) {
 		/* The hidden-stage output has the size of the policy's tmpfs
 		 * there (which it covers). */

@@ -40,6 +40,15 @@ int jig_proc_start(pid_t pid, unsigned long long *start)
 	return end == p + 1 || errno ? (errno = EINVAL, -2) : 0;
 }
 
+enum jig_proc_life jig_proc_life(pid_t pid, unsigned long long start)
+{
+	unsigned long long now;
+	if (pid <= 0)
+		return JIG_PROC_UNKNOWN;
+	int r = jig_proc_start(pid, &now);
+	return r == -1 ? JIG_PROC_GONE : r < 0 ? JIG_PROC_UNKNOWN : now == start ? JIG_PROC_ALIVE : JIG_PROC_REUSED;
+}
+
 int jig_boot_id(char *out, size_t cap)
 {
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
@@ -145,9 +154,9 @@ void jig_lease_close(struct jig_lease *l)
 	l->doc = NULL;
 }
 
-void jig_lease_remove_run_dir(const char *run_dir)
+void jig_lease_remove_dir_at(int parent, const char *name)
 {
-	int fd = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(dup(fd)) : NULL;
 	struct dirent *de;
 	if (fd >= 0)
@@ -159,5 +168,10 @@ void jig_lease_remove_run_dir(const char *run_dir)
 		closedir(d);
 	if (fd >= 0)
 		close(fd);
-	jig_remove_tree(AT_FDCWD, run_dir); /* the lease, then the directory */
+	jig_remove_tree(parent, name); /* the lease, then the directory */
+}
+
+void jig_lease_remove_run_dir(const char *run_dir)
+{
+	jig_lease_remove_dir_at(AT_FDCWD, run_dir);
 }

@@ -44,11 +44,16 @@ void jig_lease_close(struct jig_lease *l);
 /* Removes the run directory with the lease last (a sweep that finds the
  * directory without a lease reports it), never following a symlink. */
 void jig_lease_remove_run_dir(const char *run_dir);
+/* The same for the directory name beneath parent (a session's root). */
+void jig_lease_remove_dir_at(int parent, const char *name);
 
 /* The start time of pid (field 22 of /proc/PID/stat, clock ticks since
  * boot): 0 with *start, -1 when there is no such process, -2 when it
  * cannot be read (errno). */
 int jig_proc_start(pid_t pid, unsigned long long *start);
+/* Is the process {pid, start} still the one running? */
+enum jig_proc_life { JIG_PROC_GONE, JIG_PROC_REUSED, JIG_PROC_ALIVE, JIG_PROC_UNKNOWN };
+enum jig_proc_life jig_proc_life(pid_t pid, unsigned long long start);
 /* /proc/sys/kernel/random/boot_id; 0 or -1. */
 int jig_boot_id(char *out, size_t cap);
 

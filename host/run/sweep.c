@@ -94,18 +94,16 @@ static json_t *read_lease(int fd, size_t *len, char *why, size_t cap)
 	return doc;
 }
 
-enum life { GONE, REUSED, ALIVE, UNKNOWN };
+enum life { GONE = JIG_PROC_GONE, REUSED = JIG_PROC_REUSED, ALIVE = JIG_PROC_ALIVE, UNKNOWN = JIG_PROC_UNKNOWN };
 
 /* Is the process {pid, start} of the lease still running? */
 static enum life life(json_t *proc, int *pid)
 {
 	json_t *p = json_object_get(proc, "pid"), *s = json_object_get(proc, "start");
-	unsigned long long start;
 	*pid = (int)json_integer_value(p);
-	if (!json_is_integer(p) || !json_is_integer(s) || *pid <= 0)
+	if (!json_is_integer(p) || !json_is_integer(s))
 		return UNKNOWN;
-	int r = jig_proc_start(*pid, &start);
-	return r == -1 ? GONE : r < 0 ? UNKNOWN : start == (unsigned long long)json_integer_value(s) ? ALIVE : REUSED;
+	return (enum life)jig_proc_life(*pid, (unsigned long long)json_integer_value(s));
 }
 
 /* Does the held lease name an owner that still runs (a live Run)? */
@@ -119,28 +117,6 @@ static bool owner_alive(json_t *doc)
 		return false;
 	enum life o = life(json_object_get(doc, "outer"), &pid), c = life(json_object_get(doc, "coordinator"), &pid);
 	return o == ALIVE || c == ALIVE || o == UNKNOWN || c == UNKNOWN;
-}
-
-/* Opens the absolute directory path without following a symlink. */
-static int open_dir_nofollow(const char *path)
-{
-	char buf[PATH_MAX];
-	if (path[0] != '/' || snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return errno = EINVAL, -1;
-	int cur = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (char *c = buf + 1, *next; cur >= 0 && *c; c = next) {
-		next = strchr(c, '/');
-		if (next)
-			*next++ = '\0';
-		else
-			next = c + strlen(c);
-		if (!*c)
-			continue;
-		int fd = strcmp(c, "..") == 0 ? (errno = EINVAL, -1) : openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(cur);
-		cur = fd;
-	}
-	return cur;
 }
 
 /* The recorded stage of the Run in run_dir: 1 removed, 0 none there, -1
@@ -159,7 +135,7 @@ static int remove_stage(json_t *stage, const char *run_dir, char *why, size_t ca
 		return snprintf(why, cap, "its lease names no stage jig makes"), -1;
 	if (!parent[0])
 		strcpy(parent, "/");
-	jig_autoclose int pfd = open_dir_nofollow(parent);
+	jig_autoclose int pfd = jig_open_dir_nofollow(parent);
 	struct stat st;
 	if (pfd < 0)
 		return errno == ENOENT ? 0 : (snprintf(why, cap, "the stage's directory %.300s: %s", parent, strerror(errno)), -1);
@@ -343,28 +319,17 @@ static void sweep_run(struct sweeper *w, const char *name)
 	json_decref(doc);
 }
 
+static bool run_dir_name(const char *name)
+{
+	return strncmp(name, JIG_RUN_DIR_PREFIX, strlen(JIG_RUN_DIR_PREFIX)) == 0;
+}
+
 int jig_sweep(const struct jig_sweep *sw)
 {
 	struct sweeper w = {.sw = sw};
 	w.basefd = open(sw->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = w.basefd >= 0 ? fdopendir(dup(w.basefd)) : NULL;
-	struct dirent *de;
-	/* Names first: removing while reading a directory may skip entries. */
-	char (*names)[NAME_MAX + 1] = NULL;
-	size_t n = 0, cap = 0;
-	while (d && (de = readdir(d))) {
-		if (strncmp(de->d_name, JIG_RUN_DIR_PREFIX, strlen(JIG_RUN_DIR_PREFIX)) != 0 || n >= 4096)
-			continue;
-		if (n == cap) {
-			void *m = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
-			if (!m)
-				break;
-			names = m;
-		}
-		snprintf(names[n++], sizeof(names[0]), "%s", de->d_name);
-	}
-	if (d)
-		closedir(d);
+	size_t n;
+	jig_name *names = jig_dir_names(w.basefd, run_dir_name, 4096, &n);
 	for (size_t i = 0; i < n; i++)
 		sweep_run(&w, names[i]);
 	free(names);

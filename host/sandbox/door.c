@@ -48,11 +48,37 @@ int jig_sandbox_probe(struct jig_sandbox *sb, struct jig_probe_result *out, stru
 	return 0;
 }
 
+/* What a module built before ABI 1.6 would silently ignore (writable
+ * binds, loopback listeners, a controlling terminal): named, or NULL. */
+static const char *needs_abi_1_6(const struct jig_scope *sc)
+{
+	if (sc->n_rw_binds)
+		return "writable binds";
+	if (sc->n_listeners)
+		return "loopback endpoints";
+	if (sc->controlling_tty)
+		return "a controlling terminal";
+	return NULL;
+}
+
 int jig_sandbox_launch(struct jig_sandbox *sb, const struct jig_scope *sc, struct jig_scope_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	res->struct_size = sizeof(*res);
 	res->held_fd = -1;
+	const char *what = needs_abi_1_6(sc);
+	if (what && sb->h.desc->abi_minor < 6) {
+		/* Never degraded: the launch is refused, nothing started. */
+		if (sc->n_listeners) /* engineer N's words, engineer T's check (merged) */
+			snprintf(res->error, sizeof(res->error), "module %s (ABI %u.%u) cannot enforce loopback endpoints (it cannot create a scope's network endpoints; they need ABI 1.6)",
+				 JIG_SANDBOX_MODULE, sb->h.desc->abi_major, sb->h.desc->abi_minor);
+		else
+			snprintf(res->error, sizeof(res->error), "module %s (ABI %u.%u) cannot enforce %s; it needs ABI 1.6 or later",
+				 JIG_SANDBOX_MODULE, sb->h.desc->abi_major, sb->h.desc->abi_minor, what);
+		res->outcome = JIG_SCOPE_FAILED;
+		res->exit_status = -1;
+		return JIG_MOD_EINVAL;
+	}
 	int r = sb->ops->launch(sb->h.state, sc, res);
 	res->error[sizeof(res->error) - 1] = res->cgroup[sizeof(res->cgroup) - 1] = '\0';
 	return r;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pwd.h>
@@ -144,9 +145,74 @@ int jig_write_file_at(int dirfd, const char *rel, const void *data, size_t len, 
 	return 0;
 }
 
+int jig_open_dir_nofollow(const char *path)
+{
+	char buf[PATH_MAX];
+	if (path[0] != '/' || snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return errno = EINVAL, -1;
+	int cur = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (char *c = buf + 1, *next; cur >= 0 && *c; c = next) {
+		next = strchr(c, '/');
+		if (next)
+			*next++ = '\0';
+		else
+			next = c + strlen(c);
+		if (!*c)
+			continue;
+		int fd = strcmp(c, "..") == 0 || strcmp(c, ".") == 0
+				 ? (errno = EINVAL, -1)
+				 : openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int saved = errno;
+		close(cur);
+		errno = saved;
+		cur = fd;
+	}
+	return cur;
+}
+
+/* true when fd (beneath parent) is the root of a mount: another file
+ * system, or a bind mount of the same one (statx tells; without it, a
+ * device other than parent's). */
+static bool mount_root(int parent, int fd)
+{
+	struct statx sx;
+	struct stat a, b;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) == 0 &&
+	    (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+	return fstat(fd, &a) < 0 || fstatat(parent, ".", &b, 0) < 0 || a.st_dev != b.st_dev;
+}
+
+jig_name *jig_dir_names(int dirfd, bool (*keep)(const char *name), size_t max, size_t *n)
+{
+	DIR *d = dirfd >= 0 ? fdopendir(dup(dirfd)) : NULL;
+	struct dirent *de;
+	jig_name *names = NULL;
+	size_t cap = 0;
+	*n = 0;
+	while (d && (de = readdir(d))) {
+		if (!keep(de->d_name) || *n >= max)
+			continue;
+		if (*n == cap) {
+			void *m = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
+			if (!m)
+				break;
+			names = m;
+		}
+		snprintf(names[(*n)++], sizeof(names[0]), "%s", de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return names;
+}
+
 void jig_remove_tree(int parent, const char *name)
 {
 	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && mount_root(parent, fd)) {
+		close(fd);
+		return;
+	}
 	if (fd >= 0) {
 		fchmod(fd, 0700);
 		DIR *d = fdopendir(fd);

@@ -39,8 +39,22 @@ int jig_user_dir(const char *var, const char *fallback, char *out, size_t cap);
  * to a scope), or NULL. */
 const char *jig_caller_home(void);
 
+/* Opens the absolute directory path from / one component at a time with
+ * O_NOFOLLOW|O_DIRECTORY ("." and ".." refused): an fd, or -1 with errno
+ * (ELOOP or ENOTDIR for a symlink anywhere). */
+int jig_open_dir_nofollow(const char *path);
+
+/* One directory entry's name. */
+typedef char jig_name[256]; /* NAME_MAX + 1 */
+/* The names in the directory dirfd that keep accepts (at most max), read
+ * whole before the caller changes anything (removing entries while reading
+ * a directory may skip some): malloc'd, *n of them; NULL with *n 0 when
+ * none (or the directory cannot be read, or memory ran out). */
+jig_name *jig_dir_names(int dirfd, bool (*keep)(const char *name), size_t max, size_t *n);
+
 /* Removes name (beneath parent) and everything below it, never following a
- * symbolic link; best effort. */
+ * symbolic link and never descending into a mount point (it stays, and so
+ * does every directory above it); best effort. */
 void jig_remove_tree(int parent, const char *name);
 
 /* Makes a pipe readable (ends a Run or cancels a request in flight). */

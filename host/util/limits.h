@@ -245,6 +245,18 @@ _Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due ins
 #define JIG_POLICY_MAX_ENV 64
 #define JIG_POLICY_MAX_FDS 16
 #define JIG_POLICY_MAX_ENV_VALUE 4096
+/* Exact network grants (issue 34, docs/scope-policy.md): loopback endpoints
+ * and CONNECT destinations of one policy, the length of one HOST:PORT. */
+#define JIG_POLICY_MAX_LOOPBACK 16
+#define JIG_POLICY_MAX_CONNECT 16
+#define JIG_POLICY_MAX_ENDPOINT 262 /* a 253-byte DNS name, ':' and 5 digits, with room */
+/* The relays of those grants (run/netrelay.c): every byte the scope sends
+ * is held in fixed buffers. */
+#define JIG_NETRELAY_MAX_CONNS 64		/* simultaneous relayed connections; beyond: refused */
+#define JIG_NETRELAY_BUF 16384			/* bytes buffered each way of one connection */
+#define JIG_NETRELAY_CONNECT_MAX_HEADER 8192	/* a CONNECT request line and its headers */
+#define JIG_NETRELAY_CONNECT_DEADLINE_MS 10000	/* to send that request */
+#define JIG_NETRELAY_DIAL_MS 10000		/* to reach the host's endpoint */
 
 /* The capability catalog's bytes (policy/catalog.h). */
 #define JIG_CATALOG_MAX_BYTES (256 * 1024)
@@ -260,6 +272,8 @@ _Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due ins
 #define JIG_SEQUENCE_MAX ((UINT64_C(1) << 53) - 1) /* exact in every JSON reader */
 #define JIG_SIG_MAX_BYTES 256
 
+/* A session's canonical policy in the per-launch cache (session/runtime.h). */
+#define JIG_POLICY_CACHE_MAX_BYTES (1u << 20)
 /* A Run's lease file, in bytes (run/lease.h). */
 #define JIG_LEASE_MAX_BYTES (16u << 10)
 
@@ -290,5 +304,13 @@ _Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due ins
 #define JIG_DISPLAY_LINGER_MS 8000
 #define JIG_DISPLAY_QUIET_MS 2000 /* the linger ends this long after the last request, once the final view was served */
 #define JIG_DISPLAY_MAX_SCOPES 16
+
+/* jig session --evidence (session/evidence.h, docs/session-evidence.md): the
+ * suite's size, the probe's output (read from a pipe on the trusted side)
+ * and its deadline, and the shortest value that counts as a canary. */
+#define JIG_EVIDENCE_MAX_CHECKS 256
+#define JIG_EVIDENCE_PROBE_MAX_BYTES (256u << 10)
+#define JIG_EVIDENCE_DEADLINE_MS 60000
+#define JIG_EVIDENCE_CANARY_MIN 6
 
 #endif

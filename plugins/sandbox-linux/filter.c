@@ -101,8 +101,9 @@ static int deny_other_process(scmp_filter_ctx ctx)
 	return r;
 }
 
-int jig_filter_build(int network_host, int *out_fd, char *err, size_t errlen)
+int jig_filter_build(enum jig_filter_net net, int *out_fd, char *err, size_t errlen)
 {
+	int network_host = net == JIG_FILTER_HOST, inet = net != JIG_FILTER_NONE;
 	int fd = -1;
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
@@ -149,15 +150,16 @@ int jig_filter_build(int network_host, int *out_fd, char *err, size_t errlen)
 		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ioctls[i]);
 		r = add(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &c);
 	}
-	/* Socket families: unix always; inet/inet6 only on the host network.
+	/* Socket families: unix always; inet/inet6 only on the host network or
+	 * in a private namespace with exact endpoints (only lo exists there).
 	 * Everything else (netlink, packet, vsock, bluetooth, alg, ...) gets
 	 * EAFNOSUPPORT, as if the kernel lacked it. The family is an int but
 	 * compared as 64 bits: a value with high bits set is refused even if it
 	 * would truncate to an allowed family. Ranges keep the filter short. */
 	static const uint64_t none_ranges[][2] = {{0, 0}, {2, UINT64_MAX}};
 	static const uint64_t host_ranges[][2] = {{0, 0}, {3, 9}, {11, UINT64_MAX}};
-	const uint64_t (*ranges)[2] = network_host ? host_ranges : none_ranges;
-	size_t nranges = network_host ? 3 : 2;
+	const uint64_t (*ranges)[2] = inet ? host_ranges : none_ranges;
+	size_t nranges = inet ? 3 : 2;
 	static const char *const sockcalls[] = {"socket", "socketpair"};
 	for (size_t k = 0; r == 0 && k < 2; k++)
 		for (size_t i = 0; r == 0 && i < nranges; i++) {
@@ -176,7 +178,7 @@ int jig_filter_build(int network_host, int *out_fd, char *err, size_t errlen)
 			}
 		}
 	/* Raw sockets even where inet is allowed (the type's low 4 bits). */
-	if (r == 0 && network_host) {
+	if (r == 0 && inet) {
 		struct scmp_arg_cmp c = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_RAW);
 		r = add(ctx, SCMP_ACT_ERRNO(EPERM), "socket", 1, &c);
 	}

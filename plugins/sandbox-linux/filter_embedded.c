@@ -9,10 +9,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-int jig_filter_open(int network_host, int *out_fd, char *err, size_t errlen)
+int jig_filter_open(enum jig_filter_net net, int *out_fd, char *err, size_t errlen)
 {
-	const unsigned char *prog = network_host ? jig_filter_host : jig_filter_none;
-	size_t len = network_host ? jig_filter_host_len : jig_filter_none_len;
+	const unsigned char *prog = net == JIG_FILTER_HOST ? jig_filter_host : net == JIG_FILTER_INET ? jig_filter_inet : jig_filter_none;
+	size_t len = net == JIG_FILTER_HOST ? jig_filter_host_len : net == JIG_FILTER_INET ? jig_filter_inet_len : jig_filter_none_len;
 	int fd = memfd_create("jig-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0) {
 		snprintf(err, errlen, "memfd_create: %s", strerror(errno));

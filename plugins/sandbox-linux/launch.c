@@ -40,6 +40,7 @@
 #include "compat.h"
 #include "fault.h"
 #include "filter.h"
+#include "net.h"
 #include "output.h"
 #include "report.h"
 
@@ -135,7 +136,7 @@ static void argv_free(struct argv_buf *a)
 	free(a->v);
 }
 
-enum mount_kind { M_BIND, M_TMPFS, M_LINK };
+enum mount_kind { M_BIND, M_RW_BIND, M_TMPFS, M_LINK };
 struct mount_ent {
 	const char *target;
 	int kind;
@@ -155,6 +156,14 @@ static const char *output_path(const struct jig_scope *sc)
 	return sc->output_path;
 }
 
+/* The exact loopback endpoints (ABI 1.6): how many. */
+static uint32_t listeners(const struct jig_scope *sc)
+{
+	if (sc->struct_size < offsetof(struct jig_scope, listen_ctx) + sizeof(sc->listen_ctx))
+		return 0;
+	return sc->n_listeners;
+}
+
 static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 {
 	int r = 0;
@@ -171,23 +180,30 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 	r |= push(a, own(a, "%d", JIG_SECCOMP_FD));
 	/* Mounts in target order, so a parent is always mounted before what is
 	 * inside it. */
-	size_t n = sc->n_binds + sc->n_tmpfs + sc->n_symlinks, k = 0;
+	size_t n = sc->n_binds + sc->n_rw_binds + sc->n_tmpfs + sc->n_symlinks, k = 0;
 	struct mount_ent *m = calloc(n + 1, sizeof(*m));
 	if (!m)
 		return -1;
 	for (size_t i = 0; i < sc->n_binds; i++)
 		m[k++] = (struct mount_ent){sc->binds[i].target, M_BIND, i};
+	for (size_t i = 0; i < sc->n_rw_binds; i++)
+		m[k++] = (struct mount_ent){sc->rw_binds[i].target, M_RW_BIND, i};
 	for (size_t i = 0; i < sc->n_tmpfs; i++)
 		m[k++] = (struct mount_ent){sc->tmpfs[i].target, M_TMPFS, i};
 	for (size_t i = 0; i < sc->n_symlinks; i++)
 		m[k++] = (struct mount_ent){sc->symlinks[i].target, M_LINK, i};
 	qsort(m, n, sizeof(*m), cmp_mount);
 	for (size_t i = 0; i < n; i++) {
-		if (m[i].kind == M_BIND) {
-			r |= push(a, "--ro-bind");
-			r |= push(a, sc->binds[m[i].i].source);
-			r |= push(a, sc->binds[m[i].i].target);
+		if (m[i].kind == M_BIND || m[i].kind == M_RW_BIND) {
+			const struct jig_scope_bind *b = m[i].kind == M_BIND ? &sc->binds[m[i].i] : &sc->rw_binds[m[i].i];
+			r |= push(a, m[i].kind == M_BIND ? "--ro-bind" : "--bind");
+			r |= push(a, b->source);
+			r |= push(a, b->target);
 		} else if (m[i].kind == M_TMPFS) {
+			/* The scope's own, like the host directory it may cover (a
+			 * session's TMPDIR is 0700; bwrap's default is 0755). */
+			r |= push(a, "--perms");
+			r |= push(a, "0700");
 			r |= push(a, "--size");
 			r |= push(a, own(a, "%llu", (unsigned long long)sc->tmpfs[m[i].i].size_bytes));
 			r |= push(a, "--tmpfs");
@@ -216,6 +232,12 @@ static int build_argv(const struct jig_scope *sc, struct argv_buf *a)
 	}
 	r |= push(a, "--");
 	r |= push(a, JIG_SCOPE_LAUNCHER);
+	/* Descriptor 0 (jig's pty, never the operator's) becomes the
+	 * payload's controlling terminal in its own session. */
+	if (sc->controlling_tty)
+		r |= push(a, "--tty");
+	if (listeners(sc))
+		r |= push(a, "+net");
 	char keep[4 * 64 + 2] = "-";
 	size_t len = 0;
 	for (size_t i = 0; i < sc->n_fds; i++)
@@ -319,8 +341,32 @@ static void give_output(const struct jig_scope *sc, struct jig_scope_result *out
 		;
 }
 
+/* The launcher sends its network namespace (ns): the endpoints' sockets
+ * created there, each handed to the host; the answer lets the launcher go
+ * on or refuse. Asked once. */
+static void give_net(const struct jig_scope *sc, int fd, int ns, bool *asked)
+{
+	struct jig_report a = {.magic = JIG_REPORT_MAGIC, .kind = JIG_REPORT_NET_READY};
+	int fds[JIG_NET_MAX_LISTENERS];
+	uint32_t n = listeners(sc);
+	if (!n || *asked || ns < 0) {
+		a.err = EPERM;
+		snprintf(a.what, sizeof(a.what), "network: not asked for");
+	} else if (JIG_FAULT_FAILS("net listen")) { /* test build only */
+		a.err = EPERM;
+		snprintf(a.what, sizeof(a.what), "network: its endpoints were not created");
+	} else if ((a.err = jig_net_listen(ns, sc->listeners, n, fds, a.what, sizeof(a.what))) == 0) {
+		for (uint32_t i = 0; i < n; i++)
+			sc->listen_ready(sc->listen_ctx, i, fds[i]);
+	}
+	*asked = true;
+	JIG_TRACE_POINT("sandbox: network endpoints listening");
+	while (send(fd, &a, sizeof(a), MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
 static void read_reports(const struct jig_scope *sc, int fd, struct jig_scope_result *out, bool *started, bool *main_done,
-			 bool *crash, char *why, size_t whylen)
+			 bool *crash, bool *net_asked, char *why, size_t whylen)
 {
 	struct jig_report r;
 	for (;;) {
@@ -344,12 +390,14 @@ static void read_reports(const struct jig_scope *sc, int fd, struct jig_scope_re
 		}
 		if (good && r.kind == JIG_REPORT_OUTPUT)
 			give_output(sc, out, fd, passed[0], passed[1]);
+		if (good && r.kind == JIG_REPORT_NET)
+			give_net(sc, fd, passed[1] < 0 ? passed[0] : -1, net_asked);
 		for (int i = 0; i < 2; i++)
 			if (passed[i] >= 0)
 				close(passed[i]);
 		if (!good)
 			return;
-		if (r.kind == JIG_REPORT_HELD || r.kind == JIG_REPORT_OUTPUT)
+		if (r.kind == JIG_REPORT_HELD || r.kind == JIG_REPORT_OUTPUT || r.kind == JIG_REPORT_NET)
 			continue;
 		r.what[sizeof(r.what) - 1] = '\0';
 		switch (r.kind) {
@@ -397,7 +445,7 @@ static void read_reports(const struct jig_scope *sc, int fd, struct jig_scope_re
 /* One started scope as the supervisor watches it. */
 struct watch {
 	int pidfd, rep, errp; /* bwrap's pidfd, the launcher's reports, bwrap's stderr */
-	bool started, main_done, crash, timed_out, bwrap_done, rep_live, err_live;
+	bool started, main_done, crash, timed_out, bwrap_done, rep_live, err_live, net_asked;
 	int interrupted;
 	char why[400], bwrap_err[400];
 	size_t bwrap_err_len;
@@ -417,16 +465,34 @@ static int check_scope(const struct jig_scope *sc, struct jig_scope_result *out)
 	out->held_fd = -1;
 	out->payload_started = JIG_SCOPE_START_NEVER; /* until the launcher reports it */
 	if (!sc || sc->struct_size < sizeof(*sc) || !sc->argv || !sc->argv[0] || sc->init_fd < 0 ||
-	    !sc->cwd || !sc->name || sc->n_fds > JIG_SCOPE_MAX_FDS) {
+	    !sc->cwd || !sc->name || sc->n_fds > JIG_SCOPE_MAX_FDS || (sc->n_rw_binds && !sc->rw_binds)) {
 		set_error(out, "invalid scope description");
 		return JIG_MOD_EINVAL;
 	}
-	for (size_t i = 0; i < sc->n_fds; i++)
+	uint32_t nl = listeners(sc);
+	if (nl && (sc->network != JIG_NET_NONE || !sc->listen_ready || !sc->listeners || nl > JIG_NET_MAX_LISTENERS)) {
+		set_error(out, "invalid network endpoints: only in a private network namespace, at most %d, with listen_ready",
+			  JIG_NET_MAX_LISTENERS);
+		return JIG_MOD_EINVAL;
+	}
+	for (uint32_t i = 0; i < nl; i++)
+		if (sc->listeners[i].ipv4 != 0x7f000001u || sc->listeners[i].port == 0 || sc->listeners[i].reserved) {
+			set_error(out, "network endpoint %u: only 127.0.0.1 and a port 1-65535", i);
+			return JIG_MOD_EINVAL;
+		}
+	bool tty0 = false;
+	for (size_t i = 0; i < sc->n_fds; i++) {
 		if (sc->fds[i].target < 0 || sc->fds[i].target > JIG_SCOPE_MAX_TARGET_FD || fcntl(sc->fds[i].source, F_GETFD) < 0) {
 			set_error(out, "descriptor %d for target %d is not open or the target is out of range",
 				  sc->fds[i].source, sc->fds[i].target);
 			return JIG_MOD_EINVAL;
 		}
+		tty0 |= sc->fds[i].target == 0 && isatty(sc->fds[i].source);
+	}
+	if (sc->controlling_tty && !tty0) {
+		set_error(out, "a controlling terminal needs a terminal at descriptor 0");
+		return JIG_MOD_EINVAL;
+	}
 	return JIG_MOD_OK;
 }
 
@@ -485,7 +551,7 @@ static void supervise(const struct jig_scope *sc, struct jig_scope_result *out, 
 		if (n < 0 && errno != EINTR)
 			break;
 		if (p[1].revents) {
-			read_reports(sc, w->rep, out, &w->started, &w->main_done, &w->crash, w->why, sizeof(w->why));
+			read_reports(sc, w->rep, out, &w->started, &w->main_done, &w->crash, &w->net_asked, w->why, sizeof(w->why));
 			if (p[1].revents & POLLHUP && !(p[1].revents & POLLIN))
 				w->rep_live = false;
 		}
@@ -584,7 +650,8 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 		return JIG_MOD_ENOMEM;
 	}
 	int seccomp_fd = -1;
-	if (jig_filter_open(sc->network == JIG_NET_HOST, &seccomp_fd, out->error, sizeof(out->error)) < 0) {
+	enum jig_filter_net fnet = sc->network == JIG_NET_HOST ? JIG_FILTER_HOST : listeners(sc) ? JIG_FILTER_INET : JIG_FILTER_NONE;
+	if (jig_filter_open(fnet, &seccomp_fd, out->error, sizeof(out->error)) < 0) {
 		argv_free(&a);
 		return JIG_MOD_EFAIL;
 	}
@@ -630,7 +697,7 @@ int jig_sandbox_linux_launch(void *state, const struct jig_scope *sc, struct jig
 	int fence = jig_cg_fence(&cg, FENCE_TIMEOUT_MS);
 	if (!w.bwrap_done && waitid(P_PIDFD, (id_t)w.pidfd, &w.bsi, WEXITED) == 0)
 		w.bwrap_done = true;
-	read_reports(sc, rep[0], out, &w.started, &w.main_done, &w.crash, w.why, sizeof(w.why));
+	read_reports(sc, rep[0], out, &w.started, &w.main_done, &w.crash, &w.net_asked, w.why, sizeof(w.why));
 	out->wall_ms = (uint64_t)(now_ms() - t0);
 	jig_cg_stats(&cg, out);
 	char rmerr[300] = "";

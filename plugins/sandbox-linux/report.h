@@ -30,6 +30,12 @@ enum jig_report_kind {
 	 * the launcher refuses). */
 	JIG_REPORT_OUTPUT = 7,
 	JIG_REPORT_OUTPUT_READY = 8,
+	/* Exact loopback endpoints (ABI 1.6, decision 140; launcher argument
+	 * "+net"): the launcher sends its network namespace (one descriptor)
+	 * and waits; the supervisor creates the listening sockets there and
+	 * answers NET_READY (err 0: listening; otherwise the launcher refuses). */
+	JIG_REPORT_NET = 9,
+	JIG_REPORT_NET_READY = 10,
 };
 
 struct jig_report {

@@ -13,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -41,7 +45,9 @@ static const char usage[] =
 	"         $HOME/.codex/sessions, session/load, the answer \"ANSWER:history=N <prompt>\"\n"
 	"       script FILE: a Markdown recipe's model: answers element N-1 of FILE's JSON array\n"
 	"         (a string as it is, anything else as JSON) at \"jig-markdown turn N\" in the prompt\n"
-	"       obey: a model that obeys injected text: {\"actions\": [every \"DO: {json}\" line of the prompt, done]}\n";
+	"       obey: a model that obeys injected text: {\"actions\": [every \"DO: {json}\" line of the prompt, done]}\n"
+	"       egress HOST:PORT,...: for each, a CONNECT through $HTTPS_PROXY (its status, then \"ping\" and the\n"
+	"         reply) and a direct connect to it: {\"proxy\", \"via_proxy\": {T: ...}, \"direct\": {T: ...}}\n";
 
 static bool is(const char *m)
 {
@@ -261,6 +267,79 @@ static json_t *report(void)
 			 "fds", fds_report(),
 			 "credential", credential_report(), "probe", probe, "uid", (int)getuid(), "pid", (int)getpid(),
 			 "ppid", (int)getppid(), "pgid", (int)getpgrp(), "sid", (int)getsid(0));
+}
+
+/* "egress": TCP to host:port (numeric or a name), or -1 with errno. */
+static int tcp_dial(const char *host, const char *port)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+	if (getaddrinfo(host, port, &hints, &res) != 0) {
+		errno = EHOSTUNREACH;
+		return -1;
+	}
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) < 0) {
+		int err = errno;
+		close(fd);
+		fd = -1;
+		errno = err;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+static json_t *via_proxy(const char *proxy, const char *target)
+{
+	char host[256], *colon;
+	snprintf(host, sizeof(host), "%s", strncmp(proxy, "http://", 7) == 0 ? proxy + 7 : proxy);
+	if (!(colon = strrchr(host, ':')))
+		return json_string("no proxy");
+	*colon = '\0';
+	int fd = tcp_dial(host, colon + 1);
+	if (fd < 0)
+		return json_sprintf("proxy: %s", strerror(errno));
+	char req[600], buf[1024];
+	snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target);
+	(void)!write(fd, req, strlen(req));
+	size_t n = 0;
+	while (n + 1 < sizeof(buf) && read(fd, buf + n, 1) == 1 && !(++n >= 4 && memcmp(buf + n - 4, "\r\n\r\n", 4) == 0))
+		;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	json_t *out = json_pack("{s:s}", "status", buf[0] ? buf : "(closed)");
+	if (strncmp(buf, "HTTP/1.1 200 ", 13) == 0) {
+		(void)!write(fd, "ping", 4);
+		shutdown(fd, SHUT_WR);
+		ssize_t k;
+		n = 0;
+		while (n + 1 < sizeof(buf) && (k = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0)
+			n += (size_t)k;
+		buf[n] = '\0';
+		json_object_set_new(out, "reply", json_string(buf));
+	}
+	close(fd);
+	return out;
+}
+
+static json_t *egress_probe(void)
+{
+	const char *proxy = getenv("HTTPS_PROXY");
+	json_t *via = json_object(), *direct = json_object();
+	char *list = strdup(arg ? arg : ""), *save = NULL;
+	for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		json_object_set_new(via, t, proxy ? via_proxy(proxy, t) : json_string("no proxy"));
+		char host[256], *colon;
+		snprintf(host, sizeof(host), "%s", t);
+		if (!(colon = strrchr(host, ':')))
+			continue;
+		*colon = '\0';
+		int fd = tcp_dial(host, colon + 1);
+		json_object_set_new(direct, t, json_string(fd >= 0 ? "connected" : strerror(errno)));
+		if (fd >= 0)
+			close(fd);
+	}
+	free(list);
+	return json_pack("{s:s?,s:o,s:o}", "proxy", proxy, "via_proxy", via, "direct", direct);
 }
 
 static void answer_text(json_t *text)
@@ -542,6 +621,8 @@ static void prompt(json_t *id, json_t *params)
 					  "reject_once")));
 	if (is("report"))
 		answer_text(report());
+	if (is("egress"))
+		answer_text(egress_probe());
 	if (is("tasks") || is("memory"))
 		answer_text(envelope_probe());
 	if (is("profile"))
@@ -689,7 +770,7 @@ int main(int argc, char **argv)
 	static const char *const modes[] = {"answer", "report", "profile", "fs", "terminal", "mcp", "permission", "longline",
 					    "flood", "bigtext", "crash", "segv", "hang", "hang_cancel", "late",
 					    "echo", "badversion", "noise", "fork", "error", "wrongname", "nonewline", "nullid",
-					    "closein", "tasks", "memory", "codex", "script", "obey", "raw", "stop", NULL};
+					    "closein", "tasks", "memory", "codex", "script", "obey", "raw", "stop", "egress", NULL};
 	size_t k = 0;
 	while (modes[k] && !is(modes[k]))
 		k++;

@@ -772,4 +772,70 @@ case_provider_scope_is_the_plan() {
 	[ "$(ev 0 .scope_policy_sha256)" = "$(jq -r .policy_sha256 "$T/scope.json")" ] || fail "the launch's policy digest is not the Plan's"
 }
 
+# echo_peers PORT...: loopback services that answer "PORT:what they got"
+# and log each contact to $T/contacts.
+echo_peers() {
+	cat >"$T/echo.py" <<'PY'
+import socket, sys, threading
+log = open(sys.argv[1], "a", buffering=1)
+def serve(port):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port)); s.listen(16)
+    while True:
+        c, _ = s.accept(); log.write("contact %d\n" % port)
+        data = b""
+        while True:
+            b = c.recv(4096)
+            if not b: break
+            data += b
+        c.sendall(b"%d:" % port + data); c.close()
+for p in sys.argv[2:]:
+    threading.Thread(target=serve, args=(int(p),), daemon=True).start()
+log.write("listening\n")
+threading.Event().wait()
+PY
+	/usr/bin/python3 "$T/echo.py" "$T/contacts" "$@" &
+	PEERS="$PEERS $!"
+	i=0; until grep -q listening "$T/contacts" 2>/dev/null; do i=$((i + 1)); [ $i -lt 200 ] || fail "echo peers"; sleep 0.05; done
+}
+case_egress_exact() {
+	# Issue 34, R-P11: the operator's "egress" holds the provider's client to
+	# exactly its endpoint, through jig's CONNECT relay in a private network
+	# namespace instead of the host network; shown in the Plan, part of the
+	# provider's identity.
+	echo_peers 18443 18444
+	agents egress 127.0.0.1:18443,127.0.0.1:18444 '.providers.fake.egress = ["127.0.0.1:18443"]'
+	project
+	grep -q "proxy 127.0.0.1:3128: HTTP CONNECT to exactly these HOST:PORT" "$T/review.out" || fail "the Plan does not show the relay: $(cat "$T/review.out")"
+	grep -q "connect 127.0.0.1:18443" "$T/review.out" || fail "the Plan does not show the destination"
+	(cd "$T/p" && "$JIG" review --json) >"$T/plan.json"
+	jq -e '.plan.flows[0].agents[0] | .identity.egress == ["127.0.0.1:18443"]
+		and .provider_scope.permission_plan.network == {"loopback": [], "connect": ["127.0.0.1:18443"], "proxy": "127.0.0.1:3128"}
+		and .provider_scope.permission_plan.env.HTTPS_PROXY == "http://127.0.0.1:3128"' "$T/plan.json" >/dev/null ||
+		fail "plan json: $(jq -c '.plan.flows[0].agents[0] | {identity, n: .provider_scope.permission_plan.network}' "$T/plan.json")"
+	steps "[$ask]"
+	succeeded
+	expect_ok 0
+	answer 0 >"$T/egress.json"
+	cat "$T/egress.json"
+	jq -e '.proxy == "http://127.0.0.1:3128"
+		and .via_proxy["127.0.0.1:18443"] == {"status": "HTTP/1.1 200 Connection established", "reply": "18443:ping"}
+		and .via_proxy["127.0.0.1:18444"].status == "HTTP/1.1 403 Forbidden"
+		and .direct["127.0.0.1:18443"] == "Connection refused" and .direct["127.0.0.1:18444"] == "Connection refused"' \
+		"$T/egress.json" >/dev/null || fail "the client's network is not exactly its egress"
+	[ "$(grep -c '^contact 18444$' "$T/contacts" || true)" = 0 ] || fail "an ungranted endpoint was reached"
+	[ "$(grep -c '^contact 18443$' "$T/contacts" || true)" = 1 ] || fail "the granted endpoint was not reached once"
+	no_client_left
+	# Another egress than reviewed: refused before launch.
+	agents egress 127.0.0.1:18443,127.0.0.1:18444 '.providers.fake.egress = ["127.0.0.1:18444"]'
+	steps "[$ask]"
+	[ "$rc" -ne 0 ] && grep -q "its egress differs from the reviewed one" "$T/err" || fail "an egress change was not refused"
+	# Without egress: the host network, as before.
+	agents egress 127.0.0.1:18443
+	project
+	steps "[$ask]"
+	succeeded
+	answer 0 | jq -e '.direct["127.0.0.1:18443"] == "connected" and .proxy == null' >/dev/null || fail "without egress: $(answer 0)"
+}
+
 . "$JIG_SOURCE/tests/vm/case-main.sh"

@@ -239,6 +239,37 @@ case_refuse_agent_config_fields() {
 		bad 'agents.json\|provider\|scope agent-ask'
 	done
 }
+case_agent_egress_in_plan() {
+	# Issue 34, R-P11: the operator's egress puts the provider scope in a
+	# private network namespace with jig's CONNECT relay to exactly those
+	# HOST:PORT; shown in the Plan and part of its identity.
+	agent_project; agents_json '.providers.fake.egress = ["Models.Example.com:443"]'
+	review --yes >"$T/out"
+	cat "$T/out"
+	grep -q "proxy 127.0.0.1:3128: HTTP CONNECT to exactly these HOST:PORT (a name-and-port rule, not an IP firewall)" "$T/out" &&
+		grep -q "connect models.example.com:443" "$T/out" && grep -q "HTTPS_PROXY=http://127.0.0.1:3128" "$T/out" || fail "plan text"
+	review --json | jq -e '.plan.flows[0].agents[0] | .identity.egress == ["Models.Example.com:443"]
+		and .provider_scope.permission_plan.network == {"loopback": [], "connect": ["models.example.com:443"], "proxy": "127.0.0.1:3128"}
+		and .provider_scope.permission_plan.env.https_proxy == "http://127.0.0.1:3128"' >/dev/null || fail "plan json"
+	a=$(review --json | jq -r .plan_sha256)
+	agents_json '.providers.fake.egress = ["models.example.com:8443"]'
+	[ "$(review --json | jq -r .plan_sha256)" != "$a" ] || fail "another egress kept the Plan identity"
+	agents_json
+	review --json | jq -e '.plan.flows[0].agents[0] | (.identity | has("egress") | not) and .provider_scope.permission_plan.network == "host"' >/dev/null ||
+		fail "without egress the provider scope is not the host network's"
+}
+case_refuse_agent_egress_fields() {
+	agent_project
+	for c in '"x"@@egress must be an array of 1-16' '[]@@egress must be an array of 1-16' \
+		'["a.example"]@@egress\[0\] "a.example": not HOST:PORT' '["a.example:0"]@@egress\[0\] "a.example:0": not HOST:PORT' \
+		'["http://a.example:443"]@@not HOST:PORT' '["a.example:443", "A.example:443"]@@egress\[1\] "A.example:443" is listed twice' \
+		'[range(17) | "h\(.).example:443"]@@egress must be an array of 1-16'; do
+		agents_json ".providers.fake.egress = ${c%%@@*}"
+		bad "${c#*@@}"
+	done
+	agents_json '.providers.fake.egress = ["a.example:443"] | .providers.fake.env.HTTPS_PROXY = "http://evil:1"'
+	bad 'env "HTTPS_PROXY" is set by jig for egress'
+}
 # pi_agents_json [JQ]: provider "fake" as client pi (JQ edits it); /usr/bin/true and
 # /usr/bin/false stand in for pi-acp and Pi, $T/pi holds its models.json.
 pi_agents_json() {

@@ -83,7 +83,7 @@ install_snap() { "$TOOL" install --dir "$1" --prefix "$P" >/dev/null; }
 case_verify_ok() {
 	jig modules verify >"$T/out"
 	cat "$T/out"
-	grep -q "ok .*sandbox-linux .*sandbox .*abi 1.5" "$T/out" || fail "sandbox-linux not verified"
+	grep -q "ok .*sandbox-linux .*sandbox .*abi 1.6" "$T/out" || fail "sandbox-linux not verified"
 	grep -q "DEVELOPMENT" "$T/out" || fail "development key not marked"
 	jig modules verify --json >"$T/j"
 	[ "$(jq -r .verified "$T/j")" = true ] || fail "json: verified is not true"
@@ -96,7 +96,7 @@ case_list() {
 	jig modules list --json | jq -e '.schema == "jig-modules/1" and ([.modules[] | "\(.name):\(.kind)"] | sort) == ["acp:acp", "display:display", "http:http", "sandbox-linux:sandbox"]' >/dev/null || fail "list --json"
 }
 case_cli() {
-	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.5, trusts a DEVELOPMENT key" || fail "--version"
+	jig --version | grep -Eq "^jig [0-9.]+ \(module ABI 1\.6, trusts a DEVELOPMENT key" || fail "--version"
 	jig help | grep -q "host check" || fail help
 	# --help after a command is the help, with status 0; after a scope's
 	# "--" it belongs to the program.
@@ -215,18 +215,18 @@ case_files_list_altered() {
 case_abi_major() {
 	mksnap "$T/s" abi2 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-abi2.so":2.0
 	install_snap "$T/s"
-	refused "module testmod: built for module ABI 2.0, this jig speaks 1.5"
+	refused "module testmod: built for module ABI 2.0, this jig speaks 1.6"
 }
 case_abi_major_lie() {
 	# The manifest claims 1.0, the descriptor says 2.0: caught after dlopen.
 	mksnap "$T/s" abi2 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-abi2.so"
 	install_snap "$T/s"
-	refused "module testmod: descriptor says module ABI 2.5, this jig speaks 1.5"
+	refused "module testmod: descriptor says module ABI 2.6, this jig speaks 1.6"
 }
 case_abi_minor_newer() {
 	mksnap "$T/s" minor9 $((SEQ + 1)) testmod:sandbox:"$MODS/testmod-minor9.so":1.9
 	install_snap "$T/s"
-	refused "module testmod: built for module ABI 1.9, this jig speaks 1.5"
+	refused "module testmod: built for module ABI 1.9, this jig speaks 1.6"
 }
 case_kind_mismatch() {
 	mksnap "$T/s" kind $((SEQ + 1)) testmod:http:"$MODS/testmod.so"

@@ -106,6 +106,74 @@ case_writable_mounts_are_the_plan() {
 	scope mounts; [ "$rc" -eq 0 ] || fail "probe exit $rc"
 	writable_is_plan
 }
+# Issue 34: a writable bind ("write": true) is the host's own directory,
+# bound read/write: what the payload writes there the host sees; a
+# read-only bind beside it still refuses writes (EROFS); the plan lists it
+# as writable and the scope has nothing else writable (R-P05).
+case_writable_bind() {
+	mkdir "$T/work" "$T/ro"
+	policy ".binds += [{source: \"$T/work\", target: \"/work\", write: true}, {source: \"$T/ro\", target: \"/ro\"}]"
+	scope write /work/out
+	[ "$rc" -eq 1 ] && grep -q "ESCAPE: /work/out" "$T/out" || fail "the payload could not write through the writable bind"
+	[ "$(cat "$T/work/out")" = x ] || fail "the host does not see what the payload wrote"
+	want cleanup_confirmed true
+	scope write /ro/out; contained
+	grep -q "Read-only file system" "$T/out" || fail "the read-only bind was not refused with EROFS"
+	[ ! -e "$T/ro/out" ] || fail "a file appeared in the read-only bind's source"
+	"$JIG" scope plan "$T/policy.json" --json | jq -e --arg w "$T/work" '[.writable[] | select(.bind)] == [{at: "/work", bind: $w}]' \
+		|| fail "the plan does not list the writable bind"
+	"$JIG" scope plan "$T/policy.json" | grep -q "/work .*<- $T/work (read/write)" || fail "the text plan does not show it read/write"
+	scope mounts; [ "$rc" -eq 0 ] || fail "probe exit $rc"
+	grep -q "^mount /work rw " "$T/out" || fail "/work is not mounted read/write"
+	grep -q "^mount /ro ro " "$T/out" || fail "/ro is not mounted read-only"
+	# Refused live: a file, a symbolic link, another owner's directory.
+	echo data >"$T/file"
+	policy ".binds += [{source: \"$T/file\", target: \"/work\", write: true}]"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "not a directory" "$T/err" || fail "a writable bind of a file was accepted"
+	ln -s "$T/work" "$T/work-link"
+	policy ".binds += [{source: \"$T/work-link\", target: \"/work\", write: true}]"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "symbolic link" "$T/err" || fail "a symlinked writable bind was accepted"
+	policy '.binds += [{source: "/usr/share", target: "/work", write: true}]'
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "not the caller" "$T/err" || fail "a writable bind of root's directory was accepted"
+}
+# Bind mounts are recursive: a writable bind whose source has another
+# file system mounted below it is refused (that mount would be writable
+# too); the mount point itself may be bound.
+scratch_writable_bind_submount() {
+	mkdir -p /var/tmp/rwsub/inner && chown -R jigtest /var/tmp/rwsub && mount -t tmpfs -o mode=0700,uid=$(id -u jigtest) tmpfs /var/tmp/rwsub/inner
+}
+case_writable_bind_submount() {
+	policy '.binds += [{source: "/var/tmp/rwsub", target: "/work", write: true}]'
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "mounted below it at /var/tmp/rwsub/inner" "$T/err" || fail "a writable bind holding another mount was accepted"
+	policy '.binds += [{source: "/var/tmp/rwsub/inner", target: "/work", write: true}]'
+	scope write /work/out
+	[ "$rc" -eq 1 ] && grep -q "ESCAPE: /work/out" "$T/out" || fail "the mount itself could not be bound for writing"
+}
+# A session's private TMPDIR (decision 145) is the one writable bind below
+# /run: exactly the caller's /run/user/UID/jig/sessions/<32 hex>/tmp; a
+# read-only bind of it, or its session directory, stays refused.
+SESSION_ID=0123456789abcdef0123456789abcdef
+scratch_writable_bind_session_tmp() {
+	u=$(id -u jigtest)
+	mkdir -p "/run/user/$u/jig/sessions/$SESSION_ID/tmp" && chown -R jigtest "/run/user/$u" && chmod -R 0700 "/run/user/$u"
+}
+case_writable_bind_session_tmp() {
+	tmp="/run/user/$(id -u)/jig/sessions/$SESSION_ID/tmp"
+	policy ".binds += [{source: \"$tmp\", target: \"/stmp\", write: true}]"
+	scope write /stmp/out
+	[ "$rc" -eq 1 ] && grep -q "ESCAPE: /stmp/out" "$T/out" || fail "the payload could not write to the session's TMPDIR"
+	[ "$(cat "$tmp/out")" = x ] || fail "the host does not see the file in the session's TMPDIR"
+	policy ".binds += [{source: \"$tmp\", target: \"/stmp\"}]"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "never granted" "$T/err" || fail "a read-only bind of the session's TMPDIR was accepted"
+	policy ".binds += [{source: \"${tmp%/tmp}\", target: \"/stmp\", write: true}]"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "never granted" "$T/err" || fail "a writable bind of the session's directory was accepted"
+}
 case_dev_shm_not_writable() {
 	policy; scope fill /dev/shm/big $((64 * MIB)); contained
 	grep -q "Read-only file system" "$T/out" || fail "/dev/shm was writable"
@@ -184,6 +252,81 @@ case_tiocsti_tty() {
 	cat "$T/out"
 	grep -q "denied TIOCSTI" "$T/out" || fail "TIOCSTI not denied on a terminal"
 	! grep -q ESCAPE "$T/out" || fail "TIOCSTI injected"
+}
+# Issue 34: jig scope run --terminal gives the scope jig's own pty ("@terminal")
+# as descriptors 0-2 and its controlling terminal, never the operator's;
+# tests/sandbox/pty_drive.py plays the operator at a terminal of its own.
+# tpolicy: a shell (/usr) with the terminal at 0, 1 and 2.
+tpolicy() {
+	policy '.binds += [{source: "/usr", target: "/usr"}]
+	  | .symlinks = [{target: "/bin", link: "usr/bin"}, {target: "/lib", link: "usr/lib"}, {target: "/lib64", link: "usr/lib64"}]
+	  | .env = {PATH: "/usr/bin", LANG: "C"}
+	  | .descriptors = [{source: "@terminal", target: 0}, {source: "@terminal", target: 1}, {source: "@terminal", target: 2}]'
+}
+DRIVE="python3 $JIG_SOURCE/tests/sandbox/pty_drive.py"
+# Typed input reaches the program, its output comes back, a resize of the
+# operator's window reaches it as SIGWINCH with the new size (its
+# controlling terminal is jig's pty), and after it is SIGKILLed the
+# operator's terminal mode is restored.
+case_terminal_relay() {
+	tpolicy
+	cat >"$T/agent.sh" <<'SH'
+trap 'echo "WINCH:$(stty size)"; w=1' WINCH
+echo "SIZE0:$(stty size)"
+[ -t 0 ] && [ -t 1 ] && echo "TTY:yes"
+echo READY
+read line
+echo "GOT:$line"
+echo RESIZE-ME
+while [ -z "$w" ]; do sleep 0.1; done
+read k
+kill -KILL $$
+SH
+	jq --arg a "$T/agent.sh" '.binds += [{source: $a, target: "/agent.sh"}]' "$T/policy.json" >"$T/p2.json" && mv "$T/p2.json" "$T/policy.json"
+	$DRIVE expect:SIZE0:24\ 80 expect:TTY:yes expect:READY raw send:hello\\r expect:GOT:hello expect:RESIZE-ME \
+		resize:30:100 expect:WINCH:30\ 100 send:k\\r exit:137 restored \
+		-- "$JIG" scope run --terminal "$T/policy.json" --record "$T/rec.json" -- sh /agent.sh \
+		|| fail "the terminal relay"
+	want outcome signaled
+	want signal 9
+	want cleanup_confirmed true
+}
+# jig itself gets SIGTERM, SIGINT or SIGHUP while the program runs: the
+# scope is fenced and the operator's terminal mode restored.
+case_terminal_sigterm_restores() {
+	tpolicy
+	for sig in TERM INT HUP; do
+		$DRIVE expect:READY raw kill:$sig exit:1 restored \
+			-- "$JIG" scope run --terminal "$T/policy.json" --record "$T/rec.json" -- sh -c 'echo READY; sleep 60' \
+			|| fail "the terminal after SIG$sig"
+		want cleanup_confirmed true
+		want outcome failed
+	done
+}
+# stdin not a terminal: relayed without raw mode; the program still has
+# the pty, and the end of the input reaches it as an end of file.
+case_terminal_stdin_not_a_tty() {
+	tpolicy
+	set +e
+	printf 'one\ntwo\n' | "$JIG" scope run --terminal "$T/policy.json" -- sh -c 'while read l; do echo "GOT:$l"; done; [ -t 0 ] && echo TTY0; echo DONE' >"$T/out" 2>"$T/err"
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	grep -q "GOT:one" "$T/out" && grep -q "GOT:two" "$T/out" && grep -q TTY0 "$T/out" && grep -q DONE "$T/out" \
+		|| fail "the piped input did not reach the program through its terminal"
+}
+# TIOCSTI on the scope's controlling terminal (jig's pty) is refused by
+# the seccomp filter; "@terminal" without --terminal is refused.
+case_terminal_tiocsti_denied() {
+	policy '.descriptors = [{source: "@terminal", target: 0}, {source: "@terminal", target: 1}, {source: "@terminal", target: 2}]'
+	$DRIVE expect:TIOCLINUX exit:0 restored \
+		-- "$JIG" scope run --terminal "$T/policy.json" -- /probe tiocsti-high >"$T/out" 2>&1 || { cat "$T/out"; fail "tiocsti on the terminal"; }
+	cat "$T/out"
+	grep -q "denied TIOCSTI" "$T/out" || fail "TIOCSTI was not denied on the scope's terminal"
+	! grep -q "ESCAPE\|ALLOWED" "$T/out" || fail "TIOCSTI or TIOCLINUX went through"
+	scope exit 0
+	[ "$rc" -eq 2 ] && grep -q "runtime slot" "$T/err" || fail "@terminal without --terminal was accepted"
 }
 case_abi_int80_killed() {
 	policy; scope int80

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/vm_sockets.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -350,6 +351,114 @@ static int inet(int type, int port)
 		return 0;
 	}
 	return escape("connected to host loopback");
+}
+
+/* Exact network grants (issue 34): connects to ip:port (in the scope's
+ * own network namespace), sends msg, half-closes and prints the reply
+ * ("reply: ..."), or "denied: ..." when nothing answers there. */
+static int tcp_to(const char *ip, int port)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	if (s < 0)
+		return -1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	if (inet_pton(AF_INET, ip, &a.sin_addr) != 1 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int err = errno;
+		close(s);
+		errno = err;
+		return -1;
+	}
+	return s;
+}
+
+/* Reads until the end of an HTTP head (or EOF, or cap bytes) into buf. */
+static size_t read_head(int s, char *buf, size_t cap)
+{
+	size_t n = 0;
+	while (n + 1 < cap) {
+		ssize_t k = read(s, buf + n, 1);
+		if (k <= 0)
+			break;
+		n++;
+		if (n >= 4 && memcmp(buf + n - 4, "\r\n\r\n", 4) == 0)
+			break;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+static int read_rest(int s)
+{
+	char buf[4096];
+	size_t n = 0;
+	ssize_t k;
+	while (n + 1 < sizeof(buf) && (k = read(s, buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)k;
+	buf[n] = '\0';
+	printf("reply: %s\n", buf);
+	return 0;
+}
+
+static int cmd_talk(const char *ip, int port, const char *msg)
+{
+	alarm(20);
+	int s = tcp_to(ip, port);
+	if (s < 0)
+		return denied(ip);
+	if (write(s, msg, strlen(msg)) < 0)
+		return denied("send");
+	shutdown(s, SHUT_WR);
+	return read_rest(s);
+}
+
+/* Talks to jig's CONNECT relay at 127.0.0.1:port: mode "connect" (a
+ * CONNECT to target, then "ping" through it), "get" (a plain GET), "big"
+ * (a head past 8 KiB), "flood" (65 idle connections, then a CONNECT on
+ * the last and on the first). Prints "status: LINE" (or "(closed)"). */
+static int proxy_status(int s)
+{
+	char head[1024];
+	read_head(s, head, sizeof(head));
+	head[strcspn(head, "\r\n")] = '\0';
+	printf("status: %s\n", head[0] ? head : "(closed)");
+	return strncmp(head, "HTTP/1.1 200 ", 13) == 0;
+}
+
+static int cmd_proxy(int port, const char *mode, const char *target)
+{
+	alarm(30);
+	char req[10240];
+	int s = tcp_to("127.0.0.1", port);
+	if (s < 0)
+		return denied("connect to the proxy");
+	if (!strcmp(mode, "get"))
+		snprintf(req, sizeof(req), "GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n", target, target);
+	else if (!strcmp(mode, "big")) {
+		int n = snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nX: ", target);
+		memset(req + n, 'a', 9000);
+		req[n + 9000] = '\0';
+	} else
+		snprintf(req, sizeof(req), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target);
+	if (!strcmp(mode, "flood")) {
+		int c[65];
+		c[0] = s;
+		for (int i = 1; i < 65; i++)
+			if ((c[i] = tcp_to("127.0.0.1", port)) < 0)
+				return denied("connect to the proxy");
+		usleep(500000);
+		printf("the 65th: ");
+		(void)!write(c[64], req, strlen(req));
+		proxy_status(c[64]);
+		printf("the first: ");
+		(void)!write(c[0], req, strlen(req));
+		return proxy_status(c[0]) ? 0 : 1;
+	}
+	(void)!write(s, req, strlen(req));
+	if (!proxy_status(s) || strcmp(mode, "connect"))
+		return 0;
+	(void)!write(s, "ping", 4);
+	shutdown(s, SHUT_WR);
+	return read_rest(s);
 }
 
 static int cmd_abstract(const char *name)
@@ -768,6 +877,8 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "tcp")) return inet(SOCK_STREAM, atoi(a2));
 	if (!strcmp(c, "udp")) return inet(SOCK_DGRAM, atoi(a2));
 	if (!strcmp(c, "abstract")) return cmd_abstract(a2);
+	if (!strcmp(c, "talk")) return cmd_talk(a2, atoi(a3), argc > 4 ? argv[4] : "ping");
+	if (!strcmp(c, "proxy")) return cmd_proxy(atoi(a2), a3, argc > 4 ? argv[4] : "");
 	if (!strcmp(c, "vsock")) return cmd_socket(AF_VSOCK, SOCK_STREAM, "socket(AF_VSOCK)");
 	if (!strcmp(c, "raw")) return cmd_socket(AF_INET, SOCK_RAW, "socket(AF_INET, SOCK_RAW)") |
 				      cmd_socket(AF_PACKET, SOCK_RAW, "socket(AF_PACKET, SOCK_RAW)");

@@ -1,8 +1,14 @@
 /* jig-scope-init: the trusted launcher inside every scope (PID 1 of the
  * scope's pid namespace, bound read-only at /.jig/init).
  *
- *   jig-scope-init KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]
+ *   jig-scope-init [--tty] [+net] KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]
  *
+ * --tty: descriptor 0 is jig's pty slave (never the operator's terminal);
+ * the payload starts in a session of its own with it as its controlling
+ * terminal (TIOCSCTTY), so it gets job control and SIGWINCH.
+ * "+net": the scope has exact loopback endpoints; the supervisor creates
+ * their listening sockets in our network namespace before the payload
+ * starts (ask_net).
  * KEEP is the comma-separated list of descriptor numbers the policy selects
  * ("-" for none), CWD the working directory, HOLD a directory to open and
  * hand to the supervisor before the payload starts ("-" for none; "+PATH":
@@ -29,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -107,6 +114,30 @@ static void ask_output(const char *dir)
 		;
 	if (n != (ssize_t)sizeof(a) || a.magic != JIG_REPORT_MAGIC || a.kind != JIG_REPORT_OUTPUT_READY)
 		refuse("the supervisor did not answer for the output", n < 0 ? errno : 0);
+	if (a.err) {
+		a.what[sizeof(a.what) - 1] = '\0';
+		refuse(a.what, a.err);
+	}
+}
+
+/* Exact loopback endpoints ("+net"): our network namespace to the
+ * supervisor, which creates the listening sockets there from outside;
+ * the payload starts only after its answer. */
+static void ask_net(void)
+{
+	int ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		refuse("cannot open the scope's network namespace", errno);
+	struct jig_report r = {.magic = JIG_REPORT_MAGIC, .kind = JIG_REPORT_NET};
+	if (!send_fds(&r, &ns, 1))
+		refuse("cannot ask for the network endpoints", errno);
+	close(ns);
+	struct jig_report a;
+	ssize_t n;
+	while ((n = read(JIG_REPORT_FD, &a, sizeof(a))) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(a) || a.magic != JIG_REPORT_MAGIC || a.kind != JIG_REPORT_NET_READY)
+		refuse("the supervisor did not answer for the network endpoints", n < 0 ? errno : 0);
 	if (a.err) {
 		a.what[sizeof(a.what) - 1] = '\0';
 		refuse(a.what, a.err);
@@ -193,6 +224,18 @@ int main(int argc, char **argv)
 {
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		refuse("PR_SET_DUMPABLE", errno);
+	bool tty = argc > 1 && strcmp(argv[1], "--tty") == 0;
+	if (tty) {
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
+	bool net = argc > 1 && strcmp(argv[1], "+net") == 0;
+	if (net) {
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	if (argc < 5)
 		refuse("usage: jig-scope-init KEEP CWD HOLD N NAME=VALUE... -- PROGRAM [ARGS...]", EINVAL);
 	const char *cwd = argv[2], *hold = argv[3];
@@ -225,6 +268,8 @@ int main(int argc, char **argv)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		refuse("PR_SET_CHILD_SUBREAPER", errno);
 
+	if (net)
+		ask_net();
 	if (hold[0] == '+')
 		ask_output(hold + 1);
 	else if (strcmp(hold, "-") != 0)
@@ -239,6 +284,12 @@ int main(int argc, char **argv)
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (tty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0)) {
+			struct jig_report r = {.kind = JIG_REPORT_EXEC_FAILED, .pid = getpid(), .main = 1, .err = errno};
+			snprintf(r.what, sizeof(r.what), "the terminal at descriptor 0 as the controlling terminal");
+			report(&r);
+			_exit(127);
+		}
 		if (chdir(cwd) < 0) {
 			struct jig_report r = {.kind = JIG_REPORT_EXEC_FAILED, .pid = getpid(), .main = 1, .err = errno};
 			snprintf(r.what, sizeof(r.what), "working directory %s", cwd);

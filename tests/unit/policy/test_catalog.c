@@ -410,6 +410,38 @@ static void scope_names_byte_for_byte(void **state)
 	assert_string_equal(out, "http-get-x");
 }
 
+/* Writable binds (issue 34) are never a catalog grant: a fragment cannot
+ * carry one, and no kind of the shipped catalog composes one (only the
+ * session kind's per-launch additions, outside the catalog, do). */
+static void no_kind_grants_a_writable_bind(void **state)
+{
+	(void)state;
+	refused("{\"binds\":[{\"source\":\"/usr/lib\",\"target\":\"/x\",\"write\":true}]}", NULL, "write");
+	struct jig_catalog c;
+	struct jig_error e = {0};
+	assert_int_equal(jig_catalog_parse(shipped, strlen(shipped), &c, &e), 0);
+	const char *kind;
+	json_t *k;
+	int composed = 0;
+	json_object_foreach(json_object_get(c.doc, "kinds"), kind, k) {
+		struct jig_scope_template t;
+		struct jig_scope_facts f = facts(kind);
+		if (jig_catalog_compose(&c, &f, &t, &e) < 0)
+			fail_msg("kind %s does not compose: %s", kind, e.msg);
+		if (t.policy.n_rw_binds)
+			fail_msg("kind %s composes a writable bind", kind);
+		size_t i;
+		json_t *b;
+		json_array_foreach(json_object_get(t.policy.doc, "binds"), i, b)
+			assert_null(json_object_get(b, "write"));
+		jig_scope_template_free(&t);
+		composed++;
+	}
+	assert_int_equal(composed, json_object_size(json_object_get(c.doc, "kinds")));
+	assert_true(composed >= 10);
+	jig_catalog_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,7 +449,7 @@ int main(void)
 		cmocka_unit_test(malformed_catalogs),		  cmocka_unit_test(compose_refusals),
 		cmocka_unit_test(each_fragment_absent_unless_selected), cmocka_unit_test(resolve_fills_slots_and_checks),
 		cmocka_unit_test(launch_argv_keeps_the_template),	  cmocka_unit_test(describe_output_with_stages),
-		cmocka_unit_test(scope_names_byte_for_byte),
+		cmocka_unit_test(scope_names_byte_for_byte), cmocka_unit_test(no_kind_grants_a_writable_bind),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,58 @@
+/* jig session: an interactive, least-privilege agent session in the
+ * repository of the working directory (docs/session.md). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../run/scope_run.h"
+#include "../session/evidence.h"
+#include "../session/session.h"
+#include "commands.h"
+
+static int fail(int json, struct jig_error *e)
+{
+	jig_cli_fail(json, e);
+	return e->code;
+}
+
+int jig_cmd_session(int argc, char **argv, int in_transient_scope)
+{
+	struct jig_session_args a;
+	struct jig_error e = {0};
+	if (jig_session_parse_args(argc, argv, &a, &e) < 0)
+		return jig_cli_usage(argc, argv, "%s", e.msg);
+	struct jig_session *s = NULL;
+	if (jig_session_prepare(&a.rq, &s, &e) < 0)
+		return fail(a.json, &e);
+	if (a.evidence && !a.dry_run) { /* docs/session-evidence.md */
+		jig_session_plan_print(s, stderr);
+		int r = jig_session_evidence(s, a.evidence_out, &e);
+		jig_session_free(s);
+		return r < 0 ? fail(a.json, &e) : 0;
+	}
+	/* The plan before anything starts, from the object that launches. */
+	if (a.json) {
+		/* On stdout only for a dry run: otherwise stdout is the agent's terminal. */
+		json_t *doc = jig_session_plan_json(s);
+		jig_json_print(a.dry_run ? stdout : stderr, doc);
+		json_decref(doc);
+	} else
+		jig_session_plan_print(s, a.dry_run ? stdout : stderr);
+	if (a.dry_run && !a.rq.high_risk) {
+		if (!a.json)
+			printf("  (dry run: nothing was started)\n");
+		jig_session_free(s);
+		return 0;
+	}
+	struct jig_scope_result res;
+	int r = jig_session_launch(s, NULL, NULL, 0, -1, &res, &e);
+	jig_session_free(s);
+	char why[128];
+	if (r < 0 && res.needs_delegation && !in_transient_scope && jig_cli_systemd_usable(why, sizeof(why)))
+		/* A delegated subtree from systemd, as jig scope run does; the
+		 * new process checks everything again. */
+		jig_cli_reexec_in_transient_scope("session", argc, argv);
+	if (r < 0)
+		return fail(a.json, &e);
+	return jig_scope_exit_status(&res);
+}

@@ -1,0 +1,148 @@
+/* The `session` kind's composition: see session_policy.h. */
+#include "policy/session_policy.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define UID_SLOT "/run/user/@uid/"
+
+/* A catalog path "/run/user/@uid/REST" becomes "RUNTIME/REST", where
+ * RUNTIME is the checked $XDG_RUNTIME_DIR, /run/user/<uid> (what the
+ * tmpdir fact starts with). Other strings are kept. */
+static json_t *fill_uid(const char *s, const char *tmpdir)
+{
+	const char *at = strstr(tmpdir, "/jig/sessions/");
+	if (strncmp(s, UID_SLOT, strlen(UID_SLOT)) != 0 || !at)
+		return json_string(s);
+	char out[PATH_MAX];
+	snprintf(out, sizeof(out), "%.*s/%s", (int)(at - tmpdir), tmpdir, s + strlen(UID_SLOT));
+	return json_string(out);
+}
+
+static int add_bind(json_t *doc, const char *src, const char *target, bool write)
+{
+	json_t *b = json_pack("{s:s,s:s}", "source", src, "target", target);
+	if (write)
+		json_object_set_new(b, "write", json_true());
+	return json_array_append_new(json_object_get(doc, "binds"), b);
+}
+
+/* A file or directory of the repository's Git directory that runs code on
+ * the host (hooks, config): read-only over a writable mapping. */
+static void guard_git(json_t *doc, const char *git_dir)
+{
+	static const char *const guarded[] = {"hooks", "config", NULL};
+	for (const char *const *g = guarded; *g; g++) {
+		char p[PATH_MAX];
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/%s", git_dir, *g);
+		if (lstat(p, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+			add_bind(doc, p, p, false);
+	}
+}
+
+/* The map's facts on the composed kind. A fragment that fixed the network
+ * or the cwd would be widened by them: refused. */
+static int add_facts(json_t *doc, const struct jig_session_facts *f, struct jig_error *e)
+{
+	if (strcmp(json_string_value(json_object_get(doc, "network")), "none") != 0 ||
+	    strcmp(json_string_value(json_object_get(doc, "cwd")), "/") != 0)
+		return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": the network and the working directory are the session's; no fragment may set them", JIG_SESSION_KIND);
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(doc, "tmpfs"), i, v)
+		json_object_set_new(v, "target", fill_uid(json_string_value(json_object_get(v, "target")), f->tmpdir));
+	const char *k;
+	json_t *env = json_object_get(doc, "env");
+	json_object_foreach(env, k, v)
+		json_object_set_new(env, k, fill_uid(json_string_value(v), f->tmpdir));
+	add_bind(doc, f->worktree, f->worktree, f->rw);
+	if (f->common_dir)
+		add_bind(doc, f->common_dir, f->common_dir, f->rw);
+	if (f->rw && f->git_dir)
+		guard_git(doc, f->git_dir);
+	add_bind(doc, f->state_root, f->state_root, true);
+	for (i = 0; i < f->n_extra; i++)
+		add_bind(doc, f->extra[i].source, f->extra[i].target, false);
+	json_object_set_new(doc, "cwd", json_string(f->cwd));
+	json_object_set(doc, "network", f->network);
+	static const char *const own[] = {"HOME", "TERM", NULL};
+	for (const char *const *o = own; *o; o++)
+		if (json_object_get(env, *o))
+			return jig_err(e, JIG_E_INTEGRITY, "catalog kind \"%s\": %s is the session's; no fragment may set it", JIG_SESSION_KIND, *o);
+	json_object_set_new(env, "HOME", json_string(f->state_root));
+	json_object_set_new(env, "TERM", json_string(f->term));
+	json_object_foreach(f->map_env, k, v) {
+		if (json_object_get(env, k))
+			return jig_err(e, JIG_E_USAGE, "session: environment variable %s is set twice (the catalog or the map's client and provider)", k);
+		json_object_set(env, k, v);
+	}
+	return 0;
+}
+
+int jig_session_compose(const struct jig_catalog *c, const struct jig_session_facts *f, struct jig_scope_template *t,
+			struct jig_error *e)
+{
+	struct jig_scope_facts sf = {.kind = JIG_SESSION_KIND, .name = f->name, .snapshot_dir = f->snapshot_dir,
+				     .entry = f->program, .home = f->home, .client_trees = f->trees, .n_client_trees = f->n_trees};
+	struct jig_scope_template base;
+	int r = jig_catalog_compose(c, &sf, &base, e);
+	if (r)
+		return r;
+	json_t *doc = json_deep_copy(base.policy.doc);
+	r = doc ? add_facts(doc, f, e) : jig_err(e, JIG_E_INTERNAL, "out of memory");
+	char *txt = r ? NULL : json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	memset(t, 0, sizeof(*t));
+	struct jig_error inner = {0};
+	if (!r && (!txt || jig_scope_policy_parse(txt, strlen(txt), f->home, JIG_POLICY_SLOTS, &t->policy, &inner) < 0))
+		r = jig_err(e, inner.code ? inner.code : JIG_E_INTERNAL, "session %s: %s", f->name, txt ? inner.msg : "out of memory");
+	free(txt);
+	if (!r) {
+		t->argv = base.argv;
+		base.argv = NULL;
+	}
+	jig_scope_template_free(&base);
+	return r;
+}
+
+static int instance_policy(const struct jig_scope_policy *tmpl, const char *id, const char *home,
+			   struct jig_scope_policy *out, struct jig_error *e)
+{
+	static const char pat[] = "/jig/sessions/" JIG_SESSION_ID_SLOT "/";
+	size_t n = strlen(tmpl->canonical), cap = n + 64 * 8 + 1, o = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	for (const char *s = tmpl->canonical; *s;) {
+		if (strncmp(s, pat, sizeof(pat) - 1) == 0 && o + strlen(id) + 32 < cap) {
+			o += (size_t)snprintf(buf + o, cap - o, "/jig/sessions/%s/", id);
+			s += sizeof(pat) - 1;
+		} else if (o + 1 < cap)
+			buf[o++] = *s++;
+		else {
+			free(buf);
+			return jig_err(e, JIG_E_INTERNAL, "session %s: the instance does not fit", tmpl->name);
+		}
+	}
+	buf[o] = '\0';
+	int r = jig_scope_policy_parse(buf, o, home, JIG_POLICY_SLOTS, out, e);
+	free(buf);
+	return r;
+}
+
+int jig_session_instance(const struct jig_scope_template *tmpl, const char *id, const char *home,
+			 struct jig_scope_template *out, struct jig_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	int r = instance_policy(&tmpl->policy, id, home, &out->policy, e);
+	if (!r) {
+		out->argv = tmpl->argv;
+		out->hold = tmpl->hold;
+	}
+	return r;
+}

@@ -1,0 +1,50 @@
+/* The `session` scope kind's composition (docs/session.md): the catalog's
+ * `session` kind, plus what the trusted repository map names for this
+ * session: the client's trees and reviewed configuration read-only, the
+ * worktree as mapped, the client's isolated state root writable as HOME,
+ * one private TMPDIR (a size-bounded tmpfs at the session's exact runtime
+ * path), the environment allowlist and the provider's network. The
+ * template holds "@session" where the per-launch id goes: excluded
+ * runtime metadata, never in the digest. */
+#ifndef JIG_POLICY_SESSION_POLICY_H
+#define JIG_POLICY_SESSION_POLICY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "policy/catalog.h"
+#include "util/error.h"
+
+#define JIG_SESSION_KIND "session"
+#define JIG_SESSION_ID_SLOT "@session"
+
+struct jig_session_facts {
+	const char *name;	  /* the scope's name */
+	const char *snapshot_dir; /* "@snapshot/REL" */
+	const char *home;	  /* the caller's home (never granted) */
+	const char *program;	  /* the client's command[0] ("@entry") */
+	const char *const *trees; /* the client's trees and reviewed config, read-only at their own paths */
+	size_t n_trees;
+	const char *worktree;	/* bound at its own path, writable iff rw */
+	bool rw;
+	const char *common_dir; /* bound (same mode) when outside the worktree; NULL: inside */
+	const char *git_dir;	/* the repository's Git directory: hooks and config re-bound read-only when rw */
+	const char *cwd;
+	const char *state_root;	  /* writable, HOME */
+	const char *tmpdir;	  /* ".../jig/sessions/@session/tmp" */
+	const char *term;	  /* TERM */
+	json_t *map_env;	  /* the map's non-secret environment (client, then provider) */
+	json_t *network;	  /* "none" or the exact-network object */
+	const struct jig_scope_bind *extra; /* read-only binds a launch adds (the evidence probe) */
+	size_t n_extra;
+};
+
+/* The template (slots: "@terminal" descriptors, "@session" in paths). */
+int jig_session_compose(const struct jig_catalog *c, const struct jig_session_facts *f, struct jig_scope_template *t,
+			struct jig_error *e);
+/* "@session" made id: still a template for its descriptor slots. out's
+ * argv and hold are tmpl's, borrowed: free only out->policy. */
+int jig_session_instance(const struct jig_scope_template *tmpl, const char *id, const char *home,
+			 struct jig_scope_template *out, struct jig_error *e);
+
+#endif

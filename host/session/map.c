@@ -1,0 +1,298 @@
+/* The trusted repository map: strict parse, the operator's file, and the
+ * resolution of a working directory to its mapped repository. */
+#include "session/map.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "policy/scope_policy.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/json.h"
+#include "util/text.h"
+
+#define MAX_LIST 64
+#define MAX_ID 32
+
+static bool valid_id(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > MAX_ID || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= '0' && s[0] <= '9')))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '_'))
+			return false;
+	return true;
+}
+
+static bool abs_normal(const char *p)
+{
+	return p[0] == '/' && p[1] != '\0' && jig_path_is_normal_relative(p + 1);
+}
+
+bool jig_session_endpoint_valid(const char *ep, bool *loopback)
+{
+	const char *colon = strrchr(ep, ':');
+	if (!colon || colon == ep || colon - ep > 253)
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long port = strtoul(colon + 1, &end, 10);
+	if (errno || *end || colon[1] == '0' || colon[1] == '\0' || port < 1 || port > 65535)
+		return false;
+	for (const char *c = ep; c < colon; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
+			return false;
+	*loopback = (size_t)(colon - ep) == strlen("127.0.0.1") && strncmp(ep, "127.0.0.1", 9) == 0;
+	/* Other names of this host are not a remote provider. */
+	if (!*loopback && (strncmp(ep, "localhost:", 10) == 0 || strncmp(ep, "127.", 4) == 0 || strncmp(ep, "0.", 2) == 0))
+		return false;
+	return true;
+}
+
+/* An optional array of at most MAX_LIST strings, each passing ok (NULL: any). */
+static int str_list(json_t *o, const char *key, const char *what, bool (*ok)(const char *), const char *rule,
+		    struct jig_error *e)
+{
+	json_t *a = json_object_get(o, key), *v;
+	if (!a)
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) > MAX_LIST)
+		return jig_err(e, JIG_E_USAGE, "%s.%s: an array of at most %d strings", what, key, MAX_LIST);
+	size_t i;
+	json_array_foreach(a, i, v)
+		if (!json_is_string(v) || (ok && !ok(json_string_value(v))))
+			return jig_err(e, JIG_E_USAGE, "%s.%s[%zu]: %s", what, key, i, rule);
+	return 0;
+}
+
+static bool is_selector(const char *s)
+{
+	return s[0] == '-' && s[1] != '\0' && strlen(s) <= 64;
+}
+
+/* Non-secret environment: names not credential-like, not jig's own. */
+static int env_obj(json_t *o, const char *what, struct jig_error *e)
+{
+	static const char *const reserved[] = {"HOME", "TMPDIR", "PATH", "TERM", "LANG", NULL};
+	json_t *env = json_object_get(o, "env"), *v;
+	const char *k;
+	if (!env)
+		return 0;
+	if (!json_is_object(env) || json_object_size(env) > MAX_LIST)
+		return jig_err(e, JIG_E_USAGE, "%s.env: an object of at most %d NAME: \"value\"", what, MAX_LIST);
+	json_object_foreach(env, k, v) {
+		if (!json_is_string(v) || strlen(json_string_value(v)) > 1024)
+			return jig_err(e, JIG_E_USAGE, "%s.env.%s: a string of at most 1024 bytes", what, k);
+		if (jig_env_name_is_credential(k))
+			return jig_err(e, JIG_E_USAGE, "%s.env.%s: a credential-like name never enters a session (a remote provider's login lives in the session's state root)", what, k);
+		for (const char *const *r = reserved; *r; r++)
+			if (strcmp(k, *r) == 0)
+				return jig_err(e, JIG_E_USAGE, "%s.env.%s: set by jig, not by the map", what, k);
+	}
+	return 0;
+}
+
+static int parse_client(const char *id, json_t *c, const char *what, struct jig_error *e)
+{
+	static const char *const keys[] = {"command", "trees", "config", "env", "selectors", "about", NULL};
+	char w[128];
+	snprintf(w, sizeof(w), "%s: clients.%s", what, id);
+	json_t *cmd = json_object_get(c, "command");
+	int r = jig_json_usage(jig_json_only_keys(c, keys, w, e), e);
+	if (!r && (!json_is_array(cmd) || json_array_size(cmd) == 0 || !json_is_string(json_array_get(cmd, 0)) ||
+		   !abs_normal(json_string_value(json_array_get(cmd, 0)))))
+		r = jig_err(e, JIG_E_USAGE, "%s.command: an array whose first string is the client's absolute path", w);
+	if (!r)
+		r = str_list(c, "command", w, NULL, "a string", e);
+	if (!r)
+		r = str_list(c, "trees", w, abs_normal, "an absolute, normalised path", e);
+	if (!r)
+		r = str_list(c, "config", w, abs_normal, "an absolute, normalised path", e);
+	if (!r)
+		r = str_list(c, "selectors", w, is_selector, "an option starting with \"-\"", e);
+	if (!r && json_object_get(c, "about") && !json_is_string(json_object_get(c, "about")))
+		r = jig_err(e, JIG_E_USAGE, "%s.about: a string", w);
+	return r ? r : env_obj(c, w, e);
+}
+
+static int parse_provider(json_t *doc, const char *id, json_t *p, const char *what, struct jig_error *e)
+{
+	static const char *const keys[] = {"client", "endpoint", "args", "env", "about", NULL};
+	char w[128];
+	snprintf(w, sizeof(w), "%s: providers.%s", what, id);
+	const char *client = json_string_value(json_object_get(p, "client"));
+	const char *ep = json_string_value(json_object_get(p, "endpoint"));
+	bool lo;
+	int r = jig_json_usage(jig_json_only_keys(p, keys, w, e), e);
+	if (!r && (!client || !json_object_get(json_object_get(doc, "clients"), client)))
+		r = jig_err(e, JIG_E_USAGE, "%s.client: the id of a client in \"clients\"", w);
+	if (!r && (!ep || !jig_session_endpoint_valid(ep, &lo)))
+		r = jig_err(e, JIG_E_USAGE, "%s.endpoint: \"127.0.0.1:PORT\" (a loopback server) or \"HOST:PORT\" (a remote provider)", w);
+	if (!r)
+		r = str_list(p, "args", w, NULL, "a string", e);
+	if (!r && json_object_get(p, "about") && !json_is_string(json_object_get(p, "about")))
+		r = jig_err(e, JIG_E_USAGE, "%s.about: a string", w);
+	return r ? r : env_obj(p, w, e);
+}
+
+static bool approved(json_t *repo, const char *prov)
+{
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(repo, "providers"), i, v)
+		if (strcmp(json_string_value(v), prov) == 0)
+			return true;
+	return false;
+}
+
+static int parse_repo(json_t *doc, const char *id, json_t *p, const char *what, struct jig_error *e)
+{
+	static const char *const keys[] = {"root", "worktrees", "mode", "context", "default_provider", "providers",
+					   "capabilities", "about", NULL};
+	char w[128];
+	snprintf(w, sizeof(w), "%s: repositories.%s", what, id);
+	const char *root = json_string_value(json_object_get(p, "root"));
+	const char *mode = json_string_value(json_object_get(p, "mode"));
+	const char *ctx = json_string_value(json_object_get(p, "context"));
+	json_t *provs = json_object_get(p, "providers"), *dflt = json_object_get(p, "default_provider"), *v;
+	int r = jig_json_usage(jig_json_only_keys(p, keys, w, e), e);
+	if (!r && (!root || !abs_normal(root)))
+		r = jig_err(e, JIG_E_USAGE, "%s.root: the repository's absolute, physical, normalised path", w);
+	if (!r)
+		r = str_list(p, "worktrees", w, abs_normal, "an absolute, physical, normalised path", e);
+	if (!r && (!mode || (strcmp(mode, "ro") != 0 && strcmp(mode, "rw") != 0)))
+		r = jig_err(e, JIG_E_USAGE, "%s.mode: \"ro\" or \"rw\"", w);
+	if (!r && (!ctx || (strcmp(ctx, "personal") != 0 && strcmp(ctx, "work") != 0)))
+		r = jig_err(e, JIG_E_USAGE, "%s.context: \"personal\" or \"work\"", w);
+	if (!r && (!json_is_array(provs) || json_array_size(provs) == 0))
+		r = jig_err(e, JIG_E_USAGE, "%s.providers: the approved providers' ids (at least one)", w);
+	size_t i;
+	json_array_foreach(r ? NULL : provs, i, v)
+		if (!r && (!json_is_string(v) || !json_object_get(json_object_get(doc, "providers"), json_string_value(v))))
+			r = jig_err(e, JIG_E_USAGE, "%s.providers[%zu]: the id of a provider in \"providers\"", w, i);
+	/* One string; a list is kept to be refused as ambiguous when used. */
+	if (!r && dflt && json_is_string(dflt) && !approved(p, json_string_value(dflt)))
+		r = jig_err(e, JIG_E_USAGE, "%s.default_provider: \"%.40s\" is not one of its approved providers", w, json_string_value(dflt));
+	if (!r && dflt && !json_is_string(dflt))
+		r = str_list(p, "default_provider", w, NULL, "a provider id", e);
+	json_t *caps = json_object_get(p, "capabilities");
+	if (!r && caps && (!json_is_array(caps) || json_array_size(caps) != 0))
+		r = jig_err(e, JIG_E_USAGE, "%s.capabilities: the catalog offers no session capability yet; [] or absent", w);
+	if (!r && json_object_get(p, "about") && !json_is_string(json_object_get(p, "about")))
+		r = jig_err(e, JIG_E_USAGE, "%s.about: a string", w);
+	return r;
+}
+
+/* Every path (a root or a worktree) belongs to one repository. */
+static int paths_unique(json_t *repos, const char *what, struct jig_error *e)
+{
+	json_t *seen = json_object(), *r, *v;
+	const char *id;
+	int rc = 0;
+	json_object_foreach(repos, id, r) {
+		json_t *all = json_array();
+		json_array_append(all, json_object_get(r, "root"));
+		if (json_object_get(r, "worktrees"))
+			json_array_extend(all, json_object_get(r, "worktrees"));
+		size_t i;
+		json_array_foreach(all, i, v) {
+			const char *p = json_string_value(v);
+			if (!rc && json_object_get(seen, p))
+				rc = jig_err(e, JIG_E_USAGE, "%s: %s is mapped twice (repositories.%s and repositories.%s)", what, p,
+					     json_string_value(json_object_get(seen, p)), id);
+			json_object_set_new(seen, p, json_string(id));
+		}
+		json_decref(all);
+	}
+	json_decref(seen);
+	return rc;
+}
+
+static int parse_section(json_t *doc, const char *key, const char *what,
+			 int (*one)(json_t *doc, const char *id, json_t *v, const char *what, struct jig_error *e),
+			 struct jig_error *e)
+{
+	json_t *sec = json_object_get(doc, key), *v;
+	const char *id;
+	if (!json_is_object(sec))
+		return jig_err(e, JIG_E_USAGE, "%s: needs \"%s\": {ID: {...}}", what, key);
+	json_object_foreach(sec, id, v) {
+		if (!valid_id(id) || !json_is_object(v))
+			return jig_err(e, JIG_E_USAGE, "%s: %s.%.40s: an id of [a-z0-9_-] (at most %d) naming an object", what, key, id, MAX_ID);
+		int r = one(doc, id, v, what, e);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int one_client(json_t *doc, const char *id, json_t *v, const char *what, struct jig_error *e)
+{
+	(void)doc;
+	return parse_client(id, v, what, e);
+}
+
+int jig_session_map_parse(const char *buf, size_t len, const char *what, struct jig_session_map *m, struct jig_error *e)
+{
+	static const char *const keys[] = {"format", "clients", "providers", "repositories", NULL};
+	memset(m, 0, sizeof(*m));
+	snprintf(m->what, sizeof(m->what), "%s", what);
+	const char *format;
+	json_t *doc = NULL;
+	int r = jig_json_usage(jig_json_parse_object(buf, len, what, &doc, e), e);
+	if (!r)
+		r = jig_json_usage(jig_json_only_keys(doc, keys, what, e), e);
+	if (!r)
+		r = jig_json_usage(jig_json_get_string(doc, "format", what, &format, e), e);
+	if (!r && strcmp(format, JIG_SESSIONS_FORMAT) != 0)
+		r = jig_err(e, JIG_E_USAGE, "%s: format \"%.40s\" is not " JIG_SESSIONS_FORMAT, what, format);
+	if (!r)
+		r = parse_section(doc, "clients", what, one_client, e);
+	if (!r)
+		r = parse_section(doc, "providers", what, parse_provider, e);
+	if (!r)
+		r = parse_section(doc, "repositories", what, parse_repo, e);
+	if (!r)
+		r = paths_unique(json_object_get(doc, "repositories"), what, e);
+	if (r) {
+		json_decref(doc);
+		return r;
+	}
+	unsigned char d[JIG_SHA256_LEN];
+	jig_sha256(buf, len, d);
+	jig_hex(d, JIG_SHA256_LEN, m->sha256);
+	m->doc = doc;
+	return 0;
+}
+
+int jig_session_map_load(struct jig_session_map *m, struct jig_error *e)
+{
+	char what[PATH_MAX + 32], *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+	memset(m, 0, sizeof(*m));
+	int r = jig_config_read(JIG_SESSIONS_FILE, JIG_SESSIONS_MAX_BYTES, true, what, sizeof(what), &buf, &len, &st, e);
+	if (r == JIG_CONFIG_ABSENT)
+		return jig_err(e, JIG_E_USAGE, "no operator configuration directory (HOME is not set); sessions are mapped in " JIG_SESSIONS_FILE);
+	if (r)
+		return jig_err_prefix(e, JIG_E_USAGE, "the repository map: ");
+	if (st.st_uid != geteuid() || (st.st_mode & 077) || st.st_nlink != 1)
+		r = jig_err(e, JIG_E_USAGE, "the repository map %s must be yours, mode 0600 and one link; refused", what);
+	else
+		r = jig_session_map_parse(buf, len, what, m, e);
+	free(buf);
+	return r;
+}
+
+void jig_session_map_free(struct jig_session_map *m)
+{
+	json_decref(m->doc);
+	m->doc = NULL;
+}

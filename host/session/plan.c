@@ -1,0 +1,85 @@
+/* The session's plan, text and JSON, from the object that launches. */
+#include <stdio.h>
+#include <string.h>
+
+#include "session/internal.h"
+#include "util/text.h"
+
+static json_t *high_risk_json(unsigned bits)
+{
+	json_t *a = json_array();
+	for (unsigned b = 1; b & JIG_SESSION_HR_ALL; b <<= 1)
+		if (bits & b)
+			json_array_append_new(a, json_pack("{s:s,s:s}", "flag", jig_session_high_risk_name(b), "status", "not built yet"));
+	return a;
+}
+
+json_t *jig_session_plan_json(const struct jig_session *s)
+{
+	json_t *argv = json_object_get(s->doc, "argv");
+	json_t *caps = json_object_get(s->w.repo, "capabilities");
+	return json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s},s:{s:s,s:s},s:{s:s,s:s,s:s,s:O},s:{s:s,s:O},s:s,s:O,s:o,"
+			 "s:{s:s,s:s,s:s},s:s,s:s,s:s,s:b,s:O,s:o}",
+			 "schema", JIG_SESSION_PLAN_FORMAT,
+			 "repository", "id", s->w.repo_id, "root", s->w.root, "worktree", s->w.worktree, "common_dir",
+			 s->w.common_dir, "cwd", s->w.cwd, "mode", s->w.rw ? "rw" : "ro", "context", s->w.context,
+			 "tmpdir", "path", s->tmpdir, "note", "@session is this launch's id: created 0700 at launch, removed at exit; not in the digest",
+			 "provider", "id", s->w.provider_id, "endpoint", json_string_value(json_object_get(s->w.provider, "endpoint")),
+			 "kind", s->loopback ? "loopback" : "remote (through jig's CONNECT relay)", "network", s->network,
+			 "client", "id", s->w.client_id, "command", json_object_get(s->w.client, "command"),
+			 "state_root", s->state_root, "capabilities", caps ? json_incref(caps) : json_array(),
+			 "high_risk", high_risk_json(s->high_risk),
+			 "snapshot", "manifest_sha256", s->manifest_sha256, "launch_identity", s->identity, "catalog_sha256",
+			 s->catalog_sha256, "map_sha256", s->map.sha256, "policy_sha256", s->sha256, "cache_path", s->cache_path,
+			 "cache_hit", s->cache_hit, "argv", argv, "permission_plan", jig_scope_plan_json(&s->t.policy));
+}
+
+static void line(FILE *out, const char *label, const char *value)
+{
+	fprintf(out, "  %-14s ", label);
+	jig_text_put(out, value);
+	fputc('\n', out);
+}
+
+void jig_session_plan_print(const struct jig_session *s, FILE *out)
+{
+	char buf[3 * PATH_MAX];
+	fprintf(out, "session of repository ");
+	jig_text_put(out, s->w.repo_id);
+	fputc('\n', out);
+	line(out, "root", s->w.root);
+	snprintf(buf, sizeof(buf), "%s (%s)", s->w.worktree, s->w.rw ? "read/write" : "read-only");
+	line(out, "worktree", buf);
+	line(out, "cwd", s->w.cwd);
+	line(out, "context", s->w.context);
+	snprintf(buf, sizeof(buf), "%s (0700, created at launch, removed at exit; @session is the launch's id)", s->tmpdir);
+	line(out, "TMPDIR", buf);
+	snprintf(buf, sizeof(buf), "%s at %s (%s)", s->w.provider_id, json_string_value(json_object_get(s->w.provider, "endpoint")),
+		 s->loopback ? "loopback: only this address and port" : "remote: CONNECT to only this host and port");
+	line(out, "provider", buf);
+	line(out, "client", s->w.client_id);
+	snprintf(buf, sizeof(buf), "%s (0700, writable, HOME)", s->state_root);
+	line(out, "state root", buf);
+	line(out, "capabilities", json_array_size(json_object_get(s->w.repo, "capabilities")) ? "(see --json)" : "none");
+	fprintf(out, "  %-14s", "high-risk");
+	if (!(s->high_risk & JIG_SESSION_HR_ALL))
+		fprintf(out, " none");
+	for (unsigned b = 1; b & JIG_SESSION_HR_ALL; b <<= 1)
+		if (s->high_risk & b)
+			fprintf(out, " --%s (not built yet)", jig_session_high_risk_name(b));
+	fputc('\n', out);
+	line(out, "snapshot", s->manifest_sha256);
+	line(out, "map sha256", s->map.sha256);
+	line(out, "policy sha256", s->sha256);
+	snprintf(buf, sizeof(buf), "%s (%s)", s->cache_path, s->cache_hit ? "a hit, re-checked" : "written");
+	line(out, "cache", buf);
+	fprintf(out, "  %-14s", "program");
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(s->doc, "argv"), i, v) {
+		fputc(' ', out);
+		jig_text_put(out, json_string_value(v));
+	}
+	fputc('\n', out);
+	jig_scope_plan_print(&s->t.policy, "  ", out);
+}
