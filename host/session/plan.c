@@ -18,7 +18,7 @@ json_t *jig_session_plan_json(const struct jig_session *s)
 {
 	json_t *argv = json_object_get(s->doc, "argv");
 	json_t *caps = json_object_get(s->w.repo, "capabilities");
-	return json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s},s:{s:s,s:s},s:{s:s,s:s,s:s,s:O},s:{s:s,s:O},s:s,s:O,s:o,"
+	return json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s},s:{s:s,s:s},s:{s:s,s:s,s:s,s:O},s:{s:s,s:O},s:s,s:o,s:o,"
 			 "s:{s:s,s:s,s:s},s:s,s:s,s:s,s:b,s:O,s:o}",
 			 "schema", JIG_SESSION_PLAN_FORMAT,
 			 "repository", "id", s->w.repo_id, "root", s->w.root, "worktree", s->w.worktree, "common_dir",

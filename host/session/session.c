@@ -75,7 +75,9 @@ static int argv_facts(struct jig_session *s, char *const *agent, struct jig_erro
 	json_array_foreach(json_object_get(s->w.client, "command"), i, v)
 		if (i > 0)
 			json_array_append(s->argv, v);
-	json_array_extend(s->argv, json_object_get(s->w.provider, "args") ? json_object_get(s->w.provider, "args") : json_array());
+	json_t *pargs = json_object_get(s->w.provider, "args");
+	if (pargs)
+		json_array_extend(s->argv, pargs);
 	for (size_t k = 0; agent && agent[k]; k++) {
 		const char *hit = jig_session_selector(agent[k], extra, n);
 		if (hit)

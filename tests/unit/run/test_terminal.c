@@ -72,6 +72,9 @@ static void relay_resize_restore(void **state)
 	struct winsize ws = {.ws_row = 24, .ws_col = 80};
 	ioctl(om, TIOCSWINSZ, &ws);
 	struct termios before, during, after;
+	/* Compared whole below: the padding too must be equal (zero). */
+	memset(&before, 0, sizeof(before));
+	memset(&after, 0, sizeof(after));
 	assert_int_equal(tcgetattr(os, &before), 0);
 
 	operator_on(os);
