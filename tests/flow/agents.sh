@@ -775,26 +775,7 @@ case_provider_scope_is_the_plan() {
 # echo_peers PORT...: loopback services that answer "PORT:what they got"
 # and log each contact to $T/contacts.
 echo_peers() {
-	cat >"$T/echo.py" <<'PY'
-import socket, sys, threading
-log = open(sys.argv[1], "a", buffering=1)
-def serve(port):
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", port)); s.listen(16)
-    while True:
-        c, _ = s.accept(); log.write("contact %d\n" % port)
-        data = b""
-        while True:
-            b = c.recv(4096)
-            if not b: break
-            data += b
-        c.sendall(b"%d:" % port + data); c.close()
-for p in sys.argv[2:]:
-    threading.Thread(target=serve, args=(int(p),), daemon=True).start()
-log.write("listening\n")
-threading.Event().wait()
-PY
-	/usr/bin/python3 "$T/echo.py" "$T/contacts" "$@" &
+	/usr/bin/python3 "$JIG_SOURCE/tests/sandbox/echo_peers.py" "$T/contacts" "$@" &
 	PEERS="$PEERS $!"
 	i=0; until grep -q listening "$T/contacts" 2>/dev/null; do i=$((i + 1)); [ $i -lt 200 ] || fail "echo peers"; sleep 0.05; done
 }

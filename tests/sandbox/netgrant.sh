@@ -45,26 +45,7 @@ out_has() { grep -q -- "$1" "$T/out" || fail "expected \"$1\" in the output"; }
 
 # The guest's loopback services: PORT:DATA echo servers that log contacts.
 servers() {
-	cat >"$T/echo.py" <<'EOF'
-import socket, sys, threading
-log = open(sys.argv[1], "a", buffering=1)
-def serve(port):
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", port)); s.listen(16)
-    while True:
-        c, _ = s.accept(); log.write("contact %d\n" % port)
-        data = b""
-        while True:
-            b = c.recv(4096)
-            if not b: break
-            data += b
-        c.sendall(b"%d:" % port + data); c.close()
-for p in sys.argv[2:]:
-    threading.Thread(target=serve, args=(int(p),), daemon=True).start()
-log.write("listening\n")
-threading.Event().wait()
-EOF
-	python3 "$T/echo.py" "$T/contacts" "$@" &
+	python3 "$JIG_SOURCE/tests/sandbox/echo_peers.py" "$T/contacts" "$@" &
 	PIDS="$PIDS $!"
 	i=0; until grep -q listening "$T/contacts" 2>/dev/null; do i=$((i+1)); [ $i -lt 200 ] || fail "echo servers"; sleep 0.05; done
 }
@@ -138,22 +119,7 @@ case_loopback_refused_policy() {
 https_peer() {
 	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=provider -addext subjectAltName=IP:127.0.0.1 \
 		-keyout "$T/key.pem" -out "$T/cert.pem" 2>/dev/null
-	cat >"$T/https.py" <<'EOF'
-import http.server, ssl, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = b"provider ok\n"
-        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        open(sys.argv[3], "a").write("https contact\n")
-srv = http.server.HTTPServer(("127.0.0.1", 8443), H)
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain(sys.argv[1], sys.argv[2])
-srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-open(sys.argv[3], "a").write("listening\n")
-srv.serve_forever()
-EOF
-	python3 "$T/https.py" "$T/cert.pem" "$T/key.pem" "$T/https.log" &
+	python3 "$JIG_SOURCE/tests/sandbox/https_peer.py" "$T/cert.pem" "$T/key.pem" "$T/https.log" &
 	PIDS="$PIDS $!"
 	i=0; until grep -q listening "$T/https.log" 2>/dev/null; do i=$((i+1)); [ $i -lt 200 ] || fail "https peer"; sleep 0.05; done
 }

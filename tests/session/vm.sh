@@ -193,22 +193,7 @@ case_remote_provider_exact() {
 	getent hosts provider.test || fail "the guest's /etc/hosts does not name provider.test: $(ls -l /etc/hosts; tail -n 3 /etc/hosts)"
 	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=provider.test -addext subjectAltName=DNS:provider.test \
 		-keyout "$S/key.pem" -out "$S/agent/ca.pem" 2>/dev/null
-	cat >"$S/https.py" <<'PY'
-import http.server, ssl, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = b"provider ok\n"
-        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        open(sys.argv[3], "a").write("https contact\n")
-srv = http.server.HTTPServer(("127.0.0.1", 8443), H)
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain(sys.argv[1], sys.argv[2])
-srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-open(sys.argv[3], "a").write("listening\n")
-srv.serve_forever()
-PY
-	python3 "$S/https.py" "$S/agent/ca.pem" "$S/key.pem" "$S/https.log" &
+	python3 "$JIG_SOURCE/tests/sandbox/https_peer.py" "$S/agent/ca.pem" "$S/key.pem" "$S/https.log" &
 	p0=$!
 	python3 -m http.server --bind 127.0.0.1 8444 >"$S/8444.log" 2>&1 &
 	p1=$!
