@@ -30,7 +30,7 @@ refused() {
 }
 
 case_new_project_reviews() {
-	# R-U01: jig init in an absent directory writes jig.json, one Flow, the
+	# Issue 35 item 1: jig init in an absent directory writes jig.json, one Flow, the
 	# Flow API's declaration and the schemas, all from the snapshot; the
 	# project reviews as is.
 	jig init "$T/p" >"$T/out"
@@ -52,7 +52,7 @@ case_new_project_reviews() {
 	(cd "$T/q" && jig review --yes --json) | jq -e '.plan.flows[0].name == "first-flow"' >/dev/null || fail "not reviewed"
 }
 case_refuses_non_empty() {
-	# R-U01: a non-empty directory (or one that holds a project, without
+	# Issue 35 item 1: a non-empty directory (or one that holds a project, without
 	# --flow) is refused with one line, and nothing is written.
 	mkdir "$T/p"; echo notes >"$T/p/notes.txt"; chown -R "$USER_NAME" "$T/p"
 	before=$(listing "$T/p")
@@ -74,7 +74,7 @@ case_refuses_non_empty() {
 	[ ! -e "$T/absent" ] || fail "a parent was created"
 }
 case_flow_adds_to_project() {
-	# R-U01: --flow NAME adds a Flow and its jig.json entry, keeps the
+	# Issue 35 item 1: --flow NAME adds a Flow and its jig.json entry, keeps the
 	# project's own files, and refuses a name or directory that exists.
 	jig init "$T/p" >/dev/null
 	echo "// mine" >>"$T/p/jig.d.ts"
@@ -108,7 +108,7 @@ typecheck() {
 	node "$TSC" -p "$d/tsconfig.check.json" "$@"
 }
 case_examples_and_template_typecheck() {
-	# R-U02: every example Flow and jig init's template type-check against
+	# Issue 35 item 2: every example Flow and jig init's template type-check against
 	# the shipped declaration (the examples' jig.d.ts are its copies).
 	[ -x "$TSC" ] || fail "no TypeScript at $TSC (build target typecheck-tools)"
 	for d in "$JIG_SOURCE/examples" "$JIG_SOURCE/examples/agents" "$JIG_SOURCE/examples/npm-csv"; do
@@ -130,7 +130,7 @@ case_examples_and_template_typecheck() {
 		fail "the template was not checked: $(cat "$T/files")"
 }
 case_wrong_call_fails_typecheck() {
-	# R-U02: a wrong call (jig.read(42), an http request's unknown option, a
+	# Issue 35 item 2: a wrong call (jig.read(42), an http request's unknown option, a
 	# command without files) fails the check against the declaration.
 	[ -x "$TSC" ] || fail "no TypeScript at $TSC"
 	jig init "$T/p" >/dev/null
@@ -143,7 +143,7 @@ case_wrong_call_fails_typecheck() {
 	done
 }
 case_schemas_validate_examples() {
-	# R-U03: every example's (and the test fixtures') jig.json and flow.json,
+	# Issue 35 item 2: every example's (and the test fixtures') jig.json and flow.json,
 	# and the operator files the tests write, validate against the shipped
 	# schemas; a wrong key or value fails.
 	for s in jig flow agents npm; do cmp -s "$SCHEMAS/$s.schema.json" "$SNAP/schemas/$s.schema.json" || fail "$s schema not shipped"; done
@@ -179,7 +179,7 @@ case_schemas_validate_examples() {
 	[ "$(ls "$T/wrong"/*/*.json | wc -l)" -eq 12 ] || fail "not every wrong file was made"
 }
 case_schema_key_accepted() {
-	# R-U03 (decision 158): jig's strict parsers accept "$schema" (a string)
+	# Issue 35 item 2 (decision 158): jig's strict parsers accept "$schema" (a string)
 	# in jig.json, flow.json, agents.json and npm.json, and nothing else new.
 	jig init "$T/p" >/dev/null
 	(cd "$T/p" && jig review --yes) | grep -q "^admitted Plan" || fail "\$schema refused"
