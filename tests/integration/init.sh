@@ -91,6 +91,10 @@ case_flow_adds_to_project() {
 	mkdir "$T/p/third"; chown "$USER_NAME" "$T/p/third"; before=$(listing "$T/p")
 	refused "third exists; jig init replaces nothing" jig init "$T/p" --flow third
 	[ "$(listing "$T/p")" = "$before" ] || fail "something was written"
+	jq '.flows = ([range(32)] | map({key: "f\(.)", value: "f\(.)"}) | from_entries)' "$T/p/jig.json" >"$T/j" && cp "$T/j" "$T/p/jig.json"
+	before=$(listing "$T/p")
+	refused "the project has 32 Flows, the most it may" jig init "$T/p" --flow fourth
+	[ "$(listing "$T/p")" = "$before" ] || fail "something was written"
 	# A hand-written project without jig.d.ts gets one.
 	mkdir "$T/q"; cp -r "$JIG_SOURCE/examples/csv-report" "$T/q/"; rm -f "$T/q/jig.d.ts"
 	printf '{"format": "jig-project/1", "flows": {"csv-report": "csv-report"}}\n' >"$T/q/jig.json"; chown -R "$USER_NAME" "$T/q"
