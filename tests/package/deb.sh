@@ -9,8 +9,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # in it; it installs into an empty root with dpkg (no package there, so
 # --force-depends: its dependencies are checked against this host instead,
 # each a Debian package installed here); the installed jig, run as an
-# unprivileged user, finds its snapshot under <root>/usr/lib/jig and
-# `jig modules verify` exits 0; a changed module byte in the installed root
+# unprivileged user, finds its snapshot under <root>/usr/lib/jig,
+# `jig modules verify` exits 0 and `jig init` writes a project; a changed module byte in the installed root
 # is refused (exit 4); dpkg removes every file it installed.
 case_deb() {
 	command -v lintian >/dev/null || fail "lintian is not installed (scripts/deps.sh installs it)"
@@ -67,6 +67,14 @@ case_deb() {
 	runuser -u jigtest -- "$R/usr/bin/jig" modules list --json >"$t/list.json"
 	grep -q "\"$R/usr/lib/jig" "$t/list.json" || grep -q "$R/usr/lib/jig" "$t/list.json" ||
 		fail "jig did not use the installation it was installed with: $(head -c 400 "$t/list.json")"
+
+	# The package is usable as installed: jig init writes a project from the
+	# templates in the package's snapshot.
+	mkdir "$t/proj"
+	chown jigtest "$t/proj"
+	runuser -u jigtest -- "$R/usr/bin/jig" init "$t/proj" >/dev/null || fail "the installed jig init exited $?"
+	[ -f "$t/proj/jig.json" ] && [ -f "$t/proj/hello/main.ts" ] && [ -f "$t/proj/jig.d.ts" ] ||
+		fail "the installed jig init wrote no project"
 
 	# The package's snapshot is really checked: one changed byte in an
 	# installed module is refused.
