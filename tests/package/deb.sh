@@ -1,6 +1,7 @@
 #!/bin/sh
 # The Debian package and the README's set-up command (issue 35), plain
-# lane; each case_* is one ctest (package.<case>).
+# lane; each case_* is one ctest (package.<case>). Requirements: R-C01
+# (docs/requirements.md), issue 35's must-show items 8 and 10.
 set -eu
 : "${JIG_SOURCE:?}" "${JIG_BUILD:?}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -34,6 +35,13 @@ case_deb() {
 	if grep -q '\.stage\|\.staging-\|^\./usr/local\|^\./opt' "$t/files"; then
 		fail "staging or non-/usr paths in the package: $(grep '\.stage\|\.staging-\|^\./usr/local\|^\./opt' "$t/files" | head -3)"
 	fi
+
+	# R-C01, no installed privileged helper: no setuid or setgid file, and
+	# no maintainer script that could add one or a file capability.
+	suid=$(dpkg-deb --contents "$deb" | awk '$1 ~ /^-..[sS]|^-.....[sS]/ {print $6}')
+	[ -z "$suid" ] || fail "setuid/setgid files in the package: $suid"
+	ctrl=$(dpkg-deb --ctrl-tarfile "$deb" | tar -t | sed 's|^\./||' | grep -v '^$' | sort | tr '\n' ' ')
+	[ "$ctrl" = "control md5sums " ] || fail "the package's control files are not just control and md5sums: $ctrl"
 
 	deps=$(dpkg-deb --field "$deb" Depends)
 	for want in bubblewrap libc6; do
