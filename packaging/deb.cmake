@@ -30,7 +30,6 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${JIG_DEB_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://jig.invalid/")
 # Shared libraries from dpkg-shlibdeps; the programs jig runs by path:
 # Bubblewrap (JIG_BWRAP_PATH) always, systemd-run for the delegated cgroup
 # when the session has no delegated cgroup of its own (docs/scope-policy.md).
