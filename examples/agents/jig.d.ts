@@ -79,8 +79,8 @@ export interface AgentRequest {
 export interface AgentResponse {
 	/** The Agent's answer (at most the route's `max_answer_bytes`). */
 	readonly text: string;
-	/** Why the turn ended, as the client reported it (e.g. "end_turn"). */
-	readonly stopReason: string;
+	/** Why the turn ended, as the client reported it (e.g. "end_turn"), or null. */
+	readonly stopReason: string | null;
 	readonly usage: { readonly prompt_bytes: number; readonly answer_bytes: number };
 	/** Milliseconds of the turn's phases, as the worker measured them. */
 	readonly timing: Readonly<Record<string, number>>;
@@ -156,10 +156,10 @@ export interface CallResult {
 	readonly ok: boolean;
 	/** "killed": the child's scope was killed from outside while it ran. */
 	readonly outcome: "succeeded" | "failed" | "timeout" | "cancelled" | "killed";
-	/** Why it did not succeed, or null. */
-	readonly error: string | null;
-	/** Whether the child's Flow started at all. */
-	readonly started: boolean;
+	/** Why it did not succeed; absent when it succeeded. */
+	readonly error?: string;
+	/** Whether the child's Flow started at all (null: the sandbox module does not say). */
+	readonly started: boolean | null;
 	/** This Flow's output paths the binding's write map filled (already in its output). */
 	readonly outputs: readonly string[];
 }
