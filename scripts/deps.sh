@@ -9,6 +9,7 @@ PKGS="
   bubblewrap uidmap
   valgrind hyperfine python3 python3-jsonschema curl clang musl-tools
   chromium wrk
+  lintian
   qemu-system-x86 busybox-static linux-image-amd64 kmod cpio
 "
 # Bun comes from the npm registry (scripts/bun.sh); Debian's npm unless the
