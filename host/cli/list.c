@@ -137,7 +137,9 @@ static void print_text(json_t *doc)
 				cov = cov_text[k][1];
 		printf("%s%s (%s): %s%s%s%s\n", i ? "\n" : "", json_string_value(json_object_get(f, "name")),
 		       json_string_value(json_object_get(f, "kind")), cov, why ? " (" : "", why ? why : "", why ? ")" : "");
-		printf("  package  %s\n", json_string_value(json_object_get(f, "package")));
+		fputs("  package  ", stdout);
+		jig_text_put(stdout, json_string_value(json_object_get(f, "package")));
+		fputc('\n', stdout);
 		put_list("inputs", json_object_get(f, "inputs"));
 		put_list("outputs", json_object_get(f, "outputs"));
 		static const char *const kinds[][2] = {{"http", "http"}, {"agents", "agent"}, {"commands", "command"}, {"children", "child"}};

@@ -208,9 +208,9 @@ struct one {
 static int registry_failed(const char *flow, const char *doing, const char *registry, const char *why, struct jig_error *e)
 {
 	return jig_err(e, JIG_E_REGISTRY,
-		       "flow %s: %s failed: the registry %.200s could not be reached or used: %.300s; not admitted; check the "
-		       "registry in the operator's npm.json (${XDG_CONFIG_HOME:-~/.config}/jig/npm.json) and that this host reaches it; "
-		       "a Flow without bun.lock is resolved only with jig review --allow-resolution-network",
+		       "flow %s: %s failed: the registry %.200s could not be reached or used; not admitted; check the registry in "
+		       "the operator's npm.json (${XDG_CONFIG_HOME:-~/.config}/jig/npm.json) and that this host reaches it; a Flow "
+		       "without bun.lock is resolved only with jig review --allow-resolution-network; the installer said: %.300s",
 		       flow, doing, registry, why ? why : "no reason given");
 }
 
