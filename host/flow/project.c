@@ -513,13 +513,20 @@ const struct jig_flow *jig_project_flow(const struct jig_project *p, const char 
 	return NULL;
 }
 
+const char *jig_project_flow_names(const struct jig_project *p, char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < p->n_flows && len < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", p->flows[i].name);
+	if (len >= cap && cap >= 4)
+		memcpy(buf + cap - 4, "...", 4);
+	return buf;
+}
+
 int jig_project_no_flow(const struct jig_project *p, const char *name, struct jig_error *e)
 {
-	char known[512] = "";
-	size_t len = 0;
-	for (size_t i = 0; i < p->n_flows && len < sizeof(known); i++)
-		len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s", i ? ", " : "", p->flows[i].name);
-	if (len >= sizeof(known))
-		memcpy(known + sizeof(known) - 4, "...", 4);
-	return jig_err(e, JIG_E_USAGE, "project %s has no Flow \"%s\"; its Flows: %s", p->root, name, known);
+	char known[512];
+	return jig_err(e, JIG_E_USAGE, "project %s has no Flow \"%s\"; its Flows: %s", p->root, name,
+		       jig_project_flow_names(p, known, sizeof(known)));
 }

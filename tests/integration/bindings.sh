@@ -136,7 +136,7 @@ case_refuse_unreviewed_command_invocation() {
 case_refuse_bad_bindings() {
 	# Each malformed binding or map: one line naming it.
 	project '{"root":{"bindings":{"x":{"flow":"nosuch"}}}}'
-	bad 'binding x: the project has no Flow "nosuch"'
+	bad 'binding x: the project has no Flow "nosuch"; its Flows: root$'
 	project '{"root":{"bindings":{"x":{"flow":"a","read":{"plan":"secret"}}}},"a":{}}'
 	bad 'read map: "secret" is not one of this Flow.s declared inputs; a child borrows only its caller.s whole inputs'
 	project '{"root":{"bindings":{"x":{"flow":"a","read":{"plan":"plan","more":"plan"}}}},"a":{}}'
