@@ -8,6 +8,7 @@ PKGS="
   libarchive-dev libcmocka-dev nettle-dev libyaml-dev libmicrohttpd-dev
   bubblewrap uidmap
   valgrind hyperfine python3 python3-jsonschema curl clang musl-tools
+  zsh man-db bsdextrautils
   chromium wrk
   lintian
   qemu-system-x86 busybox-static linux-image-amd64 kmod cpio

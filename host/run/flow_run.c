@@ -149,7 +149,7 @@ static int admit(struct run *r, struct jig_error *e)
 		return rc;
 	r->have_project = true;
 	if (!(r->f = jig_project_flow(&r->p, req->flow)))
-		return jig_err(e, JIG_E_USAGE, "project %s has no Flow \"%s\"", req->project, req->flow);
+		return jig_project_no_flow(&r->p, req->flow, e);
 	struct jig_signature_memo memo = jig_verifier_signature_memo(&r->v);
 	if ((rc = check_inputs(req, r->f, e)) || (rc = jig_project_capture(&r->p, false, e)) ||
 	    (rc = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) ||
