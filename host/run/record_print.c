@@ -169,7 +169,9 @@ static void print_child_body(FILE *out, json_t *n, const char *pfx, long long ru
 	if (t) {
 		fputs(pfx, out);
 		print_termination(out, t);
-		put_field(out, "; scope ", n, "scope_policy_sha256", "\n");
+		if (json_string_length(json_object_get(n, "scope_policy_sha256")))
+			put_field(out, "; scope ", n, "scope_policy_sha256", "");
+		fputc('\n', out);
 	}
 	print_limits(out, pfx, json_object_get(n, "limits"), t);
 	json_array_foreach(json_object_get(n, "outputs"), k, v) {
