@@ -517,7 +517,7 @@ d, link, port, cap, mods, out = sys.argv[1:]
 rec = json.load(open(d + "/record.json"))
 files = {o["path"]: open(d + "/files/" + o["path"], encoding="utf-8").read() for o in rec["outputs"]}
 print(json.dumps({"link": link, "port": port, "cap": cap, "modules": mods, "out": out, "files": files,
-                  "logs": rec["logs"]}))
+                  "logs": rec["logs"], "children": rec["children"]}))
 PY
 	chmod 644 "$T/args.json"
 	# The browser runs as the unprivileged user, with its own profile.

@@ -191,7 +191,7 @@
       bar.style.width = Math.max(0.5, 100 * r.wall / total).toFixed(2) + '%';
       track.appendChild(bar);
       time.appendChild(track);
-      time.appendChild(el('span', '+' + dur(off) + ' for ' + dur(r.wall) + ' (' + r.wall + ' ms)', 'tl-span'));
+      time.appendChild(el('span', '+' + dur(off) + ' for ' + fmt('wall_ms', r.wall), 'tl-span'));
     } else {
       time.appendChild(track);
       time.appendChild(el('span', 'never started', 'tl-span'));
@@ -201,8 +201,8 @@
     const lim = r.limits || {};
     if (r.peak !== undefined) {
       if (lim.memory_bytes) mem.appendChild(meter(r.peak, lim.memory_bytes));
-      mem.appendChild(el('span', ' peak ' + bytes(r.peak) + (lim.memory_bytes ? ' of ' + bytes(lim.memory_bytes) + ' (' +
-        (100 * r.peak / lim.memory_bytes).toFixed(1) + '%)' : '') + '; ' + r.peak + ' bytes'));
+      mem.appendChild(el('span', ' peak ' + fmt('memory_peak_bytes', r.peak) + (lim.memory_bytes ? ' of ' +
+        fmt('memory_bytes', lim.memory_bytes) + ', ' + (100 * r.peak / lim.memory_bytes).toFixed(1) + '%' : '')));
     }
     tr.appendChild(mem);
     const c = el('td', undefined, 'tl-cpu');
@@ -239,7 +239,7 @@
     let end = origin + run.wall_ms;
     for (const r of rows) if (r.start !== undefined && r.wall !== undefined) end = Math.max(end, r.start + r.wall);
     const total = end - origin;
-    note.textContent = 'from ' + date(origin) + ', ' + dur(total) + ' (' + total + ' ms) in all; memory peak and average CPU against each scope\u2019s limits';
+    note.textContent = 'from ' + date(origin) + ', ' + fmt('wall_ms', total) + ' in all; memory peak and average CPU against each scope\u2019s limits';
     for (const r of rows) timelineRow(t, r, origin, total);
   }
   function showList(id, items, text) {
