@@ -143,8 +143,12 @@ static json_t *packet_view(json_t *rec, const struct jig_display_artifact *arts,
 	json_object_set_new(scope, "timeout_ms", jig_display_num(json_object_get(rec, "timeout_ms")));
 	static const char *const lim[] = {"memory_bytes", "tasks", "cpu_quota_us", "wall_ms", NULL};
 	json_t *limits = json_object_get(json_object_get(json_object_get(rec, "scope"), "policy"), "limits");
-	if (json_is_object(limits)) /* the Plan's scope for the Run (issue 35: the timeline's limits) */
-		json_object_set_new(scope, "limits", jig_display_pick(limits, lim));
+	if (json_is_object(limits)) { /* the Plan's scope for the Run (issue 35: the timeline's limits) */
+		json_t *l = jig_display_pick(limits, lim);
+		/* the Run's deadline is its own, not the policy's ceiling */
+		json_object_set_new(l, "wall_ms", jig_display_num(json_object_get(rec, "timeout_ms")));
+		json_object_set_new(scope, "limits", l);
+	}
 	json_object_set_new(scope, "started_ms", jig_display_num(json_object_get(rec, "started_ms")));
 	json_t *logs = json_array(), *effects = json_array(), *files = json_array();
 	size_t i;

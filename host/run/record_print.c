@@ -101,12 +101,13 @@ static void print_termination(FILE *out, json_t *t)
 }
 
 /* A scope's limits and what of them it used: memory peak against
- * memory_bytes, average CPU against the quota, the deadline. */
-static void print_limits(FILE *out, const char *pfx, json_t *lim, json_t *t)
+ * memory_bytes, average CPU against the quota, its deadline wall (the
+ * Run's is its timeout_ms, not the policy's ceiling). */
+static void print_limits(FILE *out, const char *pfx, json_t *lim, json_t *t, long long wall)
 {
 	if (!json_is_object(lim))
 		return;
-	long long mem = int_field(lim, "memory_bytes"), quota = int_field(lim, "cpu_quota_us"), wall = int_field(lim, "wall_ms");
+	long long mem = int_field(lim, "memory_bytes"), quota = int_field(lim, "cpu_quota_us");
 	fprintf(out, "%slimits memory %lld bytes", pfx, mem);
 	bytes_human(out, mem);
 	if (mem > 0 && json_is_integer(json_object_get(t, "memory_peak_bytes")))
@@ -173,7 +174,7 @@ static void print_child_body(FILE *out, json_t *n, const char *pfx, long long ru
 			put_field(out, "; scope ", n, "scope_policy_sha256", "");
 		fputc('\n', out);
 	}
-	print_limits(out, pfx, json_object_get(n, "limits"), t);
+	print_limits(out, pfx, json_object_get(n, "limits"), t, int_field(json_object_get(n, "limits"), "wall_ms"));
 	json_array_foreach(json_object_get(n, "outputs"), k, v) {
 		fputs(pfx, out);
 		put_field(out, "output ", v, "path", "");
@@ -243,7 +244,8 @@ static void print_head(FILE *out, const char *packet, json_t *rec)
 	fputs("  ", out);
 	print_termination(out, t);
 	fprintf(out, ", cleanup %s\n", json_is_true(json_object_get(t, "cleanup_confirmed")) ? "confirmed" : "NOT confirmed");
-	print_limits(out, "  ", json_object_get(json_object_get(json_object_get(rec, "scope"), "policy"), "limits"), t);
+	print_limits(out, "  ", json_object_get(json_object_get(json_object_get(rec, "scope"), "policy"), "limits"), t,
+		     int_field(rec, "timeout_ms"));
 	/* The command's own cleanup (the display's retirement), apart from
 	 * the Run's: a Run that succeeded may still have left this unconfirmed. */
 	json_t *cc = json_object_get(rec, "command_cleanup");

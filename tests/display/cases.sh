@@ -49,7 +49,7 @@ rec = {"format": "jig-run-record/1", "status": "succeeded", "error": "", "flow":
        "effects": [{"effect": "http", "route": "status", "method": "GET", "url": "https://example.org/",
                     "outcome": "response", "status": 200, "response_bytes": 12}],
        "scope": {"policy_sha256": "12" * 32,
-                 "policy": {"limits": {"memory_bytes": 536870912, "tasks": 128, "cpu_quota_us": 100000, "wall_ms": 30000}}},
+                 "policy": {"limits": {"memory_bytes": 536870912, "tasks": 128, "cpu_quota_us": 100000, "wall_ms": 86400000}}},
        # Two children of the root (x with a grandchild y, and z), each with
        # its scope's facts, effects and logs (issue 35: the tree, the
        # timeline, human units).
@@ -173,6 +173,7 @@ assert g[0]["effects"][0]["route"] == "run" and g[0]["logs"] == ["grandchild say
 assert "secret_path" not in g[0] and "id" not in g[0], g
 r = v["scopes"][0]
 assert r["limits"]["memory_bytes"] == 536870912 and r["started_ms"] == 1700000000000, r
+assert r["limits"]["wall_ms"] == 30000, r  # the Run's deadline, not the policy's ceiling
 print("ok: the tree", json.dumps(c))' || fail "the children in the view"
 	stop
 }
@@ -189,7 +190,7 @@ case_inspect_tree() {
 	for want in \
 		'^  started 2023-11-14 22:13:20.000 UTC (1700000000000 ms since the epoch); deadline 30000 ms (30.0 s)$' \
 		'^  termination exited, exit 0, signal 0, wall 87 ms, CPU 4321 us (0.004 s), peak memory 12345678 bytes (11.8 MiB), cleanup confirmed$' \
-		'^  limits memory 536870912 bytes (512 MiB), peak 2.3% of it; 128 tasks; CPU 100000 us per 100 ms (1.00 CPU)' \
+		'^  limits memory 536870912 bytes (512 MiB), peak 2.3% of it; 128 tasks; CPU 100000 us per 100 ms (1.00 CPU), used 0.05 CPU on average; deadline 30000 ms (30.0 s)$' \
 		'^  file notes/readme.md  [0-9]* bytes  sha256 [0-9a-f]*  verified$' \
 		'^  effects: 1 of its own, 2 made by child Flows (under each child below)$' \
 		'^  http status response status 200$' \
