@@ -15,6 +15,7 @@
 
 #include "util/limits.h"
 #include "run/record.h"
+#include "util/units.h"
 
 static char dir[64];
 
@@ -226,6 +227,36 @@ static void printed_tree(void **state)
 	json_decref(rec);
 }
 
+/* The human units at their edges, and values a hand-edited record may
+ * hold (negative, huge): never more than the buffer, "?" for no date. */
+static void units_edges(void **state)
+{
+	(void)state;
+	char b[48];
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 0), "0 B");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 1023), "1023 B");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 1024), "1 KiB");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 1536), "1.5 KiB");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 12345678), "11.8 MiB");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 1ull << 30), "1 GiB");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), UINT64_MAX), "16777216.0 TiB");
+	assert_string_equal(jig_units_ms(b, sizeof(b), 999), "999 ms");
+	assert_string_equal(jig_units_ms(b, sizeof(b), 1000), "1.0 s");
+	assert_string_equal(jig_units_ms(b, sizeof(b), 60000), "1 min 0 s");
+	assert_string_equal(jig_units_ms(b, sizeof(b), 86400000), "24 h 0 min");
+	assert_string_equal(jig_units_usec(b, sizeof(b), 4321), "0.004 s");
+	assert_string_equal(jig_units_usec(b, sizeof(b), 2804415), "2.80 s");
+	assert_string_equal(jig_units_usec(b, sizeof(b), 75000000), "75 s");
+	assert_string_equal(jig_units_date(b, sizeof(b), 0), "1970-01-01 00:00:00.000 UTC");
+	assert_string_equal(jig_units_date(b, sizeof(b), 1700000000123), "2023-11-14 22:13:20.123 UTC");
+	assert_string_equal(jig_units_date(b, sizeof(b), -1), "?");
+	jig_units_date(b, sizeof(b), INT64_MAX); /* a year past 9999: a date or "?", within b */
+	assert_true(strlen(b) < sizeof(b));
+	char small[8];
+	jig_units_date(small, sizeof(small), 1700000000123);
+	assert_true(strlen(small) < sizeof(small));
+}
+
 /* --- issue 31: the record as a whole ------------------------------------- */
 
 /* A record as jig run writes it, with n log lines of len bytes, n effects
@@ -354,6 +385,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {cmocka_unit_test(good_packet), cmocka_unit_test(refused_records),
 					   cmocka_unit_test(printed_inert), cmocka_unit_test(record_at_and_over_cap),
 					   cmocka_unit_test(record_over_reader_cap), cmocka_unit_test(record_lost),
-					   cmocka_unit_test(printed_checkpoint), cmocka_unit_test(printed_tree)};
+					   cmocka_unit_test(printed_checkpoint), cmocka_unit_test(printed_tree), cmocka_unit_test(units_edges)};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
