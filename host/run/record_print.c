@@ -146,10 +146,14 @@ static void print_logs(FILE *out, const char *pfx, json_t *obj)
 	}
 }
 
-static void print_tree(FILE *out, json_t *children, const char *pfx, long long run_at);
+/* Levels drawn: a Run has at most JIG_CHILD_LEVELS; an edited packet may
+ * nest deeper, and is cut here. */
+#define TREE_MAX_DEPTH 8
+
+static void print_tree(FILE *out, json_t *children, const char *pfx, long long run_at, int depth);
 
 /* A child's lines below its head, each after pfx. */
-static void print_child_body(FILE *out, json_t *n, const char *pfx, long long run_at)
+static void print_child_body(FILE *out, json_t *n, const char *pfx, long long run_at, int depth)
 {
 	json_t *t = json_object_get(n, "termination"), *rs = json_object_get(n, "reservation"), *in = json_object_get(n, "inputs"), *v;
 	size_t k;
@@ -185,15 +189,19 @@ static void print_child_body(FILE *out, json_t *n, const char *pfx, long long ru
 	json_array_foreach(json_object_get(n, "effects"), k, v)
 		print_effect(out, pfx, v);
 	print_logs(out, pfx, n);
-	print_tree(out, json_object_get(n, "children"), pfx, run_at);
+	print_tree(out, json_object_get(n, "children"), pfx, run_at, depth + 1);
 }
 
 /* The children as a tree: "|-- " before each but the last, "`-- " before
  * the last; their lines below under "|   " or "    ". */
-static void print_tree(FILE *out, json_t *children, const char *pfx, long long run_at)
+static void print_tree(FILE *out, json_t *children, const char *pfx, long long run_at, int depth)
 {
 	size_t i, n = json_array_size(children);
 	json_t *c;
+	if (n && depth >= TREE_MAX_DEPTH) {
+		fprintf(out, "%s(%zu more child Flows below: not drawn past %d levels)\n", pfx, n, TREE_MAX_DEPTH);
+		return;
+	}
 	json_array_foreach(children, i, c) {
 		bool last = i + 1 == n;
 		char sub[256];
@@ -205,20 +213,21 @@ static void print_tree(FILE *out, json_t *children, const char *pfx, long long r
 		if (json_string_length(json_object_get(c, "why")))
 			put_field(out, ": ", c, "why", "");
 		fputc('\n', out);
-		print_child_body(out, c, sub, run_at);
+		print_child_body(out, c, sub, run_at, depth);
 	}
 }
 
 /* How many effects the tree's children made, and how many child Flows
  * there are in all. */
-static void count_tree(json_t *children, size_t *effects, size_t *nodes)
+static void count_tree(json_t *children, size_t *effects, size_t *nodes, int depth)
 {
 	size_t i;
 	json_t *c;
 	json_array_foreach(children, i, c) {
 		*effects += json_array_size(json_object_get(c, "effects"));
 		++*nodes;
-		count_tree(json_object_get(c, "children"), effects, nodes);
+		if (depth + 1 < TREE_MAX_DEPTH)
+			count_tree(json_object_get(c, "children"), effects, nodes, depth + 1);
 	}
 }
 
@@ -276,13 +285,13 @@ void jig_record_print(FILE *out, const char *packet, json_t *rec)
 	}
 	json_t *kids = json_object_get(rec, "children");
 	size_t own = json_array_size(json_object_get(rec, "effects")), theirs = 0, nodes = 0;
-	count_tree(kids, &theirs, &nodes);
+	count_tree(kids, &theirs, &nodes, 0);
 	if (theirs) /* the root's own effects are not all the Run's */
 		fprintf(out, "  effects: %zu of its own, %zu made by child Flows (under each child below)\n", own, theirs);
 	json_array_foreach(json_object_get(rec, "effects"), i, o)
 		print_effect(out, "  ", o);
 	if (nodes)
 		fprintf(out, "  child Flows: %zu called by %s, %zu in all\n", json_array_size(kids), "the root", nodes);
-	print_tree(out, kids, "  ", int_field(rec, "started_ms"));
+	print_tree(out, kids, "  ", int_field(rec, "started_ms"), 0);
 	print_logs(out, "  ", rec);
 }

@@ -257,6 +257,26 @@ static void units_edges(void **state)
 	assert_true(strlen(small) < sizeof(small));
 }
 
+/* An edited packet may nest children past a Run's five levels: the tree
+ * is drawn to eight and says how many are below. */
+static void printed_deep(void **state)
+{
+	(void)state;
+	json_t *kid = json_pack("{s:s,s:s,s:s}", "binding", "b", "flow", "f", "status", "succeeded");
+	for (int i = 0; i < 11; i++)
+		kid = json_pack("{s:s,s:s,s:s,s:[o]}", "binding", "b", "flow", "f", "status", "succeeded", "children", kid);
+	json_t *rec = json_pack("{s:s,s:s,s:[],s:[o]}", "format", "jig-run-record/1", "status", "succeeded", "outputs", "children", kid);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	jig_record_print(f, "pkt", rec);
+	fclose(f);
+	assert_non_null(strstr(out, "  child Flows: 1 called by the root, 8 in all\n"));
+	assert_non_null(strstr(out, "(1 more child Flows below: not drawn past 8 levels)\n"));
+	free(out);
+	json_decref(rec);
+}
+
 /* --- issue 31: the record as a whole ------------------------------------- */
 
 /* A record as jig run writes it, with n log lines of len bytes, n effects
@@ -385,6 +405,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {cmocka_unit_test(good_packet), cmocka_unit_test(refused_records),
 					   cmocka_unit_test(printed_inert), cmocka_unit_test(record_at_and_over_cap),
 					   cmocka_unit_test(record_over_reader_cap), cmocka_unit_test(record_lost),
-					   cmocka_unit_test(printed_checkpoint), cmocka_unit_test(printed_tree), cmocka_unit_test(units_edges)};
+					   cmocka_unit_test(printed_checkpoint), cmocka_unit_test(printed_tree), cmocka_unit_test(units_edges), cmocka_unit_test(printed_deep)};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
