@@ -201,7 +201,7 @@
     const lim = r.limits || {};
     if (r.peak !== undefined) {
       if (lim.memory_bytes) mem.appendChild(meter(r.peak, lim.memory_bytes));
-      mem.appendChild(el('span', ' peak ' + fmt('memory_peak_bytes', r.peak) + (lim.memory_bytes ? ' of ' +
+      mem.appendChild(el('span', (r.live ? ' now ' : ' peak ') + fmt('memory_peak_bytes', r.peak) + (lim.memory_bytes ? ' of ' +
         fmt('memory_bytes', lim.memory_bytes) + ', ' + (100 * r.peak / lim.memory_bytes).toFixed(1) + '%' : '')));
     }
     tr.appendChild(mem);
@@ -227,19 +227,29 @@
   function showTimeline(v) {
     const t = clear('timeline');
     const note = document.getElementById('timeline-note');
-    const run = (v.scopes || [])[0] || {};
-    const origin = run.started_ms;
-    if (typeof origin !== 'number' || typeof run.wall_ms !== 'number') {
-      note.textContent = 'drawn when the Run has ended (the record has when each scope started and how long it ran)';
+    const run = (v.scopes || [])[0] || {}, sum = v.summary || {};
+    const origin = typeof run.started_ms === 'number' ? run.started_ms : sum.started_ms;
+    // A live Run: its scope so far (memory now, CPU so far) against the
+    // cgroup's limits; a saved or final one: as the record says.
+    const live = run.state === 'running' && typeof sum.elapsed_ms === 'number';
+    const wall = live ? sum.elapsed_ms : run.wall_ms;
+    if (typeof origin !== 'number' || typeof wall !== 'number') {
+      note.textContent = 'drawn once the Run is launched (the record has when each scope started and how long it ran)';
       return;
     }
-    const rows = [{ label: 'Run ' + ((v.summary || {}).flow || ''), level: 0, start: origin, wall: run.wall_ms,
-      peak: run.memory_peak_bytes, cpu: run.cpu_usec, limits: run.limits, ok: (v.summary || {}).status === 'succeeded' }];
+    let limits = run.limits;
+    if (live) {
+      const q = /^([0-9]+) ([0-9]+)$/.exec(run.cpu_max || '');
+      limits = { memory_bytes: run.memory_max_bytes, cpu_quota_us: q ? Number(q[1]) * 100000 / Number(q[2]) : undefined };
+    }
+    const rows = [{ label: 'Run ' + (sum.flow || ''), level: 0, start: origin, wall, live,
+      peak: live ? run.memory_bytes : run.memory_peak_bytes, cpu: run.cpu_usec, limits, ok: live || sum.status === 'succeeded' }];
     flatten(v.children, rows, '');
-    let end = origin + run.wall_ms;
+    let end = origin + wall;
     for (const r of rows) if (r.start !== undefined && r.wall !== undefined) end = Math.max(end, r.start + r.wall);
     const total = end - origin;
-    note.textContent = 'from ' + date(origin) + ', ' + fmt('wall_ms', total) + ' in all; memory peak and average CPU against each scope\u2019s limits';
+    note.textContent = 'from ' + date(origin) + ', ' + fmt('wall_ms', total) + (live ? ' so far (live)' : ' in all') +
+      '; memory peak and average CPU against each scope\u2019s limits';
     for (const r of rows) timelineRow(t, r, origin, total);
   }
   function showList(id, items, text) {
