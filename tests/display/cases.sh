@@ -217,6 +217,37 @@ case_inspect_tree() {
 		"$P/bin/jig" inspect "$T/pk" --json | jq -e '.record.children | length == 2' >/dev/null || fail "jig inspect --json"
 }
 
+case_view_bounds_children() {
+	# Issue 35: the view carries each child's logs and effects; a record
+	# whose children's logs alone pass the view's 1 MiB (three children of
+	# 256 lines of 4000 bytes) is still served, within 1 MiB: the Run's
+	# logs halved first, then the children's logs dropped and marked
+	# (logs_trimmed), their effects and the tree kept.
+	python3 - "$T/pk/record.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+rec = json.load(open(p))
+line = "y" * 4000
+rec["children"] = [{"binding": b, "flow": "big", "level": 1, "status": "succeeded", "started_ms": 1700000000010,
+                    "termination": {"outcome": "exited", "wall_ms": 20, "memory_peak_bytes": 1048576, "cpu_usec": 100},
+                    "effects": [{"effect": "http", "route": "r", "outcome": "response", "status": 200}],
+                    "logs": [line] * 256} for b in ("a", "b", "c")]
+import os
+os.chmod(p, 0o600)
+json.dump(rec, open(p, "w"))
+os.chmod(p, 0o400)
+PY
+	show
+	expect "GET /api/view" 200 "$(req "GET /api/view HTTP/1.1\r\n$(H)$(CAPH)Connection: close\r\n\r\n")"
+	sed '1,/^\r*$/d' "$T/resp" >"$T/view.json"
+	size=$(wc -c <"$T/view.json")
+	[ "$size" -le 1048576 ] || fail "the view is $size bytes"
+	jq -e '(.children | length) == 3 and all(.children[]; .logs == [] and .logs_trimmed == true and (.effects | length) == 1
+		and .termination.memory_peak_bytes == 1048576)' "$T/view.json" >/dev/null || fail "the children in a trimmed view: $(head -c 600 "$T/view.json")"
+	echo "ok: a view of $size bytes; the children's logs trimmed and marked, their effects and facts kept"
+	stop
+}
+
 case_page_and_headers() {
 	show
 	for path in / /app.js /app.css; do
