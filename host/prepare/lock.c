@@ -122,10 +122,14 @@ static int write_back(int flowdir, const struct jig_flow *f, const char *text, s
  * operator's configuration. */
 static int registry_failure(const struct jig_prepare_one *o, int r, struct jig_error *e)
 {
-	if ((r == -JIG_E_USAGE || r == -JIG_PREPARE_E_REGISTRY) && strstr(e->msg, "resolving its dependencies failed"))
+	if ((r == -JIG_E_USAGE || r == -JIG_PREPARE_E_REGISTRY) && strstr(e->msg, "resolving its dependencies failed")) {
+		char *tail = strstr(e->msg, "; not admitted"); /* review's words, not lock's */
+		if (tail && tail[14] == '\0')
+			*tail = '\0';
 		return jig_err(e, JIG_PREPARE_E_REGISTRY,
 			       "%.500s; the registry %.200s (the operator's npm.json) could not be reached or did not serve these packages: check it, or point npm.json at one that does (docs/dependencies.md)",
 			       e->msg, o->ph->registry);
+	}
 	return r;
 }
 

@@ -459,6 +459,8 @@ int jig_prepare_resolve(struct jig_prepare_one *o, int src, struct jig_error *e)
 	json_decref(lock);
 	if (!r && !text)
 		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
+	if (!r)
+		unlinkat(src, JIG_DEPS_LOCK, 0); /* the lock jig lock refreshes, replaced */
 	return r ? r : jig_write_file_at(src, JIG_DEPS_LOCK, text, strlen(text), 0444, e);
 }
 
