@@ -72,10 +72,14 @@ case_keeps_retained_records() {
 	printf '// edit 2\n' >>"$T/p/csv-report/main.ts"
 	review
 	runuser -u "$USER_NAME" -- sh -c "mkdir -p '$T/p/.jig/history/csv-report' && printf '{\"plan_sha256\": \"%s\", \"package_sha256\": \"%s\"}' '$first' '$pkg' >'$T/p/.jig/history/csv-report/last.json'"
+	# A crashed capture's temporary blob is freed; a name the store does
+	# not use is left alone.
+	runuser -u "$USER_NAME" -- sh -c "echo x >'$T/p/.jig/store/blobs/.tmp-1-abc' && echo y >'$T/p/.jig/store/blobs/NOTES'"
 	gc --json | tee "$T/gc.json"
-	jq -e '.roots == 2 and .freed.packages == 1 and .freed.blobs == 1 and .kept.packages == 4' "$T/gc.json" >/dev/null ||
+	jq -e '.roots == 2 and .freed.packages == 1 and .freed.blobs == 1 and .freed.temporary == 1 and .kept.packages == 4' "$T/gc.json" >/dev/null ||
 		fail "the retained record's package was not kept"
 	[ -f "$T/p/.jig/store/packages/$pkg.json" ] || fail "the package a retained record names was freed"
+	[ ! -e "$T/p/.jig/store/blobs/.tmp-1-abc" ] && [ -f "$T/p/.jig/store/blobs/NOTES" ] || fail "temporary or unknown files"
 }
 case_nothing_admitted() {
 	# Without an admission (reviews declined), nothing is referenced:
@@ -125,7 +129,24 @@ case_refused_while_in_use() {
 	grep -q "a review, run or lock of this project is in progress; nothing was freed" "$T/err" || fail "the message"
 	store_files | cmp -s - "$T/before" || fail "something was freed"
 	runuser -u "$USER_NAME" -- flock -s "$T/p/.jig" true || fail "the lock was left held"
-	gc --json | jq -e '.freed.packages == 2' >/dev/null || fail "gc after the holder ended"
+	# A real holder: jig review waiting at its terminal prompt has the
+	# project open (a pseudo-terminal from script(1), its input a FIFO the
+	# test answers once gc was refused).
+	mkfifo "$T/answer"
+	script -qec "cd $T/p && runuser -u $USER_NAME -- $JIG_TEST_PREFIX/bin/jig review" /dev/null <"$T/answer" >"$T/prompt" 2>&1 &
+	pid=$!
+	exec 3>"$T/answer"
+	i=0
+	until grep -q "Admit this Plan" "$T/prompt"; do
+		i=$((i + 1)); [ "$i" -lt 300 ] || fail "no prompt: $(cat "$T/prompt")"; sleep 0.1
+	done
+	set +e; gc >"$T/out" 2>"$T/err"; rc=$?; set -e
+	echo no >&3
+	exec 3>&-
+	wait "$pid" || true
+	[ "$rc" -eq 1 ] && grep -q "in progress; nothing was freed" "$T/err" || fail "gc beside a review at its prompt: exit $rc: $(cat "$T/err")"
+	store_files | cmp -s - "$T/before" || fail "something was freed beside the review"
+	gc --json | jq -e '.freed.packages == 2' >/dev/null || fail "gc after the holders ended"
 }
 case_not_a_project() {
 	mkdir -p "$T/empty" && chown "$USER_NAME" "$T/empty"
