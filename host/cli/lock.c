@@ -10,8 +10,8 @@
 
 #define USAGE "usage: jig lock [FLOW] [--project DIR] [--json] [--verification cached|strict|fast]"
 
-/* The project's Flows, for "no such Flow" (B's jig_cli_known_flows is not
- * merged yet: this is its stand-in). */
+/* The project's Flows, for "no such Flow" in jig_cli_known_flows's words
+ * (issue 35's engineer B; not merged yet: this is its stand-in). */
 static void known_flows(const struct jig_project *p, char *out, size_t cap)
 {
 	size_t n = 0;
@@ -63,7 +63,7 @@ static int lock_all(struct jig_project *p, const char *name, struct jig_prepare_
 		char known[1024];
 		known_flows(p, known, sizeof(known));
 		return f ? lock_one(p, (struct jig_flow *)f, ph, json, done, e)
-			 : jig_err(e, JIG_E_USAGE, "no Flow \"%.64s\" in %s; its Flows: %s", name, p->root, known);
+			 : jig_err(e, JIG_E_USAGE, "project %s has no Flow \"%.64s\"; its Flows: %s", p->root, name, known);
 	}
 	int r = 0;
 	for (size_t i = 0; !r && i < p->n_flows; i++) {

@@ -118,19 +118,24 @@ static int write_back(int flowdir, const struct jig_flow *f, const char *text, s
 	return r;
 }
 
-/* A resolution the registry did not serve: exit status 6, naming the
- * operator's configuration. */
+/* A resolution the registry did not serve: exit status 6 with lock's
+ * remedy first (a long Bun stderr cannot cut it), then the installer's
+ * words, from review's message for the same failure (exit 2 or 6, with or
+ * without "the installer said:"). */
 static int registry_failure(const struct jig_prepare_one *o, int r, struct jig_error *e)
 {
-	if ((r == -JIG_E_USAGE || r == -JIG_PREPARE_E_REGISTRY) && strstr(e->msg, "resolving its dependencies failed")) {
-		char *tail = strstr(e->msg, "; not admitted"); /* review's words, not lock's */
-		if (tail && tail[14] == '\0')
-			*tail = '\0';
-		return jig_err(e, JIG_PREPARE_E_REGISTRY,
-			       "%.500s; the registry %.200s (the operator's npm.json) could not be reached or did not serve these packages: check it, or point npm.json at one that does (docs/dependencies.md)",
-			       e->msg, o->ph->registry);
-	}
-	return r;
+	const char *said = strstr(e->msg, "the installer said: ");
+	const char *failed = strstr(e->msg, "resolving its dependencies failed: ");
+	if ((r != -JIG_E_USAGE && r != -JIG_PREPARE_E_REGISTRY) || !failed)
+		return r;
+	char words[768];
+	snprintf(words, sizeof(words), "%s", said ? said + 20 : failed + 35);
+	char *tail = strstr(words, "; not admitted"); /* review's words, not lock's */
+	if (tail && tail[14] == '\0')
+		*tail = '\0';
+	return jig_err(e, JIG_PREPARE_E_REGISTRY,
+		       "flow %s: resolving its dependencies failed: the registry %.200s could not be reached or did not serve these packages; check the registry in the operator's npm.json (${XDG_CONFIG_HOME:-~/.config}/jig/npm.json), that this host reaches it and that it serves every dependency (docs/dependencies.md); the installer said: %.300s",
+		       o->f->name, o->ph->registry, words);
 }
 
 static int lock_flow(struct jig_prepare_one *o, int flowdir, jig_lock_show show, void *arg, struct jig_lock_result *res,

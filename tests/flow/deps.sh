@@ -579,12 +579,12 @@ case_lock_then_review() {
 		fail "not only uses/bun.lock was written: $(diff "$T/files.before" "$T/files.after")"
 	! ls -a "$T/p/uses" | grep -q '^\.bun\.lock\.jig' || fail "a temporary file was left"
 	: >"$T/log"
-	review
+	review --json
 	[ "$rc" -eq 0 ] || fail "review of the written lock failed"
-	! grep -q "resolved at review\|not egress filtering" "$T/review.out" "$T/review.err" || fail "review resolved again"
+	! grep -q "not egress filtering" "$T/review.err" || fail "review resolved again"
 	only_tarballs 2
-	(cd "$T/p" && "$JIG" review --json) | jq -e --arg p "$policy" '.plan.flows[0].dependencies.installer_policy_sha256 == $p' >/dev/null ||
-		fail "the lock's installer scope is not the one review's Plan names"
+	jq -e --arg p "$policy" '.plan.flows[0].dependencies | .installer_policy_sha256 == $p and .resolved != true and .packages == 2' "$T/review.out" >/dev/null ||
+		fail "the lock's installer scope is not the one review's Plan names, or review resolved: $(jq -c '.plan.flows[0].dependencies' "$T/review.out")"
 	(cd "$T/p" && "$JIG" run uses --output "$T/pkt") || fail "the Run failed"
 	[ "$(cat "$T/pkt/files/out.txt")" = "...hello jig!" ] || fail "out.txt: $(cat "$T/pkt/files/out.txt")"
 }
@@ -606,7 +606,7 @@ case_lock_refresh_unreachable() {
 	[ "$rc" -eq 6 ] || fail "exit $rc, expected 6"
 	[ "$(grep -c '^jig: ' "$T/lock.err")" -eq 1 ] && tail -n 1 "$T/lock.err" | grep -q "^jig: flow uses: " || fail "not one error line"
 	grep -q "the existing bun.lock is resolved anew" "$T/lock.err" || fail "no Plan on stderr with --json"
-	jq -e '.schema == "jig-error/1" and .exit == 6 and (.error | test("npm.json"))' "$T/lock.out" >/dev/null || fail "the error"
+	jq -e '.schema == "jig-error/1" and .exit == 6 and (.error | test("^flow uses: resolving its dependencies failed: the registry http://127.0.0.1:[0-9]+/ could not be reached.*check the registry in the operator.s npm.json.*the installer said: .*ConnectionRefused"))' "$T/lock.out" >/dev/null || fail "the error"
 	cmp -s "$T/p/uses/bun.lock" "$T/lock.before" || fail "bun.lock changed"
 	! ls -a "$T/p/uses" | grep -q '^\.bun\.lock\.jig' || fail "a temporary file was left"
 }

@@ -31,8 +31,8 @@ refused() {
 
 case_unknown_flow_lists_known() {
 	fresh
-	refused 2 'no Flow "nosuch" in \.; its Flows: csv-report, notes-index, service-check' nosuch
-	refused 2 'no Flow "nosuch"' nosuch --json
+	refused 2 'project \. has no Flow "nosuch"; its Flows: csv-report, notes-index, service-check' nosuch
+	refused 2 'has no Flow "nosuch"' nosuch --json
 	jq -e '.schema == "jig-error/1" and .exit == 2 and (.error | test("its Flows: csv-report, notes-index, service-check"))' "$T/out" >/dev/null ||
 		fail "--json: $(cat "$T/out")"
 }
