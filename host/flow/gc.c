@@ -297,7 +297,8 @@ static int open_locked(const char *path, int *out, struct jig_error *e)
 		return busy ? jig_err(e, JIG_E_INTERNAL,
 				      "%s: a review, run or lock of this project is in progress; nothing was freed (run jig gc when it has ended)",
 				      path)
-			    : jig_err(e, JIG_E_INTERNAL, "%s/%s: cannot lock: %s", path, JIG_STATE_DIR, strerror(errno));
+			    : jig_err(e, JIG_E_INTERNAL, "%s/%s: cannot lock: %s; without the lock a review or run could be using the store, so nothing was freed",
+				      path, JIG_STATE_DIR, strerror(errno));
 	}
 	*out = fd;
 	return 0;

@@ -383,8 +383,12 @@ static int open_state(int rootfd, const char *root, struct jig_error *e)
 			       root, JIG_STATE_DIR, (unsigned)geteuid());
 	}
 	/* Shared while the project is open; jig gc takes it exclusively
-	 * (flow/gc.h, decision 166). */
-	if (flock(fd, LOCK_SH) < 0) {
+	 * (flow/gc.h, decision 166). A file system without flock: gc's own
+	 * lock fails there too, so it frees nothing and this goes on. */
+	int lr;
+	while ((lr = flock(fd, LOCK_SH)) < 0 && errno == EINTR)
+		;
+	if (lr < 0 && errno != ENOLCK && errno != EOPNOTSUPP && errno != EINVAL && errno != ENOSYS) {
 		close(fd);
 		return jig_err(e, JIG_E_INTERNAL, "%s/%s: cannot lock: %s", root, JIG_STATE_DIR, strerror(errno));
 	}
