@@ -21,6 +21,8 @@ int jig_cmd_inspect(int argc, char **argv);
 int jig_cmd_list(int argc, char **argv);
 int jig_cmd_scope(int argc, char **argv, int in_transient_scope);
 int jig_cmd_session(int argc, char **argv, int in_transient_scope);
+int jig_cmd_lock(int argc, char **argv);
+int jig_cmd_gc(int argc, char **argv);
 int jig_cmd_init(int argc, char **argv);
 
 /* Shared by the commands. */

@@ -40,6 +40,12 @@ static const char usage[] =
 	"                           the deadline plus 2m, none with --display web): at it the Run is\n"
 	"                           cancelled (SIGTERM) and within 250 ms ended (SIGKILL); a stop signal\n"
 	"                           allows 60 s (never past the expiry); later signals extend nothing\n"
+	"  lock [FLOW] [--project DIR] [--json] [--verification cached|strict|fast]\n"
+	"                           write or refresh a Flow's bun.lock with the pinned Bun against the\n"
+	"                           operator's registry (npm.json), in the installer scope; its Plan first\n"
+	"  gc [--dry-run] [--project DIR] [--json]\n"
+	"                           free what the admitted Plan and retained Run records do not reference\n"
+	"                           in the project's Package/0 store (.jig/store); --dry-run frees nothing\n"
 	"  inspect PACKET [--json] [--verification cached|strict|fast] [--display web]\n"
 	"                           check a published packet against its record and show it\n"
 	"  session [--provider ID] [--dry-run] [--json] [--docker|--browser|--voice|--release|--production|--maintenance]\n"
@@ -170,6 +176,10 @@ int main(int argc, char **argv)
 		return jig_cmd_run(argc - 2, argv + 2, in_transient_scope);
 	if (strcmp(cmd, "review") == 0)
 		return jig_cmd_review(argc - 2, argv + 2);
+	if (strcmp(cmd, "lock") == 0)
+		return jig_cmd_lock(argc - 2, argv + 2);
+	if (strcmp(cmd, "gc") == 0)
+		return jig_cmd_gc(argc - 2, argv + 2);
 	if (strcmp(cmd, "scope") == 0)
 		return jig_cmd_scope(argc - 2, argv + 2, in_transient_scope);
 	if (strcmp(cmd, "session") == 0)

@@ -258,9 +258,8 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 	if (need && *used + need > p->store_cap) {
 		json_decref(man);
 		return jig_err(e, JIG_E_USAGE,
-			       "%s: the Package/0 store is full (%llu of %llu bytes; this artifact needs %llu more); exact retained artifacts stay usable; reclaiming space means removing %s/%s, which also discards admissions and Run history",
-			       what, (unsigned long long)*used, (unsigned long long)p->store_cap, (unsigned long long)need, p->root,
-			       JIG_STATE_DIR);
+			       "%s: the Package/0 store is full (%llu of %llu bytes; this artifact needs %llu more); exact retained artifacts stay usable; jig gc --project %s frees what the admitted Plan and retained Run records do not reference (--dry-run first to see how much)",
+			       what, (unsigned long long)*used, (unsigned long long)p->store_cap, (unsigned long long)need, p->root);
 	}
 	for (size_t k = 0; r == 0 && k < n; k++) {
 		json_t *fe = json_array_get(sorted, k);

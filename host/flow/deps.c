@@ -34,8 +34,8 @@ static const char *const refused_root[][2] = {
 
 /* What every refusal of a lock that does not match its manifest says. */
 #define UPDATE_LOCK                                                                                                   \
-	"update bun.lock with the pinned Bun: bun install --lockfile-only in the Flow's directory (jig's copy is libexec/bun " \
-	"in the installed snapshot)"
+	"update bun.lock with the pinned Bun: jig lock FLOW (bun install --lockfile-only in the installer scope, against the " \
+	"operator's registry)"
 
 /* This host as the pinned Bun sees it (its os, cpu and libc), and the
  * names it knows (Bun's install/npm.zig). */
@@ -678,7 +678,7 @@ static int check_lock(int pkgfd, json_t *manifest, struct jig_deps *d, struct ji
 		if (faccessat(pkgfd, JIG_DEPS_LOCK, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 			return refuse(e, "%s", ignored.msg);
 		return refuse(e,
-			      "package.json declares dependencies but there is no bun.lock; resolving them needs jig review --allow-resolution-network (dependency-selected requests from this host), or commit the bun.lock the pinned Bun writes (bun install --lockfile-only)");
+			      "package.json declares dependencies but there is no bun.lock; resolving them needs jig review --allow-resolution-network (dependency-selected requests from this host), or commit the bun.lock jig lock writes with the pinned Bun");
 	}
 	const char *cred;
 	size_t cline = jig_deps_credential_line(buf, len, &cred);

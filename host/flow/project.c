@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -380,6 +381,16 @@ static int open_state(int rootfd, const char *root, struct jig_error *e)
 		close(fd);
 		return jig_err(e, JIG_E_USAGE, "%s/%s: must be owned by uid %u with mode 0700 (it holds admissions); fix or remove it",
 			       root, JIG_STATE_DIR, (unsigned)geteuid());
+	}
+	/* Shared while the project is open; jig gc takes it exclusively
+	 * (flow/gc.h, decision 166). A file system without flock: gc's own
+	 * lock fails there too, so it frees nothing and this goes on. */
+	int lr;
+	while ((lr = flock(fd, LOCK_SH)) < 0 && errno == EINTR)
+		;
+	if (lr < 0 && errno != ENOLCK && errno != EOPNOTSUPP && errno != EINVAL && errno != ENOSYS) {
+		close(fd);
+		return jig_err(e, JIG_E_INTERNAL, "%s/%s: cannot lock: %s", root, JIG_STATE_DIR, strerror(errno));
 	}
 	static const char *const sub[] = {"store", "store/blobs", "store/packages", "admitted", NULL};
 	for (const char *const *s = sub; *s; s++)

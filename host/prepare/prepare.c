@@ -1,5 +1,6 @@
 /* Dependency preparation: see prepare.h. */
 #include "prepare/prepare.h"
+#include "prepare/installer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -133,7 +134,7 @@ static int write_record(struct jig_project *p, const char *rel, json_t *doc, str
 }
 
 /* Copies rel (a regular file beneath from) to the same path beneath to. */
-static int copy_file(int from, int to, const char *rel, struct jig_error *e)
+int jig_prepare_copy_file(int from, int to, const char *rel, struct jig_error *e)
 {
 	jig_autofree char *buf = NULL;
 	size_t len;
@@ -165,7 +166,7 @@ static int sha_of(const struct jig_snapshot *s, const char *path, char out[JIG_S
 }
 
 /* The operator's registry, read once a review. */
-static int registry_ready(struct jig_prepare_phase *ph, struct jig_error *e)
+int jig_prepare_registry_ready(struct jig_prepare_phase *ph, struct jig_error *e)
 {
 	int r = ph->have_registry ? 0 : read_registry(ph->registry, sizeof(ph->registry), e);
 	ph->have_registry = r == 0;
@@ -179,7 +180,7 @@ static int installer_ready(struct jig_prepare_phase *ph, struct jig_error *e)
 	if (ph->have_sandbox)
 		return 0;
 	static const char *const files[] = {JIG_PREPARE_WORKER_FILE, JIG_RUNTIME_INSTALL};
-	int r = registry_ready(ph, e);
+	int r = jig_prepare_registry_ready(ph, e);
 	if (!r)
 		r = jig_verifier_check(ph->verifier, ph->snapshot, files, 2, e);
 	if (r)
@@ -192,16 +193,6 @@ static int installer_ready(struct jig_prepare_phase *ph, struct jig_error *e)
 	return 0;
 }
 
-struct one {
-	struct jig_project *p;
-	struct jig_flow *f;
-	struct jig_prepare_phase *ph;
-	char run_dir[64];
-	int runfd;
-	struct jig_deps d;
-	struct jig_scope_template t;
-	bool have_t;
-};
 
 /* The registry could not be reached or used (exit 6, not a usage error):
  * what failed and what the operator can check. */
@@ -216,7 +207,7 @@ static int registry_failed(const char *flow, const char *doing, const char *regi
 
 /* One launch of the installer scope with input (what it is for names it
  * in messages): 0 with *held, the scope's /work, once it is fenced. */
-static int launch(struct one *o, const char *input, const char *doing, int *held, struct jig_error *e)
+static int launch(struct jig_prepare_one *o, const char *input, const char *doing, int *held, struct jig_error *e)
 {
 	struct jig_prepare_phase *ph = o->ph;
 	const struct jig_flow *f = o->f;
@@ -299,10 +290,10 @@ static void describe(const struct jig_deps *d, json_t *rec)
  * the configured registry (checked: jig_deps_check_registry) written as
  * Bun's default registry (""), so the frozen install asks jig's inspected
  * loopback copy, never a URL of the lock's. */
-static int stage_lock(int pkg, int src, const struct jig_deps *d, struct jig_error *e)
+int jig_prepare_stage_lock(int pkg, int src, const struct jig_deps *d, struct jig_error *e)
 {
 	if (!d->n_urls)
-		return copy_file(pkg, src, JIG_DEPS_LOCK, e);
+		return jig_prepare_copy_file(pkg, src, JIG_DEPS_LOCK, e);
 	jig_autofree char *buf = NULL;
 	size_t len;
 	int r = jig_read_file_at(pkg, JIG_DEPS_LOCK, JIG_DEPS_LOCK_MAX, JIG_DEPS_LOCK, &buf, &len, NULL, e);
@@ -322,7 +313,7 @@ static int stage_lock(int pkg, int src, const struct jig_deps *d, struct jig_err
 }
 
 /* Runs the installer scope and captures what it prepared. */
-static int install(struct one *o, const char *identity, const char *source, json_t **rec, struct jig_error *e)
+static int install(struct jig_prepare_one *o, const char *identity, const char *source, json_t **rec, struct jig_error *e)
 {
 	struct jig_prepare_phase *ph = o->ph;
 	const struct jig_flow *f = o->f;
@@ -384,7 +375,7 @@ static int install(struct one *o, const char *identity, const char *source, json
 }
 
 /* The installer scope, composed from the catalog like every scope. */
-static int compose(struct one *o, struct jig_error *e)
+int jig_prepare_compose(struct jig_prepare_one *o, struct jig_error *e)
 {
 	struct jig_catalog cat;
 	int r = jig_catalog_load(o->ph->snapshot, &cat, e);
@@ -406,7 +397,7 @@ static int compose(struct one *o, struct jig_error *e)
  * version; it is written as Bun's default registry ("") — so the frozen
  * install asks jig's loopback copy, never a URL of the lock's — and the
  * lock then meets the same checks as a supplied one. */
-static int resolve(struct one *o, int src, struct jig_error *e)
+int jig_prepare_resolve(struct jig_prepare_one *o, int src, struct jig_error *e)
 {
 	const struct jig_flow *f = o->f;
 	char warning[1024]; /* a Flow's name is at most 64 bytes */
@@ -481,10 +472,12 @@ static int resolve(struct one *o, int src, struct jig_error *e)
 	json_decref(lock);
 	if (!r && !text)
 		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
+	if (!r)
+		unlinkat(src, JIG_DEPS_LOCK, 0); /* the lock jig lock refreshes, replaced */
 	return r ? r : jig_write_file_at(src, JIG_DEPS_LOCK, text, strlen(text), 0444, e);
 }
 
-static int prepare_flow(struct one *o, struct jig_error *e)
+static int prepare_flow(struct jig_prepare_one *o, struct jig_error *e)
 {
 	struct jig_flow *f = o->f;
 	char tmpl[] = "/tmp/jig-prepare-XXXXXX";
@@ -520,21 +513,21 @@ static int prepare_flow(struct one *o, struct jig_error *e)
 	/* A lock's full tarball URLs are the configured registry's own, or
 	 * refused here, before anything is fetched. */
 	if (!resolving && o->d.n_urls &&
-	    ((r = registry_ready(o->ph, e)) || (r = jig_deps_check_registry(&o->d, f->name, o->ph->registry, e))))
+	    ((r = jig_prepare_registry_ready(o->ph, e)) || (r = jig_deps_check_registry(&o->d, f->name, o->ph->registry, e))))
 		return r;
-	r = copy_file(pkg, src, JIG_DEPS_MANIFEST, e);
+	r = jig_prepare_copy_file(pkg, src, JIG_DEPS_MANIFEST, e);
 	if (!r && !resolving)
-		r = stage_lock(pkg, src, &o->d, e);
+		r = jig_prepare_stage_lock(pkg, src, &o->d, e);
 	size_t i;
 	json_t *pp;
 	json_array_foreach(o->d.patches, i, pp)
 		if (!r)
-			r = copy_file(pkg, src, json_string_value(json_object_get(pp, "path")), e);
-	if (r || (r = compose(o, e)))
+			r = jig_prepare_copy_file(pkg, src, json_string_value(json_object_get(pp, "path")), e);
+	if (r || (r = jig_prepare_compose(o, e)))
 		return r;
 	if (resolving) {
 		jig_deps_free(&o->d);
-		if ((r = resolve(o, src, e)) || (r = jig_deps_check(src, f->name, &o->d, e)))
+		if ((r = jig_prepare_resolve(o, src, e)) || (r = jig_deps_check(src, f->name, &o->d, e)))
 			return r;
 	}
 	char source[JIG_SHA256_HEX], what[200];
@@ -580,7 +573,7 @@ int jig_prepare_project(struct jig_project *p, struct jig_prepare_phase *ph, str
 {
 	int r = 0;
 	for (size_t i = 0; !r && i < p->n_flows; i++) {
-		struct one o = {.p = p, .f = &p->flows[i], .ph = ph, .runfd = -1};
+		struct jig_prepare_one o = {.p = p, .f = &p->flows[i], .ph = ph, .runfd = -1};
 		if (p->flows[i].recipe)
 			continue; /* a Markdown recipe: its files are resources, never dependencies (issue 20) */
 		r = prepare_flow(&o, e);

@@ -52,4 +52,32 @@ void jig_prepare_phase_end(struct jig_prepare_phase *ph);
  * record for the Flow's package is in the store. */
 int jig_prepare_project(struct jig_project *p, struct jig_prepare_phase *ph, struct jig_error *e);
 
+/* jig lock (issue 35; docs/dependencies.md "jig lock"): the exit status of
+ * a resolution the operator's registry did not serve (docs/cli.md). */
+#define JIG_PREPARE_E_REGISTRY 6
+
+/* What jig lock is about to run, shown before it runs: policy is the very
+ * installer scope launched. */
+struct jig_lock_plan {
+	const char *flow, *dir, *registry;
+	const struct jig_scope_policy *policy;
+	bool refresh;		 /* the project's bun.lock passed review's checks: Bun refreshes it */
+	char replaced_why[768]; /* it exists but did not: why (it is resolved anew) */
+};
+typedef void (*jig_lock_show)(const struct jig_lock_plan *pl, void *arg);
+struct jig_lock_result {
+	size_t packages, bytes;
+	bool changed, refreshed;
+};
+
+/* Resolves Flow f's npm dependencies (its package.json, declared patches
+ * and, when it passes review's checks, its bun.lock, read from the project
+ * beneath its root) with the pinned Bun in the installer scope composed
+ * from the catalog against the operator's registry (scripts off, nothing
+ * installed), shows the Plan, checks the resolved lock as review checks a
+ * supplied one, and replaces only <package>/bun.lock with it (atomically).
+ * The store is not touched. */
+int jig_prepare_lock(struct jig_project *p, struct jig_flow *f, struct jig_prepare_phase *ph, jig_lock_show show, void *arg,
+		     struct jig_lock_result *res, struct jig_error *e);
+
 #endif

@@ -559,4 +559,102 @@ case_installer_env_follows_the_catalog() {
 	! scope_is_plan "$T/plan.scope" "$T/edited.inside" || fail "the comparison did not see the catalog's edit"
 }
 
+# lock ARGS...: jig lock in the test project, with a PATH that has no Bun.
+lock() {
+	set +e
+	t0=$(date +%s)
+	(cd "$T/p" && PATH=/usr/bin:/bin "$JIG" lock "$@") >"$T/lock.out" 2>"$T/lock.err"
+	rc=$?
+	set -e
+	echo "--- jig lock (exit $rc, $(($(date +%s) - t0)) s)"; cat "$T/lock.out" "$T/lock.err"
+}
+case_lock_then_review() {
+	# Issue 35 must-show 3: with no Bun of the user's own (none on PATH),
+	# jig lock writes the Flow's bun.lock with the pinned Bun in the
+	# installer scope against the operator's (loopback) registry: its Plan
+	# first (the very installer scope review's Plan names), metadata
+	# requests only, nothing but uses/bun.lock written; jig review then
+	# prepares from that lock without --allow-resolution-network, and the
+	# Flow runs.
+	serve
+	project "$(greet_spec)"
+	rm "$T/p/uses/bun.lock"
+	! env PATH=/usr/bin:/bin sh -c 'command -v bun' >/dev/null || fail "a Bun on PATH"
+	(cd "$T/p" && find . -type f | sort) >"$T/files.before"
+	lock uses
+	[ "$rc" -eq 0 ] || fail "jig lock failed"
+	grep -q "^jig lock: flow uses: the pinned Bun resolves the dependencies of uses/package.json against the registry http://127.0.0.1:$PORT/" "$T/lock.out" &&
+		grep -q "It writes only uses/bun.lock" "$T/lock.out" || fail "no Plan before the lock"
+	policy=$(sed -n 's/^  in the installer scope, its policy sha256 \([0-9a-f]\{64\}\):$/\1/p' "$T/lock.out")
+	[ -n "$policy" ] || fail "the Plan names no installer policy"
+	grep -q "^wrote uses/bun.lock: 2 packages, [0-9]* bytes$" "$T/lock.out" || fail "what it wrote"
+	grep -qx "GET /jig-fixture-greet" "$T/log" && ! grep -q '\.tgz$' "$T/log" || fail "not metadata requests only"
+	(cd "$T/p" && find . -type f | sort) >"$T/files.after"
+	echo ./uses/bun.lock | sort -m - "$T/files.before" | cmp -s - "$T/files.after" ||
+		fail "not only uses/bun.lock was written: $(diff "$T/files.before" "$T/files.after")"
+	! ls -a "$T/p/uses" | grep -q '^\.bun\.lock\.jig' || fail "a temporary file was left"
+	: >"$T/log"
+	review --json
+	[ "$rc" -eq 0 ] || fail "review of the written lock failed"
+	! grep -q "not egress filtering" "$T/review.err" || fail "review resolved again"
+	only_tarballs 2
+	jq -e --arg p "$policy" '.plan.flows[0].dependencies | .installer_policy_sha256 == $p and .resolved != true and .packages == 2' "$T/review.out" >/dev/null ||
+		fail "the lock's installer scope is not the one review's Plan names, or review resolved: $(jq -c '.plan.flows[0].dependencies' "$T/review.out")"
+	(cd "$T/p" && "$JIG" run uses --output "$T/pkt") || fail "the Run failed"
+	[ "$(cat "$T/pkt/files/out.txt")" = "...hello jig!" ] || fail "out.txt: $(cat "$T/pkt/files/out.txt")"
+}
+case_lock_refresh_unreachable() {
+	# jig lock refreshes a lock that passes review's checks (its pins kept
+	# though the registry has a newer pad); with the registry unreachable
+	# it exits 6 naming the operator's npm.json, and bun.lock is unchanged.
+	serve
+	project "$(greet_spec)"
+	python3 "$REGISTRY" make "$T/reg" "$(mktemp -d "$T/x.XXXXXX")" "$(spec '{"jig-fixture-pad": "1.0.1"}' "$(pkg jig-fixture-pad 1.0.1 "$(jq -cn --arg js "$PAD_JS" '{files: {"index.js": $js}}')")")"
+	lock uses
+	[ "$rc" -eq 0 ] || fail "jig lock failed"
+	grep -q "the existing bun.lock passes review's checks: it is refreshed" "$T/lock.out" || fail "not a refresh"
+	grep -q '"jig-fixture-pad@1.0.0"' "$T/p/uses/bun.lock" && ! grep -q '1\.0\.1' "$T/p/uses/bun.lock" || fail "the refresh moved a pin"
+	cp "$T/p/uses/bun.lock" "$T/lock.before"
+	stop
+	jq '.dependencies["jig-fixture-pad"] = "^1.0.1"' "$T/p/uses/package.json" >"$T/x" && mv "$T/x" "$T/p/uses/package.json"
+	lock uses --json
+	[ "$rc" -eq 6 ] || fail "exit $rc, expected 6"
+	[ "$(grep -c '^jig: ' "$T/lock.err")" -eq 1 ] && tail -n 1 "$T/lock.err" | grep -q "^jig: flow uses: " || fail "not one error line"
+	grep -q "the existing bun.lock is resolved anew" "$T/lock.err" || fail "no Plan on stderr with --json"
+	jq -e '.schema == "jig-error/1" and .exit == 6 and (.error | test("^flow uses: resolving its dependencies failed: the registry http://127.0.0.1:[0-9]+/ could not be reached.*check the registry in the operator.s npm.json.*the installer said: .*ConnectionRefused"))' "$T/lock.out" >/dev/null || fail "the error"
+	cmp -s "$T/p/uses/bun.lock" "$T/lock.before" || fail "bun.lock changed"
+	! ls -a "$T/p/uses" | grep -q '^\.bun\.lock\.jig' || fail "a temporary file was left"
+}
+case_gc_keeps_admitted_runnable() {
+	# Issue 35 must-show 6: after several reviews of a changing project (an
+	# edited entry, then another pad version: a new preparation), jig gc
+	# frees the superseded packages, prepared trees and records; the
+	# admitted Plan still runs offline and the earlier packet still
+	# inspects.
+	serve
+	project "$(greet_spec)"
+	review
+	[ "$rc" -eq 0 ] || fail "review 1"
+	(cd "$T/p" && "$JIG" run uses --output "$T/pkt1") || fail "the first Run failed"
+	printf '// edited\n' >>"$T/p/uses/main.ts"
+	review
+	[ "$rc" -eq 0 ] || fail "review 2"
+	python3 "$REGISTRY" make "$T/reg" "$T/p/uses" "$(spec '{"jig-fixture-greet": "^1.0.0"}' \
+		"$(pkg jig-fixture-greet 1.0.0 "$(jq -cn --arg js "$GREET_JS" '{dependencies: {"jig-fixture-pad": "^1.0.0"}, files: {"index.js": $js}}')")" \
+		"$(pkg jig-fixture-pad 1.0.1 "$(jq -cn --arg js "$PAD_JS" '{files: {"index.js": $js}}')")")"
+	review
+	[ "$rc" -eq 0 ] || fail "review 3"
+	stop
+	find "$T/p/.jig/store" -type f | sort >"$T/before"
+	(cd "$T/p" && "$JIG" gc --dry-run --json) | tee "$T/dry.json"
+	find "$T/p/.jig/store" -type f | sort | cmp -s - "$T/before" || fail "--dry-run freed something"
+	(cd "$T/p" && "$JIG" gc --json) | tee "$T/gc.json"
+	jq -e '.freed.packages == 4 and .freed.records == 3 and .freed.blobs > 0 and .kept.records == 2' "$T/gc.json" >/dev/null ||
+		fail "not the superseded packages (2 captures, a tree and its sources) and records (2 by package, 1 by identity)"
+	jq -e --slurpfile g "$T/gc.json" '.freed == $g[0].freed' "$T/dry.json" >/dev/null || fail "the dry run said otherwise"
+	(cd "$T/p" && "$JIG" run uses --output "$T/pkt3") || fail "the admitted Plan does not run after gc"
+	[ "$(cat "$T/pkt3/files/out.txt")" = "...hello jig!" ] || fail "out.txt: $(cat "$T/pkt3/files/out.txt")"
+	"$JIG" inspect "$T/pkt1" >"$T/inspect.out" || fail "the earlier packet does not inspect after gc"
+}
+
 . "$JIG_SOURCE/tests/vm/case-main.sh"

@@ -313,7 +313,7 @@ case_lock_outside_range() {
 		range=${c% *} version=${c##* }
 		change=$(both "$range" "$version")
 		project "${change%%@@*}" "${change#*@@}"
-		bad "flow uses: bun.lock locks left-pad at $version, outside package.json's range \"$range\" (dependencies.left-pad); update bun.lock with the pinned Bun: bun install --lockfile-only"
+		bad "flow uses: bun.lock locks left-pad at $version, outside package.json's range \"$range\" (dependencies.left-pad); update bun.lock with the pinned Bun: jig lock FLOW"
 		quiet
 	done
 	# Inside the range, prereleases included where the range allows them:

@@ -1,0 +1,135 @@
+/* jig lock [FLOW] [--project DIR] [--json] [--verification M] (issue 35):
+ * each named Flow's bun.lock (or every Flow's that declares npm
+ * dependencies) written or refreshed by the pinned Bun in the installer
+ * scope against the operator's registry; the Plan of that scope first. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../prepare/prepare.h"
+#include "commands.h"
+
+#define USAGE "usage: jig lock [FLOW] [--project DIR] [--json] [--verification cached|strict|fast]"
+
+/* The project's Flows, for "no such Flow" in jig_cli_known_flows's words
+ * (issue 35's engineer B; not merged yet: this is its stand-in). */
+static void known_flows(const struct jig_project *p, char *out, size_t cap)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < p->n_flows && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", " : "", p->flows[i].name);
+}
+
+static void show(const struct jig_lock_plan *pl, void *arg)
+{
+	FILE *out = *(int *)arg ? stderr : stdout;
+	fprintf(out,
+		"jig lock: flow %s: the pinned Bun resolves the dependencies of %s/package.json against the registry %s\n"
+		"  (the operator's npm.json), with this host's network, no package script, nothing installed; the requests are\n"
+		"  selected by the dependencies and the registry's metadata. It writes only %s/bun.lock.\n",
+		pl->flow, pl->dir, pl->registry, pl->dir);
+	if (pl->refresh)
+		fprintf(out, "  the existing bun.lock passes review's checks: it is refreshed (its versions kept where they still hold)\n");
+	else if (pl->replaced_why[0])
+		fprintf(out, "  the existing bun.lock is resolved anew: %s\n", pl->replaced_why);
+	fprintf(out, "  in the installer scope, its policy sha256 %s:\n", pl->policy->sha256);
+	jig_scope_plan_print(pl->policy, "    ", out);
+	fflush(out);
+}
+
+static int lock_one(struct jig_project *p, struct jig_flow *f, struct jig_prepare_phase *ph, int json, json_t *done,
+		    struct jig_error *e)
+{
+	struct jig_lock_result res;
+	int r = jig_prepare_lock(p, f, ph, show, &json, &res, e);
+	if (r)
+		return r;
+	if (!json)
+		printf("%s %s/bun.lock: %zu packages, %zu bytes%s\n", res.changed ? "wrote" : "unchanged", f->dir, res.packages,
+		       res.bytes, res.refreshed ? " (refreshed)" : "");
+	json_array_append_new(done, json_pack("{s:s,s:s+,s:I,s:I,s:b,s:b,s:s}", "flow", f->name, "path", f->dir, "/bun.lock",
+					      "packages", (json_int_t)res.packages, "bytes", (json_int_t)res.bytes, "changed",
+					      res.changed, "refreshed", res.refreshed, "registry", ph->registry));
+	return 0;
+}
+
+/* Every Flow asked for: the one named, or each that declares npm
+ * dependencies (one with a package.json and no dependencies is passed). */
+static int lock_all(struct jig_project *p, const char *name, struct jig_prepare_phase *ph, int json, json_t *done,
+		    struct jig_error *e)
+{
+	if (name) {
+		const struct jig_flow *f = jig_project_flow(p, name);
+		char known[1024];
+		known_flows(p, known, sizeof(known));
+		return f ? lock_one(p, (struct jig_flow *)f, ph, json, done, e)
+			 : jig_err(e, JIG_E_USAGE, "project %s has no Flow \"%.64s\"; its Flows: %s", p->root, name, known);
+	}
+	int r = 0;
+	for (size_t i = 0; !r && i < p->n_flows; i++) {
+		struct jig_flow *f = &p->flows[i];
+		if (f->recipe)
+			continue;
+		r = lock_one(p, f, ph, json, done, e);
+		if (r && strstr(e->msg, "declares no dependencies") && e->code == JIG_E_USAGE)
+			r = 0;
+		else if (r && strstr(e->msg, "/package.json: no such file"))
+			r = 0;
+	}
+	if (!r && json_array_size(done) == 0)
+		r = jig_err(e, JIG_E_USAGE, "%s: no Flow declares npm dependencies (a package.json with dependencies); nothing to lock",
+			    p->root);
+	return r;
+}
+
+int jig_cmd_lock(int argc, char **argv)
+{
+	const char *project = ".", *name = NULL, *verification = NULL;
+	int json = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc)
+			project = argv[++i];
+		else if (strcmp(argv[i], "--verification") == 0 && i + 1 < argc)
+			verification = argv[++i];
+		else if (argv[i][0] != '-' && !name)
+			name = argv[i];
+		else
+			return jig_cli_usage(argc, argv, "lock: unknown argument \"%s\"; " USAGE, argv[i]);
+	}
+	struct jig_error e = {0};
+	struct jig_verifier v;
+	struct jig_project p;
+	struct jig_snapshot s;
+	if (jig_verifier_init(&v, verification, JIG_VERIFY_CACHED, &e) < 0 || jig_project_open(project, &p, &e) < 0) {
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
+	int r = jig_cli_open_snapshot(&s, json);
+	if (r) {
+		jig_project_close(&p);
+		return r;
+	}
+	json_t *done = json_array();
+	struct jig_prepare_phase ph;
+	if (!(r = jig_cli_verify_installation(&s, &v, &e))) {
+		jig_cli_sweep(); /* it launches installer scopes: what abandoned Runs left first */
+		if (!(r = jig_prepare_phase_begin(&ph, &s, &v, &e))) {
+			r = lock_all(&p, name, &ph, json, done, &e);
+			jig_prepare_phase_end(&ph);
+		}
+	}
+	if (r)
+		jig_cli_fail(json, &e);
+	else if (json) {
+		json_t *doc = json_pack("{s:s,s:O}", "schema", "jig-lock/1", "locked", done);
+		jig_cli_print_json(doc);
+		json_decref(doc);
+	}
+	json_decref(done);
+	jig_verifier_finish(&v);
+	jig_snapshot_close(&s);
+	jig_project_close(&p);
+	return r ? e.code : 0;
+}

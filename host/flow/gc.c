@@ -1,0 +1,333 @@
+/* jig gc: the Package/0 store reclaimed; see gc.h. */
+#include "flow/gc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "flow/prepared.h"
+#include "flow/project.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/json.h"
+#include "util/limits.h"
+
+#define ROOT_MAX (8u << 20)	/* an admitted Plan or a retained record */
+#define MANIFEST_MAX (4u << 20) /* a package manifest, as store.c reads it */
+#define HISTORY_DEPTH 4
+#define WALK_DEPTH 64
+
+struct gc {
+	int statefd;
+	bool dry;
+	json_t *refs;  /* every digest a root names */
+	json_t *pkgs;  /* kept package manifests */
+	json_t *blobs; /* kept blobs */
+	struct jig_gc_result *res;
+	struct jig_error *e;
+};
+
+static bool is_hex64(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+			return false;
+	return n == JIG_SHA256_HEX - 1;
+}
+
+/* Every 64-hex string of v (keys too) into set. */
+static void collect(json_t *v, json_t *set, int depth)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+	if (depth > WALK_DEPTH)
+		return;
+	if (json_is_string(v) && is_hex64(json_string_value(v)))
+		json_object_set_new(set, json_string_value(v), json_true());
+	else if (json_is_array(v))
+		json_array_foreach(v, i, x) collect(x, set, depth + 1);
+	else if (json_is_object(v))
+		json_object_foreach(v, k, x) {
+			if (is_hex64(k))
+				json_object_set_new(set, k, json_true());
+			collect(x, set, depth + 1);
+		}
+}
+
+static int read_json(int dirfd, const char *rel, size_t cap, const char *what, json_t **doc, struct jig_error *e)
+{
+	jig_autofree char *buf = NULL;
+	size_t len;
+	int r = jig_read_file_at(dirfd, rel, cap, what, &buf, &len, NULL, e);
+	return r ? r : jig_json_parse_object(buf, len, what, doc, e);
+}
+
+static int root(struct gc *g, int dirfd, const char *rel, const char *what)
+{
+	json_t *doc = NULL;
+	int r = read_json(dirfd, rel, ROOT_MAX, what, &doc, g->e);
+	if (r)
+		return jig_err(g->e, JIG_E_USAGE, "%.600s; it cannot be told what it keeps, so nothing was freed", g->e->msg);
+	collect(doc, g->refs, 0);
+	json_decref(doc);
+	g->res->roots++;
+	return 0;
+}
+
+/* The current admission: its Plan is a root. */
+static int admission_root(struct gc *g)
+{
+	json_t *a = NULL;
+	if (faccessat(g->statefd, "admission.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return 0; /* nothing admitted: nothing is kept for an admission */
+	int r = read_json(g->statefd, "admission.json", 4096, ".jig/admission.json", &a, g->e);
+	const char *sha = r ? NULL : json_string_value(json_object_get(a, "plan_sha256"));
+	if (!r && (!sha || !is_hex64(sha)))
+		r = jig_err(g->e, JIG_E_USAGE, ".jig/admission.json: malformed");
+	if (r) {
+		json_decref(a);
+		return jig_err(g->e, JIG_E_USAGE, "%.600s; nothing was freed (review again)", g->e->msg);
+	}
+	snprintf(g->res->plan_sha256, sizeof(g->res->plan_sha256), "%s", sha);
+	json_decref(a);
+	char rel[128], what[160];
+	snprintf(rel, sizeof(rel), "admitted/%s.json", g->res->plan_sha256);
+	snprintf(what, sizeof(what), ".jig/%s (the admitted Plan)", rel);
+	return root(g, g->statefd, rel, what);
+}
+
+/* Every retained Run record below .jig/history/ is a root. */
+static int history_roots(struct gc *g, int dirfd, const char *path, int depth)
+{
+	DIR *d = fdopendir(dup(dirfd));
+	struct dirent *de;
+	int r = d ? 0 : jig_err(g->e, JIG_E_INTERNAL, ".jig/%s: %s; nothing was freed", path, strerror(errno));
+	while (!r && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		char rel[PATH_MAX];
+		struct stat st;
+		snprintf(rel, sizeof(rel), "%s/%s", path, de->d_name);
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			r = jig_err(g->e, JIG_E_INTERNAL, ".jig/%s: %s; nothing was freed", rel, strerror(errno));
+		else if (S_ISREG(st.st_mode) && strstr(de->d_name, ".tmp") == NULL) {
+			char what[PATH_MAX + 32];
+			snprintf(what, sizeof(what), ".jig/%s (a retained Run record)", rel);
+			r = root(g, dirfd, de->d_name, what);
+		} else if (S_ISDIR(st.st_mode) && depth < HISTORY_DEPTH) {
+			jig_autoclose int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			r = sub < 0 ? jig_err(g->e, JIG_E_INTERNAL, ".jig/%s: %s; nothing was freed", rel, strerror(errno))
+				    : history_roots(g, sub, rel, depth + 1);
+		}
+	}
+	if (d)
+		closedir(d);
+	return r;
+}
+
+static bool present(int statefd, const char *rel)
+{
+	struct stat st;
+	return fstatat(statefd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A kept package: its blobs, and its prepared record's tree and sources. */
+static int keep_package(struct gc *g, const char *sha, int depth)
+{
+	char rel[160];
+	snprintf(rel, sizeof(rel), "store/packages/%s.json", sha);
+	if (json_object_get(g->pkgs, sha) || !present(g->statefd, rel))
+		return 0;
+	json_object_set_new(g->pkgs, sha, json_true());
+	json_t *man = NULL;
+	if (read_json(g->statefd, rel, MANIFEST_MAX, rel, &man, g->e))
+		return jig_err(g->e, JIG_E_INTEGRITY, "%.600s; a kept package cannot be read, so nothing was freed", g->e->msg);
+	size_t i;
+	json_t *fe;
+	json_array_foreach(json_object_get(man, "files"), i, fe) {
+		const char *b = json_string_value(json_object_get(fe, "sha256"));
+		if (b && is_hex64(b))
+			json_object_set_new(g->blobs, b, json_true());
+	}
+	json_decref(man);
+	jig_prepared_record_name(rel, sizeof(rel), "package", sha);
+	json_t *rec = NULL;
+	struct jig_error ignored = {0};
+	int r = 0;
+	if (depth < 2 && present(g->statefd, rel) && read_json(g->statefd, rel, JIG_PREPARED_RECORD_MAX, rel, &rec, &ignored) == 0) {
+		static const char *const keys[] = {"tree", "source", NULL};
+		for (const char *const *k = keys; !r && *k; k++) {
+			const char *d = json_string_value(json_object_get(rec, *k));
+			if (d && is_hex64(d))
+				r = keep_package(g, d, depth + 1);
+		}
+	}
+	json_decref(rec);
+	return r;
+}
+
+static int mark(struct gc *g)
+{
+	const char *sha;
+	json_t *x;
+	int r = 0;
+	json_object_foreach(g->refs, sha, x) {
+		char rel[160];
+		snprintf(rel, sizeof(rel), "store/blobs/%s", sha);
+		if (present(g->statefd, rel))
+			json_object_set_new(g->blobs, sha, json_true());
+		if ((r = keep_package(g, sha, 0)))
+			break;
+	}
+	return r;
+}
+
+enum verdict { KEEP, FREE, TEMPORARY, UNKNOWN };
+
+/* What an entry of store/<dir> is. */
+static enum verdict judge(struct gc *g, const char *dir, const char *name)
+{
+	char hex[JIG_SHA256_HEX];
+	if (strstr(name, ".tmp"))
+		return TEMPORARY;
+	if (strcmp(dir, "blobs") == 0)
+		return !is_hex64(name) ? UNKNOWN : json_object_get(g->blobs, name) ? KEEP : FREE;
+	const char *base = name;
+	if (strcmp(dir, "prepared") == 0)
+		base = strncmp(name, "package-", 8) == 0 ? name + 8 : strncmp(name, "identity-", 9) == 0 ? name + 9 : NULL;
+	if (!base || strlen(base) != JIG_SHA256_HEX - 1 + 5 || strcmp(base + JIG_SHA256_HEX - 1, ".json") != 0)
+		return UNKNOWN;
+	snprintf(hex, sizeof(hex), "%.*s", JIG_SHA256_HEX - 1, base);
+	if (!is_hex64(hex))
+		return UNKNOWN;
+	if (base == name + 9) { /* a reuse record: kept while its tree is */
+		char rel[160];
+		snprintf(rel, sizeof(rel), "store/prepared/%s", name);
+		json_t *rec = NULL;
+		struct jig_error ignored = {0};
+		read_json(g->statefd, rel, JIG_PREPARED_RECORD_MAX, rel, &rec, &ignored);
+		const char *tree = json_string_value(json_object_get(rec, "tree"));
+		enum verdict v = tree && json_object_get(g->pkgs, tree) ? KEEP : FREE;
+		json_decref(rec);
+		return v;
+	}
+	return json_object_get(g->pkgs, hex) ? KEEP : FREE;
+}
+
+static void count(struct jig_gc_counts *c, const char *dir, enum verdict v, uint64_t bytes)
+{
+	c->bytes += bytes;
+	if (v == TEMPORARY)
+		c->temporary++;
+	else if (strcmp(dir, "blobs") == 0)
+		c->blobs++;
+	else if (strcmp(dir, "packages") == 0)
+		c->packages++;
+	else
+		c->records++;
+}
+
+/* store/<dir>: its names read whole first, then each judged and, unless
+ * kept (or not the store's), freed. */
+static int sweep(struct gc *g, const char *dir)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "store/%s", dir);
+	jig_autoclose int fd = openat(g->statefd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : jig_err(g->e, JIG_E_INTERNAL, ".jig/%s: %s", path, strerror(errno));
+	DIR *d = fdopendir(dup(fd));
+	json_t *names = json_array();
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			json_array_append_new(names, json_string(de->d_name));
+	if (d)
+		closedir(d);
+	size_t i;
+	json_t *x;
+	int r = d ? 0 : jig_err(g->e, JIG_E_INTERNAL, ".jig/%s: %s", path, strerror(errno));
+	json_array_foreach(names, i, x) {
+		const char *name = json_string_value(x);
+		struct stat st;
+		enum verdict v = judge(g, dir, name);
+		if (r || v == UNKNOWN || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		count(v == KEEP ? &g->res->kept : &g->res->freed, dir, v, (uint64_t)st.st_size);
+		if (v != KEEP && !g->dry && unlinkat(fd, name, 0) < 0 && errno != ENOENT)
+			r = jig_err(g->e, JIG_E_INTERNAL, ".jig/%s/%s: %s", path, name, strerror(errno));
+	}
+	json_decref(names);
+	return r;
+}
+
+/* <path>/.jig opened as project.c opens it (the caller's, 0700, not a
+ * link) and locked exclusively, without waiting, into *out (-1 when there
+ * is no .jig: nothing to reclaim); or a negative code with *e. */
+static int open_locked(const char *path, int *out, struct jig_error *e)
+{
+	*out = -1;
+	jig_autoclose int root = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return jig_err(e, JIG_E_USAGE, "project %s: %s", path, strerror(errno));
+	if (faccessat(root, JIG_PROJECT_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		return jig_err(e, JIG_E_USAGE, "%s: not a jig project here (no %s; jig init creates one)", path, JIG_PROJECT_FILE);
+	int fd = openat(root, JIG_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : jig_err(e, JIG_E_USAGE, "%s/%s: %s", path, JIG_STATE_DIR, strerror(errno));
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		return jig_err(e, JIG_E_USAGE, "%s/%s: must be owned by uid %u with mode 0700; fix or remove it", path, JIG_STATE_DIR,
+			       (unsigned)geteuid());
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int busy = errno == EWOULDBLOCK;
+		close(fd);
+		return busy ? jig_err(e, JIG_E_INTERNAL,
+				      "%s: a review, run or lock of this project is in progress; nothing was freed (run jig gc when it has ended)",
+				      path)
+			    : jig_err(e, JIG_E_INTERNAL, "%s/%s: cannot lock: %s; without the lock a review or run could be using the store, so nothing was freed",
+				      path, JIG_STATE_DIR, strerror(errno));
+	}
+	*out = fd;
+	return 0;
+}
+
+int jig_store_gc(const char *path, bool dry_run, struct jig_gc_result *res, struct jig_error *e)
+{
+	memset(res, 0, sizeof(*res));
+	int fd, r = open_locked(path, &fd, e);
+	if (r || fd < 0)
+		return r;
+	struct gc g = {.statefd = fd, .dry = dry_run, .refs = json_object(), .pkgs = json_object(), .blobs = json_object(),
+		       .res = res, .e = e};
+	r = !g.refs || !g.pkgs || !g.blobs ? jig_err(e, JIG_E_INTERNAL, "out of memory") : admission_root(&g);
+	jig_autoclose int hist = r ? -1 : openat(fd, JIG_GC_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!r && hist < 0 && errno != ENOENT)
+		r = jig_err(e, JIG_E_INTERNAL, ".jig/%s: %s; nothing was freed", JIG_GC_HISTORY_DIR, strerror(errno));
+	if (!r && hist >= 0)
+		r = history_roots(&g, hist, JIG_GC_HISTORY_DIR, 0);
+	if (!r)
+		r = mark(&g);
+	/* Records before the packages they name, packages before blobs: an
+	 * interrupted gc leaves no record or manifest naming what is gone. */
+	static const char *const dirs[] = {"prepared", "packages", "blobs", NULL};
+	for (const char *const *d = dirs; !r && *d; d++)
+		r = sweep(&g, *d);
+	json_decref(g.refs);
+	json_decref(g.pkgs);
+	json_decref(g.blobs);
+	close(fd); /* the lock ends here */
+	return r;
+}
