@@ -17,6 +17,30 @@
 
 #define MAX_DEPTH 16
 
+/* Names for the statfs f_type of file systems an operator may meet, so a
+ * refusal says "9p" or "fuse" rather than a number (issue 35). */
+static const struct {
+	unsigned long magic;
+	const char *name;
+} fs_names[] = {
+	{0x01021997, "9p"},	 {0x65735546, "fuse"},	   {0x6969, "nfs"},	    {0xFF534D42, "cifs"},
+	{0xFE534D42, "smb2"},	 {0x00C36400, "ceph"},	   {0x794C7630, "overlayfs"}, {0x858458F6, "ramfs"},
+	{0x9FA0, "proc"},	 {0x62656572, "sysfs"},	   {0x73717368, "squashfs"}, {0x4D44, "vfat"},
+	{0x2011BAB0, "exfat"},	 {0x7366746E, "ntfs3"},	   {0x2FC12FC1, "zfs"},	    {0xF2F52010, "f2fs"},
+	{0x9660, "iso9660"},	 {0x15013346, "udf"},	   {0x1373, "devfs"},	    {0x73636673, "securityfs"},
+	{0x6E736673, "nsfs"},	 {0x63677270, "cgroup2"},  {0x27E0EB, "cgroup"},    {0x64626720, "debugfs"},
+};
+
+void jig_tree_fs_name(unsigned long type, char *name, size_t cap)
+{
+	for (size_t i = 0; i < sizeof(fs_names) / sizeof(fs_names[0]); i++)
+		if (fs_names[i].magic == type) {
+			snprintf(name, cap, "%s", fs_names[i].name);
+			return;
+		}
+	snprintf(name, cap, "type 0x%lx", type);
+}
+
 bool jig_tree_fs_ok(int fd, char *name, size_t cap)
 {
 	struct statfs sf;
@@ -29,7 +53,7 @@ bool jig_tree_fs_ok(int fd, char *name, size_t cap)
 	case 0x58465342: snprintf(name, cap, "xfs"); return true;
 	case 0x9123683E: snprintf(name, cap, "btrfs"); return true;
 	case 0x01021994: snprintf(name, cap, "tmpfs"); return true;
-	default: snprintf(name, cap, "type 0x%lx", (unsigned long)sf.f_type); return false;
+	default: jig_tree_fs_name((unsigned long)sf.f_type, name, cap); return false;
 	}
 }
 
