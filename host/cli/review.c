@@ -79,7 +79,7 @@ int jig_cmd_review(int argc, char **argv)
 		return e.code;
 	}
 	struct jig_snapshot s;
-	jig_progress_status("capturing the project's %zu Flows into its Package/0 store", p.n_flows);
+	jig_progress_status("capturing %zu Flows", p.n_flows);
 	int r = jig_project_capture(&p, true, &e);
 	if (r) {
 		jig_cli_fail(json, &e);

@@ -41,6 +41,32 @@ void jig_tree_fs_name(unsigned long type, char *name, size_t cap)
 	snprintf(name, cap, "type 0x%lx", type);
 }
 
+void jig_tree_fs_type(int fd, char *name, size_t cap)
+{
+	/* statfs on 9p (9P2000.L) reports the server's f_type, so a 9p share
+	 * of an ext4 directory looks like ext4: the mount's own type, from
+	 * /proc/self/mountinfo by its id, says 9p. */
+	uint64_t id;
+	FILE *f = jig_tree_mount_id(fd, &id) == 0 ? fopen("/proc/self/mountinfo", "re") : NULL;
+	char *line = NULL;
+	size_t n = 0;
+	bool found = false;
+	while (f && !found && getline(&line, &n, f) > 0) {
+		char *sep = strstr(line, " - "), type[64];
+		found = strtoull(line, NULL, 10) == id && sep && sscanf(sep + 3, "%63s", type) == 1;
+		if (found)
+			snprintf(name, cap, "%s", type);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	struct statfs sf;
+	if (!found && fstatfs(fd, &sf) == 0)
+		jig_tree_fs_name((unsigned long)sf.f_type, name, cap);
+	else if (!found)
+		snprintf(name, cap, "unknown");
+}
+
 bool jig_tree_fs_ok(int fd, char *name, size_t cap)
 {
 	struct statfs sf;

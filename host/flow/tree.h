@@ -49,6 +49,9 @@ bool jig_tree_other_mount(int dirfd, const char *name, uint64_t mnt);
 /* The file system of fd is ext4, XFS, Btrfs or tmpfs; name gets its name
  * (jig_tree_fs_name) either way. */
 bool jig_tree_fs_ok(int fd, char *name, size_t cap);
+/* The file system of fd by its mount's type in /proc/self/mountinfo
+ * ("9p", "fuse.sshfs", "ext4"), else by its f_type. */
+void jig_tree_fs_type(int fd, char *name, size_t cap);
 /* A statfs f_type's name ("9p", "fuse", "nfs", ...), or "type 0xNN". */
 void jig_tree_fs_name(unsigned long type, char *name, size_t cap);
 

@@ -330,8 +330,7 @@ static int install(struct one *o, const char *identity, const char *source, json
 	if (!input)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	int held;
-	jig_progress_status("flow %s: preparing its dependencies: %zu packages fetched, inspected and installed in the installer scope",
-			    f->name, json_array_size(pkgs));
+	jig_progress_status("flow %s: installing %zu packages in the installer scope", f->name, json_array_size(pkgs));
 	if ((r = launch(o, input, "preparing its dependencies", &held, e)))
 		return r;
 	/* The prepared tree, validated by the same bounded capture as a
@@ -423,7 +422,7 @@ static int resolve(struct one *o, int src, struct jig_error *e)
 	if (!input)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	int held;
-	jig_progress_status("flow %s: resolving its dependencies from the registry", f->name);
+	jig_progress_status("flow %s: resolving its dependencies", f->name);
 	if ((r = launch(o, input, "resolving its dependencies", &held, e)))
 		return r;
 	jig_autofree char *buf = NULL;

@@ -245,7 +245,7 @@ static int prepare(struct run *r, struct jig_error *e)
 	if (!rc && r->req->n_inputs) {
 		char b[32];
 		jig_progress_bytes(b, sizeof(b), ist.bytes);
-		jig_progress_line("flow %s: captured %zu attachments: %zu files, %s", r->f->name, r->req->n_inputs, ist.files, b);
+		jig_progress_line("flow %s: captured its inputs: %zu files, %s", r->f->name, ist.files, b);
 	}
 	if (!rc && (fchmod(pk, 0555) < 0 || fchmod(in, 0555) < 0))
 		rc = jig_err(e, JIG_E_INTERNAL, "the run directory: cannot make the package and the attachments read-only: %s", strerror(errno));
@@ -479,7 +479,7 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 			.cancel = {-1, -1}, .pub = {.parentfd = -1, .stagefd = -1}, .inputs = json_array(),
 			.outputs = json_array(), .res = {.held_fd = -1}};
 	JIG_TRACE_POINT("flow: start");
-	jig_progress_status("flow %s: checking the project and the installed snapshot against the admitted Plan", req->flow);
+	jig_progress_status("flow %s: checking the project against its admitted Plan", req->flow);
 	int rc = admit(&r, e);
 	r.accepted_ms = mono_ms(); /* Run acceptance: the deadline starts here (R-L01) */
 	JIG_TRACE_POINT("flow: admitted");
@@ -490,8 +490,7 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 		rc = jig_live_open(&r.live, &r.s, &lf, e);
 	}
 	if (!rc) {
-		jig_progress_status("flow %s: admitted (Plan %.12s); preparing its package and %zu attachments", r.f->name, r.pl.sha256,
-				    req->n_inputs);
+		jig_progress_status("flow %s: admitted; preparing its package and inputs", r.f->name);
 		rc = prepare(&r, e);
 	}
 	JIG_TRACE_POINT("flow: prepared");
@@ -505,8 +504,7 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 	}
 	JIG_TRACE_POINT("flow: launch returned");
 	if (!rc && !out->needs_transient_scope) {
-		jig_progress_status("flow %s: its scope ended (%s); collecting its output and publishing the packet", r.f->name,
-				    jig_scope_outcome_name(r.res.outcome));
+		jig_progress_status("flow %s: ended (%s); collecting and publishing", r.f->name, jig_scope_outcome_name(r.res.outcome));
 		rc = publish(&r, out, e);
 	}
 	jig_live_close(r.live); /* not retired by publish: an error path */

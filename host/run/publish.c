@@ -66,10 +66,12 @@ int jig_publish_open(struct jig_publish *p, const char *output, struct jig_error
 	char fs[32];
 	bool fs_ok = jig_tree_fs_ok(p->parentfd, fs, sizeof(fs)), renaming;
 	int err = probe(p->parentfd, &renaming);
-	if (renaming && (err == EINVAL || err == EOPNOTSUPP || err == ENOSYS))
+	if (renaming && (err == EINVAL || err == EOPNOTSUPP || err == ENOSYS)) {
+		jig_tree_fs_type(p->parentfd, fs, sizeof(fs)); /* 9p reports its server's f_type */
 		return jig_err(e, JIG_E_USAGE,
 			       "--output %s: its parent directory is on %s, which cannot rename without replacing (renameat2 RENAME_NOREPLACE: %s), so the packet could not be published; nothing was run: choose an --output on a local file system (ext4, XFS, Btrfs or tmpfs)",
 			       output, fs, strerror(err));
+	}
 	if (!fs_ok) /* R-S03: the destination parent's file system */
 		return jig_err(e, JIG_E_USAGE,
 			       "--output %s: its parent directory is on %s; packets are published onto ext4, XFS, Btrfs or tmpfs only; nothing was run: choose an --output on one of them",

@@ -304,7 +304,7 @@ static void noreplace_probe(void **state)
 	assert_int_equal(e.code, JIG_E_USAGE);
 	char fs[32], want[700];
 	int fd = at("probe");
-	jig_tree_fs_ok(fd, fs, sizeof(fs));
+	jig_tree_fs_type(fd, fs, sizeof(fs));
 	close(fd);
 	snprintf(want, sizeof(want),
 		 "--output %s: its parent directory is on %s, which cannot rename without replacing (renameat2 RENAME_NOREPLACE: Invalid argument), so the packet could not be published; nothing was run: choose an --output on a local file system (ext4, XFS, Btrfs or tmpfs)",
@@ -320,6 +320,10 @@ static void noreplace_probe(void **state)
 	assert_string_equal(name, "nfs");
 	jig_tree_fs_name(0x12345678, name, sizeof(name));
 	assert_string_equal(name, "type 0x12345678");
+	fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	jig_tree_fs_type(fd, name, sizeof(name)); /* by the mount's own type */
+	close(fd);
+	assert_string_equal(name, "proc");
 }
 
 /* Decision 121: jig inspect's privacy check refuses a packet whose modes
