@@ -166,6 +166,7 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 		return e.code;
 	}
 	if (b.expired && !inv.json) { /* it settled within the grace: its record says cancelled */
+		jig_progress_clear();
 		fprintf(stderr, "jig: the command's %llu ms expiry passed (", (unsigned long long)inv.req.expiry_ms);
 		if (inv.explicit_expiry_ms)
 			fputs("--expiry", stderr);
