@@ -324,13 +324,14 @@ static int install(struct one *o, const char *identity, const char *source, json
 		if (!json_object_get(pk, "skipped")) /* the pinned Bun skips it on this host: never fetched */
 			json_array_append_new(pkgs, json_pack("{s:O,s:O,s:O}", "name", json_object_get(pk, "name"), "version",
 							      json_object_get(pk, "version"), "integrity", json_object_get(pk, "integrity")));
+	size_t n_fetch = json_array_size(pkgs); /* before the request takes pkgs */
 	json_t *req = json_pack("{s:s,s:s,s:o}", "format", "jig-prepare-request/1", "registry", ph->registry, "packages", pkgs);
 	jig_autofree char *input = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (!input)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	int held;
-	jig_progress_status("flow %s: installing %zu packages in the installer scope", f->name, json_array_size(pkgs));
+	jig_progress_status("flow %s: installing %zu packages in the installer scope", f->name, n_fetch);
 	if ((r = launch(o, input, "preparing its dependencies", &held, e)))
 		return r;
 	/* The prepared tree, validated by the same bounded capture as a

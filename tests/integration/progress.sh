@@ -2,8 +2,10 @@
 # Progress on a terminal (issue 35, util/progress.h), plain lane: jig review
 # on a pseudo-terminal (script(1)) shows what it is doing on stderr, each
 # status erased before the next and before the Plan; nothing when stderr is
-# not a terminal or with --json. (jig run's progress, with an effect and a
-# child: binding.progress_terminal in the supported-host lane.)
+# not a terminal or with --json; jig run's status before its refusal here.
+# (jig run's progress with a child and an effect: binding.progress_terminal,
+# dependency preparation's: prepare.progress_terminal, in the supported-host
+# lane.)
 # Each case_* is one ctest (progress.<case>); jig runs as the unprivileged user.
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
@@ -61,6 +63,24 @@ case_review_terminal_error() {
 	on_tty review --yes
 	cat "$T/rows"
 	grep -q "^<K>jig: flow csv-report: link: is a symbolic link" "$T/rows" || fail "the error does not start on an erased row"
+}
+
+case_run_terminal_refused() {
+	# jig run on a terminal, refused after its admission check (the
+	# packet's parent, root's, is not the user's to write: decision 170):
+	# the status of the check, then the refusal on an erased row; --json on
+	# a terminal: no progress, only jig-error/1 and the line.
+	fresh
+	(cd "$T/p" && jig review --yes) >/dev/null
+	on_tty run csv-report --input data=$JIG_SOURCE/examples/csv-report/sample.csv --output $T/pkt
+	cat "$T/rows"
+	grep -q "^<K>jig: \[ *[0-9]*\.[0-9]s\] flow csv-report: checking the project against its admitted Plan\$" "$T/rows" || fail "no status of the admission check"
+	grep -q "^<K>jig: --output $T/pkt: its parent directory refused a new entry (Permission denied)" "$T/rows" &&
+		[ "$(grep -c "^<K>jig: [^[]" "$T/rows")" -eq 1 ] || fail "the refusal is not one line on an erased row"
+	on_tty run csv-report --input data=$JIG_SOURCE/examples/csv-report/sample.csv --output $T/pkt --json
+	! grep -q "$ESC\|jig: \[" "$T/tty" || fail "progress with --json: $(cat "$T/rows")"
+	tr -d '\r' <"$T/tty" | sed '/^jig: /d' | jq -e '.schema == "jig-error/1"' >/dev/null || fail "--json on a terminal: not jig-error/1"
+	[ ! -e "$T/pkt" ] || fail "a packet was published"
 }
 
 "case_$1"
