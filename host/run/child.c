@@ -440,11 +440,11 @@ void *jig_child_main(void *arg)
 		c->caller->stages--;
 	c->caller->in_flight--;
 	node(c, c->launched, cleaned, cleaned);
-	long long ms = jig_progress_now_ms() - t0;
-	jig_progress_line("flow %s: child %s (binding %s): %s (%lld.%llds)%s", c->caller->f->name, c->b->flow, c->b->name, c->status,
-			  ms / 1000, (ms % 1000) / 100, cleaned ? "" : "; cleanup NOT confirmed");
 	json_array_append(c->caller->children, c->node);
 	pthread_mutex_unlock(&root->lock);
+	long long ms = jig_progress_now_ms() - t0; /* outside the lock: a terminal may block a write */
+	jig_progress_line("flow %s: child %s (binding %s): %s (%lld.%llds)%s", c->caller->f->name, c->b->flow, c->b->name, c->status,
+			  ms / 1000, (ms % 1000) / 100, cleaned ? "" : "; cleanup NOT confirmed");
 	json_t *m = json_pack("{s:s,s:I,s:b,s:s,s:O}", "op", "call", "id", c->id, "ok", strcmp(c->status, "succeeded") == 0, "outcome",
 			      c->status, "outputs", c->staged);
 	if (c->why[0])
