@@ -34,7 +34,8 @@ static int probe(int parentfd, bool *renaming)
 	if (mkdirat(parentfd, a, 0700) < 0)
 		return errno;
 	*renaming = true;
-	int err = JIG_FAULT_FAILS("noreplace probe") ? EINVAL
+	int err = JIG_FAULT_FAILS("noreplace probe") ? EINVAL /* test-only: no RENAME_NOREPLACE, or another refusal */
+		  : JIG_FAULT_FAILS("probe rename") ? EPERM
 		  : renameat2(parentfd, a, parentfd, b, RENAME_NOREPLACE) < 0 ? errno : 0;
 	if (err == EEXIST) /* b was there: refused without replacing, as it should */
 		err = 0;

@@ -311,6 +311,16 @@ static void noreplace_probe(void **state)
 		 output, fs);
 	assert_string_equal(e.msg, want);
 	assert_int_equal(entries("probe"), 0);
+	/* A rename refused otherwise (EPERM, forced): refused as such. */
+	setenv("JIG_FAULT_FAIL", "probe rename", 1);
+	assert_true(jig_publish_open(&p, output, &e) < 0);
+	unsetenv("JIG_FAULT_FAIL");
+	jig_publish_close(&p);
+	snprintf(want, sizeof(want),
+		 "--output %s: its parent directory refused a test rename (Operation not permitted), so the packet could not be published; nothing was run: choose an --output in a directory you can write",
+		 output);
+	assert_string_equal(e.msg, want);
+	assert_int_equal(entries("probe"), 0);
 	char name[32];
 	jig_tree_fs_name(0x01021997, name, sizeof(name));
 	assert_string_equal(name, "9p");
