@@ -21,6 +21,7 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope);
 int jig_cmd_inspect(int argc, char **argv);
 int jig_cmd_scope(int argc, char **argv, int in_transient_scope);
 int jig_cmd_session(int argc, char **argv, int in_transient_scope);
+int jig_cmd_init(int argc, char **argv);
 
 /* Shared by the commands. */
 const char *jig_cli_key_summary(void);

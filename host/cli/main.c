@@ -19,6 +19,9 @@ static const char usage[] =
 	"  modules verify [--json] [--verification strict|cached|fast]\n"
 	"                           verify every file and load every module of the snapshot\n"
 	"  host check [--json]      what this host can enforce; exit 0 only if jig can run Flows here\n"
+	"  init [DIR] [--flow NAME] [--json]\n"
+	"                           a new project (jig.json, a Flow, jig.d.ts, schemas) in an empty or new\n"
+	"                           DIR (default .); --flow NAME adds a Flow to the project in DIR\n"
 	"  review [--yes] [--json] [--verification cached|strict|fast] [PROJECT]\n"
 	"                           capture the project, print its Plan, admit it after yes\n"
 	"  run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--expiry N(ms|s|m|h)]\n"
@@ -137,6 +140,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "inspect") == 0)
 		return jig_cmd_inspect(argc - 2, argv + 2);
+	if (strcmp(cmd, "init") == 0)
+		return jig_cmd_init(argc - 2, argv + 2);
 	if (strcmp(cmd, "run") == 0)
 		return jig_cmd_run(argc - 2, argv + 2, in_transient_scope);
 	if (strcmp(cmd, "review") == 0)

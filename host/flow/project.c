@@ -328,7 +328,7 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", "http", "agents", "commands", "bindings",
 					   "checkpoint", NULL};
 	const char *format, *fname, *entry;
-	if ((r = jig_json_only_keys(doc, keys, what, e)) || (r = jig_json_get_string(doc, "format", what, &format, e)) ||
+	if ((r = jig_json_only_keys_edited(doc, keys, what, e)) || (r = jig_json_get_string(doc, "format", what, &format, e)) ||
 	    (r = jig_json_get_string(doc, "name", what, &fname, e)) ||
 	    (r = jig_json_get_string(doc, "entry", what, &entry, e)))
 		goto out;
@@ -420,7 +420,7 @@ int jig_project_open(const char *path, struct jig_project *p, struct jig_error *
 		r = usage(jig_json_parse_object(buf, len, what, &doc, e), e);
 	static const char *const keys[] = {"format", "flows", NULL};
 	const char *format;
-	if (!r && !(r = usage(jig_json_only_keys(doc, keys, what, e), e)) &&
+	if (!r && !(r = usage(jig_json_only_keys_edited(doc, keys, what, e), e)) &&
 	    !(r = usage(jig_json_get_string(doc, "format", what, &format, e), e)) && strcmp(format, "jig-project/1") != 0)
 		r = jig_err(e, JIG_E_USAGE, "%s: format \"%s\" is not jig-project/1", what, format);
 	json_t *flows = r ? NULL : json_object_get(doc, "flows");

@@ -64,7 +64,7 @@ static int read_registry(char *out, size_t cap, struct jig_error *e)
 	json_t *doc = NULL;
 	const char *format, *registry;
 	static const char *const keys[] = {"format", "registry", NULL};
-	if ((r = jig_json_parse_object(buf, len, what, &doc, e)) || (r = jig_json_only_keys(doc, keys, what, e)) ||
+	if ((r = jig_json_parse_object(buf, len, what, &doc, e)) || (r = jig_json_only_keys_edited(doc, keys, what, e)) ||
 	    (r = jig_json_get_string(doc, "format", what, &format, e)) ||
 	    (r = jig_json_get_string(doc, "registry", what, &registry, e))) {
 		r = jig_err(e, JIG_E_USAGE, "%s", e->msg); /* the operator's input, whatever the parser's code */

@@ -377,15 +377,17 @@ case_phase_bytes_256mib() {
 }
 case_phase_deadline_180s() {
 	# R-E10 (part): the dependency phase has one 180 s deadline: a registry
-	# that answers each request after 50 s lets about three Flows prepare;
-	# the one running when the phase's time is up is cut off.
-	serve 50
-	flows 4 pad_version
+	# that answers each request after 30 s lets three to six Flows prepare
+	# (each well inside its own 60 s deadline even on a loaded TCG host,
+	# where the installer itself may take 20 s more); the one running when
+	# the phase's time is up is cut off.
+	serve 30
+	flows 7 pad_version
 	start=$(date +%s)
 	review
 	took=$(($(date +%s) - start))
 	[ "$rc" -eq 2 ] || [ "$rc" -eq 3 ] || fail "exit $rc"
-	grep -q "flow f0[34]: .*\(the 180 s phase deadline: this review's dependency preparations together\|deadline of 180 s passed\)" "$T/review.err" || fail "not the phase deadline"
+	grep -q "flow f0[3-7]: .*\(the 180 s phase deadline: this review's dependency preparations together\|deadline of 180 s passed\)" "$T/review.err" || fail "not the phase deadline"
 	[ "$took" -ge 175 ] && [ "$took" -lt 240 ] || fail "took $took s"
 }
 case_phase_at_most_16() {
