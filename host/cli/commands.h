@@ -9,6 +9,7 @@
 #include "../snapshot/snapshot.h"
 #include "../snapshot/verify.h"
 #include "../util/json.h"
+#include "../util/progress.h"
 #include "../util/text.h"
 
 int jig_cmd_modules_list(int json);

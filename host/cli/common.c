@@ -31,6 +31,7 @@ int jig_cli_known_flows(const struct jig_project *p, const char *flow, struct ji
 
 void jig_cli_fail(int json, const struct jig_error *e)
 {
+	jig_progress_clear();
 	if (json) {
 		json_t *doc = json_pack("{s:s,s:i,s:s}", "schema", "jig-error/1", "exit", e->code,
 					"error", e->msg);
@@ -156,6 +157,7 @@ void jig_cli_reexec_in_transient_scope(const char *cmd, int argc, char **argv)
 static void sweep_say(void *ctx, const char *line)
 {
 	(void)ctx;
+	jig_progress_clear();
 	fputs("jig: ", stderr);
 	jig_text_put(stderr, line);
 	fputc('\n', stderr);

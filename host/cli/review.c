@@ -17,7 +17,20 @@
 /* The preparation's warning before resolution (prepare/prepare.h). */
 static void warn(const char *text)
 {
+	jig_progress_clear();
 	fprintf(stderr, "jig: warning: %s\n", text);
+}
+
+/* What capture found, as a line that stays. */
+static void captured(const struct jig_project *p)
+{
+	size_t files = 0;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < p->n_flows; i++)
+		files += p->flows[i].package_files, bytes += p->flows[i].package_bytes;
+	char b[32];
+	jig_progress_bytes(b, sizeof(b), bytes);
+	jig_progress_line("captured %zu Flows: %zu files, %s", p->n_flows, files, b);
 }
 
 /* A yes typed on the terminal; *asked says whether there was one to ask. */
@@ -55,6 +68,8 @@ int jig_cmd_review(int argc, char **argv)
 	}
 	struct jig_error e = {0};
 	struct jig_verifier v;
+	if (!json)
+		jig_progress_start(STDERR_FILENO); /* on a terminal only (util/progress.h) */
 	if (jig_verifier_init(&v, verification, JIG_VERIFY_CACHED, &e) < 0) {
 		jig_cli_fail(json, &e);
 		return e.code;
@@ -65,6 +80,7 @@ int jig_cmd_review(int argc, char **argv)
 		return e.code;
 	}
 	struct jig_snapshot s;
+	jig_progress_status("capturing %zu Flows", p.n_flows);
 	int r = jig_project_capture(&p, true, &e);
 	if (r) {
 		jig_cli_fail(json, &e);
@@ -77,6 +93,8 @@ int jig_cmd_review(int argc, char **argv)
 	}
 	struct jig_plan pl;
 	struct jig_prepare_phase ph;
+	captured(&p);
+	jig_progress_status("verifying the installed snapshot");
 	r = jig_cli_verify_installation(&s, &v, &e);
 	if (!r)
 		jig_cli_sweep(); /* it launches preparation scopes: what abandoned Runs left first */
@@ -86,6 +104,8 @@ int jig_cmd_review(int argc, char **argv)
 		r = jig_prepare_project(&p, &ph, &e);
 		jig_prepare_phase_end(&ph);
 	}
+	if (!r)
+		jig_progress_status("building the Plan");
 	if (r < 0 || jig_plan_build(&p, &s, &pl, &e) < 0) {
 		jig_cli_fail(json, &e);
 		jig_verifier_finish(&v);
@@ -93,6 +113,7 @@ int jig_cmd_review(int argc, char **argv)
 		jig_project_close(&p);
 		return e.code;
 	}
+	jig_progress_clear();
 	if (json) {
 		json_t *doc = json_pack("{s:s,s:s,s:O,s:b,s:o}", "schema", "jig-review/1", "plan_sha256", pl.sha256, "plan",
 					pl.doc, "admitted", yes, "verification", jig_verifier_json(&v));

@@ -86,7 +86,9 @@ static int coordinator(void *arg, const char *run_dir)
 	inv->req.outer_pid = (int)getppid(); /* the outer command (PR_SET_PDEATHSIG ties us to it) */
 	struct jig_run_outcome out;
 	struct jig_error e = {0};
-	if (jig_run_flow(&inv->req, &out, &e) < 0) {
+	int rc = jig_run_flow(&inv->req, &out, &e);
+	jig_progress_clear();
+	if (rc < 0) {
 		jig_cli_fail(inv->json, &e);
 		return e.code;
 	}
@@ -151,6 +153,8 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 		return e.code;
 	}
 	jig_cli_sweep(); /* what abandoned Runs left (docs/reliability.md) */
+	if (!inv.json)
+		jig_progress_start(STDERR_FILENO); /* on a terminal only (util/progress.h) */
 	char why[128] = "";
 	if (!in_transient_scope && !(inv.req.may_need_transient_scope = jig_cli_systemd_usable(why, sizeof(why))))
 		inv.req.no_transient_scope_why = why;
@@ -162,6 +166,7 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 		return e.code;
 	}
 	if (b.expired && !inv.json) { /* it settled within the grace: its record says cancelled */
+		jig_progress_clear();
 		fprintf(stderr, "jig: the command's %llu ms expiry passed (", (unsigned long long)inv.req.expiry_ms);
 		if (inv.explicit_expiry_ms)
 			fputs("--expiry", stderr);

@@ -9,6 +9,7 @@
 #include "display/display.h"
 
 #include "sandbox/observe.h"
+#include "util/progress.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -121,6 +122,7 @@ int jig_live_open(struct jig_live **out, const struct jig_snapshot *s, const str
 	}
 	char link[128];
 	jig_display_link(l->d, link, sizeof(link));
+	jig_progress_clear();
 	printf("display: %s\n  read-only, live; it retires when the Run ends\n", link);
 	fflush(stdout);
 	explicit_bzero(link, sizeof(link));

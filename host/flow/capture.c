@@ -19,6 +19,7 @@
 #include "util/crypto.h"
 #include "util/fileio.h"
 #include "util/json.h"
+#include "util/progress.h"
 
 #define MAX_DEPTH 32
 
@@ -309,6 +310,7 @@ int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 	uint64_t used = store_used(p); /* what the store holds now */
 	for (size_t i = 0; i < p->n_flows; i++) {
 		struct jig_flow *f = &p->flows[i];
+		jig_progress_status("capturing flow %s (%zu of %zu)", f->name, i + 1, p->n_flows);
 		jig_autoclose int pfd = jig_open_beneath(p->rootfd, f->dir, O_RDONLY | O_DIRECTORY);
 		if (pfd < 0)
 			return jig_err(e, JIG_E_USAGE, "flow %s: %s: %s", f->name, f->dir, strerror(errno));

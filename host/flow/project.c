@@ -202,6 +202,14 @@ static int parse_agents(json_t *obj, const char *what, struct jig_flow *f, struc
 		    (json_object_get(g, "timeout_ms") &&
 		     (r = jig_json_get_uint(g, "timeout_ms", w, 1000, JIG_AGENT_TIMEOUT_MAX, &a->timeout_ms, e))))
 			return usage(r, e);
+		/* An API-backed route's prompt travels in its http route's request:
+		 * a prompt cap over that request cap is refused at review (issue 35). */
+		const struct jig_http_grant *h = a->http ? jig_flow_http_grant(f, a->http) : NULL;
+		if (h && a->max_prompt_bytes > h->max_request_bytes)
+			return jig_err(e, JIG_E_USAGE,
+				       "%s: max_prompt_bytes %llu is larger than max_request_bytes %llu of its http route \"%s\", which carries the prompt; a prompt the Agent accepts could not be sent: lower max_prompt_bytes or raise max_request_bytes (at most %d)",
+				       w, (unsigned long long)a->max_prompt_bytes, (unsigned long long)h->max_request_bytes, a->http,
+				       JIG_HTTP_REQUEST_MAX);
 		json_t *keep = json_object_get(g, "retain_sessions");
 		if (keep && (!json_is_boolean(keep) || (json_is_true(keep) && a->api)))
 			return jig_err(e, JIG_E_USAGE, "%s: retain_sessions is true or false, and only for a native client (\"provider\")", w);

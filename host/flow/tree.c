@@ -17,6 +17,56 @@
 
 #define MAX_DEPTH 16
 
+/* Names for the statfs f_type of file systems an operator may meet, so a
+ * refusal says "9p" or "fuse" rather than a number (issue 35). */
+static const struct {
+	unsigned long magic;
+	const char *name;
+} fs_names[] = {
+	{0x01021997, "9p"},	 {0x65735546, "fuse"},	   {0x6969, "nfs"},	    {0xFF534D42, "cifs"},
+	{0xFE534D42, "smb2"},	 {0x00C36400, "ceph"},	   {0x794C7630, "overlayfs"}, {0x858458F6, "ramfs"},
+	{0x9FA0, "proc"},	 {0x62656572, "sysfs"},	   {0x73717368, "squashfs"}, {0x4D44, "vfat"},
+	{0x2011BAB0, "exfat"},	 {0x7366746E, "ntfs3"},	   {0x2FC12FC1, "zfs"},	    {0xF2F52010, "f2fs"},
+	{0x9660, "iso9660"},	 {0x15013346, "udf"},	   {0x1373, "devfs"},	    {0x73636673, "securityfs"},
+	{0x6E736673, "nsfs"},	 {0x63677270, "cgroup2"},  {0x27E0EB, "cgroup"},    {0x64626720, "debugfs"},
+};
+
+void jig_tree_fs_name(unsigned long type, char *name, size_t cap)
+{
+	for (size_t i = 0; i < sizeof(fs_names) / sizeof(fs_names[0]); i++)
+		if (fs_names[i].magic == type) {
+			snprintf(name, cap, "%s", fs_names[i].name);
+			return;
+		}
+	snprintf(name, cap, "type 0x%lx", type);
+}
+
+void jig_tree_fs_type(int fd, char *name, size_t cap)
+{
+	/* statfs on 9p (9P2000.L) reports the server's f_type, so a 9p share
+	 * of an ext4 directory looks like ext4: the mount's own type, from
+	 * /proc/self/mountinfo by its id, says 9p. */
+	uint64_t id;
+	FILE *f = jig_tree_mount_id(fd, &id) == 0 ? fopen("/proc/self/mountinfo", "re") : NULL;
+	char *line = NULL;
+	size_t n = 0;
+	bool found = false;
+	while (f && !found && getline(&line, &n, f) > 0) {
+		char *sep = strstr(line, " - "), type[64];
+		found = strtoull(line, NULL, 10) == id && sep && sscanf(sep + 3, "%63s", type) == 1;
+		if (found)
+			snprintf(name, cap, "%s", type);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	struct statfs sf;
+	if (!found && fstatfs(fd, &sf) == 0)
+		jig_tree_fs_name((unsigned long)sf.f_type, name, cap);
+	else if (!found)
+		snprintf(name, cap, "unknown");
+}
+
 bool jig_tree_fs_ok(int fd, char *name, size_t cap)
 {
 	struct statfs sf;
@@ -29,7 +79,7 @@ bool jig_tree_fs_ok(int fd, char *name, size_t cap)
 	case 0x58465342: snprintf(name, cap, "xfs"); return true;
 	case 0x9123683E: snprintf(name, cap, "btrfs"); return true;
 	case 0x01021994: snprintf(name, cap, "tmpfs"); return true;
-	default: snprintf(name, cap, "type 0x%lx", (unsigned long)sf.f_type); return false;
+	default: jig_tree_fs_name((unsigned long)sf.f_type, name, cap); return false;
 	}
 }
 

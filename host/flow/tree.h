@@ -46,7 +46,13 @@ int jig_tree_mount_id(int fd, uint64_t *id);
 /* dirfd/name (not followed) is on another mount than mnt, or its mount
  * cannot be told (R-S03: nested mounts, a same-file-system bind mount too). */
 bool jig_tree_other_mount(int dirfd, const char *name, uint64_t mnt);
-/* The file system of fd is ext4, XFS, Btrfs or tmpfs. */
+/* The file system of fd is ext4, XFS, Btrfs or tmpfs; name gets its name
+ * (jig_tree_fs_name) either way. */
 bool jig_tree_fs_ok(int fd, char *name, size_t cap);
+/* The file system of fd by its mount's type in /proc/self/mountinfo
+ * ("9p", "fuse.sshfs", "ext4"), else by its f_type. */
+void jig_tree_fs_type(int fd, char *name, size_t cap);
+/* A statfs f_type's name ("9p", "fuse", "nfs", ...), or "type 0xNN". */
+void jig_tree_fs_name(unsigned long type, char *name, size_t cap);
 
 #endif

@@ -19,6 +19,7 @@
 #include "util/fault.h"
 #include "util/fileio.h"
 #include "util/json.h"
+#include "util/progress.h"
 
 #define NPM_CONFIG_MAX (16 * 1024)
 #define RESULT_MAX (16 * 1024)
@@ -327,12 +328,14 @@ static int install(struct jig_prepare_one *o, const char *identity, const char *
 		if (!json_object_get(pk, "skipped")) /* the pinned Bun skips it on this host: never fetched */
 			json_array_append_new(pkgs, json_pack("{s:O,s:O,s:O}", "name", json_object_get(pk, "name"), "version",
 							      json_object_get(pk, "version"), "integrity", json_object_get(pk, "integrity")));
+	size_t n_fetch = json_array_size(pkgs); /* before the request takes pkgs */
 	json_t *req = json_pack("{s:s,s:s,s:o}", "format", "jig-prepare-request/1", "registry", ph->registry, "packages", pkgs);
 	jig_autofree char *input = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (!input)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	int held;
+	jig_progress_status("flow %s: installing %zu packages in the installer scope", f->name, n_fetch);
 	if ((r = launch(o, input, "preparing its dependencies", &held, e)))
 		return r;
 	/* The prepared tree, validated by the same bounded capture as a
@@ -355,6 +358,9 @@ static int install(struct jig_prepare_one *o, const char *identity, const char *
 		return jig_err(e, JIG_E_USAGE,
 			       "%s: %zu files, %llu bytes: over the %d files or %u MiB one preparation may install; depend on fewer or smaller packages; not admitted",
 			       what, files, (unsigned long long)bytes, JIG_PREPARED_FILES_MAX, JIG_PREPARED_BYTES_MAX >> 20);
+	char human[32];
+	jig_progress_bytes(human, sizeof(human), bytes);
+	jig_progress_line("flow %s: prepared %zu packages: %zu files, %s", f->name, o->d.n_packages, files, human);
 	if ((ph->bytes += bytes) > JIG_PREPARE_PHASE_BYTES)
 		return jig_err(e, JIG_E_USAGE, "flow %s: the review's prepared dependencies exceed %llu MiB; not admitted", f->name,
 			       (unsigned long long)(JIG_PREPARE_PHASE_BYTES >> 20));
@@ -421,6 +427,7 @@ int jig_prepare_resolve(struct jig_prepare_one *o, int src, struct jig_error *e)
 	if (!input)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	int held;
+	jig_progress_status("flow %s: resolving its dependencies", f->name);
 	if ((r = launch(o, input, "resolving its dependencies", &held, e)))
 		return r;
 	jig_autofree char *buf = NULL;
@@ -495,6 +502,7 @@ static int prepare_flow(struct jig_prepare_one *o, struct jig_error *e)
 				   : jig_store_materialise(o->p, f->package_sha256, pkg, e);
 	if (r || (r = jig_deps_check_unlocked(pkg, f->name, &o->d, e)) || !o->d.declared)
 		return r;
+	jig_progress_status("flow %s: checking its dependencies", f->name);
 	bool resolving = !o->d.locked;
 	if (resolving) {
 		/* No lock: a review that resolved this very package before is
@@ -559,6 +567,8 @@ static int prepare_flow(struct jig_prepare_one *o, struct jig_error *e)
 	/* An unchanged preparation is reused: no network. */
 	jig_prepared_record_name(rel, sizeof(rel), "identity", identity);
 	json_t *rec = jig_prepared_record_read(o->p, rel);
+	if (rec)
+		jig_progress_line("flow %s: its %zu dependencies were prepared before: reused", f->name, o->d.n_packages);
 	if (!rec && (r = install(o, identity, source, &rec, e)))
 		return r;
 	if (resolving)

@@ -23,6 +23,7 @@
 #include "util/cleanup.h"
 #include "util/fault.h"
 #include "util/fileio.h"
+#include "util/progress.h"
 
 struct jig_child *jig_child_new(struct jig_call_caller *caller, struct jig_run0 *r0, const struct jig_binding *b,
 				json_int_t id, json_t *inputs)
@@ -420,6 +421,8 @@ void *jig_child_main(void *arg)
 {
 	struct jig_child *c = arg;
 	struct jig_call_root *root = c->caller->root;
+	long long t0 = jig_progress_now_ms();
+	jig_progress_status("flow %s: child %s (binding %s) starting", c->caller->f->name, c->b->flow, c->b->name);
 	if (prepare(c) == 0) {
 		if (launch(c) == 0)
 			c->status = verdict(c);
@@ -452,6 +455,9 @@ void *jig_child_main(void *arg)
 	node(c, c->launched, cleaned, cleaned);
 	json_array_append(c->caller->children, c->node);
 	pthread_mutex_unlock(&root->lock);
+	long long ms = jig_progress_now_ms() - t0; /* outside the lock: a terminal may block a write */
+	jig_progress_line("flow %s: child %s (binding %s): %s (%lld.%llds)%s", c->caller->f->name, c->b->flow, c->b->name, c->status,
+			  ms / 1000, (ms % 1000) / 100, cleaned ? "" : "; cleanup NOT confirmed");
 	json_t *m = json_pack("{s:s,s:I,s:b,s:s,s:O}", "op", "call", "id", c->id, "ok", strcmp(c->status, "succeeded") == 0, "outcome",
 			      c->status, "outputs", c->staged);
 	if (c->why[0])

@@ -2,6 +2,22 @@
 #include "run/flow_effects.h"
 
 #include "run/call.h"
+#include "util/progress.h"
+
+/* Progress (util/progress.h): the effect as it starts, and a line when it
+ * ended, with its outcome and how long it took. */
+static long long started(const struct jig_flow_effects *fx, const char *kind, json_t *op)
+{
+	jig_progress_status("flow %s: %s %s ...", fx->f->name, kind, json_string_value(json_object_get(op, "route")) ?: "?");
+	return jig_progress_now_ms();
+}
+
+static void ended(const struct jig_flow_effects *fx, const char *kind, json_t *op, json_t *ev, long long t0)
+{
+	long long ms = jig_progress_now_ms() - t0;
+	jig_progress_line("flow %s: %s %s: %s (%lld.%llds)", fx->f->name, kind, json_string_value(json_object_get(op, "route")) ?: "?",
+			  json_string_value(json_object_get(ev, "outcome")) ?: "no outcome", ms / 1000, (ms % 1000) / 100);
+}
 
 void jig_flow_effects_init(struct jig_flow_effects *fx, const struct jig_flow *f, const struct jig_flow_site *s)
 {
@@ -20,19 +36,25 @@ void jig_flow_effects_init(struct jig_flow_effects *fx, const struct jig_flow *f
 static void http_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
 {
 	struct jig_flow_effects *fx = ctx;
+	long long t0 = started(fx, "http", op);
 	jig_http_effect(&fx->http, fx->f, op, reply, evidence, interrupted);
+	ended(fx, "http", op, *evidence, t0);
 }
 
 static void agent_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
 {
 	struct jig_flow_effects *fx = ctx;
+	long long t0 = started(fx, "agent", op);
 	jig_agent_effect(&fx->agent, fx->f, op, reply, evidence, interrupted);
+	ended(fx, "agent", op, *evidence, t0);
 }
 
 static void command_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
 {
 	struct jig_flow_effects *fx = ctx;
+	long long t0 = started(fx, "command", op);
 	jig_command_effect(&fx->command, fx->f, op, reply, evidence, interrupted);
+	ended(fx, "command", op, *evidence, t0);
 }
 
 /* Run Checkpoint is root-only: review refuses it in a child (binding.c). */

@@ -29,6 +29,7 @@
 #include "util/fault.h"
 #include "util/fileio.h"
 #include "util/json.h"
+#include "util/progress.h"
 
 struct run {
 	const struct jig_run_request *req;
@@ -241,6 +242,11 @@ static int prepare(struct run *r, struct jig_error *e)
 	struct jig_tree_stats ist = {.list = r->inputs};
 	for (size_t k = 0; !rc && k < r->req->n_inputs; k++)
 		rc = attach(&r->req->inputs[k], in, r->p.statefd, &ist, e), JIG_FAULT_POINT("capture");
+	if (!rc && r->req->n_inputs) {
+		char b[32];
+		jig_progress_bytes(b, sizeof(b), ist.bytes);
+		jig_progress_line("flow %s: captured its inputs: %zu files, %s", r->f->name, ist.files, b);
+	}
 	if (!rc && (fchmod(pk, 0555) < 0 || fchmod(in, 0555) < 0))
 		rc = jig_err(e, JIG_E_INTERNAL, "the run directory: cannot make the package and the attachments read-only: %s", strerror(errno));
 	return rc;
@@ -290,6 +296,7 @@ static int ready(void *ctx, struct jig_error *e)
 		return jig_err(e, JIG_E_INTERNAL, "Run/0: cannot start its reader");
 	r->have_run0 = true;
 	r->started_ms = now_ms();
+	jig_progress_status("flow %s: running", r->f->name);
 	jig_live_attach(r->live, r->r0.logs, r->r0.effects, &r->r0.data_lock, r->have_calls ? r->caller.children : NULL,
 			&r->calls.lock);
 	return 0;
@@ -312,6 +319,7 @@ static int launch(struct run *r, struct jig_error *e)
 	 * through a signalfd. The mask stays: the coordinator ends after the
 	 * Run. */
 	const struct jig_scope_slot slots[] = {{"null", r->devnull}, {"run0", r->sv[1]}};
+	jig_progress_status("flow %s: launching its scope", r->f->name);
 	struct jig_launch s = {.sb = &r->sb, .t = r->tmpl,
 			       .run = {.run_dir = r->req->run_dir, .slots = slots, .n_slots = 2, .wall_ms = deadline_left(r)},
 			       .l = {.init_fd = r->init_fd, .abort_fd = r->ab[0], .companion_pid = r->req->outer_pid,
@@ -472,6 +480,7 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 			.cancel = {-1, -1}, .pub = {.parentfd = -1, .stagefd = -1}, .inputs = json_array(),
 			.outputs = json_array(), .res = {.held_fd = -1}};
 	JIG_TRACE_POINT("flow: start");
+	jig_progress_status("flow %s: checking the project against its admitted Plan", req->flow);
 	int rc = admit(&r, e);
 	r.accepted_ms = mono_ms(); /* Run acceptance: the deadline starts here (R-L01) */
 	JIG_TRACE_POINT("flow: admitted");
@@ -481,8 +490,10 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 					    .timeout_ms = req->timeout_ms};
 		rc = jig_live_open(&r.live, &r.s, &lf, e);
 	}
-	if (!rc)
+	if (!rc) {
+		jig_progress_status("flow %s: admitted; preparing its package and inputs", r.f->name);
 		rc = prepare(&r, e);
+	}
 	JIG_TRACE_POINT("flow: prepared");
 	if (!rc && (rc = launch(&r, e)) && r.res.needs_delegation) {
 		if (req->may_need_transient_scope) {
@@ -493,8 +504,10 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 				     req->no_transient_scope_why);
 	}
 	JIG_TRACE_POINT("flow: launch returned");
-	if (!rc && !out->needs_transient_scope)
+	if (!rc && !out->needs_transient_scope) {
+		jig_progress_status("flow %s: ended (%s); collecting and publishing", r.f->name, jig_scope_outcome_name(r.res.outcome));
 		rc = publish(&r, out, e);
+	}
 	jig_live_close(r.live); /* not retired by publish: an error path */
 	finish(&r);
 	JIG_TRACE_POINT("flow: published");

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,34 @@
 #include "util/cleanup.h"
 #include "util/fault.h"
 #include "util/fileio.h"
+
+/* A check before work (issue 35): the parent takes a new entry and renames
+ * it without replacing, the way the packet is published at the end. An
+ * empty directory of a unique name is made, renamed to a second unique
+ * name with RENAME_NOREPLACE and removed; nothing is followed. 0, or the
+ * errno of the step that failed (*renaming: the rename's). */
+static int probe(int parentfd, bool *renaming)
+{
+	unsigned char rnd[8] = {0};
+	char a[64], b[64];
+	*renaming = false;
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return errno ? errno : EIO;
+	unsigned long long id;
+	memcpy(&id, rnd, sizeof(id));
+	snprintf(a, sizeof(a), ".jig-probe-%016llx-a", id);
+	snprintf(b, sizeof(b), ".jig-probe-%016llx-b", id);
+	if (mkdirat(parentfd, a, 0700) < 0)
+		return errno;
+	*renaming = true;
+	int err = JIG_FAULT_FAILS("noreplace probe") ? EINVAL /* test-only: no RENAME_NOREPLACE, or another refusal */
+		  : JIG_FAULT_FAILS("probe rename") ? EPERM
+		  : renameat2(parentfd, a, parentfd, b, RENAME_NOREPLACE) < 0 ? errno : 0;
+	if (err == EEXIST) /* b was there: refused without replacing, as it should */
+		err = 0;
+	unlinkat(parentfd, err ? a : b, AT_REMOVEDIR);
+	return err;
+}
 
 int jig_publish_open(struct jig_publish *p, const char *output, struct jig_error *e)
 {
@@ -32,13 +61,25 @@ int jig_publish_open(struct jig_publish *p, const char *output, struct jig_error
 	snprintf(p->name, sizeof(p->name), "%.255s", name); /* normal names are at most 255 bytes */
 	if ((p->parentfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return jig_err(e, JIG_E_USAGE, "--output %s: parent directory: %s", output, strerror(errno));
-	char fs[32];
-	if (!jig_tree_fs_ok(p->parentfd, fs, sizeof(fs))) /* R-S03: the destination parent's file system */
-		return jig_err(e, JIG_E_USAGE, "--output %s: its parent directory is on %s; packets are published onto ext4, XFS, Btrfs or tmpfs only",
-			       output, fs);
 	struct stat st;
 	if (fstatat(p->parentfd, p->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return jig_err(e, JIG_E_USAGE, "--output %s already exists; jig never replaces a destination", output);
+	char fs[32];
+	bool fs_ok = jig_tree_fs_ok(p->parentfd, fs, sizeof(fs)), renaming;
+	int err = probe(p->parentfd, &renaming);
+	if (renaming && (err == EINVAL || err == EOPNOTSUPP || err == ENOSYS)) {
+		jig_tree_fs_type(p->parentfd, fs, sizeof(fs)); /* 9p reports its server's f_type */
+		return jig_err(e, JIG_E_USAGE,
+			       "--output %s: its parent directory is on %s, which cannot rename without replacing (renameat2 RENAME_NOREPLACE: %s), so the packet could not be published; nothing was run: choose an --output on a local file system (ext4, XFS, Btrfs or tmpfs)",
+			       output, fs, strerror(err));
+	}
+	if (!fs_ok) /* R-S03: the destination parent's file system */
+		return jig_err(e, JIG_E_USAGE,
+			       "--output %s: its parent directory is on %s; packets are published onto ext4, XFS, Btrfs or tmpfs only; nothing was run: choose an --output on one of them",
+			       output, fs);
+	if (err)
+		return jig_err(e, JIG_E_USAGE, "--output %s: its parent directory refused a %s (%s), so the packet could not be published; nothing was run: choose an --output in a directory you can write",
+			       output, renaming ? "test rename" : "new entry", strerror(err));
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/fault.h"
+#include "util/progress.h"
 
 /* The reaper's whole life: no signal but SIGKILL ends it, it holds no
  * descriptor of the caller's but stderr (for its one line). */
@@ -31,6 +32,7 @@ static void reaper(int rd, pid_t sup, struct jig_sandbox *sb)
 		_exit(0); /* the supervisor finished and cleaned up itself */
 	JIG_FAULT_POINT("recovery");
 	char err[512] = "";
+	jig_progress_clear(); /* a status on the row: the line starts its own */
 	if (jig_sandbox_recover(sb, sup, err, sizeof(err)) == JIG_MOD_OK)
 		fprintf(stderr, "jig: the scope's supervisor (pid %d) was lost; its scope was fenced and its cgroups removed\n", (int)sup);
 	else

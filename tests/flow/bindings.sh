@@ -581,5 +581,38 @@ case_s05_output_not_mounted_refused() {
 	nothing_left
 }
 
+case_progress_terminal() {
+	# Issue 35: jig run on a pseudo-terminal (script(1)) shows what it is
+	# doing on stderr: the admission check, the package, the launch, each
+	# child and each effect (the child's Project Command) as it starts and ends, then
+	# the collection; each status erased before the next, the command's own
+	# last line on an erased row. With --json on a terminal, nothing of it
+	# (a refused second Run: cheap, and refused after progress would start).
+	# (stderr not a terminal: progress.review_not_terminal, and every case
+	# here that counts the lines of jig run's stderr.)
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}}}},"a":{"commands":true}}'
+	printf '%s\n' '{"root":{"calls":[["x"]]},"a":{"command":true}}' >"$T/plan"
+	script -qec "cd $T/p && $JIG run root --output $T/pkt --input plan=$T/plan --timeout 120s" /dev/null </dev/null >"$T/tty" 2>&1 || fail "jig run failed: $(cat "$T/tty")"
+	tr '\r' '\n' <"$T/tty" | sed 's/\x1b\[K/<K>/g' >"$T/rows"
+	cat "$T/rows"
+	p='^<K>jig: \[ *[0-9]*\.[0-9]s\] '
+	for s in "flow root: checking the project against its admitted Plan" "flow root: admitted; preparing its package and inputs" \
+		"flow root: captured its inputs: 1 files, [0-9]* B" "flow root: launching its scope" "flow root: running" \
+		"flow a: command run \.\.\." "flow a: command run: exited ([0-9]*\.[0-9]s)" \
+		"flow root: child a (binding x) starting" "flow root: child a (binding x): succeeded ([0-9]*\.[0-9]s)" \
+		"flow root: ended (exited); collecting and publishing"; do
+		grep -q "$p$s\$" "$T/rows" || fail "no progress \"$s\""
+	done
+	grep -q "^<K>jig: flow root succeeded; packet $T/pkt\$" "$T/rows" || fail "the last line is not on an erased row"
+	[ "$(jq -r .status "$T/pkt/record.json")" = succeeded ] || fail "the Run did not succeed"
+	# --json on a terminal: refused after the admission check (the packet
+	# exists), where a terminal without --json shows its status first.
+	script -qec "cd $T/p && $JIG run root --output $T/pkt --input plan=$T/plan --json" /dev/null </dev/null >"$T/tty" 2>&1 && fail "a second Run onto the packet"
+	! grep -q "$(printf '\033')\|jig: \[" "$T/tty" || fail "progress with --json: $(cat "$T/tty")"
+	tr -d '\r' <"$T/tty" | sed '/^jig: /d' | jq -e '.schema == "jig-error/1" and (.error | test("already exists"))' >/dev/null ||
+		fail "--json on a terminal is not jig-error/1: $(cat "$T/tty")"
+	nothing_left
+}
+
 "case_$1"
 echo "PASS: $1"

@@ -304,21 +304,58 @@ case_output_xattr_user() {
 		refused_output "output out/a: has the extended attribute user.jig (excess metadata); refused"
 	fi
 }
-scratch_output_parent_unsupported_fs() { mkdir -p /var/tmp/ramfs-out && mount -t ramfs ramfs /var/tmp/ramfs-out && chmod 1777 /var/tmp/ramfs-out; }
+scratch_output_parent_unsupported_fs() { mkdir -p /var/tmp/ramfs && mount -t ramfs ramfs /var/tmp/ramfs && chmod 1777 /var/tmp/ramfs; }
 case_output_parent_unsupported_fs() {
 	# R-S03 (audit #156): the destination parent's file system must be ext4,
 	# XFS, Btrfs or tmpfs: --output under ramfs or /proc is refused before
 	# the Run starts, one line, nothing created there, no run directory left.
 	project "$HOSTILE"; printf 'ok\n' >"$T/mode"
-	for parent in /var/tmp/ramfs-out /proc; do
+	for parent in /var/tmp/ramfs /proc; do
 		set +e; (cd "$T/p" && "$JIG" run hostile --input mode="$T/mode" --output "$parent/pkt") >"$T/out" 2>"$T/err" </dev/null; rc=$?; set -e
 		cat "$T/out" "$T/err"
 		[ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] || fail "exit $rc, expected 2 and one line"
-		grep -q -- "--output $parent/pkt: its parent directory is on type 0x[0-9a-f]*; packets are published onto ext4, XFS, Btrfs or tmpfs only" "$T/err" ||
+		fsname=${parent##*/}
+		grep -q -- "--output $parent/pkt: its parent directory is on $fsname; packets are published onto ext4, XFS, Btrfs or tmpfs only; nothing was run: choose an --output on one of them" "$T/err" ||
 			fail "not refused for its parent's file system"
 	done
-	[ -z "$(ls -A /var/tmp/ramfs-out)" ] || fail "something was created under the unsupported parent"
+	[ -z "$(ls -A /var/tmp/ramfs)" ] || fail "something was created under the unsupported parent"
 	no_run_dir
+}
+# A writable 9p directory (a subdirectory of the lane's own jigrun export,
+# bound at /var/tmp/9p: 9p has no RENAME_NOREPLACE) and a parent the user
+# cannot write (root's, on the tmpfs).
+scratch_output_parent_no_noreplace() {
+	d=/run/jig-vm/io/e35-9p-out
+	rm -rf "$d" && mkdir "$d" && chown "$(id -u jigtest):$(id -g jigtest)" "$d" &&
+		mkdir -p /var/tmp/9p && mount --bind "$d" /var/tmp/9p &&
+		mkdir /var/tmp/root-only && chmod 755 /var/tmp/root-only
+}
+case_output_parent_no_noreplace() {
+	# Issue 35, checks before work: --output's parent is probed for a
+	# rename without replacement (renameat2 RENAME_NOREPLACE) when the Run
+	# is admitted. On 9p, where it fails with EINVAL, and in a parent the
+	# user cannot write, jig run is refused before the Flow starts: exit 2,
+	# one line naming the file system and the fix, nothing left in the
+	# parent (the probe's entry removed), no run directory, no packet.
+	# (statfs on 9p reports its server's f_type, here ext4's: the mount's own type says 9p)
+	awk '$5 == "/var/tmp/9p"' /proc/self/mountinfo | grep -q ' - 9p ' || fail "/var/tmp/9p is not 9p: $(grep /var/tmp/9p /proc/self/mountinfo)"
+	project "$HOSTILE"; printf 'ok\n' >"$T/mode"
+	for parent in /var/tmp/9p /var/tmp/root-only; do
+		# the root-only parent with --json: jig-error/1 on stdout, the line on stderr
+		json=; [ "$parent" = /var/tmp/9p ] || json=--json
+		o="$T/out.${parent##*/}" e="$T/err.${parent##*/}"
+		set +e; (cd "$T/p" && "$JIG" run hostile --input mode="$T/mode" --output "$parent/pkt" $json) >"$o" 2>"$e" </dev/null; rc=$?; set -e
+		cat "$o" "$e"
+		[ "$rc" -eq 2 ] && [ "$(wc -l <"$e")" -eq 1 ] || fail "exit $rc, expected 2 and one line"
+		[ -z "$(ls -A "$parent")" ] || fail "something was left in $parent: $(ls -A "$parent")"
+		no_run_dir
+	done
+	grep -qF -- "--output /var/tmp/9p/pkt: its parent directory is on 9p, which cannot rename without replacing (renameat2 RENAME_NOREPLACE: Invalid argument), so the packet could not be published; nothing was run: choose an --output on a local file system (ext4, XFS, Btrfs or tmpfs)" "$T/err.9p" ||
+		fail "the 9p parent is not refused by name with the fix"
+	grep -qF -- "--output /var/tmp/root-only/pkt: its parent directory refused a new entry (Permission denied), so the packet could not be published; nothing was run: choose an --output in a directory you can write" "$T/err.root-only" ||
+		fail "the unwritable parent is not refused with the fix"
+	jq -e '.schema == "jig-error/1" and .exit == 2 and (.error | test("refused a new entry"))' "$T/out.root-only" >/dev/null ||
+		fail "the unwritable parent is not refused with jig-error/1: $(cat "$T/out.root-only")"
 }
 scratch_run_dir_unsupported_fs() { mount -t ramfs ramfs /tmp && chmod 1777 /tmp && mkdir "$T"; } # $T: for the EXIT trap
 case_run_dir_unsupported_fs() {
@@ -332,7 +369,7 @@ case_run_dir_unsupported_fs() {
 	set +e; (cd "$T/p" && "$JIG" run hostile --input mode=/var/tmp/mode --output /var/tmp/pkt) >"$T/out" 2>"$T/err" </dev/null; rc=$?; set -e
 	cat "$T/out" "$T/err"
 	[ "$rc" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] || fail "exit $rc, expected 2 and one line"
-	grep -q "/tmp/jig-run-[A-Za-z0-9]* is on type 0x858458f6; attachments are captured onto ext4, XFS, Btrfs or tmpfs only" "$T/err" ||
+	grep -q "/tmp/jig-run-[A-Za-z0-9]* is on ramfs; attachments are captured onto ext4, XFS, Btrfs or tmpfs only" "$T/err" ||
 		fail "not refused for the run directory's file system"
 	[ ! -e /var/tmp/pkt ] && ! ls -a /var/tmp | grep -q '^\.jig-stage' || fail "something was published"
 	no_run_dir

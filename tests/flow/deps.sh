@@ -108,6 +108,27 @@ case_example_runs_offline() {
 	[ "$rc" -eq 0 ] || fail "the re-review needed the registry"
 	[ "$(jq -r .plan_sha256 "$T/review.out")" = "$sha" ] || fail "the re-review's Plan differs"
 }
+case_progress_terminal() {
+	# Issue 35: jig review on a pseudo-terminal (script(1)) says how the
+	# dependencies are prepared: checked, how many packages are installed
+	# in the installer scope, then packages, files and bytes prepared; an
+	# unchanged re-review says they were reused. Each status is erased
+	# before the next (the plain lane's progress.* cases check the rest).
+	# (script(1) by "command": this file has a function of that name.)
+	serve
+	project "$(greet_spec)"
+	for pass in 1 2; do
+		command script -qec "cd $T/p && $JIG review --yes" /dev/null </dev/null >"$T/tty" 2>&1 || fail "review $pass failed: $(cat "$T/tty")"
+		tr '\r' '\n' <"$T/tty" | sed 's/\x1b\[K/<K>/g' >"$T/rows.$pass"
+		cat "$T/rows.$pass"
+	done
+	p='^<K>jig: \[ *[0-9]*\.[0-9]s\] flow uses: '
+	for s in "checking its dependencies" "installing 2 packages in the installer scope" "prepared 2 packages: [0-9]* files, [0-9.]* [KM]\{0,1\}i\{0,1\}B"; do
+		grep -q "$p$s\$" "$T/rows.1" || fail "first review: no progress \"$s\""
+	done
+	grep -q "${p}its 2 dependencies were prepared before: reused\$" "$T/rows.2" || fail "the re-review does not say the preparation was reused"
+	! grep -q "installing" "$T/rows.2" || fail "the re-review installed again"
+}
 case_real_example() {
 	# R-E01 R-E09: examples/npm-csv, its real bun.lock made by the pinned
 	# Bun, reviewed against the real csv-parse tarball (vendored in

@@ -5,6 +5,7 @@
  * that seals every entry owner-only and refuses an unsupported destination
  * parent, and jig inspect's privacy check (decision 121). Runs as root in
  * the plain lane: the bind mount is made in a mount namespace of its own. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -259,10 +260,80 @@ static void publication_private(void **state)
 	close(pfd);
 	/* /proc is not ext4, XFS, Btrfs or tmpfs: refused at open, one line. */
 	assert_true(jig_publish_open(&p, "/proc/jig-unit-pkt", &e) < 0);
-	assert_string_equal(e.msg, "--output /proc/jig-unit-pkt: its parent directory is on type 0x9fa0; packets are published onto ext4, XFS, Btrfs or tmpfs only");
+	assert_string_equal(e.msg, "--output /proc/jig-unit-pkt: its parent directory is on proc; packets are published onto ext4, XFS, Btrfs or tmpfs only; nothing was run: choose an --output on one of them");
 	jig_publish_close(&p);
 	json_decref(list);
 	close(held);
+}
+
+static size_t entries(const char *rel)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	DIR *d = opendir(p);
+	assert_non_null(d);
+	size_t n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+/* Issue 35, checks before work: --output's parent is probed for a rename
+ * without replacement when the Run is admitted; the probe leaves nothing
+ * behind, and a parent without RENAME_NOREPLACE (forced here by the fault
+ * point: ext4 and tmpfs have it) is refused with the file system's name
+ * and the fix, leaving nothing either. Unknown f_types keep their number;
+ * known ones are named. */
+static void noreplace_probe(void **state)
+{
+	(void)state;
+	sub("probe");
+	char output[256];
+	snprintf(output, sizeof(output), "%s/probe/pkt", dir);
+	struct jig_publish p;
+	struct jig_error e = {0};
+	assert_int_equal(jig_publish_open(&p, output, &e), 0);
+	jig_publish_close(&p);
+	assert_int_equal(entries("probe"), 0);
+	setenv("JIG_FAULT_FAIL", "noreplace probe", 1);
+	assert_true(jig_publish_open(&p, output, &e) < 0);
+	unsetenv("JIG_FAULT_FAIL");
+	jig_publish_close(&p);
+	assert_int_equal(e.code, JIG_E_USAGE);
+	char fs[32], want[700];
+	int fd = at("probe");
+	jig_tree_fs_type(fd, fs, sizeof(fs));
+	close(fd);
+	snprintf(want, sizeof(want),
+		 "--output %s: its parent directory is on %s, which cannot rename without replacing (renameat2 RENAME_NOREPLACE: Invalid argument), so the packet could not be published; nothing was run: choose an --output on a local file system (ext4, XFS, Btrfs or tmpfs)",
+		 output, fs);
+	assert_string_equal(e.msg, want);
+	assert_int_equal(entries("probe"), 0);
+	/* A rename refused otherwise (EPERM, forced): refused as such. */
+	setenv("JIG_FAULT_FAIL", "probe rename", 1);
+	assert_true(jig_publish_open(&p, output, &e) < 0);
+	unsetenv("JIG_FAULT_FAIL");
+	jig_publish_close(&p);
+	snprintf(want, sizeof(want),
+		 "--output %s: its parent directory refused a test rename (Operation not permitted), so the packet could not be published; nothing was run: choose an --output in a directory you can write",
+		 output);
+	assert_string_equal(e.msg, want);
+	assert_int_equal(entries("probe"), 0);
+	char name[32];
+	jig_tree_fs_name(0x01021997, name, sizeof(name));
+	assert_string_equal(name, "9p");
+	jig_tree_fs_name(0x65735546, name, sizeof(name));
+	assert_string_equal(name, "fuse");
+	jig_tree_fs_name(0x6969, name, sizeof(name));
+	assert_string_equal(name, "nfs");
+	jig_tree_fs_name(0x12345678, name, sizeof(name));
+	assert_string_equal(name, "type 0x12345678");
+	fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	jig_tree_fs_type(fd, name, sizeof(name)); /* by the mount's own type */
+	close(fd);
+	assert_string_equal(name, "proc");
 }
 
 /* Decision 121: jig inspect's privacy check refuses a packet whose modes
@@ -302,6 +373,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(owner_only_modes), cmocka_unit_test(xattr_refused),
 					   cmocka_unit_test(publication_private), cmocka_unit_test(widened_packet_refused),
-					   cmocka_unit_test(bind_mount_refused)};
+					   cmocka_unit_test(bind_mount_refused), cmocka_unit_test(noreplace_probe)};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
