@@ -10,16 +10,6 @@
 
 #define USAGE "usage: jig lock [FLOW] [--project DIR] [--json] [--verification cached|strict|fast]"
 
-/* The project's Flows, for "no such Flow" in jig_cli_known_flows's words
- * (issue 35's engineer B; not merged yet: this is its stand-in). */
-static void known_flows(const struct jig_project *p, char *out, size_t cap)
-{
-	size_t n = 0;
-	out[0] = '\0';
-	for (size_t i = 0; i < p->n_flows && n < cap; i++)
-		n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? ", " : "", p->flows[i].name);
-}
-
 static void show(const struct jig_lock_plan *pl, void *arg)
 {
 	FILE *out = *(int *)arg ? stderr : stdout;
@@ -60,10 +50,7 @@ static int lock_all(struct jig_project *p, const char *name, struct jig_prepare_
 {
 	if (name) {
 		const struct jig_flow *f = jig_project_flow(p, name);
-		char known[1024];
-		known_flows(p, known, sizeof(known));
-		return f ? lock_one(p, (struct jig_flow *)f, ph, json, done, e)
-			 : jig_err(e, JIG_E_USAGE, "project %s has no Flow \"%.64s\"; its Flows: %s", p->root, name, known);
+		return f ? lock_one(p, (struct jig_flow *)f, ph, json, done, e) : jig_cli_known_flows(p, name, e);
 	}
 	int r = 0;
 	for (size_t i = 0; !r && i < p->n_flows; i++) {

@@ -126,14 +126,14 @@ static int registry_failure(const struct jig_prepare_one *o, int r, struct jig_e
 {
 	const char *said = strstr(e->msg, "the installer said: ");
 	const char *failed = strstr(e->msg, "resolving its dependencies failed: ");
-	if ((r != -JIG_E_USAGE && r != -JIG_PREPARE_E_REGISTRY) || !failed)
+	if ((r != -JIG_E_USAGE && r != -JIG_E_REGISTRY) || !failed)
 		return r;
 	char words[768];
 	snprintf(words, sizeof(words), "%s", said ? said + 20 : failed + 35);
 	char *tail = strstr(words, "; not admitted"); /* review's words, not lock's */
 	if (tail && tail[14] == '\0')
 		*tail = '\0';
-	return jig_err(e, JIG_PREPARE_E_REGISTRY,
+	return jig_err(e, JIG_E_REGISTRY,
 		       "flow %s: resolving its dependencies failed: the registry %.200s could not be reached or did not serve these packages; check the registry in the operator's npm.json (${XDG_CONFIG_HOME:-~/.config}/jig/npm.json), that this host reaches it and that it serves every dependency (docs/dependencies.md); the installer said: %.300s",
 		       o->f->name, o->ph->registry, words);
 }

@@ -52,10 +52,6 @@ void jig_prepare_phase_end(struct jig_prepare_phase *ph);
  * record for the Flow's package is in the store. */
 int jig_prepare_project(struct jig_project *p, struct jig_prepare_phase *ph, struct jig_error *e);
 
-/* jig lock (issue 35; docs/dependencies.md "jig lock"): the exit status of
- * a resolution the operator's registry did not serve (docs/cli.md). */
-#define JIG_PREPARE_E_REGISTRY 6
-
 /* What jig lock is about to run, shown before it runs: policy is the very
  * installer scope launched. */
 struct jig_lock_plan {
