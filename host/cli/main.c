@@ -32,6 +32,9 @@ static const char usage[] =
 	"                           allows 60 s (never past the expiry); later signals extend nothing\n"
 	"  inspect PACKET [--json] [--verification cached|strict|fast] [--display web]\n"
 	"                           check a published packet against its record and show it\n"
+	"  why [PACKET|FLOW] [--json] [--project DIR]\n"
+	"                           explain a Run's refusals and failures (a packet's, or the last Run of\n"
+	"                           FLOW, even one refused before it ran) and what would allow it\n"
 	"  session [--provider ID] [--dry-run] [--json] [--docker|--browser|--voice|--release|--production|--maintenance]\n"
 	"      [-- AGENT-ARGS...] | session --evidence [--out FILE]\n"
 	"                           an interactive agent session in this repository, as the repository map\n"
@@ -137,6 +140,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "inspect") == 0)
 		return jig_cmd_inspect(argc - 2, argv + 2);
+	if (strcmp(cmd, "why") == 0)
+		return jig_cmd_why(argc - 2, argv + 2);
 	if (strcmp(cmd, "run") == 0)
 		return jig_cmd_run(argc - 2, argv + 2, in_transient_scope);
 	if (strcmp(cmd, "review") == 0)
