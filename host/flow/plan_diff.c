@@ -337,19 +337,33 @@ void jig_plan_diff_print(json_t *changes, FILE *out)
 	}
 }
 
+/* Which change a refusal names: the run Flow's own (not one its scope
+ * took from the snapshot), then the snapshot, then another Flow's, then
+ * any. */
+static int weight(json_t *c, const char *flow)
+{
+	const char *f = json_string_value(json_object_get(c, "flow")), *k = json_string_value(json_object_get(c, "change")) ?: "";
+	const char *s = json_string_value(json_object_get(c, "subject")) ?: "";
+	bool scope = strncmp(s, "scope", 5) == 0 || strstr(s, " worker_scope") || strstr(s, " provider_scope");
+	if (strcmp(k, "more") == 0)
+		return 0;
+	if (f && strcmp(f, flow) == 0 && !scope)
+		return 4;
+	if (strcmp(k, "snapshot") == 0)
+		return 3;
+	return f && !scope ? 2 : 1;
+}
+
 int jig_plan_stale(json_t *changes, const char *flow, const char *was, const char *now, struct jig_error *e)
 {
 	json_t *pick = NULL, *c;
 	size_t i, n = 0;
+	int best = 0;
 	json_array_foreach(changes, i, c) {
-		const char *k = json_string_value(json_object_get(c, "change"));
-		if (k && strcmp(k, "more") == 0)
-			continue;
-		n++;
-		const char *f = json_string_value(json_object_get(c, "flow"));
-		if (!pick || (f && strcmp(f, flow) == 0 && !json_object_get(pick, "flow")) ||
-		    (f && strcmp(f, flow) == 0 && strcmp(json_string_value(json_object_get(pick, "flow")) ?: "", flow) != 0))
-			pick = c;
+		int w = weight(c, flow);
+		n += w > 0;
+		if (w > best)
+			best = w, pick = c;
 	}
 	if (!pick)
 		return jig_err(e, JIG_E_INTEGRITY,
@@ -357,6 +371,7 @@ int jig_plan_stale(json_t *changes, const char *flow, const char *was, const cha
 			       was, now);
 	const char *f = json_string_value(json_object_get(pick, "flow")), *kind = json_string_value(json_object_get(pick, "change"));
 	const char *verb = strstr(kind, "added") ? "added" : strstr(kind, "removed") ? "removed" : "changed";
+	const char *subject = json_string_value(json_object_get(pick, "subject")) ?: "";
 	char others[160] = "";
 	if (f && strcmp(f, flow) != 0)
 		snprintf(others, sizeof(others), " (the admitted Plan covers every Flow of the project, not only %s)", flow);
@@ -364,7 +379,6 @@ int jig_plan_stale(json_t *changes, const char *flow, const char *was, const cha
 	if (n > 1)
 		snprintf(more, sizeof(more), "; %zu more change(s)", n - 1);
 	return jig_err(e, JIG_E_INTEGRITY, "%s%s%s%s %s since review%s%s%s; nothing was run: review again with 'jig review' (it shows what changed)",
-		       f ? "flow " : "", f ? f : "", f && json_string_value(json_object_get(pick, "subject"))[0] ? ": " : "",
-		       json_string_value(json_object_get(pick, "subject")), verb, json_string_value(json_object_get(pick, "detail")), others,
-		       more);
+		       f ? "flow " : "", f ? f : "", f && subject[0] ? ": " : "", subject, verb,
+		       json_string_value(json_object_get(pick, "detail")) ?: "", others, more);
 }
