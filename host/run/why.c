@@ -401,8 +401,7 @@ static void explain_children(json_t *out, json_t *rec, json_t *node, int depth)
 	json_array_foreach(json_object_get(node, "children"), i, c) {
 		struct subject s = {.type = SUBJECT_CHILD, .node = c, .rec = rec, .flow = str(c, "flow"), .status = str(c, "status"),
 				    .error = str(c, "why")};
-		snprintf(s.where, sizeof(s.where), "child %.64s (flow %.64s, binding %.64s)", str(c, "id")[0] ? str(c, "id") : "?",
-			 str(c, "flow"), str(c, "binding"));
+		snprintf(s.where, sizeof(s.where), "child Flow %.64s (binding %.64s)", str(c, "flow"), str(c, "binding"));
 		if (strcmp(s.status, "succeeded") != 0)
 			explain_one(out, &s);
 		explain_effects(out, rec, c, s.where, s.flow);
@@ -423,7 +422,14 @@ json_t *jig_why_explain(json_t *doc)
 	if (refusal) { /* refused before (or after) the Run: the command's own error */
 		size_t i;
 		json_t *ch;
+		bool snapshot = false;
+		json_array_foreach(json_object_get(refusal, "changes"), i, ch)
+			snapshot |= strcmp(str(ch, "change"), "snapshot") == 0;
 		json_array_foreach(json_object_get(refusal, "changes"), i, ch) {
+			/* a new snapshot changes every scope's bound paths: those follow from it */
+			if (snapshot && (strncmp(str(ch, "subject"), "scope", 5) == 0 || strstr(str(ch, "subject"), " worker_scope") ||
+					 strstr(str(ch, "subject"), " provider_scope")))
+				continue;
 			struct subject s = {.type = SUBJECT_REFUSAL, .node = ch, .rec = rec, .flow = flow, .status = "refused", .error = ""};
 			snprintf(s.where, sizeof(s.where), "flow %.64s", str(ch, "flow")[0] ? str(ch, "flow") : flow);
 			explain_one(out, &s);

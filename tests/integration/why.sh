@@ -125,6 +125,7 @@ case_snapshot_changed() {
 	cat "$T/why"
 	grep -q "^- snapshot-changed: the installed snapshot changed since review: the installed snapshot changed (id" "$T/why" &&
 		grep -q "remedy: review the project against the new snapshot (jig review), then run again" "$T/why" || fail "jig why"
+	[ "$(grep -c '^- ' "$T/why")" -eq 1 ] || fail "the scope paths that follow from the snapshot were listed too"
 }
 
 # packet NAME RECORD-JSON: a hand-made packet (owner-only, like a published one).

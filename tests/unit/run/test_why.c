@@ -148,7 +148,7 @@ static void child_and_success(void **state)
 	json_t *ex = jig_why_explain(doc);
 	assert_int_equal(json_array_size(ex), 1);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(ex, 0), "kind")), "memory");
-	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(ex, 0), "where")), "flow c, binding b"));
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(ex, 0), "where")), "child Flow c (binding b)"));
 	json_decref(ex);
 	json_decref(doc);
 	/* Nothing failed: nothing to explain, and the text says so. */
