@@ -3,6 +3,7 @@
  * Run of FLOW (run/history.h), or of the Flow run last. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,8 @@ static int latest(int statefd, const char *project, json_t **doc, struct jig_err
 static int load(const char *what, const char *project, json_t **doc, const char **source, struct jig_error *e)
 {
 	struct stat st;
-	bool dir = what && lstat(what, &st) == 0 && S_ISDIR(st.st_mode);
+	char rec[PATH_MAX];
+	bool dir = what && snprintf(rec, sizeof(rec), "%s/record.json", what) < (int)sizeof(rec) && lstat(rec, &st) == 0; /* a packet here */
 	*source = "packet";
 	if (what && (strchr(what, '/') || !jig_valid_name(what)))
 		return packet_record(what, doc, e);

@@ -302,6 +302,32 @@ static void flow_changes(struct diff *d, json_t *fa, json_t *fb, const char *nam
 	}
 }
 
+static bool scope_derived(json_t *c)
+{
+	const char *s = json_string_value(json_object_get(c, "subject")) ?: "";
+	return strncmp(s, "scope", 5) == 0 || strstr(s, " worker_scope") || strstr(s, " provider_scope");
+}
+
+/* A new snapshot changes every scope's bound snapshot paths and policy
+ * digests: said once, with the snapshot, not once a scope. */
+static json_t *without_snapshot_consequences(json_t *out)
+{
+	json_t *snap = json_array_get(out, 0);
+	if (!snap || strcmp(json_string_value(json_object_get(snap, "change")) ?: "", "snapshot") != 0)
+		return out;
+	size_t dropped = 0;
+	for (size_t i = json_array_size(out); i-- > 1;)
+		if (scope_derived(json_array_get(out, i)) && json_array_remove(out, i) == 0)
+			dropped++;
+	if (dropped) {
+		char text[400];
+		snprintf(text, sizeof(text), "%s; so every scope's snapshot paths and policy digest changed too (%zu)",
+			 json_string_value(json_object_get(snap, "text")) ?: "", dropped);
+		json_object_set_new(snap, "text", json_string(text));
+	}
+	return out;
+}
+
 json_t *jig_plan_diff(const struct jig_project *p, json_t *was, json_t *now)
 {
 	struct diff d = {.p = p, .out = json_array()};
@@ -323,7 +349,7 @@ json_t *jig_plan_diff(const struct jig_project *p, json_t *was, json_t *now)
 		if (n && !find(fa, "name", n))
 			flow_changes(&d, NULL, v, n);
 	}
-	return d.out;
+	return without_snapshot_consequences(d.out);
 }
 
 void jig_plan_diff_print(json_t *changes, FILE *out)

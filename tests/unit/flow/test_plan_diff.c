@@ -92,6 +92,16 @@ static void snapshot_changed(void **state)
 	assert_true(jig_plan_stale(c, "f", "a", "b", &e) < 0);
 	assert_non_null(strstr(e.msg, "the installed snapshot changed since review (id \"s1\" -> \"s2\"); nothing was run"));
 	json_decref(c);
+	/* The scopes' snapshot paths follow from the snapshot: said once. */
+	json_t *was2 = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\",\"scope\":{\"policy_sha256\":\"a\"},\"outputs\":[]}]}");
+	json_t *now2 = parse("{" SNAP("s2") ",\"flows\":[{\"name\":\"f\",\"scope\":{\"policy_sha256\":\"b\"},\"outputs\":[\"o\"]}]}");
+	c = jig_plan_diff(&p, was2, now2);
+	assert_int_equal(json_array_size(c), 2);
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(c, 0), "text")), "policy digest changed too (1)"));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 1), "text")), "flow f: outputs \"o\" added");
+	json_decref(c);
+	json_decref(was2);
+	json_decref(now2);
 	/* Identical Plans: no change; a stale refusal without changes still
 	 * says review again. */
 	c = jig_plan_diff(&p, was, was);
