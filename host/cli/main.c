@@ -19,7 +19,7 @@ static const char usage[] =
 	"  modules verify [--json] [--verification strict|cached|fast]\n"
 	"                           verify every file and load every module of the snapshot\n"
 	"  host check [--json]      what this host can enforce; exit 0 only if jig can run Flows here\n"
-	"  review [--yes] [--json] [--verification cached|strict|fast] [PROJECT]\n"
+	"  review [--yes] [--json] [--full] [--verification cached|strict|fast] [PROJECT]\n"
 	"                           capture the project, print its Plan, admit it after yes\n"
 	"  run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--expiry N(ms|s|m|h)]\n"
 	"      [--project DIR] [--json] [--verification cached|strict|fast] [--display web]\n"
