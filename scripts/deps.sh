@@ -7,8 +7,10 @@ PKGS="
   libssl-dev libjansson-dev libcurl4-openssl-dev libseccomp-dev
   libarchive-dev libcmocka-dev nettle-dev libyaml-dev libmicrohttpd-dev
   bubblewrap uidmap
-  valgrind hyperfine python3 curl clang musl-tools
+  valgrind hyperfine python3 python3-jsonschema curl clang musl-tools
+  zsh man-db bsdextrautils
   chromium wrk
+  lintian
   qemu-system-x86 busybox-static linux-image-amd64 kmod cpio
 "
 # Bun comes from the npm registry (scripts/bun.sh); Debian's npm unless the

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Fresh Debian machine -> jig installed with a signed snapshot, then the main
-# job. Run as root (it installs Debian packages): sudo scripts/setup.sh
+# job. Run as root (it installs Debian packages): scripts/setup.sh (no sudo
+# needed; from a user with sudo: sudo scripts/setup.sh)
 # PREFIX (default /opt/jig) and BUILD (default ./build) may be set.
 set -eu
 cd "$(dirname "$0")/.."

@@ -1,10 +1,6 @@
 // Summarise an attached CSV (first row: header) into a Markdown report:
 // row count, and for every numeric column its min, max, mean and sum.
-type Jig = {
-  read(name: string): Buffer;
-  write(path: string, data: string): void;
-  log(...parts: unknown[]): void;
-};
+import type { Jig } from "../jig"; // the Flow API jig ships (../jig.d.ts)
 
 function parseCsv(text: string): string[][] {
   const rows: string[][] = [];

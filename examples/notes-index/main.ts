@@ -1,6 +1,6 @@
 // Turn attached Markdown notes (one file; notes start with "# Title") into a
 // JSON index: title, tags (#words), word count and the first line of text.
-type Jig = { read(name: string): Buffer; write(path: string, data: string): void; log(...p: unknown[]): void };
+import type { Jig } from "../jig"; // the Flow API jig ships (../jig.d.ts)
 
 export default function (jig: Jig) {
   const text = jig.read("notes").toString("utf8");

@@ -1,12 +1,7 @@
 // Ask a local service for its health over the one reviewed HTTP route
 // ("health" in flow.json) and write a short status report. The Flow itself
 // has no network: jig's HTTP worker makes exactly the reviewed request.
-type Response = { status: number; headers: Record<string, string>; text(): string; timing: { total_ms: number } };
-type Jig = {
-  http(route: string, opts?: { body?: unknown }): Promise<Response>;
-  write(path: string, data: string): void;
-  log(...parts: unknown[]): void;
-};
+import type { Jig } from "../jig"; // the Flow API jig ships (../jig.d.ts)
 
 export default async function (jig: Jig) {
   let lines: string[];

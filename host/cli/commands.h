@@ -18,11 +18,18 @@ int jig_cmd_host_check(int json);
 int jig_cmd_review(int argc, char **argv);
 int jig_cmd_run(int argc, char **argv, int in_transient_scope);
 int jig_cmd_inspect(int argc, char **argv);
+int jig_cmd_list(int argc, char **argv);
 int jig_cmd_why(int argc, char **argv);
 int jig_cmd_scope(int argc, char **argv, int in_transient_scope);
 int jig_cmd_session(int argc, char **argv, int in_transient_scope);
+int jig_cmd_init(int argc, char **argv);
 
 /* Shared by the commands. */
+struct jig_project;
+/* The one "no such Flow" refusal: "project P has no Flow \"x\"; its Flows:
+ * a, b" (jig_project_no_flow); returns -JIG_E_USAGE. run, list, why, lock
+ * and every command taking a FLOW use it. */
+int jig_cli_known_flows(const struct jig_project *p, const char *flow, struct jig_error *e);
 const char *jig_cli_key_summary(void);
 /* Opens the installed snapshot; on failure prints the one-line error. */
 int jig_cli_open_snapshot(struct jig_snapshot *s, int json);

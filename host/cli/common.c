@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "../flow/plan.h"
+#include "../flow/project.h"
 #include "../run/lease.h"
 #include "../run/sweep.h"
 #include "../snapshot/trust.h"
@@ -21,6 +22,11 @@ const char *jig_cli_key_summary(void)
 		if (jig_trust_anchors[i].development)
 			return "trusts a DEVELOPMENT key: local build, not a distributor's";
 	return "trusts distributor keys only";
+}
+
+int jig_cli_known_flows(const struct jig_project *p, const char *flow, struct jig_error *e)
+{
+	return jig_project_no_flow(p, flow, e);
 }
 
 void jig_cli_fail(int json, const struct jig_error *e)

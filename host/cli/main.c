@@ -19,8 +19,18 @@ static const char usage[] =
 	"  modules verify [--json] [--verification strict|cached|fast]\n"
 	"                           verify every file and load every module of the snapshot\n"
 	"  host check [--json]      what this host can enforce; exit 0 only if jig can run Flows here\n"
-	"  review [--yes] [--json] [--full] [--verification cached|strict|fast] [PROJECT]\n"
-	"                           capture the project, print its Plan, admit it after yes\n"
+	"  init [DIR] [--flow NAME] [--json]\n"
+	"                           a new project (jig.json, a Flow, jig.d.ts, schemas) in an empty or new\n"
+	"                           DIR (default .); --flow NAME adds a Flow to the project in DIR\n"
+	"  review [--yes] [--json] [--full] [--verification cached|strict|fast] [--allow-resolution-network]\n"
+	"      [PROJECT]\n"
+	"                           capture the project, print its Plan, admit it after yes (exit 5 if not)\n"
+	"      --allow-resolution-network\n"
+	"                           a Flow without bun.lock may resolve its dependencies from the\n"
+	"                           operator's registry (npm.json), for this review only\n"
+	"  list [FLOW] [--json] [--project DIR]\n"
+	"                           the project's Flows: inputs, outputs, effects, and whether the\n"
+	"                           admitted Plan covers each (admitted, changed, not reviewed)\n"
 	"  run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--expiry N(ms|s|m|h)]\n"
 	"      [--project DIR] [--json] [--verification cached|strict|fast] [--display web]\n"
 	"                           run an admitted Flow and publish its packet at DIR\n"
@@ -52,8 +62,23 @@ static const char usage[] =
 	"  --verification MODE      how installed files are checked: cached (default; JIG_VERIFICATION),\n"
 	"                           strict (hash every time) or fast (no freshness checks)\n"
 	"\n"
-	"exit status: 0 ok, 1 internal error, 2 usage, 3 host cannot enforce containment,\n"
-	"             4 snapshot or module refused\n";
+	"exit status:\n"
+	"  0                        ok\n"
+	"  1                        internal error, or the Run failed (its packet says why)\n"
+	"  2                        usage: a bad command line or bad input\n"
+	"  3                        this host cannot enforce jig's containment (jig host check)\n"
+	"  4                        snapshot or module refused, or the Plan is stale (review again)\n"
+	"  5                        not admitted: the review was declined, or no --yes without a terminal\n"
+	"  6                        dependency preparation could not reach or use the registry\n"
+	"                           (check the operator's npm.json; --allow-resolution-network)\n"
+	"  scope run                the program's status; 124 timeout, 125 out of memory, 128+n signal\n"
+	"\n"
+	"files:\n"
+	"  ~/.config/jig/           the operator's configuration: npm.json, http.json, agents.json,\n"
+	"                           sessions.json (XDG_CONFIG_HOME)\n"
+	"  PROJECT/jig.json         the project; PROJECT/.jig its private state (store, admission)\n"
+	"\n"
+	"see docs/cli.md and docs/flow-format.md; man jig\n";
 
 static int want_json(int argc, char **argv, int from, const char *cmd)
 {
@@ -142,6 +167,10 @@ int main(int argc, char **argv)
 		return jig_cmd_inspect(argc - 2, argv + 2);
 	if (strcmp(cmd, "why") == 0)
 		return jig_cmd_why(argc - 2, argv + 2);
+	if (strcmp(cmd, "init") == 0)
+		return jig_cmd_init(argc - 2, argv + 2);
+	if (strcmp(cmd, "list") == 0)
+		return jig_cmd_list(argc - 2, argv + 2);
 	if (strcmp(cmd, "run") == 0)
 		return jig_cmd_run(argc - 2, argv + 2, in_transient_scope);
 	if (strcmp(cmd, "review") == 0)

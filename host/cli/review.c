@@ -21,9 +21,10 @@ static void warn(const char *text)
 	fprintf(stderr, "jig: warning: %s\n", text);
 }
 
-static bool ask_yes(void)
+/* A yes typed on the terminal; *asked says whether there was one to ask. */
+static bool ask_yes(bool *asked)
 {
-	if (!isatty(STDIN_FILENO))
+	if (!(*asked = isatty(STDIN_FILENO)))
 		return false;
 	fprintf(stderr, "Admit this Plan? Type yes to admit: ");
 	char line[16];
@@ -136,7 +137,7 @@ int jig_cmd_review(int argc, char **argv)
 	} else
 		print_plan(&pl, project, diff, admitted, full);
 	json_decref(diff);
-	bool admit = yes || (!json && ask_yes());
+	bool asked = false, admit = yes || (!json && ask_yes(&asked));
 	int code = 0;
 	if (admit) {
 		if (jig_plan_admit(&p, &pl, &e) < 0) {
@@ -144,8 +145,11 @@ int jig_cmd_review(int argc, char **argv)
 			code = e.code;
 		} else if (!json)
 			printf("admitted Plan %s\n", pl.sha256);
-	} else if (!json)
-		printf("not admitted (answer yes, or pass --yes)\n");
+	} else if (!json) { /* its own exit status, so a script can tell (--json: "admitted": false, decision 160) */
+		printf(asked ? "not admitted (answer yes, or pass --yes)\n"
+			     : "not admitted: no terminal to ask and no --yes (pass --yes to admit this Plan)\n");
+		code = JIG_E_NOT_ADMITTED;
+	}
 	jig_plan_free(&pl);
 	jig_verifier_finish(&v);
 	jig_snapshot_close(&s);

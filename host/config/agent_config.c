@@ -423,7 +423,7 @@ int jig_agent_provider_get(const char *id, bool secret, struct jig_agent_provide
 	static const char *const keys[] = {"format", "providers", NULL};
 	if (st.st_uid != geteuid() || (st.st_mode & 077))
 		r = jig_err(e, JIG_E_USAGE, "operator configuration %s must be yours and mode 0600 (it names credentials); refused", what);
-	else if (!(r = jig_json_parse_secret_object(buf, len, what, &doc, e)) && !(r = jig_json_only_keys(doc, keys, what, e)) &&
+	else if (!(r = jig_json_parse_secret_object(buf, len, what, &doc, e)) && !(r = jig_json_only_keys_edited(doc, keys, what, e)) &&
 		 !(r = jig_json_get_string(doc, "format", what, &format, e))) {
 		providers = json_object_get(doc, "providers");
 		if (strcmp(format, JIG_AGENTS_CONFIG_FORMAT) != 0)

@@ -27,6 +27,7 @@ struct jig_live {
 	pthread_cond_t cv;
 	bool stop;
 	long long deadline_ms; /* CLOCK_MONOTONIC; 0: not launched */
+	long long launched_ms, started_ms; /* CLOCK_MONOTONIC and the wall clock at launch (the timeline's origin) */
 	json_t *logs, *effects, *children;
 	pthread_mutex_t *data_lock, *children_lock;
 	json_t *fenced; /* the scope's end state, once fenced */
@@ -49,6 +50,10 @@ static json_t *live_view(struct jig_live *l)
 				    (json_int_t)l->f.timeout_ms);
 	if (summary && left >= 0 && !l->fenced)
 		json_object_set_new(summary, "deadline_left_ms", json_integer(left < 0 ? 0 : left));
+	if (summary && l->deadline_ms) { /* issue 35: the live timeline's origin and now */
+		json_object_set_new(summary, "started_ms", json_integer(l->started_ms));
+		json_object_set_new(summary, "elapsed_ms", json_integer(mono_ms() - l->launched_ms));
+	}
 	json_t *scopes = l->fenced ? json_pack("[O]", l->fenced) : jig_sandbox_observe(JIG_DISPLAY_MAX_SCOPES, left < 0 ? (l->deadline_ms ? 0 : -1) : left);
 	json_t *logs = json_array(), *effects = json_array(), *children = json_array();
 	if (l->data_lock) {
@@ -129,7 +134,11 @@ void jig_live_attach(struct jig_live *l, json_t *logs, json_t *effects, pthread_
 	if (!l)
 		return;
 	pthread_mutex_lock(&l->mu);
-	l->deadline_ms = mono_ms() + (long long)l->f.timeout_ms;
+	l->launched_ms = mono_ms();
+	l->deadline_ms = l->launched_ms + (long long)l->f.timeout_ms;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	l->started_ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 	l->logs = logs;
 	l->effects = effects;
 	l->data_lock = data_lock;

@@ -205,7 +205,24 @@ uint16_t jig_display_port(const struct jig_display *d)
 	return d->port;
 }
 
-/* The view's logs halved until the document fits. */
+/* Every child's list key emptied (its node says "<key>_trimmed"). */
+static void trim_children(json_t *children, const char *key)
+{
+	size_t i;
+	json_t *c;
+	char mark[32];
+	snprintf(mark, sizeof(mark), "%s_trimmed", key);
+	json_array_foreach(children, i, c) {
+		if (json_array_size(json_object_get(c, key))) {
+			json_object_set_new(c, key, json_array());
+			json_object_set_new(c, mark, json_true());
+		}
+		trim_children(json_object_get(c, "children"), key);
+	}
+}
+
+/* The view's logs halved until the document fits; then the children's
+ * logs and effects go (issue 35: the tree carries them). */
 int jig_display_publish(struct jig_display *d, json_t *view, struct jig_error *e)
 {
 	char *s = json_dumps(view, JSON_COMPACT | JSON_ENSURE_ASCII);
@@ -216,6 +233,12 @@ int jig_display_publish(struct jig_display *d, json_t *view, struct jig_error *e
 		while (json_array_size(logs) > keep)
 			json_array_remove(logs, 0);
 		json_object_set_new(view, "logs_trimmed", json_true());
+		s = json_dumps(view, JSON_COMPACT | JSON_ENSURE_ASCII);
+	}
+	static const char *const kids[] = {"logs", "effects"};
+	for (size_t k = 0; s && k < 2 && strlen(s) > JIG_DISPLAY_MAX_VIEW_BYTES; k++) {
+		free(s);
+		trim_children(json_object_get(view, "children"), kids[k]);
 		s = json_dumps(view, JSON_COMPACT | JSON_ENSURE_ASCII);
 	}
 	bool final = json_is_true(json_object_get(view, "final"));

@@ -68,23 +68,60 @@ json_t *jig_display_evidence(json_t *o)
 	return out;
 }
 
-/* The record's tree of child Flows (run/call.h), bounded: what a reader
- * needs to follow a branch, at most 32 children a level, six levels (the
- * root's five and one to spare). */
-json_t *jig_display_children(json_t *list, int depth)
+/* A list of the record, each item through fn, at most max of them. */
+static json_t *list(json_t *from, size_t max, json_t *(*fn)(json_t *))
+{
+	json_t *out = json_array(), *v;
+	size_t i;
+	json_array_foreach(from, i, v)
+		if (i < max)
+			json_array_append_new(out, fn(v));
+	return out;
+}
+
+static json_t *file_entry(json_t *o)
+{
+	static const char *const keys[] = {"path", "size", NULL};
+	return jig_display_pick(o, keys);
+}
+
+/* One child's node: what a reader needs to follow a branch, its scope's
+ * facts for the timeline (when it started, how long it ran, its memory and
+ * CPU against its limits), what it made (outputs, effects) and its logs. */
+static json_t *child_node(json_t *v)
 {
 	static const char *const keys[] = {"binding", "flow", "level", "status", "why", "deadline_ms", "cleanup_confirmed",
-					   "reservation_released", "scope_policy_sha256", NULL};
+					   "reservation_released", "scope_policy_sha256", "started_ms", NULL};
+	static const char *const term[] = {"outcome", "exit_status", "signal", "wall_ms", "memory_peak_bytes", "cpu_usec",
+					   "oom_kills", "pids_max_hits", "payload_started", NULL};
+	static const char *const lim[] = {"memory_bytes", "tasks", "cpu_quota_us", "wall_ms", NULL};
+	json_t *c = jig_display_pick(v, keys);
+	json_t *t = json_object_get(v, "termination");
+	if (t) {
+		json_object_set_new(c, "outcome", jig_display_str(json_object_get(t, "outcome")));
+		json_object_set_new(c, "termination", jig_display_pick(t, term));
+	}
+	if (json_is_object(json_object_get(v, "limits")))
+		json_object_set_new(c, "limits", jig_display_pick(json_object_get(v, "limits"), lim));
+	if (json_is_object(json_object_get(v, "reservation")))
+		json_object_set_new(c, "reservation", jig_display_pick(json_object_get(v, "reservation"), lim));
+	json_object_set_new(c, "outputs", list(json_object_get(v, "outputs"), JIG_DISPLAY_MAX_ARTIFACTS, file_entry));
+	json_object_set_new(c, "effects", list(json_object_get(v, "effects"), JIG_DISPLAY_MAX_LOGS, jig_display_evidence));
+	json_object_set_new(c, "logs", list(json_object_get(v, "logs"), JIG_DISPLAY_MAX_LOGS, jig_display_str));
+	return c;
+}
+
+/* The record's tree of child Flows (run/call.h), bounded: at most 32
+ * children a level, six levels (the root's five and one to spare). */
+json_t *jig_display_children(json_t *list, int depth)
+{
 	json_t *out = json_array();
 	size_t i;
 	json_t *v;
 	json_array_foreach(list, i, v) {
 		if (i >= 32 || depth >= 6 || !json_is_object(v))
 			break;
-		json_t *c = jig_display_pick(v, keys);
-		json_t *t = json_object_get(v, "termination");
-		if (t)
-			json_object_set_new(c, "outcome", jig_display_str(json_object_get(t, "outcome")));
+		json_t *c = child_node(v);
 		json_t *sub = json_object_get(v, "children");
 		if (json_array_size(sub))
 			json_object_set_new(c, "children", jig_display_children(sub, depth + 1));
@@ -104,6 +141,15 @@ static json_t *packet_view(json_t *rec, const struct jig_display_artifact *arts,
 	json_object_set_new(scope, "name", json_string("Run"));
 	json_object_set_new(scope, "state", json_string("ended"));
 	json_object_set_new(scope, "timeout_ms", jig_display_num(json_object_get(rec, "timeout_ms")));
+	static const char *const lim[] = {"memory_bytes", "tasks", "cpu_quota_us", "wall_ms", NULL};
+	json_t *limits = json_object_get(json_object_get(json_object_get(rec, "scope"), "policy"), "limits");
+	if (json_is_object(limits)) { /* the Plan's scope for the Run (issue 35: the timeline's limits) */
+		json_t *l = jig_display_pick(limits, lim);
+		/* the Run's deadline is its own, not the policy's ceiling */
+		json_object_set_new(l, "wall_ms", jig_display_num(json_object_get(rec, "timeout_ms")));
+		json_object_set_new(scope, "limits", l);
+	}
+	json_object_set_new(scope, "started_ms", jig_display_num(json_object_get(rec, "started_ms")));
 	json_t *logs = json_array(), *effects = json_array(), *files = json_array();
 	size_t i;
 	json_t *v;

@@ -263,8 +263,10 @@ int jig_binding_link(struct jig_project *p, struct jig_error *e)
 		for (size_t k = 0; k < f->n_bindings; k++) {
 			const struct jig_binding *b = &f->bindings[k];
 			struct jig_flow *child = (struct jig_flow *)find_flow(p, b->flow);
+			char known[512];
 			if (!child)
-				return jig_err(e, JIG_E_USAGE, "flow %s binding %s: the project has no Flow \"%s\"", f->name, b->name, b->flow);
+				return jig_err(e, JIG_E_USAGE, "flow %s binding %s: the project has no Flow \"%s\"; its Flows: %s", f->name, b->name,
+					       b->flow, jig_project_flow_names(p, known, sizeof(known)));
 			if (jig_flow_http_grant(f, b->name) || jig_flow_agent_grant(f, b->name) || jig_flow_command_grant(f, b->name))
 				return jig_err(e, JIG_E_USAGE, "flow %s binding %s: is also a route's name; a name means one grant", f->name, b->name);
 			/* A recipe's only grant is markdown-agent, and its envelope the

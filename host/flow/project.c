@@ -320,7 +320,7 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	static const char *const keys[] = {"format", "name", "entry", "inputs", "outputs", "http", "agents", "commands", "bindings",
 					   "checkpoint", NULL};
 	const char *format, *fname, *entry;
-	if ((r = jig_json_only_keys(doc, keys, what, e)) || (r = jig_json_get_string(doc, "format", what, &format, e)) ||
+	if ((r = jig_json_only_keys_edited(doc, keys, what, e)) || (r = jig_json_get_string(doc, "format", what, &format, e)) ||
 	    (r = jig_json_get_string(doc, "name", what, &fname, e)) ||
 	    (r = jig_json_get_string(doc, "entry", what, &entry, e)))
 		goto out;
@@ -402,6 +402,13 @@ int jig_project_open(const char *path, struct jig_project *p, struct jig_error *
 		jig_project_close(p);
 		return r;
 	}
+	struct stat st;
+	if (fstatat(p->rootfd, JIG_PROJECT_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+		int r = strcmp(path, ".") == 0 ? jig_err(e, JIG_E_USAGE, "not a jig project here (jig init creates one)")
+					       : jig_err(e, JIG_E_USAGE, "%s: not a jig project (jig init %s creates one)", path, path);
+		jig_project_close(p);
+		return r;
+	}
 	char what[300];
 	snprintf(what, sizeof(what), "%s/%s", path, JIG_PROJECT_FILE);
 	jig_autofree char *buf = NULL;
@@ -412,7 +419,7 @@ int jig_project_open(const char *path, struct jig_project *p, struct jig_error *
 		r = usage(jig_json_parse_object(buf, len, what, &doc, e), e);
 	static const char *const keys[] = {"format", "flows", NULL};
 	const char *format;
-	if (!r && !(r = usage(jig_json_only_keys(doc, keys, what, e), e)) &&
+	if (!r && !(r = usage(jig_json_only_keys_edited(doc, keys, what, e), e)) &&
 	    !(r = usage(jig_json_get_string(doc, "format", what, &format, e), e)) && strcmp(format, "jig-project/1") != 0)
 		r = jig_err(e, JIG_E_USAGE, "%s: format \"%s\" is not jig-project/1", what, format);
 	json_t *flows = r ? NULL : json_object_get(doc, "flows");
@@ -505,4 +512,22 @@ const struct jig_flow *jig_project_flow(const struct jig_project *p, const char 
 		if (strcmp(p->flows[i].name, name) == 0)
 			return &p->flows[i];
 	return NULL;
+}
+
+const char *jig_project_flow_names(const struct jig_project *p, char *buf, size_t cap)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < p->n_flows && len < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", p->flows[i].name);
+	if (len >= cap && cap >= 4)
+		memcpy(buf + cap - 4, "...", 4);
+	return buf;
+}
+
+int jig_project_no_flow(const struct jig_project *p, const char *name, struct jig_error *e)
+{
+	char known[512];
+	return jig_err(e, JIG_E_USAGE, "project %s has no Flow \"%s\"; its Flows: %s", p->root, name,
+		       jig_project_flow_names(p, known, sizeof(known)));
 }

@@ -89,6 +89,13 @@ struct jig_project {
 int jig_project_open(const char *path, struct jig_project *p, struct jig_error *e);
 void jig_project_close(struct jig_project *p);
 const struct jig_flow *jig_project_flow(const struct jig_project *p, const char *name);
+/* The refusal of a Flow name the project does not have, naming the ones it
+ * has ("project P has no Flow \"x\"; its Flows: a, b"); returns
+ * -JIG_E_USAGE. Every "no such Flow" goes through it (jig_cli_known_flows). */
+int jig_project_no_flow(const struct jig_project *p, const char *name, struct jig_error *e);
+/* "a, b, c": the project's Flow names in jig.json's order, cut with "..."
+ * to fit buf; returns buf. */
+const char *jig_project_flow_names(const struct jig_project *p, char *buf, size_t cap);
 
 /* Captures every Flow package (same checks either way) and fills
  * package_sha256. With store, also retains it in the store (idempotent:

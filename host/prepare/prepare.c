@@ -63,7 +63,7 @@ static int read_registry(char *out, size_t cap, struct jig_error *e)
 	json_t *doc = NULL;
 	const char *format, *registry;
 	static const char *const keys[] = {"format", "registry", NULL};
-	if ((r = jig_json_parse_object(buf, len, what, &doc, e)) || (r = jig_json_only_keys(doc, keys, what, e)) ||
+	if ((r = jig_json_parse_object(buf, len, what, &doc, e)) || (r = jig_json_only_keys_edited(doc, keys, what, e)) ||
 	    (r = jig_json_get_string(doc, "format", what, &format, e)) ||
 	    (r = jig_json_get_string(doc, "registry", what, &registry, e))) {
 		r = jig_err(e, JIG_E_USAGE, "%s", e->msg); /* the operator's input, whatever the parser's code */
@@ -203,6 +203,17 @@ struct one {
 	bool have_t;
 };
 
+/* The registry could not be reached or used (exit 6, not a usage error):
+ * what failed and what the operator can check. */
+static int registry_failed(const char *flow, const char *doing, const char *registry, const char *why, struct jig_error *e)
+{
+	return jig_err(e, JIG_E_REGISTRY,
+		       "flow %s: %s failed: the registry %.200s could not be reached or used; not admitted; check the registry in "
+		       "the operator's npm.json (${XDG_CONFIG_HOME:-~/.config}/jig/npm.json) and that this host reaches it; a Flow "
+		       "without bun.lock is resolved only with jig review --allow-resolution-network; the installer said: %.300s",
+		       flow, doing, registry, why ? why : "no reason given");
+}
+
 /* One launch of the installer scope with input (what it is for names it
  * in messages): 0 with *held, the scope's /work, once it is fenced. */
 static int launch(struct one *o, const char *input, const char *doing, int *held, struct jig_error *e)
@@ -246,6 +257,8 @@ static int launch(struct one *o, const char *input, const char *doing, int *held
 	if (jig_worker_run(&call, &result, &res, why, sizeof(why)) < 0)
 		r = jig_err(e, res.outcome == JIG_SCOPE_TIMEOUT ? JIG_E_USAGE : JIG_E_HOST, "flow %s: %s: %.500s%s; not admitted",
 			    f->name, doing, why, res.outcome == JIG_SCOPE_TIMEOUT ? deadline : "");
+	else if (strcmp(json_string_value(json_object_get(result, "outcome")), "unreachable") == 0)
+		r = registry_failed(f->name, doing, ph->registry, json_string_value(json_object_get(result, "error")), e);
 	else if (strcmp(json_string_value(json_object_get(result, "outcome")), "ok") != 0)
 		r = jig_err(e, JIG_E_USAGE, "flow %s: %s %s: %.700s; not admitted", f->name, doing,
 			    json_string_value(json_object_get(result, "outcome")),

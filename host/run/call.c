@@ -1,7 +1,7 @@
 /* Bindings at run time: Run/0's "call" and "imported", the shape rules
  * and admission before dispatch, the caller's import stages, the record
- * tree for jig inspect (call.h). The ledger is ledger.c; one child's run,
- * child.c. */
+ * tree (call.h; jig inspect prints it: record_print.c). The ledger is
+ * ledger.c; one child's run, child.c. */
 #include "run/call.h"
 
 #include <errno.h>
@@ -189,73 +189,4 @@ void jig_call_output_close(struct jig_call_caller *c)
 		close(c->outroot);
 	c->outroot = -1;
 	pthread_mutex_unlock(&c->root->lock);
-}
-
-/* --- jig inspect --------------------------------------------------------- */
-
-static void put(FILE *out, json_t *obj, const char *key)
-{
-	jig_text_put(out, json_string_value(json_object_get(obj, key)));
-}
-
-void jig_call_print_tree(FILE *out, json_t *children, int depth)
-{
-	size_t i;
-	json_t *n;
-	json_array_foreach(children, i, n) {
-		json_t *t = json_object_get(n, "termination"), *rs = json_object_get(n, "reservation");
-		fprintf(out, "%*schild ", 2 * depth, "");
-		put(out, n, "binding");
-		fputs(" -> flow ", out);
-		put(out, n, "flow");
-		fputs(": ", out);
-		put(out, n, "status");
-		if (json_string_length(json_object_get(n, "why"))) {
-			fputs(": ", out);
-			put(out, n, "why");
-		}
-		fputc('\n', out);
-		if (rs)
-			fprintf(out, "%*sreserved %lld MiB, %lld tasks, %.1f CPU; %s\n", 2 * depth + 2, "",
-				(long long)json_integer_value(json_object_get(rs, "memory_bytes")) >> 20,
-				(long long)json_integer_value(json_object_get(rs, "tasks")),
-				(double)json_integer_value(json_object_get(rs, "cpu_quota_us")) / 100000.0,
-				json_is_true(json_object_get(n, "reservation_released")) ? "released after confirmed cleanup"
-											   : "HELD: cleanup not confirmed");
-		json_t *in = json_object_get(n, "inputs"), *iv;
-		size_t k;
-		json_array_foreach(in, k, iv) {
-			if (k)
-				fputs(", ", out);
-			else
-				fprintf(out, "%*sgiven ", 2 * depth + 2, "");
-			put(out, iv, "input");
-			fputs(json_object_get(iv, "resource") ? " <- resource tree " : " <- ", out);
-			put(out, iv, json_object_get(iv, "resource") ? "resource" : "from");
-			if (k + 1 == json_array_size(in))
-				fputc('\n', out);
-		}
-		if (t) {
-			fprintf(out, "%*stermination ", 2 * depth + 2, "");
-			put(out, t, "outcome");
-			fprintf(out, ", exit %lld, signal %lld, wall %lld ms, peak memory %lld bytes; scope ",
-				(long long)json_integer_value(json_object_get(t, "exit_status")),
-				(long long)json_integer_value(json_object_get(t, "signal")),
-				(long long)json_integer_value(json_object_get(t, "wall_ms")),
-				(long long)json_integer_value(json_object_get(t, "memory_peak_bytes")));
-			put(out, n, "scope_policy_sha256");
-			fputc('\n', out);
-		}
-		json_t *ev;
-		json_array_foreach(json_object_get(n, "effects"), k, ev) {
-			fprintf(out, "%*s", 2 * depth + 2, "");
-			put(out, ev, "effect");
-			fputc(' ', out);
-			put(out, ev, "route");
-			fputc(' ', out);
-			put(out, ev, "outcome");
-			fputc('\n', out);
-		}
-		jig_call_print_tree(out, json_object_get(n, "children"), depth + 1);
-	}
 }

@@ -78,8 +78,6 @@ void jig_call_op(void *caller, struct jig_run0 *r0, json_t *op);
 /* Waits for every child of caller (they are fenced when its abort_fd is
  * readable). */
 void jig_call_join(struct jig_call_caller *c);
-/* jig inspect: the record's tree of children, indented by depth. */
-void jig_call_print_tree(FILE *out, json_t *children, int depth);
 /* The sandbox's output_ready for a caller (struct jig_call_caller *):
  * its output tmpfs's root, where its import stages go. */
 void jig_call_output_ready(void *caller, int root_fd);

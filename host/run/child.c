@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "flow/tree.h"
@@ -148,6 +149,9 @@ static int ready(void *arg, struct jig_error *e)
 		return jig_err(e, JIG_E_INTERNAL, "%s", c->why);
 	}
 	c->have_cr0 = true;
+	struct timespec ts; /* as the root's started_ms: the timeline's origin */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c->started_ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	return 0;
 }
 
@@ -361,8 +365,17 @@ static void node(struct jig_child *c, bool launched, bool cleaned, bool released
 					      "wall_ms", (json_int_t)c->sr.wall_ms, "memory_peak_bytes", (json_int_t)c->sr.memory_peak_bytes,
 					      "oom_kills", (json_int_t)c->sr.oom_kills, "pids_max_hits", (json_int_t)c->sr.pids_max_hits,
 					      "cgroup", c->sr.cgroup));
-	if (launched) /* ABI 1.4: whether the child's Flow started at all */
+	if (launched) { /* ABI 1.4: whether the child's Flow started at all */
 		json_object_set_new(json_object_get(n, "termination"), "payload_started", jig_scope_payload_started_json(&c->sr));
+		/* Issue 35: the timeline's facts (when, CPU, the scope's limits) */
+		json_object_set_new(json_object_get(n, "termination"), "cpu_usec", json_integer((json_int_t)c->sr.cpu_usec));
+		if (c->started_ms)
+			json_object_set_new(n, "started_ms", json_integer((json_int_t)c->started_ms));
+		if (t)
+			json_object_set_new(n, "limits", json_pack("{s:I,s:I,s:I,s:I}", "memory_bytes", (json_int_t)t->policy.limits.memory_bytes,
+								  "tasks", (json_int_t)t->policy.limits.tasks, "cpu_quota_us",
+								  (json_int_t)t->policy.limits.cpu_quota_us, "wall_ms", (json_int_t)c->wall_ms));
+	}
 	json_object_set_new(n, "cleanup_confirmed", json_boolean(cleaned));
 	json_object_set_new(n, "reservation_released", json_boolean(released));
 	if (c->caller->level > 0) /* held by the branch's entry until its first child is cleaned up */

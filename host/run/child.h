@@ -25,6 +25,7 @@ struct jig_child {
 	json_t *inputs; /* borrowed from the op, during admit */
 	bool stage_slot;
 	uint64_t wall_ms;
+	long long started_ms; /* wall clock (ms since the epoch) just before its launch, for the record's timeline */
 	int dirfd, devnull, sv[2], ab[2], cancel[2], relay_stop[2];
 	struct jig_run0 cr0;
 	bool have_cr0;

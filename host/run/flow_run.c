@@ -119,7 +119,7 @@ static int admit(struct run *r, struct jig_error *e)
 		return rc;
 	r->have_project = true;
 	if (!(r->f = jig_project_flow(&r->p, req->flow)))
-		return jig_err(e, JIG_E_USAGE, "project %s has no Flow \"%s\"", req->project, req->flow);
+		return jig_project_no_flow(&r->p, req->flow, e);
 	struct jig_signature_memo memo = jig_verifier_signature_memo(&r->v);
 	if ((rc = check_inputs(req, r->f, e)) || (rc = jig_project_capture(&r->p, false, e)) ||
 	    (rc = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) ||
@@ -381,14 +381,15 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 	}
 	if (ck)
 		json_object_set_new(rec, "checkpoint", ck);
-	display_retire(r, rec);
 	/* The scope that ran: the Plan's digest and its canonical policy (this
-	 * run's slot values are not part of it). */
+	 * run's slot values are not part of it); before the display's final
+	 * view, which shows its limits. */
 	if (rec) {
 		json_object_set_new(rec, "verification", jig_verifier_json(&r->v));
 		json_object_set_new(rec, "scope", json_pack("{s:s,s:O}", "policy_sha256", r->tmpl->policy.sha256, "policy",
 							   r->tmpl->policy.doc));
 	}
+	display_retire(r, rec);
 	/* Never more than jig inspect reads: over it, cut and failed (issue 31). */
 	bool cut = false;
 	char *txt = rec ? jig_record_text(rec, JIG_RECORD_MAX_BYTES, &cut) : NULL;

@@ -10,6 +10,8 @@ enum jig_code {
 	JIG_E_USAGE = 2,     /* bad command line or bad input */
 	JIG_E_HOST = 3,      /* this host cannot enforce what jig needs */
 	JIG_E_INTEGRITY = 4, /* snapshot, signature or module refused */
+	JIG_E_NOT_ADMITTED = 5, /* review: the Plan was not admitted (declined, or no --yes and no terminal) */
+	JIG_E_REGISTRY = 6,	/* dependency preparation could not reach or use the registry */
 };
 
 struct jig_error {

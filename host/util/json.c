@@ -1,4 +1,5 @@
 #include "json.h"
+#include "limits.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,25 @@ int jig_json_only_keys(json_t *obj, const char *const *allowed, const char *what
 		while (*a && strcmp(*a, key) != 0)
 			a++;
 		if (!*a)
+			return jig_err(e, JIG_E_INTEGRITY, "%s: unknown key \"%s\"", what, key);
+	}
+	return 0;
+}
+
+int jig_json_only_keys_edited(json_t *obj, const char *const *allowed, const char *what, struct jig_error *e)
+{
+	json_t *ref = json_object_get(obj, "$schema");
+	if (ref && (!json_is_string(ref) || json_string_length(ref) > JIG_SCHEMA_REF_MAX))
+		return jig_err(e, JIG_E_INTEGRITY, "%s: \"$schema\" must be a string of at most %d bytes (for editors; jig never reads it)",
+			       what, JIG_SCHEMA_REF_MAX);
+	const char *key;
+	json_t *val;
+	json_object_foreach(obj, key, val) {
+		(void)val;
+		const char *const *a = allowed;
+		while (*a && strcmp(*a, key) != 0)
+			a++;
+		if (!*a && strcmp(key, "$schema") != 0)
 			return jig_err(e, JIG_E_INTEGRITY, "%s: unknown key \"%s\"", what, key);
 	}
 	return 0;

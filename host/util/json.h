@@ -18,6 +18,11 @@ int jig_json_parse_secret_object(const char *buf, size_t len, const char *what, 
 /* Every key of obj must be in allowed (NULL-terminated). */
 int jig_json_only_keys(json_t *obj, const char *const *allowed, const char *what,
 		       struct jig_error *e);
+/* The same for a file people edit (jig.json, flow.json, agents.json,
+ * npm.json; decision 158): also "$schema", the JSON Schema an editor
+ * validates it with, a string of at most JIG_SCHEMA_REF_MAX bytes
+ * (limits.h) that jig never reads or follows. */
+int jig_json_only_keys_edited(json_t *obj, const char *const *allowed, const char *what, struct jig_error *e);
 int jig_json_get_string(json_t *obj, const char *key, const char *what, const char **out,
 			struct jig_error *e);
 /* A JSON integer in [min, max]; reals and strings are refused. */

@@ -173,6 +173,7 @@ _Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due ins
 #define JIG_PACKAGE_MAX_FILES 4096
 #define JIG_ARTIFACT_MAX_BYTES (64ull << 20) /* per canonical artifact */
 #define JIG_STORE_MAX_BYTES (1ull << 30)     /* per project */
+#define JIG_SCHEMA_REF_MAX 1024	    /* bytes of "$schema" in jig.json, flow.json, agents.json, npm.json (editors only; decision 158) */
 
 /* Reviewed HTTP routes (flow.json "http"): routes per Flow and the ceilings of max_request_bytes (kept when Run/0 lines grew to 1 MiB), max_response_bytes and timeout_ms. */
 #define JIG_HTTP_MAX_ROUTES 16

@@ -8,7 +8,9 @@
  *        --allow-resolution-network), {..., "mode": "resolve"}: Bun writes
  *        /work/bun.lock from the registry's metadata, installing nothing
  * stdout: {"format": "jig-prepare-result/1", "outcome": "ok" | "refused" |
- *          "failed", "error"?, "fetched", "bytes"}
+ *          "failed" | "unreachable" (the registry could not be reached or
+ *          used: a fetch's transport error or non-200 answer, a failed
+ *          resolution), "error"?, "fetched", "bytes"}
  *
  * It fetches every tarball the lock names, itself (libcurl: the one
  * registry, no redirects, no proxy, no netrc, 16 MiB each), and inspects
@@ -130,15 +132,17 @@ static int fetch(CURL *c, const char *url, struct jig_buf *b, long timeout_ms, c
 		rc = curl_easy_perform(c);
 	long status = 0;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	if (rc == CURLE_WRITE_ERROR || rc == CURLE_FILESIZE_EXCEEDED)
+	if (rc == CURLE_WRITE_ERROR || rc == CURLE_FILESIZE_EXCEEDED) {
 		snprintf(why, cap, "larger than %u MiB as fetched", JIG_TARBALL_MAX >> 20);
-	else if (rc != CURLE_OK)
+		return -1;
+	}
+	if (rc != CURLE_OK)
 		snprintf(why, cap, "%s", curl_easy_strerror(rc));
 	else if (status != 200)
 		snprintf(why, cap, "the registry answered HTTP %ld", status);
 	else
 		return 0;
-	return -1;
+	return -2; /* the registry could not be reached or used: "unreachable" */
 }
 
 static int write_all(const char *path, const void *d, size_t n)
@@ -222,7 +226,7 @@ static int resolve(const char *bun, const char *script, const char *registry)
 	json_int_t code = json_integer_value(json_object_get(r, "exit"));
 	const char *err = json_string_value(json_object_get(r, "stderr"));
 	if (!json_is_integer(json_object_get(r, "exit")) || code != 0)
-		finish("failed", "bun install --lockfile-only exited %d: %.500s", (int)code, err ? err : "");
+		finish("unreachable", "bun install --lockfile-only exited %d: %.500s", (int)code, err ? err : "");
 	else
 		finish("ok", NULL);
 	json_decref(r);
@@ -262,8 +266,9 @@ static json_t *fetch_all(json_t *pkgs, const char *registry, const char *dir, co
 		tarball_path(rel, sizeof(rel), name, version);
 		snprintf(url, sizeof(url), "%s%s%s", registry, sep, rel);
 		snprintf(file, sizeof(file), "%s/%zu.tgz", dir, i);
-		if (fetch(c, url, &b, ms_left(deadline), why, sizeof(why)) < 0)
-			finish("failed", "%s: fetching %s: %s", what, url, why);
+		int got = fetch(c, url, &b, ms_left(deadline), why, sizeof(why));
+		if (got < 0)
+			finish(got == -2 ? "unreachable" : "failed", "%s: fetching %s: %s", what, url, why);
 		else if (jig_tarball_inspect(b.p, b.len, integrity, what, &budget, &e) < 0)
 			finish("refused", "%s", e.msg);
 		else if (write_all(file, b.p, b.len) < 0)

@@ -26,6 +26,16 @@ try {
   if (!/running/.test(summary)) fail('the summary does not say running: ' + summary);
   ok('live: ' + (await page.$$eval('#logs li', (ls) => ls.length)) + ' log lines and counting; scope: ' +
      scopes.replace(/\s+/g, ' ').slice(0, 200));
+  // Issue 35: the live timeline: the Run's scope so far, its memory now
+  // against the cgroup's limit (the Flow holds 24 MiB), its CPU so far.
+  const row = await page.$eval('#timeline tr.tl-row', (r) => ({ scope: r.dataset.scope, text: r.textContent,
+    bar: !!r.querySelector('.tl-bar'), meters: [...r.querySelectorAll('meter')].map((m) => [m.value, m.max]) }));
+  if (!row.scope.startsWith('Run ') || !row.bar || !/ now [0-9]+ bytes \([0-9.]+ MiB\) of [0-9]+ bytes/.test(row.text) ||
+      !row.meters.length || !(row.meters[0][0] > 16777216) || !/CPU on average/.test(row.text))
+    fail('the live timeline: ' + JSON.stringify(row));
+  const note = await page.$eval('#timeline-note', (e) => e.textContent);
+  if (!/ UTC, .* so far \(live\)/.test(note)) fail('the live timeline note: ' + note);
+  ok('live timeline: ' + row.text.replace(/\s+/g, ' ').slice(0, 200));
   const hostile = await page.$eval('#logs li', (l) => l.textContent);
   if (!hostile.startsWith('live <img')) fail('the first log line is not its exact text: ' + hostile);
   if ((await page.$$('main img, main svg, main iframe, main script, main a')).length)

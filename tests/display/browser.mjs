@@ -24,6 +24,65 @@ try {
     if (children !== 0) fail(`${name} made elements`);
     ok(`${name} is shown as its exact text (${text.length} characters, no elements)`);
   }
+  // Issue 35: the child Flows as a tree (two children of the root, a
+  // grandchild under the first), each child's effects and logs under it,
+  // the root's effects counted apart; a timeline of every scope with its
+  // memory and CPU against its limits; human units beside exact values.
+  const tree = await page.$$eval('#children > ul.tree > li.node', (ns) => ns.map((n) => ({
+    flow: n.dataset.flow, head: n.querySelector(':scope > .head').textContent,
+    effects: [...n.querySelectorAll(':scope > .effects li')].map((l) => l.textContent),
+    logs: [...n.querySelectorAll(':scope > .logs li')].map((l) => l.textContent),
+    kids: [...n.querySelectorAll(':scope > ul.tree > li.node')].map((k) => ({ flow: k.dataset.flow, level: k.dataset.level,
+      effects: [...k.querySelectorAll(':scope > .effects li')].map((l) => l.textContent),
+      logs: [...k.querySelectorAll(':scope > .logs li')].map((l) => l.textContent) })) })));
+  const [x, z] = args.children;
+  if (tree.length !== 2 || tree[0].flow !== x.flow || tree[1].flow !== z.flow) fail('tree: ' + JSON.stringify(tree));
+  if (tree[0].head !== x.binding + ' \u2192 flow ' + x.flow + ': ' + x.status + ': ' + x.why) fail('head: ' + tree[0].head);
+  if (JSON.stringify(tree[0].logs) !== JSON.stringify(x.logs) || JSON.stringify(tree[1].logs) !== JSON.stringify(z.logs))
+    fail('children\'s logs: ' + JSON.stringify(tree));
+  if (tree[0].effects.length !== 1 || !tree[0].effects[0].includes('route=ask') ||
+      !tree[0].effects[0].includes('answer_bytes=4096 bytes (4 KiB)') || tree[1].effects.length !== 0)
+    fail('children\'s effects: ' + JSON.stringify(tree));
+  const y = x.children[0];
+  if (tree[0].kids.length !== 1 || tree[0].kids[0].flow !== y.flow || tree[0].kids[0].level !== '2' ||
+      JSON.stringify(tree[0].kids[0].logs) !== JSON.stringify(y.logs) || !tree[0].kids[0].effects[0].includes('route=run'))
+    fail('the grandchild: ' + JSON.stringify(tree[0].kids));
+  ok('the children are a tree (2 under the root, 1 under ' + x.binding + '), each with its effects and logs under it');
+  const rootEffects = await page.$$eval('#effects li', (ls) => ls.map((l) => l.textContent));
+  if (!rootEffects[0].includes('1 of its own; 2 made by child Flows')) fail('root effects: ' + JSON.stringify(rootEffects));
+  ok('the root\'s effects: ' + rootEffects[0]);
+  const rows = await page.$$eval('#timeline tr.tl-row', (rs) => rs.map((r) => {
+    const bar = r.querySelector('.tl-bar');
+    const m = [...r.querySelectorAll('meter')].map((e) => [e.value, e.max]);
+    return { scope: r.dataset.scope, left: bar && parseFloat(bar.style.left), width: bar && parseFloat(bar.style.width),
+      px: bar && bar.getBoundingClientRect().width, meters: m, text: r.textContent };
+  }));
+  if (rows.length !== 4) fail('timeline rows: ' + JSON.stringify(rows));
+  const want = [['Run hostile-report', 0, 87, 12345678, 536870912], ['x \u2192 child', 10, 50, 31457280, 268435456],
+    ['y \u2192 grandchild', 20, 20, 1048576, 134217728], ['z \u2192 second', 40, 40, 2097152, 268435456]];
+  for (let i = 0; i < 4; i++) {
+    const [scope, off, wall, peak, limit] = want[i], r = rows[i];
+    if (r.scope !== scope || Math.abs(r.left - 100 * off / 87) > 0.01 || Math.abs(r.width - 100 * wall / 87) > 0.01 || !(r.px > 0))
+      fail('timeline row ' + i + ': ' + JSON.stringify(r));
+    if (r.meters.length !== 2 || r.meters[0][0] !== peak || r.meters[0][1] !== limit) fail('memory meter ' + i + ': ' + JSON.stringify(r));
+    if (!r.text.includes(' of ') || !r.text.includes('CPU on average')) fail('timeline text ' + i + ': ' + r.text);
+  }
+  if (!rows[1].text.includes('peak 31457280 bytes (30 MiB) of 268435456 bytes (256 MiB), 11.7%') || !rows[1].text.includes('0.40 of 0.50 CPU on average'))
+    fail('timeline x: ' + rows[1].text);
+  ok('the timeline: ' + rows.map((r) => r.scope + ' at ' + r.left.toFixed(1) + '% for ' + r.width.toFixed(1) + '%').join(', '));
+  // No epoch milliseconds or raw byte counts alone: every text that holds
+  // a time since the epoch also holds its date, every byte count of 1 KiB
+  // or more its KiB/MiB/GiB.
+  const bare = await page.$$eval('main *', (es) => es.filter((e) => e.children.length === 0).map((e) => e.textContent).filter((t) =>
+    (/\b1[0-9]{12}\b/.test(t) && !/ UTC\b/.test(t)) ||
+    [...t.matchAll(/\b([0-9]+) bytes(?! \()/g)].some((m) => Number(m[1]) >= 1024 && !/answer bytes/.test(t))));
+  if (bare.length) fail('values without human units: ' + JSON.stringify(bare));
+  const dates = await page.$eval('main', (e) => (e.textContent.match(/2023-11-14 22:13:20\.0[0-9]{2} UTC/g) || []).length);
+  if (dates < 4) fail('dates shown: ' + dates);
+  ok('human units beside every exact value (' + dates + ' dates; no bare epoch milliseconds or byte counts)');
+  await page.screenshot({ path: args.out + '/display-packet-tree.png', fullPage: true });
+  ok('screenshot ' + args.out + '/display-packet-tree.png');
+
   const logs = await page.$$eval('#logs li', (ls) => ls.map((l) => l.textContent));
   if (JSON.stringify(logs) !== JSON.stringify(args.logs)) fail('logs: ' + JSON.stringify(logs));
   ok('the Run/0 log lines are shown as text');

@@ -48,12 +48,39 @@ rec = {"format": "jig-run-record/1", "status": "succeeded", "error": "", "flow":
        "logs": ["started <b>bold</b>", "<img src=/x onerror=\"window.__pwned=10\">"],
        "effects": [{"effect": "http", "route": "status", "method": "GET", "url": "https://example.org/",
                     "outcome": "response", "status": 200, "response_bytes": 12}],
+       "scope": {"policy_sha256": "12" * 32,
+                 "policy": {"limits": {"memory_bytes": 536870912, "tasks": 128, "cpu_quota_us": 100000, "wall_ms": 86400000}}},
+       # Two children of the root (x with a grandchild y, and z), each with
+       # its scope's facts, effects and logs (issue 35: the tree, the
+       # timeline, human units).
        "children": [{"id": 1, "binding": "x", "flow": "child", "level": 1, "status": "failed",
                      "why": "<img src=/x onerror=\"window.__pwned=11\">", "deadline_ms": 60000,
                      "cleanup_confirmed": True, "reservation_released": True, "scope_policy_sha256": "ef" * 32,
-                     "termination": {"outcome": "exited", "exit_status": 1},
+                     "started_ms": 1700000000010,
+                     "limits": {"memory_bytes": 268435456, "tasks": 64, "cpu_quota_us": 50000, "wall_ms": 60000},
+                     "reservation": {"memory_bytes": 805306368, "tasks": 256, "cpu_quota_us": 150000},
+                     "termination": {"outcome": "exited", "exit_status": 1, "signal": 0, "wall_ms": 50,
+                                     "memory_peak_bytes": 31457280, "cpu_usec": 20000, "oom_kills": 0, "pids_max_hits": 0},
+                     "outputs": [{"path": "result.json", "size": 2048, "sha256": "aa" * 32}],
+                     "effects": [{"effect": "agent", "route": "ask", "outcome": "answer", "api": "fake",
+                                  "model": "<script>window.__pwned=12</script>", "answer_bytes": 4096}],
+                     "logs": ["child says <b>x</b>", "<svg onload=\"window.__pwned=13\">"],
                      "children": [{"id": 2, "binding": "y", "flow": "grandchild", "level": 2, "status": "succeeded",
-                                   "cleanup_confirmed": True, "reservation_released": False, "secret_path": "/home/x"}]}]}
+                                   "cleanup_confirmed": True, "reservation_released": False, "secret_path": "/home/x",
+                                   "started_ms": 1700000000020,
+                                   "limits": {"memory_bytes": 134217728, "tasks": 32, "cpu_quota_us": 50000, "wall_ms": 30000},
+                                   "termination": {"outcome": "exited", "exit_status": 0, "signal": 0, "wall_ms": 20,
+                                                   "memory_peak_bytes": 1048576, "cpu_usec": 5000},
+                                   "effects": [{"effect": "command", "route": "run", "outcome": "exited", "exit_code": 0,
+                                                "stdout_bytes": 10, "stderr_bytes": 0, "cleanup_confirmed": True}],
+                                   "logs": ["grandchild says y"]}]},
+                    {"id": 3, "binding": "z", "flow": "second", "level": 1, "status": "succeeded",
+                     "cleanup_confirmed": True, "reservation_released": True, "scope_policy_sha256": "fe" * 32,
+                     "started_ms": 1700000000040, "deadline_ms": 30000,
+                     "limits": {"memory_bytes": 268435456, "tasks": 64, "cpu_quota_us": 100000, "wall_ms": 30000},
+                     "termination": {"outcome": "exited", "exit_status": 0, "signal": 0, "wall_ms": 40,
+                                     "memory_peak_bytes": 2097152, "cpu_usec": 30000},
+                     "effects": [], "logs": ["second says hi"]}]}
 json.dump(rec, open(d + "/record.json", "w"))
 PY
 	chmod -R go= "$1" # owner-only, as jig publishes it (R-S07; jig inspect checks it, decision 121)
@@ -133,12 +160,91 @@ case_children_tree() {
 import json, sys
 v = json.load(sys.stdin)
 c = v["children"]
-assert len(c) == 1 and c[0]["binding"] == "x" and c[0]["flow"] == "child" and c[0]["status"] == "failed", c
+assert len(c) == 2 and c[0]["binding"] == "x" and c[0]["flow"] == "child" and c[0]["status"] == "failed", c
 assert c[0]["outcome"] == "exited" and c[0]["why"].startswith("<img") and c[0]["cleanup_confirmed"] is True, c
+# issue 35: each child with its scope facts, effects, outputs and logs
+assert c[0]["started_ms"] == 1700000000010 and c[0]["limits"]["memory_bytes"] == 268435456, c
+assert c[0]["termination"]["cpu_usec"] == 20000 and c[0]["termination"]["memory_peak_bytes"] == 31457280, c
+assert c[0]["effects"][0]["route"] == "ask" and c[0]["logs"][1].startswith("<svg") and c[0]["outputs"][0]["size"] == 2048, c
+assert c[1]["flow"] == "second" and c[1]["logs"] == ["second says hi"] and c[1]["effects"] == [], c
 g = c[0]["children"]
 assert len(g) == 1 and g[0]["flow"] == "grandchild" and g[0]["reservation_released"] is False, g
+assert g[0]["effects"][0]["route"] == "run" and g[0]["logs"] == ["grandchild says y"], g
 assert "secret_path" not in g[0] and "id" not in g[0], g
+r = v["scopes"][0]
+assert r["limits"]["memory_bytes"] == 536870912 and r["started_ms"] == 1700000000000, r
+assert r["limits"]["wall_ms"] == 30000, r  # the Run's deadline, not the policy's ceiling
 print("ok: the tree", json.dumps(c))' || fail "the children in the view"
+	stop
+}
+
+case_inspect_tree() {
+	# Issue 35, jig inspect's text of the same packet (two children of the
+	# root, a grandchild): the tree drawn as a tree, each child's effects,
+	# outputs and logs under it, the root's own effects counted apart, human
+	# units beside the exact values, limits against what each scope used;
+	# the Flows' text inert.
+	setpriv --reuid="$USER_NAME" --regid="$(id -g "$USER_NAME")" --init-groups env -i HOME="$T/home" \
+		"$P/bin/jig" inspect "$T/pk" >"$T/inspect" 2>"$T/err" || { cat "$T/err"; fail "jig inspect"; }
+	cat "$T/inspect"
+	for want in \
+		'^  started 2023-11-14 22:13:20.000 UTC (1700000000000 ms since the epoch); deadline 30000 ms (30.0 s)$' \
+		'^  termination exited, exit 0, signal 0, wall 87 ms, CPU 4321 us (0.004 s), peak memory 12345678 bytes (11.8 MiB), cleanup confirmed$' \
+		'^  limits memory 536870912 bytes (512 MiB), peak 2.3% of it; 128 tasks; CPU 100000 us per 100 ms (1.00 CPU), used 0.05 CPU on average; deadline 30000 ms (30.0 s)$' \
+		'^  file notes/readme.md  [0-9]* bytes  sha256 [0-9a-f]*  verified$' \
+		'^  effects: 1 of its own, 2 made by child Flows (under each child below)$' \
+		'^  http status response status 200$' \
+		'^  child Flows: 2 called by the root, 3 in all$' \
+		'^  |-- child x -> flow child: failed: <img src=/x onerror="window.__pwned=11">$' \
+		'^  |   started 2023-11-14 22:13:20.010 UTC (1700000000010 ms since the epoch), 10 ms into the Run$' \
+		'^  |   reserved 768 MiB, 256 tasks, 1.5 CPU; released after confirmed cleanup$' \
+		'^  |   termination exited, exit 1, signal 0, wall 50 ms, CPU 20000 us (0.020 s), peak memory 31457280 bytes (30 MiB); scope efef' \
+		'^  |   limits memory 268435456 bytes (256 MiB), peak 11.7% of it; 64 tasks; CPU 50000 us per 100 ms (0.50 CPU), used 0.40 CPU on average; deadline 60000 ms (1 min 0 s)$' \
+		'^  |   output result.json  2048 bytes (2 KiB)  sha256 aaaa' \
+		'^  |   agent ask answer (fake, model <script>window.__pwned=12</script>) 4096 answer bytes$' \
+		'^  |   log child says <b>x</b>$' \
+		'^  |   `-- child y -> flow grandchild: succeeded$' \
+		'^  |       command run exited exit 0, 10 stdout and 0 stderr bytes, cleanup confirmed$' \
+		'^  |       log grandchild says y$' \
+		'^  `-- child z -> flow second: succeeded$' \
+		'^      log second says hi$' \
+		'^  log started <b>bold</b>$'; do
+		grep -q -- "$want" "$T/inspect" || fail "jig inspect lacks: $want"
+	done
+	echo "ok: the tree, each child's effects, outputs and logs under it, human units beside exact values"
+	! grep -q '^  |   log grandchild' "$T/inspect" || fail "the grandchild's log is under its parent's level"
+	setpriv --reuid="$USER_NAME" --regid="$(id -g "$USER_NAME")" --init-groups env -i HOME="$T/home" \
+		"$P/bin/jig" inspect "$T/pk" --json | jq -e '.record.children | length == 2' >/dev/null || fail "jig inspect --json"
+}
+
+case_view_bounds_children() {
+	# Issue 35: the view carries each child's logs and effects; a record
+	# whose children's logs alone pass the view's 1 MiB (three children of
+	# 256 lines of 4000 bytes) is still served, within 1 MiB: the Run's
+	# logs halved first, then the children's logs dropped and marked
+	# (logs_trimmed), their effects and the tree kept.
+	python3 - "$T/pk/record.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+rec = json.load(open(p))
+line = "y" * 4000
+rec["children"] = [{"binding": b, "flow": "big", "level": 1, "status": "succeeded", "started_ms": 1700000000010,
+                    "termination": {"outcome": "exited", "wall_ms": 20, "memory_peak_bytes": 1048576, "cpu_usec": 100},
+                    "effects": [{"effect": "http", "route": "r", "outcome": "response", "status": 200}],
+                    "logs": [line] * 256} for b in ("a", "b", "c")]
+import os
+os.chmod(p, 0o600)
+json.dump(rec, open(p, "w"))
+os.chmod(p, 0o400)
+PY
+	show
+	expect "GET /api/view" 200 "$(req "GET /api/view HTTP/1.1\r\n$(H)$(CAPH)Connection: close\r\n\r\n")"
+	sed '1,/^\r*$/d' "$T/resp" >"$T/view.json"
+	size=$(wc -c <"$T/view.json")
+	[ "$size" -le 1048576 ] || fail "the view is $size bytes"
+	jq -e '(.children | length) == 3 and all(.children[]; .logs == [] and .logs_trimmed == true and (.effects | length) == 1
+		and .termination.memory_peak_bytes == 1048576)' "$T/view.json" >/dev/null || fail "the children in a trimmed view: $(head -c 600 "$T/view.json")"
+	echo "ok: a view of $size bytes; the children's logs trimmed and marked, their effects and facts kept"
 	stop
 }
 
@@ -443,7 +549,7 @@ d, link, port, cap, mods, out = sys.argv[1:]
 rec = json.load(open(d + "/record.json"))
 files = {o["path"]: open(d + "/files/" + o["path"], encoding="utf-8").read() for o in rec["outputs"]}
 print(json.dumps({"link": link, "port": port, "cap": cap, "modules": mods, "out": out, "files": files,
-                  "logs": rec["logs"]}))
+                  "logs": rec["logs"], "children": rec["children"]}))
 PY
 	chmod 644 "$T/args.json"
 	# The browser runs as the unprivileged user, with its own profile.

@@ -172,8 +172,12 @@ case_live_final() {
 	start 8000
 	final_reader || fail "the final view and its artifacts were not served"
 	t0=$(date +%s%N)
+	# Issue 35: the final view has what the timeline needs of the Run: its
+	# start, and its scope's limits with the Run's own deadline (10 min).
 	jq -e '.kind == "run" and .summary.status == "succeeded" and .scopes[0].cleanup_confirmed == true and
-		(.artifacts | length) == 2' "$T/final.json" >/dev/null || { cat "$T/final.json"; fail "the final view"; }
+		(.artifacts | length) == 2 and .scopes[0].started_ms > 0 and .scopes[0].limits.memory_bytes > 0 and
+		.scopes[0].limits.cpu_quota_us > 0 and .scopes[0].limits.wall_ms == 600000 and .scopes[0].wall_ms > 0' \
+		"$T/final.json" >/dev/null || { cat "$T/final.json"; fail "the final view"; }
 	wait_end
 	t1=$(date +%s%N)
 	[ "$RC" -eq 0 ] || fail "jig run ended with $RC"

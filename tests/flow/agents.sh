@@ -16,7 +16,7 @@ CALLER="$JIG_SOURCE/tests/flow/agent"
 T=$(mktemp -d /tmp/jig-agent.XXXXXX)
 PEERS=""
 trap 'for p in $PEERS; do kill "$p" 2>/dev/null || true; done; pkill -KILL -f "$T/client/" 2>/dev/null || true; chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+fail() { echo "FAIL: $*" >&2; [ ! -s "$T/peer.log" ] || { echo "--- the model peer's log:" >&2; head -c 4000 "$T/peer.log" >&2; }; exit 1; }
 export XDG_CONFIG_HOME="$T/config"
 mkdir -p "$XDG_CONFIG_HOME/jig" "$T/client"
 chmod 700 "$XDG_CONFIG_HOME/jig"
@@ -367,8 +367,8 @@ claude_code() {
 		  trees: ["/usr/bin/node", $nm], version: "0.16.2", env: {ANTHROPIC_BASE_URL: "http://127.0.0.1:18090"},
 		  credential: {env: $cred, file: $key}}}}' >"$XDG_CONFIG_HOME/jig/agents.json"
 	chmod 600 "$XDG_CONFIG_HOME/jig/agents.json"
-	project '.agents.ask.timeout_ms = 300000'
-	RUN_TIMEOUT=6m
+	project '.agents.ask.timeout_ms = 480000'
+	RUN_TIMEOUT=9m
 	grep -q "jig's claude-code profile: session/new _meta .*\"disableBuiltInTools\":true" "$T/review.out" &&
 		grep -q "the model selected with session/set_model" "$T/review.out" || fail "the Plan does not show the profile: $(cat "$T/review.out")"
 	steps "[$ask]"
@@ -618,8 +618,8 @@ case_pi() {
 		  trees: ["/usr/bin/node", $nm, $bun, $pi], version: "0.0.34", credential: {env: "STUB_API_KEY", file: $key}}}}' \
 		>"$XDG_CONFIG_HOME/jig/agents.json"
 	chmod 600 "$XDG_CONFIG_HOME/jig/agents.json"
-	project '.agents.ask.timeout_ms = 300000'
-	RUN_TIMEOUT=6m
+	project '.agents.ask.timeout_ms = 480000'
+	RUN_TIMEOUT=9m
 	grep -q "jig's pi profile: Pi started by jig's launcher with its command and --no-tools --no-extensions --no-mcp --no-skills" "$T/review.out" &&
 		grep -q "client environment PI_ACP_PI_COMMAND=/.jig/pi-launcher (the profile's)" "$T/review.out" &&
 		grep -q "file sha256 $(sha256sum "$T/pi/models.json" | cut -d' ' -f1) $T/pi/models.json" "$T/review.out" ||

@@ -79,7 +79,14 @@ case_three_level_chain() {
 	check '.children[0].termination | .outcome == "exited" and .exit_status == 0 and .wall_ms > 0'
 	(cd "$T/p" && "$JIG" inspect "$T/pkt") >"$T/inspect" || { cat "$T/inspect"; fail "inspect"; }
 	cat "$T/inspect"
-	grep -q "child x -> flow a: succeeded" "$T/inspect" && grep -q "  child x -> flow b: succeeded" "$T/inspect" || fail "inspect shows no tree"
+	grep -q '^  `-- child x -> flow a: succeeded$' "$T/inspect" && grep -q '^      `-- child x -> flow b: succeeded$' "$T/inspect" || fail "inspect shows no tree"
+	# Issue 35: each child's effects under it (the root made none of its
+	# own), when each scope started, its CPU and its limits (the timeline's facts).
+	grep -q '^          command run exited exit 0' "$T/inspect" && grep -q '^  effects: 0 of its own, 2 made by child Flows' "$T/inspect" ||
+		fail "inspect does not show the child's effects under it"
+	grep -q '^      started .* UTC ([0-9]* ms since the epoch), .* into the Run$' "$T/inspect" || fail "inspect does not say when the child started"
+	check '.started_ms as $r | [.children[0], .children[0].children[0]] | all(.started_ms >= $r and .limits.memory_bytes > 0 and .limits.cpu_quota_us > 0 and .limits.wall_ms > 0 and .termination.cpu_usec > 0)' "the timeline's facts"
+	check '.children[0].children[0].started_ms >= .children[0].started_ms' "b started after a"
 	nothing_left
 }
 

@@ -62,7 +62,7 @@ case_plan_pins_bindings() {
 	edit root '.bindings.x.timeout_ms = 30000'
 	b=$(review --json | jq -r .plan_sha256)
 	[ "$a" != "$b" ] || fail "a changed binding kept the Plan identity"
-	review --full >"$T/text"
+	review --full >"$T/text" </dev/null || [ $? -eq 5 ] # not admitted without --yes (exit 5)
 	grep -q "binding x -> flow a: deadline 30000 ms" "$T/text" && grep -q "its branch reserves 512 MiB, 192 tasks, 1.0 CPU" "$T/text" || fail "the Plan's text does not show the binding"
 }
 case_contract_shapes_admitted() {
@@ -136,7 +136,7 @@ case_refuse_unreviewed_command_invocation() {
 case_refuse_bad_bindings() {
 	# Each malformed binding or map: one line naming it.
 	project '{"root":{"bindings":{"x":{"flow":"nosuch"}}}}'
-	bad 'binding x: the project has no Flow "nosuch"'
+	bad 'binding x: the project has no Flow "nosuch"; its Flows: root$'
 	project '{"root":{"bindings":{"x":{"flow":"a","read":{"plan":"secret"}}}},"a":{}}'
 	bad 'read map: "secret" is not one of this Flow.s declared inputs; a child borrows only its caller.s whole inputs'
 	project '{"root":{"bindings":{"x":{"flow":"a","read":{"plan":"plan","more":"plan"}}}},"a":{}}'

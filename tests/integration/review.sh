@@ -25,9 +25,11 @@ bad() {
 
 case_plan_and_admission() {
 	fresh
-	review >"$T/out" </dev/null
+	set +e; review >"$T/out" </dev/null; rc=$?; set -e
 	cat "$T/out"
-	grep -q "^Plan [0-9a-f]\{64\}" "$T/out" && grep -q "flow csv-report" "$T/out" && grep -q "not admitted" "$T/out" || fail "plan text"
+	# Issue 35: not admitted (no terminal to ask, no --yes) has its own exit status, 5.
+	[ "$rc" -eq 5 ] || fail "not admitted exited $rc, expected 5"
+	grep -q "^Plan [0-9a-f]\{64\}" "$T/out" && grep -q "flow csv-report" "$T/out" && grep -q "not admitted: no terminal to ask and no --yes" "$T/out" || fail "plan text"
 	[ ! -e "$T/p/.jig/admission.json" ] || fail "admitted without yes"
 	review --yes | grep -q "^admitted Plan" || fail "not admitted with --yes"
 	[ "$(stat -c %a "$T/p/.jig")" = 700 ] || fail ".jig is not 0700"
@@ -39,8 +41,9 @@ case_plan_and_admission() {
 case_interactive_yes() {
 	# A terminal answer of "yes" admits; anything else does not.
 	fresh
-	printf 'no\n' | script -qec "cd $T/p && runuser -u $USER_NAME -- $JIG_TEST_PREFIX/bin/jig review" /dev/null >"$T/out" 2>&1 || true
+	set +e; printf 'no\n' | script -qec "cd $T/p && runuser -u $USER_NAME -- $JIG_TEST_PREFIX/bin/jig review" /dev/null >"$T/out" 2>&1; rc=$?; set -e
 	grep -q "Admit this Plan" "$T/out" || fail "no prompt on a terminal: $(cat "$T/out")"
+	[ "$rc" -eq 5 ] && grep -q "not admitted (answer yes, or pass --yes)" "$T/out" || fail "declined: exit $rc, expected 5: $(cat "$T/out")"
 	[ ! -e "$T/p/.jig/admission.json" ] || fail "admitted after no"
 	printf 'yes\n' | script -qec "cd $T/p && runuser -u $USER_NAME -- $JIG_TEST_PREFIX/bin/jig review" /dev/null >"$T/out" 2>&1
 	grep -q "admitted Plan" "$T/out" || fail "not admitted after yes: $(cat "$T/out")"

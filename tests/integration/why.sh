@@ -22,6 +22,9 @@ inp() { (cd "$T/p" && jig "$@"); }
 # run FLOW ARGS: jig run in the project; $rc, $T/err.
 run() { set +e; (cd "$T/p" && jig run "$@" --output "$T/pkt") >"$T/out" 2>"$T/err" </dev/null; rc=$?; set -e; cat "$T/err"; }
 edit() { printf '%s\n' "$2" >>"$T/p/$1"; }
+# ask ARGS: jig review without --yes and without a terminal: not admitted
+# (exit 5, or 0 from a jig before decision 160).
+ask() { set +e; inp review "$@" </dev/null; r=$?; set -e; [ "$r" -eq 0 ] || [ "$r" -eq 5 ] || fail "review exited $r"; }
 
 case_rereview_shows_only_changes() {
 	# Must-show 5: after editing one Flow, the re-review prints exactly that
@@ -29,7 +32,7 @@ case_rereview_shows_only_changes() {
 	fresh
 	inp review --yes >/dev/null
 	edit notes-index/main.ts "// edited"
-	inp review >"$T/out" </dev/null
+	ask >"$T/out"
 	cat "$T/out"
 	grep -q "^  changes since the admitted Plan [0-9a-f]\{12\} (1):$" "$T/out" || fail "no change header with one change"
 	grep -qx "  flow notes-index: main.ts changed ([0-9]* -> [0-9]* bytes)" "$T/out" || fail "the changed file is not named"
@@ -37,7 +40,7 @@ case_rereview_shows_only_changes() {
 	! grep -q "scope flow-notes-index\|permission" "$T/out" || fail "the whole Plan was printed again"
 	[ "$(wc -l <"$T/out")" -le 8 ] || fail "more than the changes: $(wc -l <"$T/out") lines"
 	grep -q "not admitted" "$T/out" || fail "not asked"
-	inp review --full >"$T/full" </dev/null
+	ask --full >"$T/full"
 	grep -q "scope flow-csv-report" "$T/full" && grep -q "flow notes-index: main.ts changed" "$T/full" || fail "--full lacks the Plan or the change"
 	inp review --json >"$T/j"
 	jq -e '(.changes | length) == 1 and .changes[0].flow == "notes-index" and .changes[0].change == "file-changed"
@@ -47,7 +50,7 @@ case_rereview_shows_only_changes() {
 	printf 'x\n' >"$T/p/notes-index/extra.txt"; chown "$USER_NAME" "$T/p/notes-index/extra.txt"
 	rm "$T/p/notes-index/sample-notes/"* 2>/dev/null || true
 	jq '.http.health.max_request_bytes = 32768' "$T/p/service-check/flow.json" >"$T/f" && cp "$T/f" "$T/p/service-check/flow.json"
-	inp review >"$T/out" </dev/null
+	ask >"$T/out"
 	cat "$T/out"
 	grep -qx "  flow notes-index: extra.txt added" "$T/out" || fail "the added file"
 	grep -qx "  flow service-check: http route health max_request_bytes changed (16384 -> 32768)" "$T/out" || fail "the changed cap"
@@ -97,7 +100,7 @@ case_api_agent_no_null() {
 	[ "$rc" -eq 4 ] || fail "exit $rc"
 	! grep -q "(null)" "$T/err" || fail "(null) in the refusal"
 	grep -q "flow notes-index: main.ts changed since review" "$T/err" || fail "the wrong Flow or no file"
-	inp review </dev/null >"$T/out"
+	ask >"$T/out"
 	! grep -q "(null)\|summarise" "$T/out" || fail "the re-review shows an unchanged route"
 }
 

@@ -1,7 +1,9 @@
 // Asks an Agent to classify the attached document, and writes its answer.
 // The provider ("local-agent") is the operator's: see docs/agents.md for
 // agents.json. The Agent sees only the prompt below: no file, no tool.
-export default async function (jig) {
+import type { Jig } from "../jig"; // the Flow API jig ships (../jig.d.ts)
+
+export default async function (jig: Jig) {
   const doc = jig.read("document").toString("utf8");
   const r = await jig.agent("classifier", {
     instructions:

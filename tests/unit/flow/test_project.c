@@ -99,8 +99,45 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
+/* Issue 35: a Flow name the project lacks is refused naming the ones it
+ * has (jig_project_no_flow, behind jig_cli_known_flows), cut with "..."
+ * when they are many; a directory without jig.json is "not a jig project". */
+static void no_such_flow(void **state)
+{
+	(void)state;
+	struct jig_flow flows[JIG_MAX_FLOWS];
+	char names[JIG_MAX_FLOWS][40];
+	struct jig_project p = {.root = ".", .flows = flows, .n_flows = 3};
+	memset(flows, 0, sizeof(flows));
+	flows[0].name = "a", flows[1].name = "root", flows[2].name = "caller";
+	struct jig_error e = {0};
+	assert_int_equal(jig_project_no_flow(&p, "nosuch", &e), -JIG_E_USAGE);
+	assert_int_equal(e.code, JIG_E_USAGE);
+	assert_string_equal(e.msg, "project . has no Flow \"nosuch\"; its Flows: a, root, caller");
+	for (size_t i = 0; i < JIG_MAX_FLOWS; i++) {
+		snprintf(names[i], sizeof(names[i]), "a-rather-long-flow-name-number-%02zu", i);
+		flows[i].name = names[i];
+	}
+	p.n_flows = JIG_MAX_FLOWS;
+	jig_project_no_flow(&p, "x", &e);
+	assert_non_null(strstr(e.msg, "its Flows: a-rather-long-flow-name-number-00, a-rather-long-flow-name-number-01, "));
+	assert_string_equal(e.msg + strlen(e.msg) - 3, "...");
+
+	project(FLOW(",\"inputs\":[],\"outputs\":[]"));
+	char rel[128];
+	snprintf(rel, sizeof(rel), "%s/jig.json", dir);
+	unlink(rel);
+	struct jig_project q;
+	assert_true(jig_project_open(dir, &q, &e) < 0);
+	char want[256];
+	snprintf(want, sizeof(want), "%s: not a jig project (jig init %s creates one)", dir, dir);
+	assert_string_equal(e.msg, want);
+	assert_int_equal(e.code, JIG_E_USAGE);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(valid_flows), cmocka_unit_test(refused_flows)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(valid_flows), cmocka_unit_test(refused_flows),
+					   cmocka_unit_test(no_such_flow)};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

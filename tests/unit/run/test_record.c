@@ -15,6 +15,7 @@
 
 #include "util/limits.h"
 #include "run/record.h"
+#include "util/units.h"
 
 static char dir[64];
 
@@ -166,6 +167,118 @@ static void printed_checkpoint(void **state)
 	json_decref(rec);
 }
 
+/* Issue 35: the tree of child Flows drawn as a tree, each child's effects,
+ * outputs and logs under it, human units beside exact values, the root's
+ * effects counted apart from its children's, limits against what was used. */
+static void printed_tree(void **state)
+{
+	(void)state;
+	json_error_t je;
+	json_t *rec = json_loads(
+		"{\"format\":\"jig-run-record/1\",\"status\":\"succeeded\",\"flow\":\"root\",\"error\":\"\",\"outputs\":"
+		"[{\"path\":\"r.md\",\"size\":2048,\"sha256\":\"aa\"}],\"started_ms\":1700000000000,\"timeout_ms\":90000,"
+		"\"termination\":{\"outcome\":\"exited\",\"exit_status\":0,\"signal\":0,\"wall_ms\":4200,\"cpu_usec\":1500000,"
+		"\"memory_peak_bytes\":12582912,\"cleanup_confirmed\":true},"
+		"\"scope\":{\"policy\":{\"limits\":{\"memory_bytes\":268435456,\"tasks\":64,\"cpu_quota_us\":100000,\"wall_ms\":90000}}},"
+		"\"logs\":[\"root says\"],\"effects\":[],\"children\":["
+		"{\"binding\":\"x\",\"flow\":\"a\",\"level\":1,\"status\":\"succeeded\",\"started_ms\":1700000000500,"
+		"\"reservation\":{\"memory_bytes\":805306368,\"tasks\":256,\"cpu_quota_us\":150000},\"reservation_released\":true,"
+		"\"inputs\":[{\"input\":\"plan\",\"from\":\"plan\"},{\"input\":\"docs\",\"resource\":\"shared/docs\",\"sha256\":\"cc\"}],"
+		"\"termination\":{\"outcome\":\"exited\",\"exit_status\":0,\"signal\":0,\"wall_ms\":2100,\"cpu_usec\":700000,"
+		"\"memory_peak_bytes\":31457280},\"scope_policy_sha256\":\"ef\","
+		"\"limits\":{\"memory_bytes\":268435456,\"tasks\":64,\"cpu_quota_us\":50000,\"wall_ms\":60000},"
+		"\"outputs\":[{\"path\":\"result.json\",\"size\":120,\"sha256\":\"bb\"}],"
+		"\"effects\":[{\"effect\":\"agent\",\"route\":\"ask\",\"outcome\":\"answer\",\"api\":\"fake\",\"model\":\"m1\",\"answer_bytes\":9}],"
+		"\"logs\":[\"a says \\u001b[1m\"],\"children\":[{\"binding\":\"y\",\"flow\":\"b\",\"level\":2,\"status\":\"succeeded\","
+		"\"effects\":[{\"effect\":\"command\",\"route\":\"run\",\"outcome\":\"exited\",\"exit_code\":0}],\"logs\":[\"b says\"]}]},"
+		"{\"binding\":\"z\",\"flow\":\"c\",\"level\":1,\"status\":\"failed\",\"why\":\"boom\",\"reservation_released\":false,"
+		"\"reservation\":{\"memory_bytes\":268435456,\"tasks\":64,\"cpu_quota_us\":100000}}]}",
+		0, &je);
+	assert_non_null(rec);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	jig_record_print(f, "pkt", rec);
+	fclose(f);
+	static const char *const want[] = {
+		"\n  started 2023-11-14 22:13:20.000 UTC (1700000000000 ms since the epoch); deadline 90000 ms (1 min 30 s)\n",
+		"\n  termination exited, exit 0, signal 0, wall 4200 ms (4.2 s), CPU 1500000 us (1.50 s), peak memory 12582912 bytes (12 MiB), cleanup confirmed\n",
+		"\n  limits memory 268435456 bytes (256 MiB), peak 4.7% of it; 64 tasks; CPU 100000 us per 100 ms (1.00 CPU), used 0.36 CPU on average; deadline 90000 ms (1 min 30 s)\n",
+		"\n  file r.md  2048 bytes (2 KiB)  sha256 aa  verified\n",
+		"\n  effects: 0 of its own, 2 made by child Flows (under each child below)\n",
+		"\n  child Flows: 2 called by the root, 3 in all\n"
+		"  |-- child x -> flow a: succeeded\n"
+		"  |   started 2023-11-14 22:13:20.500 UTC (1700000000500 ms since the epoch), 500 ms into the Run\n"
+		"  |   reserved 768 MiB, 256 tasks, 1.5 CPU; released after confirmed cleanup\n"
+		"  |   given plan <- plan, docs <- resource tree shared/docs\n"
+		"  |   termination exited, exit 0, signal 0, wall 2100 ms (2.1 s), CPU 700000 us (0.700 s), peak memory 31457280 bytes (30 MiB); scope ef\n"
+		"  |   limits memory 268435456 bytes (256 MiB), peak 11.7% of it; 64 tasks; CPU 50000 us per 100 ms (0.50 CPU), used 0.33 CPU on average; deadline 60000 ms (1 min 0 s)\n"
+		"  |   output result.json  120 bytes  sha256 bb\n"
+		"  |   agent ask answer (fake, model m1) 9 answer bytes\n"
+		"  |   log a says \\x1b[1m\n"
+		"  |   `-- child y -> flow b: succeeded\n"
+		"  |       command run exited exit 0\n"
+		"  |       log b says\n"
+		"  `-- child z -> flow c: failed: boom\n"
+		"      reserved 256 MiB, 64 tasks, 1.0 CPU; HELD: cleanup not confirmed\n"
+		"  log root says\n"};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(out, want[i]))
+			fail_msg("missing:\n%s\nin:\n%s", want[i], out);
+	free(out);
+	json_decref(rec);
+}
+
+/* The human units at their edges, and values a hand-edited record may
+ * hold (negative, huge): never more than the buffer, "?" for no date. */
+static void units_edges(void **state)
+{
+	(void)state;
+	char b[48];
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 0), "0 B");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 1023), "1023 B");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 1024), "1 KiB");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 1536), "1.5 KiB");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 12345678), "11.8 MiB");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), 1ull << 30), "1 GiB");
+	assert_string_equal(jig_units_bytes(b, sizeof(b), UINT64_MAX), "16777216.0 TiB");
+	assert_string_equal(jig_units_ms(b, sizeof(b), 999), "999 ms");
+	assert_string_equal(jig_units_ms(b, sizeof(b), 1000), "1.0 s");
+	assert_string_equal(jig_units_ms(b, sizeof(b), 60000), "1 min 0 s");
+	assert_string_equal(jig_units_ms(b, sizeof(b), 86400000), "24 h 0 min");
+	assert_string_equal(jig_units_usec(b, sizeof(b), 4321), "0.004 s");
+	assert_string_equal(jig_units_usec(b, sizeof(b), 2804415), "2.80 s");
+	assert_string_equal(jig_units_usec(b, sizeof(b), 75000000), "75 s");
+	assert_string_equal(jig_units_date(b, sizeof(b), 0), "1970-01-01 00:00:00.000 UTC");
+	assert_string_equal(jig_units_date(b, sizeof(b), 1700000000123), "2023-11-14 22:13:20.123 UTC");
+	assert_string_equal(jig_units_date(b, sizeof(b), -1), "?");
+	jig_units_date(b, sizeof(b), INT64_MAX); /* a year past 9999: a date or "?", within b */
+	assert_true(strlen(b) < sizeof(b));
+	char small[8];
+	jig_units_date(small, sizeof(small), 1700000000123);
+	assert_true(strlen(small) < sizeof(small));
+}
+
+/* An edited packet may nest children past a Run's five levels: the tree
+ * is drawn to eight and says how many are below. */
+static void printed_deep(void **state)
+{
+	(void)state;
+	json_t *kid = json_pack("{s:s,s:s,s:s}", "binding", "b", "flow", "f", "status", "succeeded");
+	for (int i = 0; i < 11; i++)
+		kid = json_pack("{s:s,s:s,s:s,s:[o]}", "binding", "b", "flow", "f", "status", "succeeded", "children", kid);
+	json_t *rec = json_pack("{s:s,s:s,s:[],s:[o]}", "format", "jig-run-record/1", "status", "succeeded", "outputs", "children", kid);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	jig_record_print(f, "pkt", rec);
+	fclose(f);
+	assert_non_null(strstr(out, "  child Flows: 1 called by the root, 8 in all\n"));
+	assert_non_null(strstr(out, "(1 more child Flows below: not drawn past 8 levels)\n"));
+	free(out);
+	json_decref(rec);
+}
+
 /* --- issue 31: the record as a whole ------------------------------------- */
 
 /* A record as jig run writes it, with n log lines of len bytes, n effects
@@ -294,6 +407,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {cmocka_unit_test(good_packet), cmocka_unit_test(refused_records),
 					   cmocka_unit_test(printed_inert), cmocka_unit_test(record_at_and_over_cap),
 					   cmocka_unit_test(record_over_reader_cap), cmocka_unit_test(record_lost),
-					   cmocka_unit_test(printed_checkpoint)};
+					   cmocka_unit_test(printed_checkpoint), cmocka_unit_test(printed_tree), cmocka_unit_test(units_edges), cmocka_unit_test(printed_deep)};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
