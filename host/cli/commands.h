@@ -20,6 +20,7 @@ int jig_cmd_review(int argc, char **argv);
 int jig_cmd_run(int argc, char **argv, int in_transient_scope);
 int jig_cmd_inspect(int argc, char **argv);
 int jig_cmd_list(int argc, char **argv);
+int jig_cmd_why(int argc, char **argv);
 int jig_cmd_scope(int argc, char **argv, int in_transient_scope);
 int jig_cmd_session(int argc, char **argv, int in_transient_scope);
 int jig_cmd_lock(int argc, char **argv);

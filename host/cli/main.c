@@ -22,7 +22,7 @@ static const char usage[] =
 	"  init [DIR] [--flow NAME] [--json]\n"
 	"                           a new project (jig.json, a Flow, jig.d.ts, schemas) in an empty or new\n"
 	"                           DIR (default .); --flow NAME adds a Flow to the project in DIR\n"
-	"  review [--yes] [--json] [--verification cached|strict|fast] [--allow-resolution-network]\n"
+	"  review [--yes] [--json] [--full] [--verification cached|strict|fast] [--allow-resolution-network]\n"
 	"      [PROJECT]\n"
 	"                           capture the project, print its Plan, admit it after yes (exit 5 if not)\n"
 	"      --allow-resolution-network\n"
@@ -48,6 +48,9 @@ static const char usage[] =
 	"                           in the project's Package/0 store (.jig/store); --dry-run frees nothing\n"
 	"  inspect PACKET [--json] [--verification cached|strict|fast] [--display web]\n"
 	"                           check a published packet against its record and show it\n"
+	"  why [PACKET|FLOW] [--json] [--project DIR]\n"
+	"                           explain a Run's refusals and failures (a packet's, or the last Run of\n"
+	"                           FLOW, even one refused before it ran) and what would allow it\n"
 	"  session [--provider ID] [--dry-run] [--json] [--docker|--browser|--voice|--release|--production|--maintenance]\n"
 	"      [-- AGENT-ARGS...] | session --evidence [--out FILE]\n"
 	"                           an interactive agent session in this repository, as the repository map\n"
@@ -168,6 +171,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "inspect") == 0)
 		return jig_cmd_inspect(argc - 2, argv + 2);
+	if (strcmp(cmd, "why") == 0)
+		return jig_cmd_why(argc - 2, argv + 2);
 	if (strcmp(cmd, "init") == 0)
 		return jig_cmd_init(argc - 2, argv + 2);
 	if (strcmp(cmd, "list") == 0)

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 
 #include "../flow/plan.h"
+#include "../flow/plan_diff.h"
 #include "../prepare/prepare.h"
 #include "../util/fileio.h"
 #include "commands.h"
@@ -46,11 +47,40 @@ static bool ask_yes(bool *asked)
 	return strcmp(line, "yes") == 0;
 }
 
+/* The changes since the admitted Plan (flow/plan_diff.h), or NULL: none
+ * admitted, or it is this one. */
+static json_t *changes(const struct jig_project *p, const struct jig_plan *pl, char admitted[JIG_SHA256_HEX])
+{
+	struct jig_error ignored;
+	if (jig_plan_admitted(p, admitted, &ignored) < 0 || strcmp(admitted, pl->sha256) == 0)
+		return NULL;
+	json_t *was = jig_plan_admitted_doc(p, admitted);
+	json_t *c = was ? jig_plan_diff(p, was, pl->doc) : NULL;
+	json_decref(was);
+	return c;
+}
+
+/* A re-review shows what changed, not the whole Plan again (--full does). */
+static void print_plan(const struct jig_plan *pl, const char *project, json_t *diff, const char *admitted, bool full)
+{
+	if (!diff || full)
+		jig_plan_print(pl, project, stdout);
+	if (diff) {
+		printf("%sPlan %s\n  project ", full ? "\n" : "", pl->sha256);
+		jig_text_put(stdout, project);
+		printf("\n  changes since the admitted Plan %.12s (%zu):\n", admitted, json_array_size(diff));
+		jig_plan_diff_print(diff, stdout);
+		if (!full)
+			printf("  (only the changes are shown; jig review --full prints the whole Plan)\n");
+	}
+	fflush(stdout);
+}
+
 int jig_cmd_review(int argc, char **argv)
 {
 	const char *project = ".", *verification = NULL;
 	int json = 0, yes = 0;
-	bool resolution = false;
+	bool resolution = false, full = false;
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
@@ -60,10 +90,12 @@ int jig_cmd_review(int argc, char **argv)
 			yes = 1;
 		else if (strcmp(argv[i], "--allow-resolution-network") == 0)
 			resolution = true;
+		else if (strcmp(argv[i], "--full") == 0)
+			full = true;
 		else if (argv[i][0] != '-' && strcmp(project, ".") == 0 && i == argc - 1)
 			project = argv[i];
 		else {
-			return jig_cli_usage(argc, argv, "unknown argument \"%s\"; usage: jig review [--yes] [--json] [--verification cached|strict|fast] [--allow-resolution-network] [PROJECT]", argv[i]);
+			return jig_cli_usage(argc, argv, "unknown argument \"%s\"; usage: jig review [--yes] [--json] [--full] [--verification cached|strict|fast] [--allow-resolution-network] [PROJECT]", argv[i]);
 		}
 	}
 	struct jig_error e = {0};
@@ -114,15 +146,18 @@ int jig_cmd_review(int argc, char **argv)
 		return e.code;
 	}
 	jig_progress_clear();
+	char admitted[JIG_SHA256_HEX] = "";
+	json_t *diff = changes(&p, &pl, admitted);
 	if (json) {
-		json_t *doc = json_pack("{s:s,s:s,s:O,s:b,s:o}", "schema", "jig-review/1", "plan_sha256", pl.sha256, "plan",
-					pl.doc, "admitted", yes, "verification", jig_verifier_json(&v));
+		json_t *doc = json_pack("{s:s,s:s,s:O,s:b,s:o,s:O?}", "schema", "jig-review/1", "plan_sha256", pl.sha256, "plan",
+					pl.doc, "admitted", yes, "verification", jig_verifier_json(&v), "changes", diff);
+		if (doc && diff)
+			json_object_set_new(doc, "admitted_plan_sha256", json_string(admitted));
 		jig_cli_print_json(doc);
 		json_decref(doc);
-	} else {
-		jig_plan_print(&pl, project, stdout);
-		fflush(stdout);
-	}
+	} else
+		print_plan(&pl, project, diff, admitted, full);
+	json_decref(diff);
 	bool asked = false, admit = yes || (!json && ask_yes(&asked));
 	int code = 0;
 	if (admit) {

@@ -196,7 +196,7 @@ static int store_blob(int statefd, int srcfd, const char *rel, const char *hex, 
  * what names it in messages; entry, if set, must be one of its files.
  * *used is the store's size, updated. */
 static int capture_tree(struct jig_project *p, int pfd, const char *what, const char *entry, const char *dir, bool store,
-			uint64_t *used,
+			uint64_t *used, json_t **keep,
 			char sha[JIG_SHA256_HEX], uint64_t *bytes, size_t *files, struct jig_error *e)
 {
 	struct stat st;
@@ -241,6 +241,10 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 	jig_hex(d, JIG_SHA256_LEN, sha);
 	*bytes = w.bytes;
 	*files = n;
+	if (keep) { /* the package's files, for a Plan difference (flow/plan_diff.h) */
+		json_decref(*keep);
+		*keep = json_incref(man);
+	}
 	/* What this artifact needs that the store does not hold yet. */
 	char mrel[128];
 	snprintf(mrel, sizeof(mrel), "store/packages/%s.json", sha);
@@ -317,7 +321,7 @@ int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 		int r = store ? no_credential(pfd, f->name, e) : 0; /* at review: a Run's package is the admitted one */
 		if (r)
 			return r;
-		r = capture_tree(p, pfd, f->name, f->entry, f->dir, store, &used, f->package_sha256, &f->package_bytes,
+		r = capture_tree(p, pfd, f->name, f->entry, f->dir, store, &used, &f->package_manifest, f->package_sha256, &f->package_bytes,
 				     &f->package_files, e);
 		if (r)
 			return r;
@@ -330,12 +334,12 @@ int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 int jig_store_capture_tree(struct jig_project *p, int dirfd, const char *what, bool store, uint64_t *used,
 			   char sha[JIG_SHA256_HEX], uint64_t *bytes, size_t *files, struct jig_error *e)
 {
-	return capture_tree(p, dirfd, what, NULL, NULL, store, used, sha, bytes, files, e);
+	return capture_tree(p, dirfd, what, NULL, NULL, store, used, NULL, sha, bytes, files, e);
 }
 
 int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char sha[JIG_SHA256_HEX], uint64_t *bytes,
 		      size_t *files, struct jig_error *e)
 {
 	uint64_t used = store_used(p);
-	return capture_tree(p, dirfd, what, NULL, NULL, true, &used, sha, bytes, files, e);
+	return capture_tree(p, dirfd, what, NULL, NULL, true, &used, NULL, sha, bytes, files, e);
 }

@@ -490,6 +490,7 @@ void jig_project_close(struct jig_project *p)
 		free(f->dir);
 		free(f->entry);
 		json_decref(f->recipe);
+		json_decref(f->package_manifest);
 		free_strv(f->inputs, f->n_inputs);
 		free_strv(f->outputs, f->n_outputs);
 		for (size_t k = 0; k < f->n_http; k++) {

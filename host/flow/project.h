@@ -72,6 +72,7 @@ struct jig_flow {
 	char package_sha256[JIG_SHA256_HEX]; /* set by capture */
 	uint64_t package_bytes;
 	size_t package_files;
+	json_t *package_manifest; /* set by capture: the jig-package/1 manifest (files: path, size, sha256) */
 };
 
 struct jig_project {

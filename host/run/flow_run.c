@@ -16,9 +16,11 @@
 #include "display/display.h"
 #include "effects/checkpoint.h"
 #include "flow/plan.h"
+#include "flow/plan_diff.h"
 #include "flow/tree.h"
 #include "run/call.h"
 #include "run/flow_effects.h"
+#include "run/history.h"
 #include "run/publish.h"
 #include "run/recovery.h"
 #include "run/record.h"
@@ -54,6 +56,7 @@ struct run {
 	struct jig_call_caller caller;
 	bool have_calls;
 	struct jig_live *live; /* --display web */
+	json_t *changes; /* a stale Plan's differences from the admitted one (flow/plan_diff.h) */
 };
 
 static long long now_ms(void)
@@ -100,39 +103,6 @@ static int check_inputs(const struct jig_run_request *req, const struct jig_flow
 	return 0;
 }
 
-/* When an Agent route's provider identity is what changed since review
- * (the operator's client, its version, the model), say so by name. */
-static int agent_changed(struct run *r, const char *admitted, struct jig_error *e)
-{
-	char rel[128], why[300];
-	snprintf(rel, sizeof(rel), "admitted/%s.json", admitted);
-	jig_autofree char *buf = NULL;
-	size_t len;
-	struct stat st;
-	struct jig_error ignored;
-	json_t *old = NULL, *f;
-	if (jig_read_file_at(r->p.statefd, rel, 8u << 20, "admitted Plan", &buf, &len, &st, &ignored) < 0 ||
-	    jig_json_parse_object(buf, len, "admitted Plan", &old, &ignored) < 0)
-		return 0;
-	struct jig_plan then = {.doc = old};
-	int rc = 0;
-	size_t i;
-	json_array_foreach(json_object_get(r->pl.doc, "flows"), i, f) {
-		size_t k;
-		json_t *a;
-		json_array_foreach(json_object_get(f, "agents"), k, a) {
-			const char *flow = json_string_value(json_object_get(f, "name")), *route = json_string_value(json_object_get(a, "route"));
-			json_t *was = jig_plan_agent(&then, flow, route);
-			const char *d = was ? jig_agent_identity_diff(json_object_get(was, "identity"), json_object_get(a, "identity"), why, sizeof(why)) : NULL;
-			if (d && !rc)
-				rc = jig_err(e, JIG_E_INTEGRITY, "flow %s agent route %s: provider %s changed since review: %s; nothing was run: review again with 'jig review'",
-					     flow, route, json_string_value(json_object_get(json_object_get(a, "identity"), "provider")), d);
-		}
-	}
-	json_decref(old);
-	return rc;
-}
-
 /* admit: the Plan of the project as it is now, against the snapshot
  * installed now, must be the admitted one; the installed tools are the
  * reviewed bytes (by the operator's verification mode). */
@@ -161,12 +131,12 @@ static int admit(struct run *r, struct jig_error *e)
 	if ((rc = jig_plan_verify_installation(&r->s, &r->v, &r->init_fd, e)) || (rc = jig_plan_build(&r->p, &r->s, &r->pl, e)) ||
 	    (rc = jig_plan_admitted(&r->p, admitted, e)))
 		return rc;
-	if (strcmp(admitted, r->pl.sha256) != 0 && (rc = agent_changed(r, admitted, e)))
-		return rc;
-	if (strcmp(admitted, r->pl.sha256) != 0)
-		return jig_err(e, JIG_E_INTEGRITY,
-			       "the project or the installed snapshot changed since review (admitted Plan %.12s, now %.12s); nothing was run: review again with 'jig review'",
-			       admitted, r->pl.sha256);
+	if (strcmp(admitted, r->pl.sha256) != 0) { /* named: the Flow and the changed file or fact (jig why keeps them all) */
+		json_t *was = jig_plan_admitted_doc(&r->p, admitted);
+		r->changes = was ? jig_plan_diff(&r->p, was, r->pl.doc) : NULL;
+		json_decref(was);
+		return jig_plan_stale(r->changes, r->f->name, admitted, r->pl.sha256, e);
+	}
 	r->f = jig_project_flow(&r->p, req->flow);
 	if (!(r->tmpl = jig_plan_scope(&r->pl, r->f->name, NULL)))
 		return jig_err(e, JIG_E_INTERNAL, "flow %s has no composed scope", r->f->name);
@@ -456,6 +426,7 @@ static void finish(struct run *r)
 			close(fds[i]);
 	json_decref(r->inputs);
 	json_decref(r->outputs);
+	json_decref(r->changes);
 	if (r->have_run0)
 		jig_run0_free(&r->r0);
 	if (r->have_calls) {
@@ -509,6 +480,10 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 		rc = publish(&r, out, e);
 	}
 	jig_live_close(r.live); /* not retired by publish: an error path */
+	if (r.have_project && r.f && !out->needs_transient_scope) /* what jig why FLOW explains */
+		jig_history_note(r.p.statefd, &(struct jig_history_entry){.flow = r.f->name, .packet = req->output,
+									   .record = rc ? NULL : out->record, .refusal = rc ? e : NULL,
+									   .changes = r.changes});
 	finish(&r);
 	JIG_TRACE_POINT("flow: published");
 	return rc;

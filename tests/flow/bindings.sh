@@ -157,6 +157,9 @@ case_child_failures_fenced() {
 	check '.root_budget.reserved_at_end == {memory_bytes: 268435456, tasks: 64, cpu_quota_us: 50000} and .root_budget.held_after_unconfirmed_cleanup == false'
 	run '{"root":{"calls":[["y"]]},"b":{"hog":true}}'
 	check '.children[0] | .status == "failed" and .termination.outcome == "oom" and .termination.oom_kills > 0 and .cleanup_confirmed and .reservation_released'
+	# jig why (issue 35): the child's memory kill, where and what allows it.
+	(cd "$T/p" && "$JIG" why "$T/pkt") >"$T/why"; cat "$T/why"
+	grep -q "^- memory: child Flow b (binding y) ran out of memory" "$T/why" && grep -q "the contract forbids more: " "$T/why" || fail "jig why of the child's OOM"
 	# The root's deadline caps the child's: 15 s of root, a 60 s binding.
 	run '{"root":{"calls":[["y"]]},"b":{"sleep":600000}}' 15s
 	[ "$(rec .status)" = timeout ] || fail "the root did not time out"

@@ -62,6 +62,15 @@ nothing_published() {
 no_run_dir() {
 	[ -z "$(find /tmp -maxdepth 1 -name 'jig-run-*' 2>/dev/null)" ] || fail "a run directory was left behind: $(find /tmp -maxdepth 1 -name 'jig-run-*')"
 }
+# why_says KIND PATTERN [FLOW]: jig why of the packet (or of the project's
+# last Run of FLOW) explains KIND with PATTERN and a remedy (issue 35).
+why_says() {
+	set +e; (cd "$T/p" && "$JIG" why "${3:-$T/pkt}") >"$T/why" 2>&1; r=$?; set -e
+	cat "$T/why"
+	[ "$r" -eq 0 ] || fail "jig why exited $r"
+	grep -q -- "^- $1: .*$2" "$T/why" || fail "jig why does not explain $1 /$2/"
+	grep -Eq "^  (remedy|the contract forbids more): " "$T/why" || fail "jig why names no remedy"
+}
 refused_output() { # an output refusal: nothing published, one clear line
 	[ "$rc" -ne 0 ] || fail "jig run succeeded"
 	grep -q "output refused, nothing published: " "$T/err" || fail "not an output refusal"
@@ -128,7 +137,9 @@ case_refuse_changed_byte() {
 	run csv-report --input data="$EX/csv-report/sample.csv"
 	[ "$rc" -eq 4 ] || fail "exit $rc, expected 4"
 	grep -q "changed since review.*review again" "$T/err" || fail "no review-again message"
+	grep -q "^jig: flow csv-report: main.ts changed since review" "$T/err" || fail "the refusal does not name the Flow and file"
 	nothing_published
+	why_says flow-changed "flow csv-report: main.ts changed" csv-report
 }
 scratch_refuse_other_snapshot() {
 	cp -a "$JIG_TEST_PREFIX" /var/tmp/prefix && chown -R jigtest /var/tmp/prefix
@@ -147,6 +158,7 @@ case_refuse_other_snapshot() {
 	run csv-report --input data="$EX/csv-report/sample.csv"
 	[ "$rc" -eq 4 ] && grep -q "review again" "$T/err" || fail "a run under another snapshot was not refused"
 	nothing_published
+	why_says snapshot-changed "the installed snapshot changed (id" csv-report
 	(cd "$T/p" && "$JIG" review --yes >/dev/null)
 	run csv-report --input data="$EX/csv-report/sample.csv"
 	[ "$rc" -eq 0 ] || fail "re-review did not admit the new snapshot"
@@ -184,16 +196,17 @@ case_hostile_ok_control() {
 case_output_symlink() { project "$HOSTILE"; hostile "symlink"; refused_output "output out/link: is a symbolic link"; }
 case_output_hardlink() { project "$HOSTILE"; hostile "hardlink"; refused_output "hard links"; }
 case_output_fifo() { project "$HOSTILE"; hostile "fifo"; refused_output "special file"; }
-case_output_65_files() { project "$HOSTILE"; hostile "files 65"; refused_output "more than 64 files"; }
+case_output_65_files() { project "$HOSTILE"; hostile "files 65"; refused_output "more than 64 files"; why_says output-cap "more than 64 files" hostile; }
 case_output_257_entries() { project "$HOSTILE"; hostile "entries 257"; refused_output "more than 256 entries"; }
 case_output_17mib() {
 	project "$HOSTILE"; hostile "big 17825792"
 	# The 16 MiB tmpfs stops the writer itself: the Flow fails, no files are published.
 	[ "$rc" -ne 0 ] || fail "17 MiB of output was accepted"
 	[ ! -e "$T/pkt/files/out/big" ] || fail "the big file was published"
+	why_says output-cap "its output passed a packet's caps"
 }
 case_output_sparse() { project "$HOSTILE"; hostile "sparse 1073741824"; refused_output "sparse"; }
-case_output_undeclared() { project "$HOSTILE"; hostile "undeclared"; refused_output "not a declared output"; }
+case_output_undeclared() { project "$HOSTILE"; hostile "undeclared"; refused_output "not a declared output"; why_says output-undeclared "does not declare" hostile; }
 case_output_existing_destination() {
 	project "$HOSTILE"
 	mkdir "$T/pkt-existing" && echo keep >"$T/pkt-existing/mine"
@@ -375,6 +388,19 @@ case_run_dir_unsupported_fs() {
 	no_run_dir
 }
 
+# Issue 35, must-show 4: a memory kill and a tasks limit of the root
+# scope, each explained by jig why with the limit and what allows it.
+case_why_limits() {
+	project "$HOSTILE"
+	hostile "hog"
+	[ "$rc" -eq 1 ] && [ "$(rec termination.oom_kills)" -gt 0 ] || fail "no OOM kill: exit $rc"
+	why_says memory "ran out of memory: the kernel killed it [0-9]* time(s) at its scope's limit of 256 MiB"
+	grep -q "the contract forbids more: the limit is the capability catalog's" "$T/why" || fail "memory: the contract's word"
+	hostile "threads 100" --timeout 20s
+	[ "$rc" -eq 1 ] && [ "$(rec termination.pids_max_hits)" -gt 0 ] || fail "no pids.max hit: exit $rc"
+	why_says tasks "more processes or threads than its scope's limit of 64 tasks"
+}
+
 # --- 6. deadline -----------------------------------------------------------------------------
 case_timeout_fenced() {
 	project "$HOSTILE"; hostile "sleep 60000" --timeout 2s
@@ -382,6 +408,8 @@ case_timeout_fenced() {
 	[ "$(rec status)" = timeout ] && [ "$(rec termination.outcome)" = timeout ] || fail "not recorded as a timeout"
 	[ "$(rec termination.cleanup_confirmed)" = true ] || fail "cleanup"
 	[ ! -e "$T/pkt/files/result.json" ] || fail "unfinished output was published"
+	why_says deadline "passed its deadline of 2000 ms"
+	grep -q "jig run hostile --timeout N" "$T/why" || fail "the remedy does not name --timeout"
 }
 case_timeout_rejected() {
 	project "$HOSTILE"; echo ok >"$T/m"
@@ -620,7 +648,7 @@ run0_refused() {
 case_run0_huge_line() { project "$HOSTILE"; hostile "hugeline 100"; run0_refused "longer than 1024 KiB"; }
 case_run0_invalid_json() { project "$HOSTILE"; hostile "badjson"; run0_refused "not a JSON object"; }
 case_run0_unknown_op() { project "$HOSTILE"; hostile "unknownop"; run0_refused "unknown or malformed operation"; }
-case_run0_flood() { project "$HOSTILE"; hostile "flood 5000"; run0_refused "more than 1024 messages"; }
+case_run0_flood() { project "$HOSTILE"; hostile "flood 5000"; run0_refused "more than 1024 messages"; why_says run0-cap "more than 1024 messages"; }
 
 # --- issue 31: what a Flow sends is capped on the trusted side ----------------------
 # sampled CMD...: runs CMD (in $T/p) while sampling the peak resident memory
@@ -819,6 +847,7 @@ case_http_refusals() {
 	succeeded
 	for i in 0 1 2 3 4; do expect_refused $i "grants exactly GET http://127.0.0.1:18080/ok"; done
 	expect_refused 5 'no reviewed http route "nope"'
+	why_says http-ungranted 'asked for the HTTP route "nope", which its flow.json does not grant'
 	expect_refused 6 "does not match its Schema/0"
 	expect_refused 7 "does not match its Schema/0"
 	expect_ok 8; res 8 .text | jq -e '.method == "POST" and .body == "{\"n\":3}"' >/dev/null || fail "the valid body"

@@ -62,7 +62,7 @@ case_plan_pins_bindings() {
 	edit root '.bindings.x.timeout_ms = 30000'
 	b=$(review --json | jq -r .plan_sha256)
 	[ "$a" != "$b" ] || fail "a changed binding kept the Plan identity"
-	review >"$T/text" </dev/null || [ $? -eq 5 ] # not admitted without --yes (exit 5)
+	review --full >"$T/text" </dev/null || [ $? -eq 5 ] # not admitted without --yes (exit 5)
 	grep -q "binding x -> flow a: deadline 30000 ms" "$T/text" && grep -q "its branch reserves 512 MiB, 192 tasks, 1.0 CPU" "$T/text" || fail "the Plan's text does not show the binding"
 }
 case_contract_shapes_admitted() {

@@ -66,7 +66,7 @@ case_plan_shows_recipe() {
 	# the same grants, the same offline scope.
 	pol=$(review --json | jq -r '.plan.flows[0].scope.policy_sha256')
 	front 's/^allowed-tools: .*$/allowed-tools: "Bash(curl:*), WebFetch(https:\/\/example.com), install any npm package"/'
-	review --yes >"$T/out"
+	review --yes --full >"$T/out"
 	grep -q "allowed-tools (the recipe's text, shown; it grants nothing): Bash(curl:\*), WebFetch(https://example.com)" "$T/out" || fail "allowed-tools text"
 	review --json | jq -e --arg pol "$pol" '.plan.flows[0] | .scope.policy_sha256 == $pol and .http == [] and ([.agents[].route] == ["markdown-agent"])
 		and (has("commands") | not)' >/dev/null || fail "allowed-tools changed a grant"

@@ -161,6 +161,18 @@ export default async function (jig: Jig) {
       jig.write("result.json", JSON.stringify({ attempt: mode, ok: !refused || !works, other, self }) + "\n");
       return;
     }
+    // Limits (jig why's records): memory until the scope's OOM kill; more
+    // threads than the scope's tasks.
+    case "hog": { const held: Buffer[] = []; for (;;) held.push(Buffer.alloc(64 << 20, 1)); }
+    case "threads": { // threads running libc's sleep(30), started through bun:ffi: quick, unlike processes under TCG
+      const { dlopen, ptr } = await import("bun:ffi");
+      const c = dlopen("libc.so.6", { pthread_create: { args: ["ptr", "ptr", "ptr", "ptr"], returns: "i32" }, dlsym: { args: ["ptr", "ptr"], returns: "ptr" } });
+      const sleep = c.symbols.dlsym(null, ptr(Buffer.from("sleep\0")));
+      const tid = new BigUint64Array(1);
+      let refused = 0;
+      for (let i = 0; i < Number(arg); i++) if (c.symbols.pthread_create(ptr(tid), null, sleep, 30) !== 0) refused++;
+      throw new Error(`${refused} of ${arg} threads could not start`);
+    }
     case "segv": process.kill(process.pid, "SIGSEGV"); await new Promise((r) => setTimeout(r, 5000)); return;
     default: throw new Error("unknown mode " + mode);
   }

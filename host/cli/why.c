@@ -1,0 +1,137 @@
+/* jig why [PACKET|FLOW]: a Run's refusals and failures explained (the
+ * table is run/why.c): from a packet's record, or from the project's last
+ * Run of FLOW (run/history.h), or of the Flow run last. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../flow/project.h"
+#include "../run/history.h"
+#include "../run/record.h"
+#include "../run/why.h"
+#include "../util/cleanup.h"
+#include "../util/fileio.h"
+#include "commands.h"
+
+#define USAGE "usage: jig why [PACKET|FLOW] [--json] [--project DIR]"
+
+/* A packet directory's record (private, well-formed; its files are jig
+ * inspect's to check). */
+static int packet_record(const char *packet, json_t **rec, struct jig_error *e)
+{
+	jig_autoclose int pfd = open(packet, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return jig_err(e, JIG_E_USAGE, "%s: %s", packet, errno == ENOTDIR || errno == ELOOP ? "not a packet directory" : strerror(errno));
+	int r = jig_record_check_private(pfd, e);
+	if (!r)
+		r = jig_record_load(pfd, packet, rec, e);
+	return r;
+}
+
+/* <project>/.jig: the caller's own, 0700 (it is never created here). */
+static int open_state(const char *project, struct jig_error *e)
+{
+	jig_autoclose int root = open(project, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = root < 0 ? -1 : openat(root, JIG_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return jig_err(e, JIG_E_USAGE, "%s: no Run kept here (%s/%s: %s); jig why explains a Run of this project or a packet",
+			       project, project, JIG_STATE_DIR, strerror(errno));
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		return jig_err(e, JIG_E_USAGE, "%s/%s: must be owned by uid %u with mode 0700", project, JIG_STATE_DIR, (unsigned)geteuid());
+	}
+	return fd;
+}
+
+static bool is_entry(const char *name)
+{
+	size_t n = strlen(name);
+	return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".json") == 0;
+}
+
+/* The Flow whose last Run is the latest (no FLOW given). */
+static int latest(int statefd, const char *project, json_t **doc, struct jig_error *e)
+{
+	jig_autoclose int dir = openat(statefd, JIG_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	size_t n = 0;
+	jig_name *names = dir >= 0 ? jig_dir_names(dir, is_entry, JIG_MAX_FLOWS * 4, &n) : NULL;
+	json_int_t best = -1;
+	for (size_t i = 0; i < n; i++) {
+		names[i][strlen(names[i]) - 5] = '\0';
+		json_t *d = NULL;
+		struct jig_error ignored;
+		if (jig_valid_name(names[i]) && jig_history_load(statefd, project, names[i], &d, &ignored) == 0 &&
+		    json_integer_value(json_object_get(d, "at_ms")) > best) {
+			best = json_integer_value(json_object_get(d, "at_ms"));
+			json_decref(*doc);
+			*doc = json_incref(d);
+		}
+		json_decref(d);
+	}
+	free(names);
+	return *doc ? 0 : jig_err(e, JIG_E_USAGE, "%s: no Run kept yet (jig run keeps each Flow's last one); or give jig why a packet", project);
+}
+
+/* PACKET has a '/' or is not a Flow name; a Flow name is its last Run,
+ * unless none is kept and a directory of that name is there. */
+static int load(const char *what, const char *project, json_t **doc, const char **source, struct jig_error *e)
+{
+	struct stat st;
+	char rec[PATH_MAX];
+	bool dir = what && snprintf(rec, sizeof(rec), "%s/record.json", what) < (int)sizeof(rec) && lstat(rec, &st) == 0; /* a packet here */
+	*source = "packet";
+	if (what && (strchr(what, '/') || !jig_valid_name(what)))
+		return packet_record(what, doc, e);
+	jig_autoclose int statefd = open_state(project, e);
+	if (statefd < 0)
+		return dir ? packet_record(what, doc, e) : statefd;
+	*source = "last-run";
+	int r = what ? jig_history_load(statefd, project, what, doc, e) : latest(statefd, project, doc, e);
+	if (r < 0 && dir) {
+		*source = "packet";
+		r = packet_record(what, doc, e);
+	}
+	return r;
+}
+
+int jig_cmd_why(int argc, char **argv)
+{
+	const char *project = ".", *what = NULL;
+	int json = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc)
+			project = argv[++i];
+		else if (argv[i][0] != '-' && !what)
+			what = argv[i];
+		else
+			return jig_cli_usage(argc, argv, "unknown argument \"%s\"; %s", argv[i], USAGE);
+	}
+	struct jig_error e = {0};
+	json_t *doc = NULL;
+	const char *source = NULL;
+	if (load(what, project, &doc, &source, &e) < 0) {
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
+	json_t *out = jig_why_doc(doc, source);
+	json_decref(doc);
+	if (!out) {
+		jig_err(&e, JIG_E_INTERNAL, "out of memory");
+		jig_cli_fail(json, &e);
+		return e.code;
+	}
+	if (json)
+		jig_cli_print_json(out);
+	else
+		jig_why_print(stdout, out);
+	json_decref(out);
+	return 0;
+}

@@ -1,0 +1,107 @@
+/* The last-Run entries of run/history.h. */
+#include "run/history.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run/record.h"
+#include "util/cleanup.h"
+#include "util/fileio.h"
+#include "util/json.h"
+
+/* The record without what the packet keeps for itself. */
+static json_t *slim(json_t *rec, int cut)
+{
+	json_t *r = json_deep_copy(rec);
+	if (!r)
+		return NULL;
+	json_object_del(r, "logs");
+	json_object_del(json_object_get(r, "scope"), "policy");
+	json_object_del(r, "verification");
+	if (cut >= 1) { /* effects to their stubs, children to their summaries */
+		json_t *ev, *stubs = json_array();
+		size_t i;
+		json_array_foreach(json_object_get(r, "effects"), i, ev)
+			json_array_append_new(stubs, jig_record_effect_stub(ev));
+		json_object_set_new(r, "effects", stubs);
+		json_object_set_new(r, "children_cut", json_integer((json_int_t)json_array_size(json_object_get(r, "children"))));
+		json_object_del(r, "children");
+	}
+	if (cut >= 2)
+		json_object_del(r, "effects"), json_object_del(r, "outputs"), json_object_del(r, "inputs");
+	return r;
+}
+
+static char *entry_text(const struct jig_history_entry *h)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	char packet[PATH_MAX + 1] = "", cwd[PATH_MAX];
+	if (h->packet && h->packet[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		snprintf(packet, sizeof(packet), "%s/%s", cwd, h->packet);
+	else if (h->packet)
+		snprintf(packet, sizeof(packet), "%s", h->packet);
+	for (int cut = 0; cut < 3; cut++) {
+		json_t *doc = json_pack("{s:s,s:s,s:I}", "format", JIG_HISTORY_FORMAT, "flow", h->flow, "at_ms",
+					(json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+		if (doc && h->record) {
+			json_object_set_new(doc, "record", slim(h->record, cut));
+			json_object_set_new(doc, "packet", json_string(packet));
+		}
+		if (doc && h->refusal)
+			json_object_set_new(doc, "refusal", json_pack("{s:s,s:i,s:O?}", "error", h->refusal->msg, "exit_status", h->refusal->code,
+								      "changes", h->changes));
+		char *txt = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+		json_decref(doc);
+		if (!txt || strlen(txt) <= JIG_HISTORY_MAX_BYTES)
+			return txt;
+		free(txt);
+	}
+	return NULL;
+}
+
+void jig_history_note(int statefd, const struct jig_history_entry *h)
+{
+	if (statefd < 0 || !h->flow || (!h->record && !h->refusal))
+		return;
+	if (mkdirat(statefd, JIG_HISTORY_DIR, 0700) < 0 && errno != EEXIST)
+		return;
+	jig_autofree char *txt = entry_text(h);
+	char tmp[128], rel[128];
+	snprintf(tmp, sizeof(tmp), JIG_HISTORY_DIR "/.%s-%d.tmp", h->flow, (int)getpid());
+	snprintf(rel, sizeof(rel), JIG_HISTORY_DIR "/%s.json", h->flow);
+	struct jig_error ignored;
+	unlinkat(statefd, tmp, 0);
+	if (txt && jig_write_file_at(statefd, tmp, txt, strlen(txt), 0600, &ignored) == 0 && renameat(statefd, tmp, statefd, rel) == 0)
+		return;
+	unlinkat(statefd, tmp, 0);
+}
+
+int jig_history_load(int statefd, const char *project, const char *flow, json_t **doc, struct jig_error *e)
+{
+	char rel[128];
+	snprintf(rel, sizeof(rel), JIG_HISTORY_DIR "/%s.json", flow);
+	jig_autofree char *buf = NULL;
+	size_t len;
+	struct stat st;
+	*doc = NULL;
+	struct jig_error ignored;
+	if (jig_read_file_at(statefd, rel, JIG_HISTORY_MAX_BYTES, "last Run", &buf, &len, &st, &ignored) < 0)
+		return jig_err(e, JIG_E_USAGE, "flow %s has no Run kept in %s/.jig (jig run %s keeps its last one); or give jig why a packet",
+			       flow, project, flow);
+	int r = jig_json_parse_object(buf, len, "last Run", doc, e);
+	if (!r && strcmp(json_string_value(json_object_get(*doc, "format")) ?: "", JIG_HISTORY_FORMAT) != 0)
+		r = jig_err(e, JIG_E_INTEGRITY, "%s/.jig/%s: not a %s entry", project, rel, JIG_HISTORY_FORMAT);
+	if (r) {
+		json_decref(*doc);
+		*doc = NULL;
+	}
+	return r;
+}

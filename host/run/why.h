@@ -1,0 +1,24 @@
+/* jig why: a Run's refusals and failures explained in the operator's
+ * terms, from its record (jig-run-record/1) or from the project's last-Run
+ * entry (run/history.h): one table row per failure kind a record can
+ * carry, each with its cause and the remedy, or that the contract forbids
+ * it (docs/cli.md, "jig why"). */
+#ifndef JIG_RUN_WHY_H
+#define JIG_RUN_WHY_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#define JIG_WHY_FORMAT "jig-why/1"
+
+/* The explanations of rec (a record or a history entry): a new array of
+ * {kind, where, cause, remedy, contract_forbids}, never NULL unless out of
+ * memory. Text taken from the record is kept as it is (printing makes it
+ * inert). */
+json_t *jig_why_explain(json_t *rec);
+/* The jig-why/1 document: the Run's facts and its explanations. */
+json_t *jig_why_doc(json_t *rec, const char *source);
+/* The document as text, every line inert. */
+void jig_why_print(FILE *out, json_t *doc);
+
+#endif

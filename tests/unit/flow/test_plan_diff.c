@@ -1,0 +1,141 @@
+/* Plan differences (flow/plan_diff.c) over hand-made Plans: a changed
+ * route cap, an added Flow, a changed snapshot, API-backed Agent routes
+ * with no provider identity (never "(null)"), and jig run's stale-Plan
+ * refusal naming the run's Flow and its change (must-show 5). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "flow/plan_diff.h"
+
+static json_t *parse(const char *txt)
+{
+	json_error_t je;
+	json_t *v = json_loads(txt, 0, &je);
+	if (!v)
+		fprintf(stderr, "bad test JSON: %s\n", je.text);
+	assert_non_null(v);
+	return v;
+}
+
+#define SNAP(id) "\"snapshot\":{\"id\":\"" id "\",\"launch_identity\":\"x\"}"
+#define API_AGENT "{\"route\":\"summarise\",\"api\":\"openai-chat\",\"http\":\"llm\",\"max_prompt_bytes\":1000}"
+#define HTTP(cap) "{\"route\":\"llm\",\"method\":\"POST\",\"url\":\"https://x/\",\"max_request_bytes\":" #cap "}"
+
+static const char *texts(json_t *c, char *buf, size_t cap)
+{
+	buf[0] = '\0';
+	size_t i;
+	json_t *v;
+	json_array_foreach(c, i, v) {
+		size_t l = strlen(buf);
+		snprintf(buf + l, cap - l, "%s\n", json_string_value(json_object_get(v, "text")));
+	}
+	return buf;
+}
+
+static void one_flow_changed(void **state)
+{
+	(void)state;
+	struct jig_project p = {.rootfd = -1, .statefd = -1};
+	json_t *was = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"summarise\",\"agents\":[" API_AGENT "],\"http\":[" HTTP(1000) "]},"
+			    "{\"name\":\"other\",\"agents\":[" API_AGENT "],\"http\":[" HTTP(1000) "],\"outputs\":[\"a.md\"]}]}");
+	json_t *now = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"summarise\",\"agents\":[" API_AGENT "],\"http\":[" HTTP(1000) "]},"
+			    "{\"name\":\"other\",\"agents\":[" API_AGENT "],\"http\":[" HTTP(2000) "],\"outputs\":[\"a.md\",\"b.md\"]},"
+			    "{\"name\":\"new\"}]}");
+	json_t *c = jig_plan_diff(&p, was, now);
+	char buf[4096];
+	texts(c, buf, sizeof(buf));
+	fprintf(stderr, "%s", buf);
+	/* Only the changed Flows; the unchanged one (with an API-backed
+	 * route, no identity) not at all. */
+	assert_null(strstr(buf, "summarise"));
+	assert_null(strstr(buf, "(null)"));
+	assert_non_null(strstr(buf, "flow other: http route llm max_request_bytes changed (1000 -> 2000)\n"));
+	assert_non_null(strstr(buf, "flow other: outputs \"b.md\" added\n"));
+	assert_non_null(strstr(buf, "flow new added"));
+	assert_int_equal(json_array_size(c), 3);
+	/* The refusal of jig run summarise names the Flow that changed. */
+	struct jig_error e = {0};
+	assert_true(jig_plan_stale(c, "summarise", "aaaa", "bbbb", &e) < 0);
+	assert_int_equal(e.code, JIG_E_INTEGRITY);
+	assert_null(strstr(e.msg, "(null)"));
+	assert_non_null(strstr(e.msg, "flow other: http route llm max_request_bytes changed since review (1000 -> 2000)"));
+	assert_non_null(strstr(e.msg, "not only summarise"));
+	assert_non_null(strstr(e.msg, "2 more change(s)"));
+	assert_non_null(strstr(e.msg, "review again"));
+	/* jig run other: its own change first, without the aside. */
+	assert_true(jig_plan_stale(c, "other", "aaaa", "bbbb", &e) < 0);
+	assert_non_null(strstr(e.msg, "flow other: "));
+	assert_null(strstr(e.msg, "not only"));
+	json_decref(c);
+	json_decref(was);
+	json_decref(now);
+}
+
+static void snapshot_changed(void **state)
+{
+	(void)state;
+	struct jig_project p = {.rootfd = -1, .statefd = -1};
+	json_t *was = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\"}]}"), *now = parse("{" SNAP("s2") ",\"flows\":[{\"name\":\"f\"}]}");
+	json_t *c = jig_plan_diff(&p, was, now);
+	assert_int_equal(json_array_size(c), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 0), "change")), "snapshot");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 0), "text")), "the installed snapshot changed (id \"s1\" -> \"s2\")");
+	struct jig_error e = {0};
+	assert_true(jig_plan_stale(c, "f", "a", "b", &e) < 0);
+	assert_non_null(strstr(e.msg, "the installed snapshot changed since review (id \"s1\" -> \"s2\"); nothing was run"));
+	json_decref(c);
+	/* The scopes' snapshot paths follow from the snapshot: said once. */
+	json_t *was2 = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\",\"scope\":{\"policy_sha256\":\"a\"},\"outputs\":[]}]}");
+	json_t *now2 = parse("{" SNAP("s2") ",\"flows\":[{\"name\":\"f\",\"scope\":{\"policy_sha256\":\"b\"},\"outputs\":[\"o\"]}]}");
+	c = jig_plan_diff(&p, was2, now2);
+	assert_int_equal(json_array_size(c), 2);
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(c, 0), "text")), "policy digest changed too (1)"));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 1), "text")), "flow f: outputs \"o\" added");
+	json_decref(c);
+	json_decref(was2);
+	json_decref(now2);
+	/* Identical Plans: no change; a stale refusal without changes still
+	 * says review again. */
+	c = jig_plan_diff(&p, was, was);
+	assert_int_equal(json_array_size(c), 0);
+	assert_true(jig_plan_stale(c, "f", "a", "b", &e) < 0);
+	assert_non_null(strstr(e.msg, "review again"));
+	json_decref(c);
+	json_decref(was);
+	json_decref(now);
+}
+
+static void capped_per_flow(void **state)
+{
+	(void)state;
+	struct jig_project p = {.rootfd = -1, .statefd = -1};
+	json_t *was = parse("{\"flows\":[{\"name\":\"f\",\"outputs\":[]}]}"), *now = parse("{\"flows\":[{\"name\":\"f\",\"outputs\":[]}]}");
+	json_t *outs = json_object_get(json_array_get(json_object_get(now, "flows"), 0), "outputs");
+	for (int i = 0; i < 20; i++) {
+		char n[16];
+		snprintf(n, sizeof(n), "o%d", i);
+		json_array_append_new(outs, json_string(n));
+	}
+	json_t *c = jig_plan_diff(&p, was, now);
+	assert_int_equal(json_array_size(c), JIG_PLAN_DIFF_MAX_PER_FLOW + 1);
+	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(c, JIG_PLAN_DIFF_MAX_PER_FLOW), "text")),
+			       "8 more difference(s)"));
+	json_decref(c);
+	json_decref(was);
+	json_decref(now);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {cmocka_unit_test(one_flow_changed), cmocka_unit_test(snapshot_changed),
+					   cmocka_unit_test(capped_per_flow)};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
