@@ -106,7 +106,7 @@ static int admission_root(struct gc *g)
 	return root(g, g->statefd, rel, what);
 }
 
-/* Every retained Run record below .jig/history/ is a root. */
+/* Every retained Run record below .jig/runs/ is a root. */
 static int history_roots(struct gc *g, int dirfd, const char *path, int depth)
 {
 	DIR *d = fdopendir(dup(dirfd));

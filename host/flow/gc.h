@@ -3,7 +3,7 @@
  *
  * Kept is everything the roots reference: the current admission's Plan
  * (.jig/admission.json naming .jig/admitted/<plan>.json) and every retained
- * Run record below .jig/history/. A root references an artifact by its
+ * Run record below .jig/runs/. A root references an artifact by its
  * digest: every 64-hex string in it that names a package manifest
  * (store/packages/<d>.json) or a blob keeps it; a kept package keeps its
  * blobs and its prepared record (store/prepared/package-<d>.json), whose
@@ -27,7 +27,7 @@
 #include "util/crypto.h"
 #include "util/error.h"
 
-#define JIG_GC_HISTORY_DIR "history"
+#define JIG_GC_HISTORY_DIR "runs" /* run/history.h JIG_HISTORY_DIR: jig why's last Runs */
 
 struct jig_gc_counts {
 	size_t packages, blobs, records, temporary;

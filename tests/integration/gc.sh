@@ -2,7 +2,7 @@
 # jig gc without a supported host (plain lane, issue 35): what it frees and
 # keeps in the Package/0 store after several reviews of a changing project,
 # --dry-run, the roots (the admitted Plan, retained Run records below
-# .jig/history), failing closed, and its lock against a concurrent review or
+# .jig/runs), failing closed, and its lock against a concurrent review or
 # run. Each case_* is one ctest (gc.<case>); jig runs as the unprivileged
 # user. The run-after-gc check is the VM lane's (tests/flow/lock.sh).
 set -eu
@@ -61,7 +61,7 @@ case_frees_unreferenced() {
 	gc --json | jq -e '.freed.bytes == 0 and .freed.packages == 0 and .freed.blobs == 0' >/dev/null || fail "a second gc freed something"
 }
 case_keeps_retained_records() {
-	# A retained Run record (.jig/history) naming a superseded package
+	# A retained Run record (.jig/runs) naming a superseded package
 	# keeps it and its blobs; only the other one is freed.
 	fresh
 	review
@@ -71,7 +71,7 @@ case_keeps_retained_records() {
 	review
 	printf '// edit 2\n' >>"$T/p/csv-report/main.ts"
 	review
-	runuser -u "$USER_NAME" -- sh -c "mkdir -p '$T/p/.jig/history/csv-report' && printf '{\"plan_sha256\": \"%s\", \"package_sha256\": \"%s\"}' '$first' '$pkg' >'$T/p/.jig/history/csv-report/last.json'"
+	runuser -u "$USER_NAME" -- sh -c "mkdir -p '$T/p/.jig/runs' && printf '{\"plan_sha256\": \"%s\", \"package_sha256\": \"%s\"}' '$first' '$pkg' >'$T/p/.jig/runs/csv-report.json'"
 	# A crashed capture's temporary blob is freed; a name the store does
 	# not use is left alone.
 	runuser -u "$USER_NAME" -- sh -c "echo x >'$T/p/.jig/store/blobs/.tmp-1-abc' && echo y >'$T/p/.jig/store/blobs/NOTES'"
