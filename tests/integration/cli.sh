@@ -118,7 +118,7 @@ case_help_lists_doc_flags() {
 }
 case_man_renders() {
 	# man jig: installed, made from jig help (the same text), renders.
-	page=$JIG_TEST_PREFIX/share/man/man1/jig.1
+	page=$JIG_TEST_PREFIX/share/man/man1/jig.1.gz
 	[ -f "$page" ] || fail "no $page"
 	MANWIDTH=120 man -l "$page" 2>"$T/warn" | col -bx >"$T/man.txt"
 	[ ! -s "$T/warn" ] || fail "man warns: $(cat "$T/warn")"

@@ -105,12 +105,12 @@ case_store_checked_in_every_mode() {
 	printf 'X' | dd of="$blob" bs=1 seek=2 conv=notrunc 2>/dev/null
 	touch -r "$T/stamp" "$blob"
 	for mode in fast cached strict; do
-		j -- run csv-report --input data=csv-report/sample.csv --output "$T/o-$mode" --verification "$mode"
+		j -- run csv-report --input data=csv-report/sample.csv --output "$T/home/o-$mode" --verification "$mode"
 		[ "$rc" -eq 4 ] && grep -q "store: blob $sha was altered" "$T/err" || fail "$mode: the altered blob was not refused (exit $rc)"
 		[ "$(wc -l <"$T/err")" -eq 1 ] || fail "$mode: not one line"
-		[ ! -e "$T/o-$mode" ] || fail "$mode: something was published"
+		[ ! -e "$T/home/o-$mode" ] || fail "$mode: something was published"
 	done
-	j JIG_VERIFICATION=fast -- run csv-report --input data=csv-report/sample.csv --output "$T/o-env"
+	j JIG_VERIFICATION=fast -- run csv-report --input data=csv-report/sample.csv --output "$T/home/o-env"
 	[ "$rc" -eq 4 ] && grep -q "store: blob $sha was altered" "$T/err" || fail "JIG_VERIFICATION=fast: not refused (exit $rc)"
 }
 case_environment_and_override() {
@@ -122,14 +122,14 @@ case_environment_and_override() {
 	[ "$rc" -eq 0 ] && [ "$(v mode)" = fast ] || fail "--verification fast did not override (exit $rc)"
 	# jig run: strict refuses before anything runs; fast gets as far as the
 	# sandbox, which this cgroup v1 host refuses (exit 3).
-	j JIG_VERIFICATION=strict -- run csv-report --input data=csv-report/sample.csv --output "$T/o1"; altered strict
-	j JIG_VERIFICATION=strict -- run csv-report --input data=csv-report/sample.csv --output "$T/o2" --verification fast
+	j JIG_VERIFICATION=strict -- run csv-report --input data=csv-report/sample.csv --output "$T/home/o1"; altered strict
+	j JIG_VERIFICATION=strict -- run csv-report --input data=csv-report/sample.csv --output "$T/home/o2" --verification fast
 	[ "$rc" -eq 3 ] || fail "run --verification fast: exit $rc, expected the host refusal"
 	j JIG_VERIFICATION=strict -- inspect "$T/p" ; altered strict
 	j -- modules verify; altered strict # modules verify defaults to strict
 }
 case_bogus_mode() {
-	for cmd in "review --yes" "run csv-report --output $T/o" "inspect $T/p" "modules verify"; do
+	for cmd in "review --yes" "run csv-report --output $T/home/o" "inspect $T/p" "modules verify"; do
 		# shellcheck disable=SC2086
 		j -- $cmd --verification bogus
 		[ "$rc" -eq 2 ] && grep -q '"bogus" is not a verification mode; use cached, strict or fast' "$T/err" || fail "$cmd: exit $rc"
@@ -198,18 +198,18 @@ case_cache_holds_no_authority() {
 # cgroup step (exit 3), after the Plan, where both are used.
 case_launch_memos() {
 	review; [ "$rc" -eq 0 ] || fail "review exit $rc"
-	j -- run csv-report --input data=csv-report/sample.csv --output "$T/o1"
+	j -- run csv-report --input data=csv-report/sample.csv --output "$T/home/o1"
 	memo='^[0-9a-f]\{64\}	checked	/\.jig-\(catalog-checked\|ed25519-verified\)/[0-9a-f]\{64\}$'
 	[ "$(grep -c "$memo" "$CACHE")" -eq 2 ] || fail "jig run did not remember the catalog check and the signature"
 	rm "$CACHE"
-	j JIG_VERIFICATION=strict -- run csv-report --input data=csv-report/sample.csv --output "$T/o2"
+	j JIG_VERIFICATION=strict -- run csv-report --input data=csv-report/sample.csv --output "$T/home/o2"
 	! grep -q "$memo" "$CACHE" 2>/dev/null || fail "strict mode remembered something"
-	j -- run csv-report --input data=csv-report/sample.csv --output "$T/o3"
+	j -- run csv-report --input data=csv-report/sample.csv --output "$T/home/o3"
 	[ "$(grep -c "$memo" "$CACHE")" -eq 2 ] || fail "no memos"
 	# The catalog's bytes changed: refused by digest, memo or not.
 	CAT="$SNAP/libexec/catalog.json"
 	printf ' ' >>"$CAT"
-	j -- run csv-report --input data=csv-report/sample.csv --output "$T/o4"
+	j -- run csv-report --input data=csv-report/sample.csv --output "$T/home/o4"
 	[ "$rc" -eq 4 ] && grep -q "catalog" "$T/err" || fail "an altered catalog was not refused (exit $rc)"
 }
 
