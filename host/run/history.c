@@ -16,13 +16,25 @@
 #include "util/fileio.h"
 #include "util/json.h"
 
+/* Every Flow's logs out of a record and its children's, recursively: a
+ * Flow's own text (which may carry its per-invocation bytes) stays in its
+ * packet, never in the project's state (R-S08). */
+static void drop_logs(json_t *node)
+{
+	json_t *kid;
+	size_t i;
+	json_object_del(node, "logs");
+	json_array_foreach(json_object_get(node, "children"), i, kid)
+		drop_logs(kid);
+}
+
 /* The record without what the packet keeps for itself. */
 static json_t *slim(json_t *rec, int cut)
 {
 	json_t *r = json_deep_copy(rec);
 	if (!r)
 		return NULL;
-	json_object_del(r, "logs");
+	drop_logs(r);
 	json_object_del(json_object_get(r, "scope"), "policy");
 	json_object_del(r, "verification");
 	if (cut >= 1) { /* effects to their stubs, children to their summaries */

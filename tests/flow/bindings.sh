@@ -319,7 +319,9 @@ case_storage_nothing_retained() {
 	# the "output copy" fault point) no child directory is left in the run
 	# directory, and the packet it then publishes is whole.
 	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}}}},"a":{"commands":true}}'
-	store() { (cd "$T/p/.jig" && find . -type f | sort | while read -r f; do sha256sum "$f"; done); }
+	# (but for jig why's last-Run entry of the root, .jig/runs/root.json,
+	# decision 163: jig's own words, no log; the mark below is in none of it)
+	store() { (cd "$T/p/.jig" && find . -type f ! -path ./runs/root.json | sort | while read -r f; do sha256sum "$f"; done); }
 	store >"$T/store.before"
 	[ "$(grep -c ' ./store/' "$T/store.before")" -gt 0 ] || fail "no store to compare"
 	mark="per-invocation-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
