@@ -1,7 +1,7 @@
 /* The registry's answers as the review reads them (issue 31): with jig
  * review --allow-resolution-network, the pinned Bun writes bun.lock in the
  * installer scope from the registry's metadata (packuments), and the
- * coordinator reads that lock back from the fenced scope: its resolve()
+ * coordinator reads that lock back from the fenced scope: its jig_prepare_resolve()
  * (host/prepare/prepare.c, included here to drive the static function
  * itself, unchanged) strips trailing commas, parses, requires every
  * tarball to be the configured registry's own and rewrites it, then the
@@ -107,23 +107,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	snprintf(ph.registry, sizeof(ph.registry), "%s", JIG_NPM_DEFAULT_REGISTRY);
 	clock_gettime(CLOCK_MONOTONIC, &ph.deadline);
 	ph.deadline.tv_sec += 3600;
-	struct one o = {.f = &flow, .ph = &ph, .t = installer, .runfd = -1};
+	struct jig_prepare_one o = {.f = &flow, .ph = &ph, .t = installer, .runfd = -1};
 	snprintf(o.run_dir, sizeof(o.run_dir), "%s", run_dir);
 	struct jig_error e = {0};
-	/* resolve() warns on stderr about the network each time: not here. */
+	/* jig_prepare_resolve() warns on stderr about the network each time: not here. */
 	FILE *err = stderr;
 	static FILE *null;
 	if (!null && !(null = fopen("/dev/null", "w")))
 		abort();
 	stderr = null;
-	int r = resolve(&o, srcfd, &e);
+	int r = jig_prepare_resolve(&o, srcfd, &e);
 	stderr = err;
 	if (getenv("JIG_FUZZ_SHOW"))
 		fprintf(stderr, "resolve: %d %s\n", r, e.msg);
 	if (!memchr(e.msg, 0, sizeof(e.msg)))
 		abort();
 	if (!r) {
-		/* What resolve() wrote: JSON whose every tarball is "" (Bun's
+		/* What jig_prepare_resolve() wrote: JSON whose every tarball is "" (Bun's
 		 * default registry: jig's loopback copy at install). */
 		char *w = NULL;
 		size_t wn;
