@@ -670,12 +670,27 @@ case_gc_keeps_admitted_runnable() {
 	(cd "$T/p" && "$JIG" gc --dry-run --json) | tee "$T/dry.json"
 	find "$T/p/.jig/store" -type f | sort | cmp -s - "$T/before" || fail "--dry-run freed something"
 	(cd "$T/p" && "$JIG" gc --json) | tee "$T/gc.json"
-	jq -e '.freed.packages == 4 and .freed.records == 3 and .freed.blobs > 0 and .kept.records == 2' "$T/gc.json" >/dev/null ||
-		fail "not the superseded packages (2 captures, a tree and its sources) and records (2 by package, 1 by identity)"
 	jq -e --slurpfile g "$T/gc.json" '.freed == $g[0].freed' "$T/dry.json" >/dev/null || fail "the dry run said otherwise"
+	# The first Run's last-Run entry (.jig/runs/uses.json, jig why's;
+	# decision 167) still names review 1's package: only review 2's
+	# capture is superseded and unnamed.
+	pkg1=$(jq -r .record.package_sha256 "$T/p/.jig/runs/uses.json")
+	[ -f "$T/p/.jig/store/packages/$pkg1.json" ] || fail "the package the last Run names was freed"
+	jq -e '.freed.packages >= 1 and .freed.records >= 1' "$T/gc.json" >/dev/null || fail "review 2's capture was not freed"
 	(cd "$T/p" && "$JIG" run uses --output "$T/pkt3") || fail "the admitted Plan does not run after gc"
 	[ "$(cat "$T/pkt3/files/out.txt")" = "...hello jig!" ] || fail "out.txt: $(cat "$T/pkt3/files/out.txt")"
 	"$JIG" inspect "$T/pkt1" >"$T/inspect.out" || fail "the earlier packet does not inspect after gc"
+	# The new Run's entry names the admitted package: now review 1's
+	# artifacts are unnamed too, and the two collections together freed
+	# the superseded packages (2 captures, a tree and its sources) and
+	# records (2 by package, 1 by identity).
+	(cd "$T/p" && "$JIG" gc --json) | tee "$T/gc2.json"
+	[ ! -f "$T/p/.jig/store/packages/$pkg1.json" ] || fail "review 1's package outlived the last Run that named it"
+	jq -e --slurpfile a "$T/gc.json" '(.freed.packages + $a[0].freed.packages) == 4 and (.freed.records + $a[0].freed.records) == 3
+		and (.freed.blobs + $a[0].freed.blobs) > 0 and .kept.records == 2' "$T/gc2.json" >/dev/null ||
+		fail "not the superseded packages and records over the two collections"
+	(cd "$T/p" && "$JIG" run uses --output "$T/pkt4") || fail "the admitted Plan does not run after the second gc"
+	"$JIG" inspect "$T/pkt1" >"$T/inspect.out" || fail "the earlier packet does not inspect after the second gc"
 }
 
 . "$JIG_SOURCE/tests/vm/case-main.sh"
