@@ -48,6 +48,20 @@ void jig_cli_fail(int json, const struct jig_error *e);
  * returns JIG_E_USAGE. */
 int jig_cli_usage(int argc, char **argv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The arguments list, why, lock and gc share: --json, --project DIR (default
+ * "."), at most one positional (when positional is non-NULL), and one flag
+ * of the command's own: with a value (valued) or bare (bare, counted in
+ * flag). Anything else is the usage error "CMD: unknown argument"; returns
+ * 0 or JIG_E_USAGE (printed). */
+struct jig_cli_args {
+	const char *cmd, *usage;
+	const char *valued, *bare; /* the command's own flag, or NULL */
+	const char **positional;   /* NULL: the command takes none */
+	const char *project, *value;
+	int json, flag;
+};
+int jig_cli_parse(int argc, char **argv, struct jig_cli_args *a);
+
 /* The abandoned-run sweep (run/sweep.h) over /tmp, each line on stderr;
  * every command that launches scopes calls it first. */
 void jig_cli_sweep(void);

@@ -41,6 +41,27 @@ void jig_cli_fail(int json, const struct jig_error *e)
 	fprintf(stderr, "jig: %s\n", e->msg);
 }
 
+int jig_cli_parse(int argc, char **argv, struct jig_cli_args *a)
+{
+	a->project = ".";
+	for (int i = 0; i < argc; i++) {
+		const char *x = argv[i];
+		if (strcmp(x, "--json") == 0)
+			a->json = 1;
+		else if (strcmp(x, "--project") == 0 && i + 1 < argc)
+			a->project = argv[++i];
+		else if (a->valued && strcmp(x, a->valued) == 0 && i + 1 < argc)
+			a->value = argv[++i];
+		else if (a->bare && strcmp(x, a->bare) == 0)
+			a->flag = 1;
+		else if (a->positional && x[0] != '-' && !*a->positional)
+			*a->positional = x;
+		else
+			return jig_cli_usage(argc, argv, "%s: unknown argument \"%s\"; %s", a->cmd, x, a->usage);
+	}
+	return 0;
+}
+
 int jig_cli_usage(int argc, char **argv, const char *fmt, ...)
 {
 	struct jig_error e = {0};

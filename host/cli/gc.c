@@ -27,19 +27,12 @@ static void print_counts(const char *verb, const struct jig_gc_counts *c)
 
 int jig_cmd_gc(int argc, char **argv)
 {
-	const char *project = ".";
-	int json = 0;
-	bool dry = false;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--dry-run") == 0)
-			dry = true;
-		else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc)
-			project = argv[++i];
-		else
-			return jig_cli_usage(argc, argv, "gc: unknown argument \"%s\"; " USAGE, argv[i]);
-	}
+	struct jig_cli_args args = {.cmd = "gc", .usage = USAGE, .bare = "--dry-run"};
+	if (jig_cli_parse(argc, argv, &args))
+		return JIG_E_USAGE;
+	const char *project = args.project;
+	int json = args.json;
+	bool dry = args.flag;
 	struct jig_error e = {0};
 	struct jig_gc_result res;
 	if (jig_store_gc(project, dry, &res, &e) < 0) {

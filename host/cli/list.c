@@ -159,18 +159,12 @@ static void print_text(json_t *doc)
 
 int jig_cmd_list(int argc, char **argv)
 {
-	const char *project = ".", *only = NULL;
-	int json = 0;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc)
-			project = argv[++i];
-		else if (argv[i][0] != '-' && !only)
-			only = argv[i];
-		else
-			return jig_cli_usage(argc, argv, "list: unknown argument \"%s\"; %s", argv[i], USAGE);
-	}
+	const char *only = NULL;
+	struct jig_cli_args args = {.cmd = "list", .usage = USAGE, .positional = &only};
+	if (jig_cli_parse(argc, argv, &args))
+		return JIG_E_USAGE;
+	const char *project = args.project;
+	int json = args.json;
 	struct jig_error e = {0};
 	struct jig_project p;
 	if (jig_project_open(project, &p, &e) < 0) {

@@ -71,20 +71,12 @@ static int lock_all(struct jig_project *p, const char *name, struct jig_prepare_
 
 int jig_cmd_lock(int argc, char **argv)
 {
-	const char *project = ".", *name = NULL, *verification = NULL;
-	int json = 0;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc)
-			project = argv[++i];
-		else if (strcmp(argv[i], "--verification") == 0 && i + 1 < argc)
-			verification = argv[++i];
-		else if (argv[i][0] != '-' && !name)
-			name = argv[i];
-		else
-			return jig_cli_usage(argc, argv, "lock: unknown argument \"%s\"; " USAGE, argv[i]);
-	}
+	const char *name = NULL;
+	struct jig_cli_args args = {.cmd = "lock", .usage = USAGE, .valued = "--verification", .positional = &name};
+	if (jig_cli_parse(argc, argv, &args))
+		return JIG_E_USAGE;
+	const char *project = args.project, *verification = args.value;
+	int json = args.json;
 	struct jig_error e = {0};
 	struct jig_verifier v;
 	struct jig_project p;

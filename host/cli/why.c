@@ -78,6 +78,20 @@ static int latest(int statefd, const char *project, json_t **doc, struct jig_err
 	return *doc ? 0 : jig_err(e, JIG_E_USAGE, "%s: no Run kept yet (jig run keeps each Flow's last one); or give jig why a packet", project);
 }
 
+/* No Run of FLOW kept: a name the project lacks says so, with its Flows
+ * (the one "no such Flow" refusal); the project's own error is not this
+ * command's, so an unopenable project keeps e as it is. */
+static void unknown_flow(const char *project, const char *flow, struct jig_error *e)
+{
+	struct jig_project p;
+	struct jig_error ignored;
+	if (jig_project_open(project, &p, &ignored) < 0)
+		return;
+	if (!jig_project_flow(&p, flow))
+		jig_cli_known_flows(&p, flow, e);
+	jig_project_close(&p);
+}
+
 /* PACKET has a '/' or is not a Flow name; a Flow name is its last Run,
  * unless none is kept and a directory of that name is there. */
 static int load(const char *what, const char *project, json_t **doc, const char **source, struct jig_error *e)
@@ -96,24 +110,19 @@ static int load(const char *what, const char *project, json_t **doc, const char 
 	if (r < 0 && dir) {
 		*source = "packet";
 		r = packet_record(what, doc, e);
-	}
+	} else if (r < 0 && what)
+		unknown_flow(project, what, e);
 	return r;
 }
 
 int jig_cmd_why(int argc, char **argv)
 {
-	const char *project = ".", *what = NULL;
-	int json = 0;
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--project") == 0 && i + 1 < argc)
-			project = argv[++i];
-		else if (argv[i][0] != '-' && !what)
-			what = argv[i];
-		else
-			return jig_cli_usage(argc, argv, "unknown argument \"%s\"; %s", argv[i], USAGE);
-	}
+	const char *what = NULL;
+	struct jig_cli_args args = {.cmd = "why", .usage = USAGE, .positional = &what};
+	if (jig_cli_parse(argc, argv, &args))
+		return JIG_E_USAGE;
+	const char *project = args.project;
+	int json = args.json;
 	struct jig_error e = {0};
 	json_t *doc = NULL;
 	const char *source = NULL;

@@ -164,6 +164,7 @@ case_refusals() {
 	(cd "$T/p" && jig why) >"$T/out" 2>"$T/err"; r1=$?
 	inp review --yes >/dev/null
 	(cd "$T/p" && jig why nosuch) >"$T/out" 2>"$T/err2"; r2=$?
+	(cd "$T/p" && jig why csv-report) >"$T/out" 2>"$T/err6"; r6=$?
 	(cd "$T" && jig why "$T/none/pkt") >"$T/out" 2>"$T/err3"; r3=$?
 	packet open '{"format":"jig-run-record/1","flow":"f","status":"failed","error":"x","outputs":[]}'; chmod 755 "$T/open"
 	(cd "$T" && jig why "$T/open") >"$T/out" 2>"$T/err4"; r4=$?
@@ -171,7 +172,9 @@ case_refusals() {
 	set -e
 	cat "$T/err" "$T/err2" "$T/err3" "$T/err4" "$T/out"
 	[ "$r1" -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "no Run kept" "$T/err" || fail "no Run yet: $r1"
-	[ "$r2" -eq 2 ] && grep -q 'flow nosuch has no Run kept' "$T/err2" || fail "unknown flow: $r2"
+	# A name the project lacks: the one "no such Flow" refusal, the known Flows named.
+	[ "$r2" -eq 2 ] && grep -q 'has no Flow "nosuch"; its Flows: .*csv-report' "$T/err2" || fail "unknown flow: $r2"
+	[ "$r6" -eq 2 ] && grep -q 'flow csv-report has no Run kept' "$T/err6" || fail "a Flow with no Run: $r6"
 	[ "$r3" -eq 2 ] && grep -q "No such file or directory" "$T/err3" || fail "missing packet: $r3"
 	[ "$r4" -eq 4 ] && grep -q "open to others" "$T/err4" || fail "a non-private packet: $r4"
 	[ "$r5" -eq 2 ] && jq -e '.schema == "jig-error/1"' "$T/out" >/dev/null || fail "usage json: $r5"

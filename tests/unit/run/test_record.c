@@ -29,6 +29,19 @@ static void put(const char *rel, const char *text)
 	fclose(f);
 }
 
+/* What jig inspect prints of rec for the packet pkt (free it); its length
+ * in *len when len is not NULL. */
+static char *printed(const char *pkt, json_t *rec, size_t *len)
+{
+	char *out = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&out, len ? len : &n);
+	assert_non_null(f);
+	jig_record_print(f, pkt, rec);
+	fclose(f);
+	return out;
+}
+
 static int fresh(void)
 {
 	char cmd[128];
@@ -129,11 +142,8 @@ static void printed_inert(void **state)
 				 "\"effects\":[{\"route\":\"r\",\"outcome\":\"refused\",\"error\":\"\\u001b[1A\"}]}",
 				 0, &je);
 	assert_non_null(rec);
-	char *out = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-	jig_record_print(f, "pkt\x1b[2J", rec);
-	fclose(f);
+	char *out = printed("pkt\x1b[2J", rec, &len);
 	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)out[i] < 0x20 && out[i] != '\n')
 			fail_msg("raw control 0x%02x in: %s", out[i], out);
@@ -157,11 +167,7 @@ static void printed_checkpoint(void **state)
 				 "{\"effect\":\"http\",\"route\":\"r\",\"outcome\":\"ok\",\"status\":200}]}",
 				 0, &je);
 	assert_non_null(rec);
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-	jig_record_print(f, "pkt", rec);
-	fclose(f);
+	char *out = printed("pkt", rec, NULL);
 	assert_non_null(strstr(out, "\n  checkpoint save 1 accepted, 40 bytes\n  checkpoint refused: a second save was sent while one was in flight\n  http r ok status 200\n"));
 	free(out);
 	json_decref(rec);
@@ -195,11 +201,7 @@ static void printed_tree(void **state)
 		"\"reservation\":{\"memory_bytes\":268435456,\"tasks\":64,\"cpu_quota_us\":100000}}]}",
 		0, &je);
 	assert_non_null(rec);
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-	jig_record_print(f, "pkt", rec);
-	fclose(f);
+	char *out = printed("pkt", rec, NULL);
 	static const char *const want[] = {
 		"\n  started 2023-11-14 22:13:20.000 UTC (1700000000000 ms since the epoch); deadline 90000 ms (1 min 30 s)\n",
 		"\n  termination exited, exit 0, signal 0, wall 4200 ms (4.2 s), CPU 1500000 us (1.50 s), peak memory 12582912 bytes (12 MiB), cleanup confirmed\n",
@@ -268,11 +270,7 @@ static void printed_deep(void **state)
 	for (int i = 0; i < 11; i++)
 		kid = json_pack("{s:s,s:s,s:s,s:[o]}", "binding", "b", "flow", "f", "status", "succeeded", "children", kid);
 	json_t *rec = json_pack("{s:s,s:s,s:[],s:[o]}", "format", "jig-run-record/1", "status", "succeeded", "outputs", "children", kid);
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-	jig_record_print(f, "pkt", rec);
-	fclose(f);
+	char *out = printed("pkt", rec, NULL);
 	assert_non_null(strstr(out, "  child Flows: 1 called by the root, 8 in all\n"));
 	assert_non_null(strstr(out, "(1 more child Flows below: not drawn past 8 levels)\n"));
 	free(out);
