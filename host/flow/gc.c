@@ -16,6 +16,7 @@
 #include "flow/prepared.h"
 #include "flow/project.h"
 #include "util/cleanup.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 #include "util/json.h"
 #include "util/limits.h"
@@ -310,6 +311,7 @@ int jig_store_gc(const char *path, bool dry_run, struct jig_gc_result *res, stru
 	int fd, r = open_locked(path, &fd, e);
 	if (r || fd < 0)
 		return r;
+	JIG_FAULT_POINT("gc_locked"); /* a review or run started now waits (test-only) */
 	struct gc g = {.statefd = fd, .dry = dry_run, .refs = json_object(), .pkgs = json_object(), .blobs = json_object(),
 		       .res = res, .e = e};
 	r = !g.refs || !g.pkgs || !g.blobs ? jig_err(e, JIG_E_INTERNAL, "out of memory") : admission_root(&g);

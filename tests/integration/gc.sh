@@ -148,6 +148,42 @@ case_refused_while_in_use() {
 	store_files | cmp -s - "$T/before" || fail "something was freed beside the review"
 	gc --json | jq -e '.freed.packages == 2' >/dev/null || fail "gc after the holders ended"
 }
+case_review_waits_for_gc() {
+	# Decision 166, the other way round: a review started while gc holds
+	# the project's lock exclusively waits in flock(2) (its system call
+	# seen in /proc, no sleep-and-hope) and goes on, admitting, once gc has
+	# freed what it frees and let go; nothing it needs was freed.
+	changing
+	printf '// edit 3\n' >>"$T/p/csv-report/main.ts"
+	: >"$T/log"
+	chmod 666 "$T/log"
+	(cd "$T/p" && runuser -u "$USER_NAME" -- env JIG_FAULT_STOP=gc_locked JIG_FAULT_LOG="$T/log" \
+		"$JIG_TEST_PREFIX/bin/jig" gc --json) >"$T/gc.json" 2>"$T/gc.err" &
+	gcjob=$!
+	i=0
+	until grep -q '^gc_locked ' "$T/log"; do
+		i=$((i + 1)); [ "$i" -lt 300 ] || fail "gc never took its lock: $(cat "$T/gc.err")"; sleep 0.1
+	done
+	gcpid=$(awk '{print $2}' "$T/log")
+	(cd "$T/p" && jig review --yes --json) >"$T/review.json" 2>"$T/review.err" &
+	rvjob=$!
+	i=0 rv=
+	while :; do
+		rv=$(pgrep -u "$USER_NAME" -f "bin/jig review --yes --json" | head -n1)
+		[ -n "$rv" ] && [ "$(cut -d' ' -f1 "/proc/$rv/syscall" 2>/dev/null)" = 73 ] && break
+		i=$((i + 1)); [ "$i" -lt 300 ] || fail "the review did not wait in flock: $(cat "$T/review.err")"; sleep 0.1
+	done
+	kill -0 "$rvjob" || fail "the review ended while gc held the lock"
+	# runuser stopped itself beside its stopped child; it continues it.
+	kill -CONT "$(ps -o ppid= -p "$gcpid" | tr -d ' ')" "$gcpid"
+	wait "$gcjob" || fail "gc failed: $(cat "$T/gc.err")"
+	wait "$rvjob" || fail "the review failed after gc: $(cat "$T/review.err")"
+	jq -e '.freed.packages == 2' "$T/gc.json" >/dev/null || fail "gc freed: $(cat "$T/gc.json")"
+	plan=$(jq -r '.plan_sha256' "$T/p/.jig/admission.json")
+	jq -e --arg p "$plan" '.plan_sha256 == $p and .admitted' "$T/review.json" >/dev/null || fail "the review did not admit its Plan"
+	gc --dry-run --json | jq -e '.freed.packages == 1' >/dev/null || fail "the review's package was not stored after gc"
+}
+
 case_not_a_project() {
 	mkdir -p "$T/empty" && chown "$USER_NAME" "$T/empty"
 	set +e; (cd "$T/empty" && jig gc) >"$T/out" 2>"$T/err"; rc=$?; set -e
