@@ -52,6 +52,10 @@ struct jig_scope_facts {
 	 * kind whose network is "none", with the client's proxy variables. */
 	const char *const *egress;
 	size_t n_egress;
+	/* When set: every host fact composition reads (a bind source's or
+	 * client tree's stat, a resolved source) is appended here
+	 * (policy/host_fact.h; a remembered admission's key, flow/memo.h). */
+	json_t *noted;
 };
 
 /* Where a scope with reviewed egress reaches jig's CONNECT relay. */

@@ -22,6 +22,7 @@ struct jig_history_entry {
 	json_t *record;     /* the published record, or NULL */
 	const struct jig_error *refusal; /* the command's error, or NULL */
 	json_t *changes;    /* a stale Plan's differences (flow/plan_diff.h), or NULL */
+	const char *admission; /* "remembered" or "derived": how the Run had its Plan (flow/memo.h); NULL: not that far */
 };
 
 /* Replaces the Flow's entry in the state directory statefd (best effort:
