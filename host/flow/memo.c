@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "flow/binding.h"
 #include "flow/prepared.h"
 #include "policy/host_fact.h"
 #include "util/cleanup.h"
@@ -252,36 +253,64 @@ static bool restore_scope(const struct jig_project *p, const json_t *sc, struct 
 	return true;
 }
 
-/* The Plan from a parsed memo: its text, and every scope of the project
- * exactly once, each the Plan's. */
-static bool restore(const struct jig_project *p, const json_t *doc, struct jig_plan *pl)
+/* Marks flow and every Flow it can call through its bindings, at any depth
+ * (the only Flows whose scopes this Run can launch). */
+static void mark_reachable(const struct jig_project *p, const char *flow, bool *on)
 {
-	const char *plan = json_string_value(json_object_get(doc, "plan"));
-	json_t *scopes = json_object_get(doc, "scopes");
-	size_t want = 0;
-	for (size_t i = 0; i < p->n_flows; i++)
-		want += 1 + p->flows[i].n_http + p->flows[i].n_commands;
-	memset(pl, 0, sizeof(*pl));
-	snprintf(pl->sha256, sizeof(pl->sha256), "%s", json_string_value(json_object_get(doc, "plan_sha256")));
-	bool ok = json_array_size(scopes) == want && (pl->canonical = strdup(plan)) &&
-		  (pl->doc = json_loads(plan, JSON_REJECT_DUPLICATES, NULL)) && (pl->scopes = calloc(want, sizeof(*pl->scopes)));
-	for (size_t i = 0; ok && i < want; i++)
-		ok = restore_scope(p, json_array_get(scopes, i), pl);
-	for (size_t i = 0; ok && i < p->n_flows; i++) { /* each one, once */
+	const struct jig_flow *f = jig_project_flow(p, flow);
+	if (!f || on[f - p->flows])
+		return;
+	on[f - p->flows] = true;
+	for (size_t k = 0; k < f->n_bindings; k++)
+		mark_reachable(p, f->bindings[k].flow, on);
+}
+
+/* Every scope of a marked Flow is in pl, once. */
+static bool covered(const struct jig_project *p, const bool *on, const struct jig_plan *pl)
+{
+	bool ok = true;
+	for (size_t i = 0; ok && i < p->n_flows; i++) {
 		const struct jig_flow *f = &p->flows[i];
-		ok = jig_plan_scope(pl, f->name, NULL) != NULL;
-		for (size_t k = 0; ok && k < f->n_http; k++)
+		ok = !on[i] || jig_plan_scope(pl, f->name, NULL) != NULL;
+		for (size_t k = 0; ok && on[i] && k < f->n_http; k++)
 			ok = jig_plan_scope(pl, f->name, f->http[k].route) != NULL;
-		for (size_t k = 0; ok && k < f->n_commands; k++)
+		for (size_t k = 0; ok && on[i] && k < f->n_commands; k++)
 			ok = jig_plan_scope(pl, f->name, f->commands[k].route) != NULL;
 	}
-	if (!ok)
+	return ok;
+}
+
+/* The Plan from a parsed memo: its text, and every scope of the Flows this
+ * Run can launch (flow's and its bindings'), each the Plan's; the other
+ * Flows' scopes are not parsed (nothing of this Run launches them). */
+static bool restore(const struct jig_project *p, const char *flow, const json_t *doc, struct jig_plan *pl)
+{
+	const char *plan = json_string_value(json_object_get(doc, "plan"));
+	json_t *scopes = json_object_get(doc, "scopes"), *sc;
+	bool on[JIG_MAX_FLOWS] = {false};
+	size_t want = 0, all = 0, i;
+	if (p->n_flows > JIG_MAX_FLOWS)
+		return false;
+	mark_reachable(p, flow, on);
+	for (i = 0; i < p->n_flows; i++) {
+		all += 1 + p->flows[i].n_http + p->flows[i].n_commands;
+		want += on[i] ? 1 + p->flows[i].n_http + p->flows[i].n_commands : 0;
+	}
+	memset(pl, 0, sizeof(*pl));
+	snprintf(pl->sha256, sizeof(pl->sha256), "%s", json_string_value(json_object_get(doc, "plan_sha256")));
+	bool ok = json_array_size(scopes) == all && want && (pl->canonical = strdup(plan)) &&
+		  (pl->doc = json_loads(plan, JSON_REJECT_DUPLICATES, NULL)) && (pl->scopes = calloc(want, sizeof(*pl->scopes)));
+	json_array_foreach(ok ? scopes : NULL, i, sc) {
+		const struct jig_flow *f = jig_project_flow(p, json_string_value(json_object_get(sc, "flow")));
+		ok = ok && f && (!on[f - p->flows] || (pl->n_scopes < want && restore_scope(p, sc, pl)));
+	}
+	if (!(ok = ok && pl->n_scopes == want && covered(p, on, pl)))
 		jig_plan_free(pl);
 	return ok;
 }
 
 /* The memo file, if it is the caller's own private regular file (not a
- * link, one name), parsed; NULL otherwise. */
+ * link, one name), parsed; NULL otherwise (why says why). */
 static json_t *memo_load(const struct jig_project *p, const char **why)
 {
 	jig_autofree char *buf = NULL;
@@ -289,7 +318,7 @@ static json_t *memo_load(const struct jig_project *p, const char **why)
 	struct stat st;
 	struct jig_error ignored;
 	if (jig_read_file_at(p->statefd, JIG_MEMO_FILE, JIG_MEMO_MAX_BYTES, "admission memo", &buf, &len, &st, &ignored) < 0) {
-		*why = "no readable memo";
+		*why = "no memo (none, a link, not a regular file, or over its cap)";
 		return NULL;
 	}
 	if (st.st_uid != geteuid() || (st.st_mode & 077) || st.st_nlink != 1) {
@@ -301,27 +330,42 @@ static json_t *memo_load(const struct jig_project *p, const char **why)
 	return doc;
 }
 
-bool jig_memo_use(const struct jig_project *p, const struct jig_snapshot *s, const char *admitted, struct jig_plan *pl,
-		  const char **why)
+/* Whether the memo doc is proven now (why: NULL), or why not. */
+static const char *proven(const struct jig_project *p, const struct jig_snapshot *s, const json_t *doc, const char *admitted,
+			  char *why, size_t cap)
 {
 	char key[JIG_SHA256_HEX];
-	json_t *doc = jig_memo_applies(p) ? memo_load(p, why) : NULL;
-	if (!jig_memo_applies(p))
-		*why = "a native Agent route (never remembered)";
-	else if (doc && strcmp(json_string_value(json_object_get(doc, "plan_sha256")), admitted) != 0)
-		*why = "the memo's Plan is not the admitted one";
-	else if (doc && (jig_memo_key(p, s, key) < 0 || strcmp(key, json_string_value(json_object_get(doc, "key"))) != 0))
-		*why = "an input changed (the key differs)";
+	if (strcmp(json_string_value(json_object_get(doc, "plan_sha256")), admitted) != 0)
+		return "the memo's Plan is not the admitted one";
+	if (jig_memo_key(p, s, key) < 0 || strcmp(key, json_string_value(json_object_get(doc, "key"))) != 0)
+		return "an input changed (the key differs)";
 	size_t i;
 	json_t *fact;
-	json_array_foreach(doc && !*why ? json_object_get(doc, "facts") : NULL, i, fact)
-		if (!*why && !jig_host_fact_holds(fact))
-			*why = "a host fact changed";
+	json_array_foreach(json_object_get(doc, "facts"), i, fact)
+		if (!jig_host_fact_holds(fact)) {
+			const char *op = json_object_get(fact, "stat") ? "stat" : "realpath";
+			snprintf(why, cap, "a host fact changed: %s %.200s", op, json_string_value(json_object_get(fact, op)));
+			return why;
+		}
+	return NULL;
+}
+
+bool jig_memo_use(const struct jig_project *p, const struct jig_snapshot *s, const char *flow, const char *admitted,
+		  struct jig_plan *pl, char *why, size_t cap)
+{
+	const char *no = NULL;
+	json_t *doc = jig_memo_applies(p) ? memo_load(p, &no) : NULL;
+	if (!jig_memo_applies(p))
+		no = "a native Agent route (never remembered)";
+	else if (doc)
+		no = proven(p, s, doc, admitted, why, cap);
 	struct jig_plan got;
-	if (doc && !*why && !restore(p, doc, &got))
-		*why = "its scopes are not the Plan's";
-	if (doc && !*why)
+	if (doc && !no && !restore(p, flow, doc, &got))
+		no = "its scopes are not the Plan's";
+	if (doc && !no)
 		*pl = got;
 	json_decref(doc);
-	return !*why;
+	if (no && no != why)
+		snprintf(why, cap, "%s", no);
+	return !no;
 }

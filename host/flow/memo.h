@@ -39,9 +39,11 @@ json_t *jig_memo_parse(const char *buf, size_t len);
 
 /* Fills *pl from the project's memo if it is proven now: its key is s's and
  * p's now, every fact holds, its Plan is admitted and every scope's policy
- * digest and argv are the Plan's. true: used (why unset); false: *pl is
- * untouched and why says why not (for a trace). */
-bool jig_memo_use(const struct jig_project *p, const struct jig_snapshot *s, const char *admitted, struct jig_plan *pl,
-		  const char **why);
+ * digest and argv are the Plan's. Only the scopes a Run of flow can launch
+ * (flow's, its routes', and those of the Flows its bindings reach) are
+ * restored. true: used (why unset); false: *pl is untouched and why (cap
+ * bytes) says why not: the last-Run entry's admission_why. */
+bool jig_memo_use(const struct jig_project *p, const struct jig_snapshot *s, const char *flow, const char *admitted,
+		  struct jig_plan *pl, char *why, size_t cap);
 
 #endif

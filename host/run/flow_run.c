@@ -59,6 +59,7 @@ struct run {
 	struct jig_live *live; /* --display web */
 	json_t *changes; /* a stale Plan's differences from the admitted one (flow/plan_diff.h) */
 	const char *admission; /* "remembered" or "derived" once the Plan is had (flow/memo.h); NULL before */
+	char admission_why[320]; /* derived: why the memo was not used */
 };
 
 static long long now_ms(void)
@@ -112,14 +113,16 @@ static int check_inputs(const struct jig_run_request *req, const struct jig_flow
 static int plan(struct run *r, char admitted[JIG_SHA256_HEX], struct jig_error *e)
 {
 	struct jig_error scratch = {0};
-	const char *why = "no admitted Plan";
-	if (jig_plan_admitted(&r->p, admitted, &scratch) == 0 && jig_memo_use(&r->p, &r->s, admitted, &r->pl, &why)) {
+	snprintf(r->admission_why, sizeof(r->admission_why), "no admitted Plan");
+	if (jig_plan_admitted(&r->p, admitted, &scratch) == 0 &&
+	    jig_memo_use(&r->p, &r->s, r->f->name, admitted, &r->pl, r->admission_why, sizeof(r->admission_why))) {
 		r->admission = "remembered";
+		r->admission_why[0] = '\0';
 		JIG_TRACE_POINT("plan: remembered");
 		return 0;
 	}
 	r->admission = "derived";
-	jig_progress_status("flow %s: building the Plan (%s)", r->f->name, why);
+	jig_progress_status("flow %s: building the Plan (%s)", r->f->name, r->admission_why);
 	int rc = jig_plan_build(&r->p, &r->s, &r->pl, e);
 	if (!rc && !(rc = jig_plan_admitted(&r->p, admitted, e)) && strcmp(admitted, r->pl.sha256) == 0)
 		jig_memo_write(&r->p, &r->pl);
@@ -508,7 +511,8 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 	if (r.have_project && r.f && !out->needs_transient_scope) /* what jig why FLOW explains */
 		jig_history_note(r.p.statefd, &(struct jig_history_entry){.flow = r.f->name, .packet = req->output,
 									   .record = rc ? NULL : out->record, .refusal = rc ? e : NULL,
-									   .changes = r.changes, .admission = r.admission});
+									   .changes = r.changes, .admission = r.admission,
+									   .admission_why = r.admission && r.admission_why[0] ? r.admission_why : NULL});
 	finish(&r);
 	JIG_TRACE_POINT("flow: published");
 	return rc;
