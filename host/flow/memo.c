@@ -27,25 +27,31 @@ static json_t *sha_of(const char *buf, size_t len)
 	return json_string(hex);
 }
 
-/* The project's part: jig.json's bytes and each Flow as the Plan reads it. */
+static json_t *hex_of(const unsigned char d[JIG_SHA256_LEN])
+{
+	char hex[JIG_SHA256_HEX];
+	jig_hex(d, JIG_SHA256_LEN, hex);
+	return json_string(hex);
+}
+
+/* The project's part: jig.json's and each flow.json's bytes as they were
+ * parsed (not read again: what the Run's Flows were parsed from), each
+ * Flow's name, directory, captured package, a recipe's facts, and its
+ * prepared record as the Plan reads it. */
 static json_t *project_key(const struct jig_project *p)
 {
-	jig_autofree char *buf = NULL;
-	size_t len;
-	struct jig_error ignored;
-	if (jig_read_file_at(p->rootfd, JIG_PROJECT_FILE, 64 * 1024, "jig.json", &buf, &len, NULL, &ignored) < 0)
-		return NULL;
 	json_t *flows = json_array();
 	for (size_t i = 0; flows && i < p->n_flows; i++) {
 		const struct jig_flow *f = &p->flows[i];
 		json_t *rec = jig_prepared_record(p, f); /* the same read as the Plan's */
 		char *txt = rec ? jig_json_canonical(rec) : NULL;
-		json_array_append_new(flows, json_pack("{s:s,s:s,s:s,s:o}", "name", f->name, "dir", f->dir, "package",
-						       f->package_sha256, "prepared", txt ? sha_of(txt, strlen(txt)) : json_null()));
+		json_array_append_new(flows, json_pack("{s:s,s:s,s:o,s:s,s:O?,s:o}", "name", f->name, "dir", f->dir, "flow_json",
+						       hex_of(f->meta_sha256), "package", f->package_sha256, "recipe", f->recipe,
+						       "prepared", txt ? sha_of(txt, strlen(txt)) : json_null()));
 		free(txt);
 		json_decref(rec);
 	}
-	return json_pack("{s:o,s:o}", "jig_json", sha_of(buf, len), "flows", flows);
+	return json_pack("{s:o,s:o}", "jig_json", hex_of(p->meta_sha256), "flows", flows);
 }
 
 /* The operator's configuration a Plan may read: agents.json's bytes. */
