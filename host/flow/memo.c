@@ -34,10 +34,27 @@ static json_t *hex_of(const unsigned char d[JIG_SHA256_LEN])
 	return json_string(hex);
 }
 
+/* What capture set for f: its package and every binding's resource trees
+ * (R-S04), digests, files and bytes. */
+static json_t *captured(const struct jig_flow *f)
+{
+	json_t *trees = json_array();
+	for (size_t k = 0; trees && k < f->n_bindings; k++)
+		for (size_t i = 0; i < f->bindings[k].n_res; i++) {
+			const struct jig_binding_res *r = &f->bindings[k].res[i];
+			json_array_append_new(trees, json_pack("{s:s,s:s,s:s,s:s,s:I,s:I}", "binding", f->bindings[k].name, "child",
+							       r->child, "path", r->path, "sha256", r->sha256, "files",
+							       (json_int_t)r->files, "bytes", (json_int_t)r->bytes));
+		}
+	return json_pack("{s:s,s:I,s:I,s:o}", "sha256", f->package_sha256, "files", (json_int_t)f->package_files, "bytes",
+			 (json_int_t)f->package_bytes, "resources", trees);
+}
+
 /* The project's part: jig.json's and each flow.json's bytes as they were
  * parsed (not read again: what the Run's Flows were parsed from), each
- * Flow's name, directory, captured package, a recipe's facts, and its
- * prepared record as the Plan reads it. */
+ * Flow's name, directory, what capture set (its package, its bindings'
+ * resource trees), a recipe's facts, and its prepared record as the Plan
+ * reads it. */
 static json_t *project_key(const struct jig_project *p)
 {
 	json_t *flows = json_array();
@@ -45,8 +62,8 @@ static json_t *project_key(const struct jig_project *p)
 		const struct jig_flow *f = &p->flows[i];
 		json_t *rec = jig_prepared_record(p, f); /* the same read as the Plan's */
 		char *txt = rec ? jig_json_canonical(rec) : NULL;
-		json_array_append_new(flows, json_pack("{s:s,s:s,s:o,s:s,s:O?,s:o}", "name", f->name, "dir", f->dir, "flow_json",
-						       hex_of(f->meta_sha256), "package", f->package_sha256, "recipe", f->recipe,
+		json_array_append_new(flows, json_pack("{s:s,s:s,s:o,s:o,s:O?,s:o}", "name", f->name, "dir", f->dir, "flow_json",
+						       hex_of(f->meta_sha256), "captured", captured(f), "recipe", f->recipe,
 						       "prepared", txt ? sha_of(txt, strlen(txt)) : json_null()));
 		free(txt);
 		json_decref(rec);
