@@ -256,24 +256,15 @@ static bool project_names(const struct jig_project *p, const json_t *sc, const c
 static bool restore_scope(const struct jig_project *p, const json_t *sc, struct jig_plan *pl)
 {
 	struct jig_plan_scope *ps = &pl->scopes[pl->n_scopes];
-	if (!project_names(p, sc, &ps->flow, &ps->route))
-		return false;
-	const char *txt = json_string_value(json_object_get(sc, "policy")), *hold = json_string_value(json_object_get(sc, "hold"));
-	json_t *argv = json_object_get(sc, "argv"), *planned = planned_scope(pl, ps->flow, ps->route);
-	struct jig_error ignored;
-	if (!planned || jig_scope_policy_parse(txt, strlen(txt), jig_caller_home(), JIG_POLICY_SLOTS, &ps->t.policy, &ignored) < 0)
+	json_t *argv = json_object_get(sc, "argv"), *planned;
+	if (!project_names(p, sc, &ps->flow, &ps->route) || !(planned = planned_scope(pl, ps->flow, ps->route)) ||
+	    !json_equal(json_object_get(planned, "argv"), argv) ||
+	    jig_scope_template_restore(json_string_value(json_object_get(sc, "policy")), argv,
+				       json_string_value(json_object_get(sc, "hold")), jig_caller_home(), &ps->t) < 0)
 		return false;
 	pl->n_scopes++; /* freed with the Plan from here on */
-	if (!json_equal(json_object_get(planned, "argv"), argv) ||
-	    !json_is_string(json_object_get(planned, "policy_sha256")) ||
-	    strcmp(json_string_value(json_object_get(planned, "policy_sha256")), ps->t.policy.sha256) != 0)
-		return false;
-	if (!(ps->t.argv = calloc(json_array_size(argv) + 1, sizeof(char *))) || (hold && !(ps->t.hold = strdup(hold))))
-		return false;
-	for (size_t i = 0; i < json_array_size(argv); i++)
-		if (!(ps->t.argv[i] = strdup(json_string_value(json_array_get(argv, i)))))
-			return false;
-	return true;
+	const char *digest = json_string_value(json_object_get(planned, "policy_sha256"));
+	return digest && strcmp(digest, ps->t.policy.sha256) == 0;
 }
 
 /* Marks flow and every Flow it can call through its bindings, at any depth

@@ -81,5 +81,11 @@ void jig_scope_name(char *out, size_t cap, const char *prefix, const char *name,
 int jig_catalog_compose(const struct jig_catalog *c, const struct jig_scope_facts *f, struct jig_scope_template *t,
 			struct jig_error *e);
 void jig_scope_template_free(struct jig_scope_template *t);
+/* A template again from what a remembered admission kept of it (its
+ * canonical policy, parsed again with the caller's home and slots as
+ * composed, so every rule of a policy holds; its argv, 1 or more strings;
+ * its held directory or NULL): 0, or -1 with *t empty. */
+int jig_scope_template_restore(const char *policy, const json_t *argv, const char *hold, const char *home,
+			       struct jig_scope_template *t);
 
 #endif
