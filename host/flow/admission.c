@@ -19,6 +19,7 @@
 #include "flow/recipe.h"
 #include "flow/timeout.h"
 #include "flow/binding.h"
+#include "flow/memo.h"
 #include "policy/catalog.h"
 #include "policy/scope_policy.h"
 #include "snapshot/identity.h"
@@ -53,6 +54,8 @@ int jig_plan_admit(const struct jig_project *p, const struct jig_plan *pl, struc
 	free(txt);
 	if (!r && renameat(p->statefd, tmp, p->statefd, "admission.json") < 0)
 		r = jig_err(e, JIG_E_INTERNAL, "%s/.jig/admission.json: %s", p->root, strerror(errno));
+	if (!r) /* what this admission established, for the Runs that follow (decision 179) */
+		jig_memo_write(p, pl);
 	return r;
 }
 

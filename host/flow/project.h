@@ -73,6 +73,7 @@ struct jig_flow {
 	uint64_t package_bytes;
 	size_t package_files;
 	json_t *package_manifest; /* set by capture: the jig-package/1 manifest (files: path, size, sha256) */
+	unsigned char meta_sha256[JIG_SHA256_LEN]; /* flow.json's bytes as parsed (flow/memo.h's key) */
 };
 
 struct jig_project {
@@ -82,6 +83,7 @@ struct jig_project {
 	struct jig_flow *flows;
 	size_t n_flows;
 	uint64_t store_cap; /* JIG_STORE_MAX_BYTES unless a test lowers it */
+	unsigned char meta_sha256[JIG_SHA256_LEN]; /* jig.json's bytes as parsed (flow/memo.h's key) */
 };
 
 /* Opens the project at path: parses jig.json and every flow.json, opens

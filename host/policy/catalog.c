@@ -1,5 +1,6 @@
 /* The capability catalog: strict parse and composition (see catalog.h). */
 #include "policy/catalog.h"
+#include "policy/host_fact.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -314,7 +315,11 @@ static int add_client_trees(struct compose *c, const struct jig_scope_facts *f, 
 	for (size_t i = 0; i < f->n_client_trees; i++) {
 		const char *tree = f->client_trees[i];
 		struct stat st;
-		if (tree[0] != '/' || stat(tree, &st) < 0)
+		int rc = tree[0] == '/' ? stat(tree, &st) : -1, err = errno;
+		if (tree[0] == '/')
+			jig_host_fact_note(f->noted, jig_host_fact_stat(tree, rc == 0 ? &st : NULL, err));
+		errno = err;
+		if (rc < 0)
 			return jig_err(e, JIG_E_USAGE, "scope %s: client tree %s: %s", f->name, tree,
 				       tree[0] != '/' ? "not an absolute path" : strerror(errno));
 		snprintf(what, sizeof(what), "target %s", tree);
@@ -351,14 +356,21 @@ static int add_binds(struct compose *c, const struct jig_scope_facts *f, const c
 			src = path;
 		}
 		struct stat st;
-		if (src[0] == '/' && stat(src, &st) < 0) {
+		int rc = src[0] == '/' ? stat(src, &st) : 0, err = errno;
+		if (src[0] == '/')
+			jig_host_fact_note(f->noted, jig_host_fact_stat(src, rc == 0 ? &st : NULL, err));
+		errno = err;
+		if (rc < 0) {
 			if (optional && errno == ENOENT)
 				continue; /* absent on this host: not granted */
 			return jig_err(e, JIG_E_HOST, "catalog fragment \"%s\": bind source %s: %s", frag, src, strerror(errno));
 		}
 		/* Bound from where it really is, at the name the program uses. */
-		if (json_is_true(json_object_get(b, "resolve")) && realpath(src, real))
-			src = real;
+		if (json_is_true(json_object_get(b, "resolve"))) {
+			const char *res = realpath(src, real);
+			jig_host_fact_note(f->noted, jig_host_fact_realpath(src, res, errno));
+			src = res ? real : src;
+		}
 		snprintf(what, sizeof(what), "target %s", target);
 		int r = claim(c, frag, what, e);
 		if (r)

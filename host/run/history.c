@@ -67,6 +67,10 @@ static char *entry_text(const struct jig_history_entry *h)
 			json_object_set_new(doc, "record", slim(h->record, cut));
 			json_object_set_new(doc, "packet", json_string(packet));
 		}
+		if (doc && h->admission)
+			json_object_set_new(doc, "admission", json_string(h->admission));
+		if (doc && h->admission_why)
+			json_object_set_new(doc, "admission_why", json_string(h->admission_why));
 		if (doc && h->refusal)
 			json_object_set_new(doc, "refusal", json_pack("{s:s,s:i,s:O?}", "error", h->refusal->msg, "exit_status", h->refusal->code,
 								      "changes", h->changes));

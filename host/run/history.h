@@ -22,6 +22,8 @@ struct jig_history_entry {
 	json_t *record;     /* the published record, or NULL */
 	const struct jig_error *refusal; /* the command's error, or NULL */
 	json_t *changes;    /* a stale Plan's differences (flow/plan_diff.h), or NULL */
+	const char *admission; /* "remembered" or "derived": how the Run had its Plan (flow/memo.h); NULL: not that far */
+	const char *admission_why; /* derived: why the remembered one was not used, or NULL */
 };
 
 /* Replaces the Flow's entry in the state directory statefd (best effort:
