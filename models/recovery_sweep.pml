@@ -46,7 +46,7 @@
 #ifdef LIVE
 #define NSWEEP 1
 #else
-#define NSWEEP 2
+#define NSWEEP 1
 #endif
 #endif
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -355,6 +356,55 @@ static void concurrent_sweeps(void **state)
 		assert_false(exists(rd[i]) || exists(stage[i]));
 }
 
+/* Decision 188 (models/recovery_sweep.pml, mutant NO_END_MARK): a Run
+ * killed between its lease's unlink and its directory's rmdir (fault
+ * point "run dir end") leaves an empty directory without a lease, marked
+ * 01700; the sweep removes it. An empty unmarked one (a new Run's mkdtemp
+ * before its lease) is kept and said. */
+static void killed_as_it_ended(void **state)
+{
+	(void)state;
+	char rd[128], stage[256], log[128], line[256] = "";
+	pid_t coord;
+	dead_run(rd, sizeof(rd), stage, sizeof(stage), &coord);
+	sh("chmod -R u+w '%s' && rm -rf '%s'", stage);
+	snprintf(log, sizeof(log), "%s/fault.log", base);
+	pid_t a = fork();
+	if (a == 0) {
+		setenv("JIG_FAULT_STOP", "run dir end", 1);
+		setenv("JIG_FAULT_LOG", log, 1);
+		jig_lease_remove_run_dir(rd);
+		_exit(0);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(a, &st, WUNTRACED), a);
+	assert_true(WIFSTOPPED(st)); /* stopped at the point: the test build has them */
+	kill(a, SIGKILL);
+	assert_int_equal(waitpid(a, &st, 0), a);
+	FILE *f = fopen(log, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_non_null(strstr(line, "run dir end"));
+	struct stat sb;
+	char p[256];
+	snprintf(p, sizeof(p), "%s/lease", rd);
+	assert_false(exists(p));
+	assert_int_equal(lstat(rd, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 01700);
+	/* beside it, a new Run's directory before its lease: unmarked */
+	char fresh_rd[128];
+	snprintf(fresh_rd, sizeof(fresh_rd), "%s/" JIG_RUN_DIR_PREFIX "XXXXXX", base);
+	assert_non_null(mkdtemp(fresh_rd));
+	assert_int_equal(sweep(), 1);
+	assert_false(exists(rd));
+	assert_non_null(strstr(lines, "removed the empty run directory"));
+	assert_non_null(strstr(lines, "its Run was killed as it removed it"));
+	assert_true(exists(fresh_rd));
+	assert_non_null(strstr(lines, "it has no lease"));
+	assert_int_equal(cg_calls, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +415,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(other_boot, fresh, cleanup),
 		cmocka_unit_test_setup_teardown(disagreements_kept, fresh, cleanup),
 		cmocka_unit_test_setup_teardown(concurrent_sweeps, fresh, cleanup),
+		cmocka_unit_test_setup_teardown(killed_as_it_ended, fresh, cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
