@@ -163,7 +163,8 @@ void jig_lease_remove_dir_at(int parent, const char *name)
 	if (fd >= 0)
 		fchmod(fd, 0700 | JIG_RUN_DIR_ENDING); /* the end mark: before the lease goes */
 	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, JIG_LEASE_FILE))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, JIG_LEASE_FILE) &&
+		    unlinkat(fd, de->d_name, 0) < 0) /* a file; else a directory */
 			jig_remove_tree(fd, de->d_name);
 	if (d)
 		closedir(d);

@@ -374,6 +374,7 @@ static void killed_as_it_ended(void **state)
 	pid_t coord;
 	dead_run(rd, sizeof(rd), stage, sizeof(stage), &coord);
 	sh("chmod -R u+w '%s' && rm -rf '%s'", stage);
+	sh("echo '{}' >'%s/checkpoint.json' && chmod 0400 '%s/checkpoint.json'", rd); /* a file beside package/ */
 	snprintf(log, sizeof(log), "%s/fault.log", base);
 	pid_t a = fork();
 	if (a == 0) {
@@ -398,6 +399,10 @@ static void killed_as_it_ended(void **state)
 	assert_false(exists(p));
 	assert_int_equal(lstat(rd, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 01700);
+	snprintf(p, sizeof(p), "%s/checkpoint.json", rd);
+	assert_false(exists(p)); /* empty: everything but the directory itself is gone */
+	snprintf(p, sizeof(p), "%s/package", rd);
+	assert_false(exists(p));
 	/* beside it, a new Run's directory before its lease: unmarked */
 	char fresh_rd[128];
 	snprintf(fresh_rd, sizeof(fresh_rd), "%s/" JIG_RUN_DIR_PREFIX "XXXXXX", base);
