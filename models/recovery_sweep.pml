@@ -9,8 +9,10 @@
  * sweeps run (never killed: the live Run beside the dead ones). Its
  * coordinator's pid may be taken by another process after it dies (the
  * new process may end later). The payload of a killed coordinator may
- * outlive it (its cgroup populated) and end later. Sweeps (NSWEEP of them
- * at once, each as often as it likes) look at every run directory.
+ * outlive it (its cgroup populated) and end later. A sweep (NSWEEP, 1 by
+ * default: two at once are 18 million states, decision 189) passes over
+ * every run directory PASSES times (1) at any moment; for the liveness
+ * check (-DLIVE) it sweeps for ever, as every later jig command does.
  *
  * Abstracted: one lease per Run (its flock held while the outer command or
  * the coordinator, which shares the open file, lives); the lease document
