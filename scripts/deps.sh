@@ -10,7 +10,7 @@ PKGS="
   valgrind hyperfine python3 python3-jsonschema curl clang musl-tools
   zsh man-db bsdextrautils
   chromium wrk
-  lintian
+  lintian spin
   qemu-system-x86 busybox-static linux-image-amd64 kmod cpio
 "
 # Bun comes from the npm registry (scripts/bun.sh); Debian's npm unless the

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "run/publish.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 
 int jig_proc_start(pid_t pid, unsigned long long *start)
@@ -160,15 +161,19 @@ void jig_lease_remove_dir_at(int parent, const char *name)
 	DIR *d = fd >= 0 ? fdopendir(dup(fd)) : NULL;
 	struct dirent *de;
 	if (fd >= 0)
-		fchmod(fd, 0700);
+		fchmod(fd, 0700 | JIG_RUN_DIR_ENDING); /* the end mark: before the lease goes */
 	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, JIG_LEASE_FILE))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, JIG_LEASE_FILE) &&
+		    unlinkat(fd, de->d_name, 0) < 0) /* a file; else a directory */
 			jig_remove_tree(fd, de->d_name);
 	if (d)
 		closedir(d);
-	if (fd >= 0)
+	if (fd >= 0) {
+		unlinkat(fd, JIG_LEASE_FILE, 0);
 		close(fd);
-	jig_remove_tree(parent, name); /* the lease, then the directory */
+		JIG_FAULT_POINT("run dir end"); /* the lease gone, the (marked) directory not yet */
+	}
+	jig_remove_tree(parent, name); /* what is left, then the directory */
 }
 
 void jig_lease_remove_run_dir(const char *run_dir)

@@ -42,7 +42,11 @@ int jig_lease_write(struct jig_lease *l, pid_t outer);
 void jig_lease_close(struct jig_lease *l);
 
 /* Removes the run directory with the lease last (a sweep that finds the
- * directory without a lease reports it), never following a symlink. */
+ * directory without a lease reports it), never following a symlink. The
+ * directory is marked first (mode 01700, JIG_RUN_DIR_ENDING): one killed
+ * between the lease's unlink and its own rmdir is empty and marked, and a
+ * sweep removes it (decision 188; models/recovery_sweep.pml). */
+#define JIG_RUN_DIR_ENDING 01000
 void jig_lease_remove_run_dir(const char *run_dir);
 /* The same for the directory name beneath parent (a session's root). */
 void jig_lease_remove_dir_at(int parent, const char *name);

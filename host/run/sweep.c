@@ -264,6 +264,14 @@ static void sweep_run(struct sweeper *w, const char *name)
 		nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
 		if (fstatat(w->basefd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || faccessat(dfd, JIG_LEASE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 			return;
+		/* Decision 188: marked and empty, a Run killed between its lease's
+		 * unlink and its rmdir (a new Run's mkdtemp is 0700). */
+		if (fstat(dfd, &dst) == 0 && (dst.st_mode & JIG_RUN_DIR_ENDING) && st.st_ino == dst.st_ino && st.st_dev == dst.st_dev &&
+		    unlinkat(w->basefd, name, AT_REMOVEDIR) == 0) {
+			w->removed++;
+			say(w, "removed the empty run directory %s/%s: its Run was killed as it removed it", w->sw->base, name);
+			return;
+		}
 		say(w, KEPT "it has no lease (left by a jig without one, or by one killed as it made the directory)" BY_HAND, w->sw->base, name);
 		return;
 	}

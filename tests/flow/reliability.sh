@@ -577,6 +577,27 @@ sweep_chain() {
 }
 case_sweep_killed_launch() { sweep_chain admitted capture "scope cgroup" "scope launched" run0; }
 case_sweep_killed_publish() { sweep_chain "checkpoint save" "scope fence" "output copy" "stage rename"; }
+case_sweep_killed_ending() {
+	# Decision 188 (models/recovery_sweep.pml, issue 37): the outer command
+	# and the coordinator killed together as the coordinator removed its
+	# run directory, between the lease's unlink and the rmdir (point `run
+	# dir end`): the directory is empty and marked (01700), and the next
+	# sweep removes it; the packet published before stays whole.
+	project "$CK"
+	start saver twice-then-exit JIG_FAULT_STOP="run dir end"
+	coordinator; stopped_at "run dir end"
+	[ "$stopped" = "$coord" ] || fail "not the coordinator stopped at run dir end: $stopped"
+	dead=$(find /tmp -maxdepth 1 -name 'jig-run-*' -perm 1700)
+	[ -d "$dead" ] && [ -z "$(ls -A "$dead")" ] || fail "no empty, marked run directory: $(ls -la /tmp/jig-run-* 2>&1)"
+	kill -KILL "$outer" "$coord"
+	set +e; wait "$outer" 2>/dev/null; set -e
+	gone "$coord"
+	status succeeded; whole
+	sweep_now
+	grep -qF "jig: removed the empty run directory $dead: its Run was killed as it removed it" "$T/err" || fail "no report of $dead"
+	[ ! -e "$dead" ] || fail "$dead is left"
+	no_leftovers
+}
 case_sweep_live_untouched() {
 	# A live Run beside a dead one: the sweep removes the dead one's and
 	# never touches the live one, which then finishes whole.

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,10 @@
 
 static char base[64], lines[16384];
 static int cg_calls, cg_fail;
+/* How long a sweep waits for a held lease: short for the cases that keep
+ * one; concurrent_sweeps waits as jig does (a sweep removing a Run holds
+ * its lease longer than 100 ms on a loaded machine). */
+static int wait_ms = 100;
 static pid_t cg_pid;
 
 static void collect(void *ctx, const char *line)
@@ -53,7 +58,7 @@ static int sweep(void)
 {
 	lines[0] = '\0';
 	cg_calls = 0;
-	struct jig_sweep sw = {.base = base, .say = collect, .cgroups = fake_cgroups, .wait_ms = 100};
+	struct jig_sweep sw = {.base = base, .say = collect, .cgroups = fake_cgroups, .wait_ms = wait_ms};
 	return jig_sweep(&sw);
 }
 
@@ -329,6 +334,7 @@ static void concurrent_sweeps(void **state)
 	int p[2];
 	assert_int_equal(pipe(p), 0);
 	pid_t kids[3];
+	wait_ms = 5000;
 	for (int k = 0; k < 3; k++)
 		if ((kids[k] = fork()) == 0) {
 			close(p[0]);
@@ -346,6 +352,7 @@ static void concurrent_sweeps(void **state)
 	close(p[0]);
 	for (int k = 0; k < 3; k++)
 		waitpid(kids[k], NULL, 0);
+	wait_ms = 100;
 	int removed = 0;
 	for (const char *c = all; (c = strstr(c, "removed the run directory of an abandoned Run")); c++)
 		removed++;
@@ -353,6 +360,60 @@ static void concurrent_sweeps(void **state)
 	assert_null(strstr(all, "kept"));
 	for (int i = 0; i < 4; i++)
 		assert_false(exists(rd[i]) || exists(stage[i]));
+}
+
+/* Decision 188 (models/recovery_sweep.pml, mutant NO_END_MARK): a Run
+ * killed between its lease's unlink and its directory's rmdir (fault
+ * point "run dir end") leaves an empty directory without a lease, marked
+ * 01700; the sweep removes it. An empty unmarked one (a new Run's mkdtemp
+ * before its lease) is kept and said. */
+static void killed_as_it_ended(void **state)
+{
+	(void)state;
+	char rd[128], stage[256], log[128], line[256] = "";
+	pid_t coord;
+	dead_run(rd, sizeof(rd), stage, sizeof(stage), &coord);
+	sh("chmod -R u+w '%s' && rm -rf '%s'", stage);
+	sh("echo '{}' >'%s/checkpoint.json' && chmod 0400 '%s/checkpoint.json'", rd); /* a file beside package/ */
+	snprintf(log, sizeof(log), "%s/fault.log", base);
+	pid_t a = fork();
+	if (a == 0) {
+		setenv("JIG_FAULT_STOP", "run dir end", 1);
+		setenv("JIG_FAULT_LOG", log, 1);
+		jig_lease_remove_run_dir(rd);
+		_exit(0);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(a, &st, WUNTRACED), a);
+	assert_true(WIFSTOPPED(st)); /* stopped at the point: the test build has them */
+	kill(a, SIGKILL);
+	assert_int_equal(waitpid(a, &st, 0), a);
+	FILE *f = fopen(log, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_non_null(strstr(line, "run dir end"));
+	struct stat sb;
+	char p[256];
+	snprintf(p, sizeof(p), "%s/lease", rd);
+	assert_false(exists(p));
+	assert_int_equal(lstat(rd, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 01700);
+	snprintf(p, sizeof(p), "%s/checkpoint.json", rd);
+	assert_false(exists(p)); /* empty: everything but the directory itself is gone */
+	snprintf(p, sizeof(p), "%s/package", rd);
+	assert_false(exists(p));
+	/* beside it, a new Run's directory before its lease: unmarked */
+	char fresh_rd[128];
+	snprintf(fresh_rd, sizeof(fresh_rd), "%s/" JIG_RUN_DIR_PREFIX "XXXXXX", base);
+	assert_non_null(mkdtemp(fresh_rd));
+	assert_int_equal(sweep(), 1);
+	assert_false(exists(rd));
+	assert_non_null(strstr(lines, "removed the empty run directory"));
+	assert_non_null(strstr(lines, "its Run was killed as it removed it"));
+	assert_true(exists(fresh_rd));
+	assert_non_null(strstr(lines, "it has no lease"));
+	assert_int_equal(cg_calls, 0);
 }
 
 int main(void)
@@ -365,6 +426,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(other_boot, fresh, cleanup),
 		cmocka_unit_test_setup_teardown(disagreements_kept, fresh, cleanup),
 		cmocka_unit_test_setup_teardown(concurrent_sweeps, fresh, cleanup),
+		cmocka_unit_test_setup_teardown(killed_as_it_ended, fresh, cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
