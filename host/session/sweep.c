@@ -119,7 +119,7 @@ static int sweep_one(int sfd, const char *dir, const char *name)
 	struct stat st, dst;
 	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & ~JIG_RUN_DIR_ENDING & 07777) != 0700)
 		return kept(dir, name, "not a directory of the caller's with mode 0700"), 0;
 	jig_autoclose int dfd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0 || fstat(dfd, &dst) < 0 || dst.st_ino != st.st_ino || dst.st_dev != st.st_dev)
@@ -130,6 +130,13 @@ static int sweep_one(int sfd, const char *dir, const char *name)
 		nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
 		if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return 0;
+		/* Decision 188: marked and empty, its owner was killed as it
+		 * removed it (lease gone, rmdir not yet): removed here. */
+		if ((dst.st_mode & JIG_RUN_DIR_ENDING) && st.st_ino == dst.st_ino && st.st_dev == dst.st_dev &&
+		    unlinkat(sfd, name, AT_REMOVEDIR) == 0) {
+			fprintf(stderr, "jig: removed the empty session directory %s/%s: its owner was killed as it removed it\n", dir, name);
+			return 1;
+		}
 		return kept(dir, name, "it has no lease"), 0;
 	}
 	if (lfd < 0 || fstat(lfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)

@@ -414,6 +414,22 @@ static void foreign_entries_kept(void **state)
 	assert_non_null(strstr(rt_said, ID_A ": not a directory of the caller's with mode 0700"));
 }
 
+/* Decision 188: a session killed as it removed its directory (marked
+ * 01700, lease gone, rmdir not yet) is removed by the next sweep; a marked
+ * one with something still in it and no lease is kept and reported. */
+static void killed_as_it_ended(void **state)
+{
+	(void)state;
+	rt_sh("mkdir -p -m 0700 /run/user/0/jig/sessions && chmod 0700 /run/user/0/jig /run/user/0/jig/sessions && "
+	      "mkdir -m 01700 /run/user/0/jig/sessions/" ID_A " /run/user/0/jig/sessions/" ID_B
+	      " && mkdir -m 0700 /run/user/0/jig/sessions/" ID_B "/tmp");
+	assert_int_equal(sweep(), 1);
+	assert_false(there(ID_A));
+	assert_non_null(strstr(rt_said, ID_A ": its owner was killed as it removed it"));
+	assert_true(there(ID_B));
+	assert_non_null(strstr(rt_said, ID_B ": it has no lease"));
+}
+
 /* Sessions opened and closed while sweeps run: no sweep removes or
  * reports a session being made or ended, and every open succeeds. */
 static void sweeps_race_open_and_close(void **state)
@@ -469,6 +485,7 @@ int main(void)
 		cmocka_unit_test_setup(other_boot_removed, rt_fresh),
 		cmocka_unit_test_setup(populated_cgroup_kept, rt_fresh),
 		cmocka_unit_test_setup(foreign_entries_kept, rt_fresh),
+		cmocka_unit_test_setup(killed_as_it_ended, rt_fresh),
 		cmocka_unit_test_setup(sweeps_race_open_and_close, rt_fresh),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
