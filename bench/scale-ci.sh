@@ -11,7 +11,7 @@ S=$(cd "$(dirname "$0")/.." && pwd)
 B=$(cd "$2" && pwd)
 H=$B/bench-history
 mkdir -p "$H"
-export JIG_SCALE_VM="$S/tests/supported-host.sh" JIG_SCALE_VM_TIMEOUT="${JIG_SCALE_VM_TIMEOUT:-280}"
+export JIG_SCALE_VM="$S/tests/supported-host.sh" JIG_SCALE_VM_TIMEOUT="${JIG_SCALE_VM_TIMEOUT:-400}"
 sh "$S/bench/scale.sh" --short --part "$1" --csv "$H/scale.csv" --png "$H/bench-history.png" "$B"
 test -s "$H/bench-history.png" || { echo "scale-ci: no PNG at $H/bench-history.png" >&2; exit 1; }
 [ "$(head -c 8 "$H/bench-history.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||

@@ -77,8 +77,8 @@ native() {
 	T=$(mktemp -d /var/tmp/jig-scale.XXXXXX)
 	trap 'rm -rf "$T"' EXIT
 	chmod 755 "$T"
-	if [ "$short" = 1 ]; then counts="10 100 1000" size=4000 runs=3 steps=10 cfiles=100
-	else counts="10 100 1000 4096" size=16000 runs=7 steps=100 cfiles=1000; fi
+	if [ "$short" = 1 ]; then counts="10 100 1000" size=4000 runs=2 warm=0 steps=10 cfiles=100
+	else counts="10 100 1000 4096" size=16000 runs=7 warm=1 steps=100 cfiles=1000; fi
 	# pkg DIR COUNT: a project whose one Flow package has COUNT files
 	# (flow.json, main.js and COUNT-2 of SIZE random bytes).
 	pkg() {
@@ -95,7 +95,7 @@ for i in range(int(sys.argv[2]) - 2):
 		P=$T/p$n
 		pkg "$P" "$n"
 		chown -R jigtest "$P"
-		$IL --json "$T/r$n.json" --prep first="rm -rf $P/.jig" "$runs" 1 \
+		$IL --json "$T/r$n.json" --prep first="rm -rf $P/.jig" "$runs" "$warm" \
 			sha="$as sh -c 'cd $P/pkg && sha256sum * >/dev/null'" \
 			first="cd $P && $as $JIG review --yes" \
 			again="cd $P && $as $JIG review --yes"
@@ -157,8 +157,8 @@ guest() {
 	cp -a "$B/test-prefix" "$T/prefix"
 	JIG=$T/prefix/bin/jig
 	SNAP=$T/prefix/lib/jig/$(readlink "$T/prefix/lib/jig/current")
-	if [ "$short" = 1 ]; then ns="1 2 4" cpu_s=0.3 runs=2 truns=4 atts="1 16 64"
-	else ns="1 2 4 8" cpu_s=1 runs=5 truns=15 atts="1 16 64"; fi
+	if [ "$short" = 1 ]; then ns="1 4" cpu_s=0.2 runs=1 warm=0 truns=2 atts="1 64" memns= memats=64
+	else ns="1 2 4 8" cpu_s=1 runs=5 warm=1 truns=15 atts="1 16 64" memns="1 2 4 8" memats="1 16 64"; fi
 	mkdir -p "$T/p" "$T/o"
 	flow() { # flow NAME INPUTS BODY
 		mkdir -p "$T/p/$1"
@@ -176,11 +176,13 @@ guest() {
 	flow hello '[]' 'jig.write("o.txt", "hello world");'
 	# Calibrate the CPU Flow to ~cpu_s seconds of bare run above a trivial one.
 	flow cal '[]' "$(echo "$spin" | sed 's/K/2000000/')"
+	sh -c "$(bare "$T/p/hello")"
+	sh -c "$(bare "$T/p/cal")"
 	t0=$(date +%s%N); sh -c "$(bare "$T/p/hello")"; t1=$(date +%s%N); sh -c "$(bare "$T/p/cal")"; t2=$(date +%s%N)
 	K=$(awk -v a=$((t1 - t0)) -v b=$((t2 - t1)) -v s="$cpu_s" 'BEGIN { d = b - a; if (d < 1e7) d = 1e7; printf "%d", 2000000 * s * 1e9 / d }')
 	rm -rf "$T/p/cal"
 	flow cpu '[]' "$(echo "$spin" | sed "s/K/$K/")"
-	for a in $atts; do
+	for a in 1 16 64; do
 		flow "att$a" '["data"]' 'jig.write("o.txt", String(jig.inputs().length));'
 		mkdir -p "$T/d$a"
 		python3 -c "import os,sys
@@ -205,7 +207,7 @@ for i in range(int(sys.argv[2])): open('%s/f%02d' % (sys.argv[1], i), 'wb').writ
 
 	table "concurrency: N simultaneous jig runs of a ~${cpu_s} s CPU Flow vs N bare bwrap + bun (guest)"
 	for n in $ns; do
-		$IL --parallel "$n" --json "$T/c$n.json" --prep jig="$clean" "$runs" 1 \
+		$IL --parallel "$n" --json "$T/c$n.json" --prep jig="$clean" "$runs" "$warm" \
 			bare="$(bare "$T/p/cpu")" jig="$JIG run cpu --output $T/o/{i}"
 		f=$(j "$T/c$n.json" jig failed)
 		[ "$f" = 0 ] || echo "  FINDING: $f of the concurrent jig runs at N=$n failed: $(j "$T/c$n.json" jig first_error)"
@@ -214,14 +216,16 @@ for i in range(int(sys.argv[2])): open('%s/f%02d' % (sys.argv[1], i), 'wb').writ
 			"$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(round(d['jig']['each_p90_ms'] - d['jig']['each_p10_ms']))" "$T/c$n.json")" \
 			"$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(round(d['bare']['each_p90_ms'] - d['bare']['each_p10_ms']))" "$T/c$n.json")" ms -
 	done
-	for n in $ns; do
+	for n in $memns; do
 		mem "$n concurrent Runs" "$n" "i=0 ps=; while [ \$i -lt $n ]; do $JIG run cpu --output $T/o/\$i & ps=\"\$ps \$!\"; i=\$((i + 1)); done; rc=0; for p in \$ps; do wait \$p || rc=\$?; done; exit \$rc"
 	done
 
 	table "a mix of Flows of one project at once, a review in between (guest)"
 	chmod -R u+w "$T/o" && rm -rf "$T/o" && mkdir "$T/o"
-	# Each Run's exit status goes to m<wave><flow>.rc; a non-zero one is a
-	# refusal (or failure) to report, with the first line it printed.
+	# Wave 1: three Flows at once and an unchanged re-review while they run;
+	# then hello changed and reviewed; wave 2: the three again. Each Run's
+	# exit status goes to m<wave><flow>.rc; a non-zero one is a refusal (or
+	# failure) to report, with the first line it printed.
 	refused=0
 	for wave in 1 2; do
 		for fl in cpu hello att16; do
@@ -229,14 +233,19 @@ for i in range(int(sys.argv[2])): open('%s/f%02d' % (sys.argv[1], i), 'wb').writ
 			[ "$fl" = att16 ] && in="--input data=$T/d16"
 			("$JIG" run "$fl" $in --output "$T/o/m$wave$fl" >"$T/o/m$wave$fl.err" 2>&1; echo $? >"$T/o/m$wave$fl.rc") &
 		done
+		[ "$wave" = 1 ] && review_during=during || review_during=
+		if [ -n "$review_during" ] && ! "$JIG" review --yes >"$T/o/review.err" 2>&1; then
+			refused=$((refused + 1))
+			echo "  FINDING: the re-review during Runs: $(head -n 1 "$T/o/review.err")"
+		fi
+		wait
 		if [ "$wave" = 1 ]; then
 			echo "// changed" >>"$T/p/hello/main.js"
 			if ! "$JIG" review --yes >"$T/o/review.err" 2>&1; then
 				refused=$((refused + 1))
-				echo "  FINDING: the review during Runs: $(head -n 1 "$T/o/review.err")"
+				echo "  FINDING: the review of a changed Flow between waves: $(head -n 1 "$T/o/review.err")"
 			fi
 		fi
-		wait
 	done
 	for r in "$T"/o/m*.rc; do
 		if [ "$(cat "$r")" != 0 ]; then
@@ -244,20 +253,22 @@ for i in range(int(sys.argv[2])): open('%s/f%02d' % (sys.argv[1], i), 'wb').writ
 			echo "  FINDING: $(basename "$r" .rc): exit $(cat "$r"): $(head -n 1 "${r%.rc}.err")"
 		fi
 	done
-	row mix "6 Runs and a review: refused" "$refused" "" count "jig<=0"
+	row mix "6 Runs, 2 reviews: refused" "$refused" "" count "jig<=0"
 	mem "mix of 3 Flows" 3 "$JIG run cpu --output $T/o/1 & a=\$!; $JIG run hello --output $T/o/2 & b=\$!; $JIG run att16 --input data=$T/d16 --output $T/o/3 & c=\$!; wait \$a && wait \$b && wait \$c"
 
 	table "a trivial Flow: jig run vs bare bwrap + bun (guest)"
-	$IL --json "$T/t.json" --prep jig="$clean" "$truns" 2 bare="$(bare "$T/p/hello")" jig="$JIG run hello --output $T/o/0"
+	$IL --json "$T/t.json" --prep jig="$clean" "$truns" 1 bare="$(bare "$T/p/hello")" jig="$JIG run hello --output $T/o/0"
 	row trivial "jig run vs bare bwrap+bun" "$(j "$T/t.json" jig median_ms)" "$(j "$T/t.json" bare median_ms)" ms "ratio<=1.3"
 	mem "trivial Flow" 1 "$JIG run hello --output $T/o/0"
 
 	table "attachments: jig run with N inputs (8 MB) vs copying them into a bare bwrap + bun run (guest)"
 	for a in $atts; do
-		$IL --json "$T/a$a.json" --prep jig="$clean" --prep bare="rm -rf $T/o/c" "$runs" 1 \
+		$IL --json "$T/a$a.json" --prep jig="$clean" --prep bare="rm -rf $T/o/c" "$runs" "$warm" \
 			bare="cp -r $T/d$a $T/o/c && $(bare "$T/p/att$a" "--ro-bind $T/o/c /input/data")" \
 			jig="$JIG run att$a --input data=$T/d$a --output $T/o/{i}"
 		row attachments "$a inputs" "$(j "$T/a$a.json" jig median_ms)" "$(j "$T/a$a.json" bare median_ms)" ms -
+	done
+	for a in $memats; do
 		mem "$a attachments" 1 "$JIG run att$a --input data=$T/d$a --output $T/o/0"
 	done
 
