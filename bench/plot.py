@@ -17,11 +17,24 @@ def main():
     rows = []
     for s in srcs:
         with open(s, newline="") as f:
-            rows += list(csv.DictReader(f))
+            r = csv.reader(f)
+            head = next(r, None) or []
+            for cells in r:
+                # The parameter is the one free-text column: a row whose
+                # parameter has an unquoted comma has it back whole.
+                extra = len(cells) - len(head)
+                if extra > 0:
+                    p = head.index("parameter")
+                    cells[p:p + extra + 1] = [",".join(cells[p:p + extra + 1])]
+                rows.append(dict(zip(head, cells)))
     if not rows:
         sys.exit("plot.py: no figures in " + " ".join(srcs))
     runs = sorted({(r["date"], r["commit"], r["mode"]) for r in rows})
     xi = {k: i for i, k in enumerate(runs)}
+    # In a scenario where some figure has a target, only those are drawn
+    # (the wall-time spread beside concurrent throughput is for the table).
+    judged = {r["scenario"] for r in rows if r["target"] != "-"}
+    rows = [r for r in rows if r["target"] != "-" or r["scenario"] not in judged]
     scen = []
     for r in rows:
         if r["scenario"] not in scen:
@@ -40,7 +53,7 @@ def main():
                 continue
             ratio = r["ratio"] != ""
             if not ratio and r["target"] == "-":
-                continue  # a figure with neither baseline nor target (a count for the record)
+                continue
             v = float(r["ratio"] if ratio else r["jig"])
             ylabel.add("ratio to baseline" if ratio else r["unit"])
             key = f'{r["where"]}: {r["parameter"]}'

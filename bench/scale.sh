@@ -39,7 +39,7 @@ B=$(cd "${1:-build}" && pwd)
 mode=full
 [ "$short" = 1 ] && mode=short
 commit=${JIG_BENCH_COMMIT:-$(git -C "$S" rev-parse --short HEAD 2>/dev/null || echo unknown)}
-now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+now=${JIG_BENCH_DATE:-$(date -u +%Y-%m-%dT%H:%M:%SZ)}
 IL="python3 $S/bench/interleave.py"
 header="date,commit,mode,where,scenario,parameter,jig,baseline,ratio,unit,target,met"
 if [ "$csv" != - ]; then
@@ -60,7 +60,7 @@ row() {
 			print (v == "" ? "-" : (ok ? "yes" : "no")) }')
 	fi
 	printf '  %-13s %-40s %12s %12s %7s %-8s %-12s %s\n' "$1" "$2" "$3" "$4" "${ratio:--}" "$5" "$6" "$met"
-	line="$now,$commit,$mode,$where,$1,$2,$3,$4,$ratio,$5,$6,$met"
+	line="$now,$commit,$mode,$where,$1,\"$2\",$3,$4,$ratio,$5,$6,$met"
 	if [ "$csv" = - ]; then echo "csv:$line"; else echo "$line" >>"$csv"; fi
 }
 table() { printf '\n== %s\n  %-13s %-40s %12s %12s %7s %-8s %-12s %s\n' "$1" scenario parameter jig baseline ratio unit target met; }
@@ -297,7 +297,7 @@ vm|all)
 	f=
 	[ "$short" = 1 ] && f=--short
 	rc=0
-	JIG_BENCH_COMMIT=$commit $vm --timeout "${JIG_SCALE_VM_TIMEOUT:-3000}" -- sh "$S/bench/scale.sh" $f --part guest --csv - "$B" >"$o" || rc=$?
+	JIG_BENCH_COMMIT=$commit JIG_BENCH_DATE=$now $vm --timeout "${JIG_SCALE_VM_TIMEOUT:-3000}" -- sh "$S/bench/scale.sh" $f --part guest --csv - "$B" >"$o" || rc=$?
 	grep -v '^csv:' "$o" || true
 	if [ "$csv" = - ]; then grep '^csv:' "$o" || true; else grep '^csv:' "$o" | cut -c5- >>"$csv" || true; fi
 	n=$(grep -c '^csv:' "$o" || true)
