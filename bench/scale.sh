@@ -94,7 +94,7 @@ for i in range(int(sys.argv[2]) - 2):
 	for n in $counts; do
 		P=$T/p$n
 		pkg "$P" "$n"
-		chown -R jigtest "$P"
+		[ -z "$as" ] || chown -R jigtest "$P"
 		$IL --json "$T/r$n.json" --prep first="rm -rf $P/.jig" "$runs" "$warm" \
 			sha="$as sh -c 'cd $P/pkg && sha256sum * >/dev/null'" \
 			first="cd $P && $as $JIG review --yes" \
@@ -115,7 +115,7 @@ for i in range(int(sys.argv[2]) - 2):
 	table "a changing project: $steps reviews of a $cfiles-file package, one $size-byte file changed before each (native)"
 	P=$T/c
 	pkg "$P" "$cfiles"
-	chown -R jigtest "$P"
+	[ -z "$as" ] || chown -R jigtest "$P"
 	(cd "$P" && $as "$JIG" review --yes >/dev/null)
 	# bytes DIR: the bytes of the files under DIR (du -sb also counts the
 	# directories, which would hide whether blobs grow by the changed bytes).
