@@ -7,7 +7,7 @@ PKGS="
   libssl-dev libjansson-dev libcurl4-openssl-dev libseccomp-dev
   libarchive-dev libcmocka-dev nettle-dev libyaml-dev libmicrohttpd-dev
   bubblewrap uidmap
-  valgrind hyperfine python3 python3-jsonschema curl clang musl-tools
+  valgrind hyperfine python3 python3-jsonschema curl clang musl-tools gnuplot-nox
   zsh man-db bsdextrautils
   chromium wrk
   lintian spin
