@@ -185,7 +185,13 @@ static void package_files(struct diff *d, const char *path, json_t *a, json_t *b
 		jig_json_parse_object(buf, len, "package", &old, &ignored);
 	for (size_t i = 0; d->p && i < d->p->n_flows; i++)
 		if (now && strcmp(d->p->flows[i].package_sha256, now) == 0 && d->p->flows[i].package_manifest)
-			cur = d->p->flows[i].package_manifest;
+			cur = json_incref(d->p->flows[i].package_manifest);
+	/* Capture keeps only a package the store did not hold (issue 36: a
+	 * Run's memory); a stored one is read from the store. */
+	jig_autofree char *nbuf = NULL;
+	snprintf(rel, sizeof(rel), "store/packages/%s.json", now ? now : "");
+	if (!cur && now && jig_read_file_at(d->p->statefd, rel, 8u << 20, "package", &nbuf, &len, &st, &ignored) == 0)
+		jig_json_parse_object(nbuf, len, "package", &cur, &ignored);
 	char detail[3 * VALUE_MAX + 96], va[VALUE_MAX], vb[VALUE_MAX];
 	value(va, json_object_get(a, "sha256"));
 	value(vb, json_object_get(b, "sha256"));
@@ -193,6 +199,7 @@ static void package_files(struct diff *d, const char *path, json_t *a, json_t *b
 		snprintf(detail, sizeof(detail), " (%s -> %s; the admitted package is no longer stored, so its files cannot be named)", va, vb);
 		add(d, "changed", path, " changed", detail);
 		json_decref(old);
+		json_decref(cur);
 		return;
 	}
 	json_t *fa = json_object_get(old, "files"), *fb = json_object_get(cur, "files"), *v;
@@ -214,6 +221,7 @@ static void package_files(struct diff *d, const char *path, json_t *a, json_t *b
 			add(d, "file-added", n, " added", "");
 	}
 	json_decref(old);
+	json_decref(cur);
 }
 
 static void walk(struct diff *d, const char *path, const char *key, json_t *a, json_t *b)
