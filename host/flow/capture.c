@@ -50,7 +50,8 @@ static int hash_fd(int fd, unsigned char out[JIG_SHA256_LEN])
  * values is not read again, its digest is the one remembered. Only files
  * settled (last changed a second or more before the capture began) are
  * remembered, so a write during or after the hash changes the ctime.
- * Everything else a capture checks is checked each time. */
+ * Everything else a capture checks is checked each time. Only a review
+ * (a capture that stores) writes it; jig list and jig run read it. */
 #define CACHE_DIR "capture"
 #define CACHE_FORMAT "jig-capture-cache/1"
 #define CACHE_MAX_BYTES (JIG_PACKAGE_MAX_FILES * 1536ull)
@@ -425,7 +426,7 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 	int r = walk_dir(&w, pfd, "", 0);
 	if (use_cache) {
 		cache = NULL;
-		cache_finish(&c, p->statefd, r == 0);
+		cache_finish(&c, p->statefd, r == 0 && store); /* jig list and jig run only read it: they change no state */
 	}
 	if (r) {
 		json_decref(w.files);
