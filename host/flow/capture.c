@@ -48,14 +48,14 @@ static int hash_fd(int fd, unsigned char out[JIG_SHA256_LEN])
  *   SHA256 <TAB> TREE-DEV:TREE-INO/PATH <TAB> dev ino mode uid size mtime ctime
  * (numbers in hex): a file whose inode still has every one of those
  * values is not read again, its digest is the one remembered. Only files
- * settled (last changed a second or more before the capture began) are
+ * settled (last changed 20 ms or more, over a clock tick, before the capture began) are
  * remembered, so a write during or after the hash changes the ctime.
  * Everything else a capture checks is checked each time. Only a review
  * (a capture that stores) writes it; jig list and jig run read it. */
 #define CACHE_DIR "capture"
 #define CACHE_FORMAT "jig-capture-cache/1"
 #define CACHE_MAX_BYTES (JIG_PACKAGE_MAX_FILES * 1536ull)
-#define SETTLED_S 1
+#define SETTLED_NS 20000000LL
 
 struct ccache {
 	char *text;   /* what was loaded, split in place */
@@ -124,9 +124,18 @@ static void fingerprint(const struct stat *st, char *out, size_t cap)
 		 (unsigned long)st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, (unsigned long)st->st_ctim.tv_nsec);
 }
 
+static long long ns_of(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+/* Last changed SETTLED_NS or more before the capture began: a write after
+ * the fingerprint was taken is at least a clock tick later, so its ctime
+ * differs (the verification cache's rule, snapshot/verify.c). */
 static bool settled(const struct ccache *c, const struct stat *st)
 {
-	return st->st_mtim.tv_sec + SETTLED_S < c->start.tv_sec && st->st_ctim.tv_sec + SETTLED_S < c->start.tv_sec;
+	long long start = ns_of(&c->start);
+	return ns_of(&st->st_mtim) + SETTLED_NS <= start && ns_of(&st->st_ctim) + SETTLED_NS <= start;
 }
 
 /* The digest remembered for key with this very fingerprint, into hex. */

@@ -537,6 +537,31 @@ case_store_growth_is_the_changed_bytes() {
 	[ $(( $(ls "$T/p/.jig/store/packages" | wc -l) - n0 )) -eq 20 ] || fail "not one manifest a step"
 	echo "blobs +$(( $(store_bytes blobs) - b0 )) bytes for 81,920 changed; manifests +$(( $(store_bytes packages) - m0 )) bytes"
 }
+case_capture_cache_sees_every_edit() {
+	# Decision 185: the capture cache skips reading a file only while its
+	# inode's fingerprint (ctime included) is unchanged. An edit that keeps
+	# the size and restores the mtime still changes the ctime: the next
+	# review reads the file and the Plan follows its bytes. The cache is
+	# the operator's (0600 in the 0700 .jig); jig list only reads it.
+	fresh
+	find "$T/p" -exec touch -h -d '2 hours ago' {} + # settled: remembered
+	a=$(review --json | jq -r .plan_sha256)
+	review --yes >/dev/null
+	[ -n "$(ls "$T/p/.jig/capture")" ] && [ "$(stat -c %a "$T/p/.jig/capture/"* | sort -u)" = 600 ] || fail "no private capture cache"
+	grep -q "/main.ts	" "$T/p/.jig/capture/"* || fail "main.ts is not remembered"
+	before=$(cat "$T/p/.jig/capture/"* | sha256sum)
+	(cd "$T/p" && jig list >/dev/null)
+	[ "$(cat "$T/p/.jig/capture/"* | sha256sum)" = "$before" ] || fail "jig list wrote the capture cache"
+	[ "$(review --json | jq -r .plan_sha256)" = "$a" ] || fail "an unchanged project has two Plan identities"
+	m=$(stat -c %y "$T/p/csv-report/main.ts")
+	sed -i 's/rows, /rows; /' "$T/p/csv-report/main.ts"
+	touch -d "$m" "$T/p/csv-report/main.ts"
+	[ "$(stat -c %y "$T/p/csv-report/main.ts")" = "$m" ] || fail "the mtime was not restored"
+	b=$(review --json | jq -r .plan_sha256)
+	[ "$a" != "$b" ] || fail "a same-size edit with its mtime restored kept the Plan identity"
+	review --json | jq -e '.changes | map(select(.change == "file-changed" and .flow == "csv-report" and .subject == "main.ts")) | length == 1' >/dev/null ||
+		fail "the change is not named: $(review --json | jq -c .changes)"
+}
 case_json_failures_are_jig_error() {
 	fresh
 	for args in "review --bogus --json" "run --json" "run f --output x --input bad --json" "inspect --json" \
