@@ -38,7 +38,7 @@ int jig_plan_admit(const struct jig_project *p, const struct jig_plan *pl, struc
 	struct stat st;
 	int r = 0;
 	if (fstatat(p->statefd, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		r = jig_write_file_at(p->statefd, rel, pl->canonical, strlen(pl->canonical), 0600, e);
+		r = jig_write_file_replace_at(p->statefd, rel, pl->canonical, strlen(pl->canonical), 0600, e); /* two reviews at once */
 	if (r)
 		return r;
 	/* The current admission, replaced atomically. */

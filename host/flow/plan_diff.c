@@ -112,6 +112,41 @@ static json_t *find(json_t *list, const char *key, const char *name)
 	return NULL;
 }
 
+/* A package manifest's files are sorted by path (flow/capture.c): then a
+ * file is found by bisection, not by a walk of all 4,096 (a one-file
+ * change of a 4,096-file package cost a review 16 million comparisons,
+ * issue 36). Not sorted (not a manifest jig wrote): the walk. */
+static bool sorted_paths(json_t *list)
+{
+	const char *prev = NULL;
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const char *n = json_string_value(json_object_get(json_array_get(list, i), "path"));
+		if (!n || (prev && strcmp(prev, n) >= 0))
+			return false;
+		prev = n;
+	}
+	return true;
+}
+
+static json_t *find_path(json_t *list, bool sorted, const char *name)
+{
+	if (!sorted)
+		return find(list, "path", name);
+	size_t lo = 0, hi = json_array_size(list);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		json_t *v = json_array_get(list, mid);
+		int c = strcmp(json_string_value(json_object_get(v, "path")), name);
+		if (c == 0)
+			return v;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 static void walk(struct diff *d, const char *path, const char *key, json_t *a, json_t *b);
 
 /* How an item of list key is named in a line. */
@@ -185,7 +220,13 @@ static void package_files(struct diff *d, const char *path, json_t *a, json_t *b
 		jig_json_parse_object(buf, len, "package", &old, &ignored);
 	for (size_t i = 0; d->p && i < d->p->n_flows; i++)
 		if (now && strcmp(d->p->flows[i].package_sha256, now) == 0 && d->p->flows[i].package_manifest)
-			cur = d->p->flows[i].package_manifest;
+			cur = json_incref(d->p->flows[i].package_manifest);
+	/* Capture keeps only a package the store did not hold (issue 36: a
+	 * Run's memory); a stored one is read from the store. */
+	jig_autofree char *nbuf = NULL;
+	snprintf(rel, sizeof(rel), "store/packages/%s.json", now ? now : "");
+	if (!cur && now && jig_read_file_at(d->p->statefd, rel, 8u << 20, "package", &nbuf, &len, &st, &ignored) == 0)
+		jig_json_parse_object(nbuf, len, "package", &cur, &ignored);
 	char detail[3 * VALUE_MAX + 96], va[VALUE_MAX], vb[VALUE_MAX];
 	value(va, json_object_get(a, "sha256"));
 	value(vb, json_object_get(b, "sha256"));
@@ -193,13 +234,15 @@ static void package_files(struct diff *d, const char *path, json_t *a, json_t *b
 		snprintf(detail, sizeof(detail), " (%s -> %s; the admitted package is no longer stored, so its files cannot be named)", va, vb);
 		add(d, "changed", path, " changed", detail);
 		json_decref(old);
+		json_decref(cur);
 		return;
 	}
 	json_t *fa = json_object_get(old, "files"), *fb = json_object_get(cur, "files"), *v;
+	bool sa = sorted_paths(fa), sb = sorted_paths(fb);
 	size_t i;
 	json_array_foreach(fa, i, v) {
 		const char *n = json_string_value(json_object_get(v, "path"));
-		json_t *w = n ? find(fb, "path", n) : NULL;
+		json_t *w = n ? find_path(fb, sb, n) : NULL;
 		if (!w)
 			add(d, "file-removed", n ? n : "?", " removed", "");
 		else if (!json_equal(json_object_get(v, "sha256"), json_object_get(w, "sha256"))) {
@@ -210,10 +253,11 @@ static void package_files(struct diff *d, const char *path, json_t *a, json_t *b
 	}
 	json_array_foreach(fb, i, v) {
 		const char *n = json_string_value(json_object_get(v, "path"));
-		if (n && !find(fa, "path", n))
+		if (n && !find_path(fa, sa, n))
 			add(d, "file-added", n, " added", "");
 	}
 	json_decref(old);
+	json_decref(cur);
 }
 
 static void walk(struct diff *d, const char *path, const char *key, json_t *a, json_t *b)

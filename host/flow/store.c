@@ -11,13 +11,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "flow/deps.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
 #include "util/json.h"
 
-int jig_store_materialise(const struct jig_project *p, const char *package_sha256, int dirfd,
-			  struct jig_error *e)
+/* Is path one of want (a file named there, or below a directory named
+ * there)? NULL: every path is. */
+static bool wanted(const char *path, const char *const *want, size_t n)
+{
+	if (!want)
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(want[i]);
+		if (strncmp(path, want[i], l) == 0 && (path[l] == '\0' || path[l] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* The package's entries (or those of want) into dirfd, each checked
+ * against its digest; the manifest is checked against package_sha256
+ * whatever is wanted. */
+static int materialise(const struct jig_project *p, const char *package_sha256, int dirfd, const char *const *want,
+		       size_t n_want, struct jig_error *e)
 {
 	char mrel[128];
 	snprintf(mrel, sizeof(mrel), "store/packages/%s.json", package_sha256);
@@ -46,6 +64,8 @@ int jig_store_materialise(const struct jig_project *p, const char *package_sha25
 			r = jig_err(e, JIG_E_INTEGRITY, "store: package %s: bad entry", package_sha256);
 			break;
 		}
+		if (!wanted(path, want, n_want))
+			continue;
 		/* Parent directories. */
 		char tmp[1024];
 		snprintf(tmp, sizeof(tmp), "%s", path);
@@ -83,5 +103,43 @@ int jig_store_materialise(const struct jig_project *p, const char *package_sha25
 		}
 	}
 	json_decref(man);
+	return r;
+}
+
+int jig_store_materialise(const struct jig_project *p, const char *package_sha256, int dirfd,
+			  struct jig_error *e)
+{
+	return materialise(p, package_sha256, dirfd, NULL, 0, e);
+}
+
+int jig_store_materialise_deps(const struct jig_project *p, const char *package_sha256, int dirfd,
+			       struct jig_error *e)
+{
+	static const char *const first[] = {JIG_DEPS_MANIFEST, JIG_DEPS_LOCK};
+	int r = materialise(p, package_sha256, dirfd, first, 2, e);
+	if (r)
+		return r;
+	/* The patches package.json names: what deps.c reads besides. An
+	 * unreadable or malformed manifest names none; deps.c refuses it. */
+	jig_autofree char *buf = NULL;
+	size_t len;
+	struct jig_error ignored = {0};
+	json_t *m = NULL;
+	if (jig_read_file_at(dirfd, JIG_DEPS_MANIFEST, JIG_DEPS_MANIFEST_MAX, JIG_DEPS_MANIFEST, &buf, &len, NULL, &ignored) < 0 ||
+	    jig_json_parse_object(buf, len, JIG_DEPS_MANIFEST, &m, &ignored) < 0)
+		return 0;
+	json_t *patches = json_object_get(m, "patchedDependencies");
+	const char *want[JIG_DEPS_MAX_PATCHES];
+	size_t n = 0;
+	const char *k;
+	json_t *v;
+	if (json_is_object(patches) && json_object_size(patches) <= JIG_DEPS_MAX_PATCHES)
+		json_object_foreach(patches, k, v) {
+			const char *path = json_string_value(v);
+			if (path && jig_path_is_normal_relative(path) && !wanted(path, first, 2) && !wanted(path, want, n))
+				want[n++] = path;
+		}
+	r = n ? materialise(p, package_sha256, dirfd, want, n, e) : 0;
+	json_decref(m);
 	return r;
 }

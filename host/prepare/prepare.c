@@ -499,7 +499,7 @@ static int prepare_flow(struct jig_prepare_one *o, struct jig_error *e)
 	/* The checks read the captured bytes, the very bytes the installer
 	 * will see: a change in the project after capture is not seen. */
 	int r = pkg < 0 || src < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: %s", o->run_dir, strerror(errno))
-				   : jig_store_materialise(o->p, f->package_sha256, pkg, e);
+				   : jig_store_materialise_deps(o->p, f->package_sha256, pkg, e);
 	if (r || (r = jig_deps_check_unlocked(pkg, f->name, &o->d, e)) || !o->d.declared)
 		return r;
 	jig_progress_status("flow %s: checking its dependencies", f->name);

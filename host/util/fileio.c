@@ -145,6 +145,23 @@ int jig_write_file_at(int dirfd, const char *rel, const void *data, size_t len, 
 	return 0;
 }
 
+int jig_write_file_replace_at(int dirfd, const char *rel, const void *data, size_t len, mode_t mode,
+			      struct jig_error *e)
+{
+	char tmp[PATH_MAX];
+	const char *base = strrchr(rel, '/');
+	int dl = base ? (int)(base - rel + 1) : 0;
+	if (snprintf(tmp, sizeof(tmp), "%.*s.tmp-%d-%s", dl, rel, (int)getpid(), base ? base + 1 : rel) >= (int)sizeof(tmp))
+		return jig_err(e, JIG_E_INTERNAL, "%s: name too long", rel);
+	unlinkat(dirfd, tmp, 0); /* this process's own leftover */
+	int r = jig_write_file_at(dirfd, tmp, data, len, mode, e);
+	if (!r && renameat(dirfd, tmp, dirfd, rel) < 0)
+		r = jig_err(e, JIG_E_INTERNAL, "%s: %s", rel, strerror(errno));
+	if (r)
+		unlinkat(dirfd, tmp, 0);
+	return r;
+}
+
 int jig_open_dir_nofollow(const char *path)
 {
 	char buf[PATH_MAX];

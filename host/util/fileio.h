@@ -29,6 +29,12 @@ int jig_read_fd(int fd, size_t cap, const char *what, char **out, size_t *len, s
 /* Writes data to a fresh file rel in dirfd (O_EXCL), fsyncs it. */
 int jig_write_file_at(int dirfd, const char *rel, const void *data, size_t len, mode_t mode,
 		      struct jig_error *e);
+/* The same under a temporary name beside rel (this process's own), then
+ * renamed over rel: a reader sees the whole file or none, a crash leaves
+ * no partial rel, and two writers of one content-addressed name both
+ * succeed (issue 36). */
+int jig_write_file_replace_at(int dirfd, const char *rel, const void *data, size_t len, mode_t mode,
+			      struct jig_error *e);
 
 /* ${var:-$HOME/fallback}/jig: the operator's own directory for jig's
  * configuration (XDG_CONFIG_HOME, .config) or cache (XDG_CACHE_HOME,

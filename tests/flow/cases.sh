@@ -1167,4 +1167,38 @@ case_scope_is_the_plan() {
 	[ "$(rec scope.policy.limits.memory_bytes)" = "$(jq -r .permission_plan.limits.memory_bytes "$T/scope.json")" ] || fail "limits"
 }
 
+
+case_concurrent_runs_with_review() {
+	# Issue 36: four Runs of two Flows of one project at once, with an
+	# unchanged jig review --yes while they run: none is refused or waits
+	# for another (each holds the project's lock shared; its ledger is in
+	# its own run directory), all four publish a packet that verifies; the
+	# review admits the same Plan; afterwards both Flows' last-Run entries
+	# are whole (each written under its own name and renamed) and nothing
+	# temporary is left in .jig.
+	project "$EX"
+	plan=$(jq -r .plan_sha256 "$T/p/.jig/admission.json")
+	pids=""
+	for k in 1 2 3 4; do
+		if [ $((k % 2)) = 1 ]; then f=csv-report inp="data=$EX/csv-report/sample.csv"; else f=notes-index inp="notes=$EX/notes-index/sample.md"; fi
+		(cd "$T/p" && exec "$JIG" run "$f" --output "$T/pkt$k" --input "$inp") >"$T/out$k" 2>"$T/err$k" </dev/null &
+		pids="$pids $!"
+	done
+	(cd "$T/p" && "$JIG" review --yes) >"$T/review2.out" 2>&1 || { cat "$T/review2.out"; fail "the review during the Runs failed"; }
+	k=0
+	for p in $pids; do
+		k=$((k + 1))
+		set +e; wait "$p"; rc=$?; set -e
+		[ "$rc" -eq 0 ] && [ "$(jq -r .status "$T/pkt$k/record.json")" = succeeded ] || { cat "$T/err$k"; fail "Run $k: exit $rc"; }
+		"$JIG" inspect "$T/pkt$k" >/dev/null || fail "packet $k does not verify"
+	done
+	[ "$(jq -r .plan_sha256 "$T/p/.jig/admission.json")" = "$plan" ] || fail "the unchanged review admitted another Plan"
+	for f in csv-report notes-index; do
+		jq -e --arg f "$f" '.flow == $f and .record.status == "succeeded"' "$T/p/.jig/runs/$f.json" >/dev/null ||
+			fail "the last-Run entry of $f: $(cat "$T/p/.jig/runs/$f.json")"
+	done
+	[ -z "$(find "$T/p/.jig" -name '.*tmp*' -o -name '*.tmp')" ] || fail "left in .jig: $(find "$T/p/.jig" -name '*tmp*')"
+	no_run_dir
+}
+
 . "$JIG_SOURCE/tests/vm/case-main.sh"

@@ -471,6 +471,97 @@ case_refuse_command_grant_fields() {
 
 # Issue 13: with --json every failure prints jig-error/1 on stdout (and the
 # line on stderr), usage errors included, for every command.
+# Store bytes: blobs and package manifests (what jig gc counts).
+store_bytes() { find "$T/p/.jig/store/$1" -maxdepth 1 -type f ! -name '.*' -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
+case_store_two_reviews_one_new_package() {
+	# Issue 36: two reviews of one new package at once. Review A found the
+	# package's manifest absent and is stopped just before writing it
+	# (the test build's JIG_FAULT_STOP, host/util/fault.h); review B
+	# writes it and admits; A goes on and admits too (the manifest and
+	# the admitted Plan are written under a name of their own and
+	# renamed, never created in place, which failed A with "File
+	# exists"). Nothing temporary is left and every stored manifest and
+	# blob is the content its name says.
+	fresh; review --yes >/dev/null
+	printf ' ' >>"$T/p/csv-report/main.ts"
+	mkdir -m 777 "$T/log"
+	(cd "$T/p" && runuser -u "$USER_NAME" -- env JIG_FAULT_STOP="store manifest" JIG_FAULT_LOG="$T/log/a" \
+		"$JIG_TEST_PREFIX/bin/jig" review --yes) >"$T/out.a" 2>"$T/err.a" &
+	a=$!
+	i=0; until grep -q "^store manifest " "$T/log/a" 2>/dev/null; do
+		i=$((i+1)); [ $i -lt 1500 ] || fail "review A did not reach the manifest"; sleep 0.02; done
+	pid=$(sed -n 's/^store manifest //p' "$T/log/a")
+	i=0; until [ "$(ps -o stat= -p "$pid" | cut -c1)" = T ]; do i=$((i+1)); [ $i -lt 500 ] || fail "A not stopped"; sleep 0.01; done
+	parent=$(ps -o ppid= -p "$pid" | tr -d ' ') # runuser stopped itself with it
+	review --yes >"$T/out.b" 2>"$T/err.b" || fail "review B: $(cat "$T/err.b")"
+	kill -CONT "$pid" "$parent"
+	set +e; wait "$a"; rc=$?; set -e
+	[ "$rc" -eq 0 ] && grep -q "^admitted Plan" "$T/out.a" || fail "review A: exit $rc: $(cat "$T/err.a")"
+	[ "$(sed -n 's/^admitted Plan //p' "$T/out.a")" = "$(sed -n 's/^admitted Plan //p' "$T/out.b")" ] || fail "two Plans"
+	[ -z "$(find "$T/p/.jig" -name '.tmp*' -o -name '*.tmp')" ] || fail "left behind: $(find "$T/p/.jig" -name '*tmp*')"
+	for f in "$T/p/.jig/store/packages/"*.json; do
+		[ "$(sha256sum <"$f" | cut -c1-64).json" = "$(basename "$f")" ] || fail "manifest $f is not its name's content"
+	done
+	for f in "$T/p/.jig/store/blobs/"*; do
+		[ "$(sha256sum <"$f" | cut -c1-64)" = "$(basename "$f")" ] || fail "blob $f is not its name's content"
+	done
+}
+case_store_growth_is_the_changed_bytes() {
+	# Issue 36: over 20 reviews, each with one file of a 64-file package
+	# changed (4,096 new bytes), the store's blobs grow by exactly the
+	# changed bytes (content-addressed per file: the 63 unchanged files are
+	# not stored again) and its package manifests by exactly one
+	# manifest a step (the metadata: the whole package's file list, about
+	# 130 bytes a file, here under 10 KiB); an unchanged re-review adds
+	# nothing at all.
+	rm -rf "$T/p"; mkdir -p "$T/p/g"
+	printf '{"format":"jig-project/1","flows":{"g":"g"}}' >"$T/p/jig.json"
+	printf '{"format":"jig-flow/1","name":"g","entry":"main.js","inputs":[],"outputs":[]}' >"$T/p/g/flow.json"
+	echo "export default () => {}" >"$T/p/g/main.js"
+	i=0; while [ $i -lt 62 ]; do head -c 4096 /dev/urandom >"$T/p/g/f$i"; i=$((i+1)); done
+	chown -R "$USER_NAME" "$T/p"
+	review --yes >/dev/null
+	b0=$(store_bytes blobs); m0=$(store_bytes packages); n0=$(ls "$T/p/.jig/store/packages" | wc -l)
+	review --yes >/dev/null
+	[ "$(store_bytes blobs)" = "$b0" ] && [ "$(store_bytes packages)" = "$m0" ] || fail "an unchanged re-review stored something"
+	step=0
+	while [ $step -lt 20 ]; do
+		b=$(store_bytes blobs); m=$(store_bytes packages)
+		head -c 4096 /dev/urandom >"$T/p/g/f$((step % 62))"
+		review --yes >/dev/null
+		[ $(( $(store_bytes blobs) - b )) -eq 4096 ] || fail "step $step: the blobs grew by $(( $(store_bytes blobs) - b )) bytes, not 4096"
+		grow=$(( $(store_bytes packages) - m ))
+		[ "$grow" -gt 0 ] && [ "$grow" -le 10240 ] || fail "step $step: the manifests grew by $grow bytes"
+		step=$((step+1))
+	done
+	[ $(( $(ls "$T/p/.jig/store/packages" | wc -l) - n0 )) -eq 20 ] || fail "not one manifest a step"
+	echo "blobs +$(( $(store_bytes blobs) - b0 )) bytes for 81,920 changed; manifests +$(( $(store_bytes packages) - m0 )) bytes"
+}
+case_capture_cache_sees_every_edit() {
+	# Decision 185: the capture cache skips reading a file only while its
+	# inode's fingerprint (ctime included) is unchanged. An edit that keeps
+	# the size and restores the mtime still changes the ctime: the next
+	# review reads the file and the Plan follows its bytes. The cache is
+	# the operator's (0600 in the 0700 .jig); jig list only reads it.
+	fresh
+	find "$T/p" -exec touch -h -d '2 hours ago' {} + # settled: remembered
+	a=$(review --json | jq -r .plan_sha256)
+	review --yes >/dev/null
+	[ -n "$(ls "$T/p/.jig/capture")" ] && [ "$(stat -c %a "$T/p/.jig/capture/"* | sort -u)" = 600 ] || fail "no private capture cache"
+	grep -q "/main.ts	" "$T/p/.jig/capture/"* || fail "main.ts is not remembered"
+	before=$(cat "$T/p/.jig/capture/"* | sha256sum)
+	(cd "$T/p" && jig list >/dev/null)
+	[ "$(cat "$T/p/.jig/capture/"* | sha256sum)" = "$before" ] || fail "jig list wrote the capture cache"
+	[ "$(review --json | jq -r .plan_sha256)" = "$a" ] || fail "an unchanged project has two Plan identities"
+	m=$(stat -c %y "$T/p/csv-report/main.ts")
+	sed -i 's/rows, /rows; /' "$T/p/csv-report/main.ts"
+	touch -d "$m" "$T/p/csv-report/main.ts"
+	[ "$(stat -c %y "$T/p/csv-report/main.ts")" = "$m" ] || fail "the mtime was not restored"
+	b=$(review --json | jq -r .plan_sha256)
+	[ "$a" != "$b" ] || fail "a same-size edit with its mtime restored kept the Plan identity"
+	review --json | jq -e '.changes | map(select(.change == "file-changed" and .flow == "csv-report" and .subject == "main.ts")) | length == 1' >/dev/null ||
+		fail "the change is not named: $(review --json | jq -c .changes)"
+}
 case_json_failures_are_jig_error() {
 	fresh
 	for args in "review --bogus --json" "run --json" "run f --output x --input bad --json" "inspect --json" \
