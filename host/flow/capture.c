@@ -540,7 +540,7 @@ static int capture_all(struct jig_project *p, bool store, struct jig_error *e);
 
 int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 {
-	use_cache = true;
+	use_cache = !p->rehash;
 	int r = capture_all(p, store, e);
 	use_cache = false;
 	return r;

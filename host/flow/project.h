@@ -83,6 +83,7 @@ struct jig_project {
 	struct jig_flow *flows;
 	size_t n_flows;
 	uint64_t store_cap; /* JIG_STORE_MAX_BYTES unless a test lowers it */
+	bool rehash;	    /* --verification strict: capture reads every byte, its cache unused (decision 185) */
 	unsigned char meta_sha256[JIG_SHA256_LEN]; /* jig.json's bytes as parsed (flow/memo.h's key) */
 };
 

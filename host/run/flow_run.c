@@ -113,8 +113,9 @@ static int check_inputs(const struct jig_run_request *req, const struct jig_flow
 static int plan(struct run *r, char admitted[JIG_SHA256_HEX], struct jig_error *e)
 {
 	struct jig_error scratch = {0};
-	snprintf(r->admission_why, sizeof(r->admission_why), "no admitted Plan");
-	if (jig_plan_admitted(&r->p, admitted, &scratch) == 0 &&
+	bool strict = r->v.mode == JIG_VERIFY_STRICT; /* derives everything (decision 179) */
+	snprintf(r->admission_why, sizeof(r->admission_why), strict ? "--verification strict" : "no admitted Plan");
+	if (!strict && jig_plan_admitted(&r->p, admitted, &scratch) == 0 &&
 	    jig_memo_use(&r->p, &r->s, r->f->name, admitted, &r->pl, r->admission_why, sizeof(r->admission_why))) {
 		r->admission = "remembered";
 		r->admission_why[0] = '\0';
@@ -149,6 +150,7 @@ static int admit(struct run *r, struct jig_error *e)
 	if (!(r->f = jig_project_flow(&r->p, req->flow)))
 		return jig_project_no_flow(&r->p, req->flow, e);
 	struct jig_signature_memo memo = jig_verifier_signature_memo(&r->v);
+	r->p.rehash = r->v.mode == JIG_VERIFY_STRICT; /* strict hashes every byte (decision 185) */
 	if ((rc = check_inputs(req, r->f, e)) || (rc = jig_project_capture(&r->p, false, e)) ||
 	    (rc = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) ||
 	    (rc = jig_snapshot_open_installed_memo(&r->s, libdir, &memo, e)))

@@ -25,10 +25,10 @@ jig() { runuser -u "$USER_NAME" -- env ${CFG:+XDG_CONFIG_HOME=$CFG} "$JIG" "$@";
 fresh() { rm -rf "$T/p"; cp -r "$JIG_SOURCE/examples" "$T/p"; chown -R "$USER_NAME" "$T/p"; }
 inp() { (cd "$T/p" && jig "$@"); }
 MEMO=$T/p/.jig/admission-memo.json
-# run: jig run csv-report; $rc, $T/err (the packet, if any, removed).
+# run [ARGS]: jig run csv-report; $rc, $T/err (the packet, if any, removed).
 run() {
 	rm -rf "$T/pkt"
-	set +e; (cd "$T/p" && jig run csv-report --input data="$T/p/csv-report/sample.csv" --output "$T/pkt") >"$T/out" 2>"$T/err" </dev/null
+	set +e; (cd "$T/p" && jig run csv-report --input data="$T/p/csv-report/sample.csv" --output "$T/pkt" "$@") >"$T/out" 2>"$T/err" </dev/null
 	rc=$?; set -e; rm -rf "$T/pkt"
 }
 # how: the last Run's "admission" and "admission_why".
@@ -57,6 +57,9 @@ case_remembered_and_refreshed() {
 	[ "$r1" -eq "$ref_rc" ] && cmp -s "$T/e1" "$T/ref_err" || fail "the remembered Run's outcome differs: $r1 $(cat "$T/e1")"
 	[ -f "$MEMO" ] || fail "the derived Run kept no memo"
 	run; expect remembered; same
+	# --verification strict derives everything, the same outcome.
+	run --verification strict; expect derived "verification strict"
+	[ "$rc" -eq "$ref_rc" ] || fail "strict: exit $rc, not $ref_rc"
 	# Another Flow of the project: remembered too (the memo covers every Flow).
 	set +e; (cd "$T/p" && jig run notes-index --input notes="$T/p/notes-index" --output "$T/pkt2") >/dev/null 2>&1; set -e
 	jq -e '.admission == "remembered"' "$T/p/.jig/runs/notes-index.json" >/dev/null || fail "notes-index: $(cat "$T/p/.jig/runs/notes-index.json")"

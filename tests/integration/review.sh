@@ -561,6 +561,11 @@ case_capture_cache_sees_every_edit() {
 	[ "$a" != "$b" ] || fail "a same-size edit with its mtime restored kept the Plan identity"
 	review --json | jq -e '.changes | map(select(.change == "file-changed" and .flow == "csv-report" and .subject == "main.ts")) | length == 1' >/dev/null ||
 		fail "the change is not named: $(review --json | jq -c .changes)"
+	# --verification strict reads every byte: the cache is neither read
+	# nor written (the same Plan).
+	rm -rf "$T/p/.jig/capture"
+	[ "$(review --yes --verification strict --json | jq -r .plan_sha256)" = "$b" ] || fail "strict: another Plan"
+	[ ! -e "$T/p/.jig/capture" ] || fail "a strict review used the capture cache"
 }
 case_json_failures_are_jig_error() {
 	fresh
