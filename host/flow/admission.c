@@ -42,18 +42,15 @@ int jig_plan_admit(const struct jig_project *p, const struct jig_plan *pl, struc
 	if (r)
 		return r;
 	/* The current admission, replaced atomically. */
-	char tmp[64];
-	snprintf(tmp, sizeof(tmp), ".admission-%d.tmp", (int)getpid());
-	unlinkat(p->statefd, tmp, 0);
 	json_t *a = json_pack("{s:s,s:s}", "format", "jig-admission/1", "plan_sha256", pl->sha256);
 	char *txt = a ? jig_json_canonical(a) : NULL;
 	json_decref(a);
 	if (!txt)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	r = jig_write_file_at(p->statefd, tmp, txt, strlen(txt), 0600, e);
+	struct jig_error w = {0};
+	if (jig_write_file_replace_at(p->statefd, "admission.json", txt, strlen(txt), 0600, &w) < 0)
+		r = jig_err(e, JIG_E_INTERNAL, "%s/.jig/%s", p->root, w.msg);
 	free(txt);
-	if (!r && renameat(p->statefd, tmp, p->statefd, "admission.json") < 0)
-		r = jig_err(e, JIG_E_INTERNAL, "%s/.jig/admission.json: %s", p->root, strerror(errno));
 	if (!r) /* what this admission established, for the Runs that follow (decision 179) */
 		jig_memo_write(p, pl);
 	return r;

@@ -152,13 +152,8 @@ void jig_memo_write(const struct jig_project *p, const struct jig_plan *pl)
 	json_decref(doc);
 	if (!txt || strlen(txt) > JIG_MEMO_MAX_BYTES)
 		return;
-	char tmp[64];
-	snprintf(tmp, sizeof(tmp), ".memo-%d.tmp", (int)getpid());
-	unlinkat(p->statefd, tmp, 0);
 	struct jig_error ignored;
-	if (jig_write_file_at(p->statefd, tmp, txt, strlen(txt), 0600, &ignored) < 0 ||
-	    renameat(p->statefd, tmp, p->statefd, JIG_MEMO_FILE) < 0)
-		unlinkat(p->statefd, tmp, 0);
+	jig_write_file_replace_at(p->statefd, JIG_MEMO_FILE, txt, strlen(txt), 0600, &ignored); /* best effort: only slower */
 }
 
 static bool is_hex64(const json_t *v)
@@ -368,10 +363,10 @@ bool jig_memo_use(const struct jig_project *p, const struct jig_snapshot *s, con
 		  struct jig_plan *pl, char *why, size_t cap)
 {
 	const char *no = NULL;
-	json_t *doc = jig_memo_applies(p) ? memo_load(p, &no) : NULL;
+	json_t *doc = NULL;
 	if (!jig_memo_applies(p))
 		no = "a native Agent route (never remembered)";
-	else if (doc)
+	else if ((doc = memo_load(p, &no)))
 		no = proven(p, s, doc, admitted, why, cap);
 	struct jig_plan got;
 	if (doc && !no && !restore(p, flow, doc, &got))

@@ -315,11 +315,7 @@ static int add_client_trees(struct compose *c, const struct jig_scope_facts *f, 
 	for (size_t i = 0; i < f->n_client_trees; i++) {
 		const char *tree = f->client_trees[i];
 		struct stat st;
-		int rc = tree[0] == '/' ? stat(tree, &st) : -1, err = errno;
-		if (tree[0] == '/')
-			jig_host_fact_note(f->noted, jig_host_fact_stat(tree, rc == 0 ? &st : NULL, err));
-		errno = err;
-		if (rc < 0)
+		if (tree[0] != '/' || jig_host_fact_stat_noted(f->noted, tree, &st) < 0)
 			return jig_err(e, JIG_E_USAGE, "scope %s: client tree %s: %s", f->name, tree,
 				       tree[0] != '/' ? "not an absolute path" : strerror(errno));
 		snprintf(what, sizeof(what), "target %s", tree);
@@ -356,11 +352,7 @@ static int add_binds(struct compose *c, const struct jig_scope_facts *f, const c
 			src = path;
 		}
 		struct stat st;
-		int rc = src[0] == '/' ? stat(src, &st) : 0, err = errno;
-		if (src[0] == '/')
-			jig_host_fact_note(f->noted, jig_host_fact_stat(src, rc == 0 ? &st : NULL, err));
-		errno = err;
-		if (rc < 0) {
+		if (src[0] == '/' && jig_host_fact_stat_noted(f->noted, src, &st) < 0) {
 			if (optional && errno == ENOENT)
 				continue; /* absent on this host: not granted */
 			return jig_err(e, JIG_E_HOST, "catalog fragment \"%s\": bind source %s: %s", frag, src, strerror(errno));

@@ -39,6 +39,14 @@ void jig_host_fact_note(json_t *noted, json_t *fact)
 	json_decref(fact);
 }
 
+int jig_host_fact_stat_noted(json_t *noted, const char *path, struct stat *st)
+{
+	int rc = stat(path, st), err = errno;
+	jig_host_fact_note(noted, jig_host_fact_stat(path, rc == 0 ? st : NULL, err));
+	errno = err;
+	return rc;
+}
+
 /* The same observation as composition's: stat follows links (a bind
  * source is bound from where it leads), realpath resolves them. */
 static json_t *observe(const json_t *fact)

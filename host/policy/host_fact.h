@@ -17,6 +17,9 @@ json_t *jig_host_fact_stat(const char *path, const struct stat *st, int err);
 json_t *jig_host_fact_realpath(const char *path, const char *resolved, int err);
 /* Appends fact to the list noted, once (when noted is set; fact is consumed). */
 void jig_host_fact_note(json_t *noted, json_t *fact);
+/* stat(path) into *st, its outcome noted in noted as a fact (NULL: not
+ * noting); returns stat's result, errno as stat left it. */
+int jig_host_fact_stat_noted(json_t *noted, const char *path, struct stat *st);
 /* Observes the fact again: true iff it is a well-formed fact and the host
  * still shows exactly that. */
 bool jig_host_fact_holds(const json_t *fact);

@@ -90,14 +90,11 @@ void jig_history_note(int statefd, const struct jig_history_entry *h)
 	if (mkdirat(statefd, JIG_HISTORY_DIR, 0700) < 0 && errno != EEXIST)
 		return;
 	jig_autofree char *txt = entry_text(h);
-	char tmp[128], rel[128];
-	snprintf(tmp, sizeof(tmp), JIG_HISTORY_DIR "/.%s-%d.tmp", h->flow, (int)getpid());
+	char rel[128];
 	snprintf(rel, sizeof(rel), JIG_HISTORY_DIR "/%s.json", h->flow);
 	struct jig_error ignored;
-	unlinkat(statefd, tmp, 0);
-	if (txt && jig_write_file_at(statefd, tmp, txt, strlen(txt), 0600, &ignored) == 0 && renameat(statefd, tmp, statefd, rel) == 0)
-		return;
-	unlinkat(statefd, tmp, 0);
+	if (txt)
+		jig_write_file_replace_at(statefd, rel, txt, strlen(txt), 0600, &ignored);
 }
 
 int jig_history_load(int statefd, const char *project, const char *flow, json_t **doc, struct jig_error *e)
