@@ -20,3 +20,14 @@ bench_policy() {
 	  limits: {memory_bytes: 1073741824, tasks: 64, cpu_quota_us: 200000, wall_ms: 60000}
 	}' >"$1"
 }
+
+# bench_prefix BUILD: a private copy of BUILD's test prefix in $T (a fresh
+# temporary directory, removed at exit), jig from it as $JIG and its
+# installed snapshot as $SNAP: the guest's tmpfs, not 9p (bench/scope.sh).
+bench_prefix() {
+	T=$(mktemp -d)
+	trap 'chmod -R u+w "$T"; rm -rf "$T"' EXIT
+	cp -a "$1/test-prefix" "$T/prefix"
+	JIG=$T/prefix/bin/jig
+	SNAP=$T/prefix/lib/jig/$(readlink "$T/prefix/lib/jig/current")
+}

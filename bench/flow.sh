@@ -8,11 +8,7 @@
 set -eu
 B=$(cd "${1:-build}" && pwd)
 . "$(dirname "$0")/common.sh"
-T=$(mktemp -d)
-trap 'chmod -R u+w "$T"; rm -rf "$T"' EXIT
-cp -a "$B/test-prefix" "$T/prefix"
-JIG=$T/prefix/bin/jig
-SNAP=$T/prefix/lib/jig/$(readlink "$T/prefix/lib/jig/current")
+bench_prefix "$B"
 mkdir -p "$T/p/hello"
 echo '{"format":"jig-project/1","flows":{"hello":"hello"}}' >"$T/p/jig.json"
 echo '{"format":"jig-flow/1","name":"hello","entry":"main.js","inputs":[],"outputs":["hello.txt"]}' >"$T/p/hello/flow.json"

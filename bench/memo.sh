@@ -15,11 +15,7 @@ B=$(cd "${1:-build}" && pwd)
 runs=${2:-20}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
-T=$(mktemp -d)
-trap 'chmod -R u+w "$T"; rm -rf "$T"' EXIT
-cp -a "$B/test-prefix" "$T/prefix"
-JIG=$T/prefix/bin/jig
-SNAP=$T/prefix/lib/jig/$(readlink "$T/prefix/lib/jig/current")
+bench_prefix "$B"
 for p in pm pd; do
 	mkdir -p "$T/$p/hello"
 	echo '{"format":"jig-project/1","flows":{"hello":"hello"}}' >"$T/$p/jig.json"

@@ -152,11 +152,7 @@ guest() {
 	where=guest
 	. "$S/tests/flow/rss.sh"
 	. "$S/bench/common.sh"
-	T=$(mktemp -d)
-	trap 'chmod -R u+w "$T"; rm -rf "$T"' EXIT
-	cp -a "$B/test-prefix" "$T/prefix"
-	JIG=$T/prefix/bin/jig
-	SNAP=$T/prefix/lib/jig/$(readlink "$T/prefix/lib/jig/current")
+	bench_prefix "$B"
 	if [ "$short" = 1 ]; then ns="1 4" cpu_s=0.2 runs=1 warm=0 truns=2 atts="1 64" memns= memats=64
 	else ns="1 2 4 8" cpu_s=1 runs=5 warm=1 truns=15 atts="1 16 64" memns="1 2 4 8" memats="1 16 64"; fi
 	mkdir -p "$T/p" "$T/o"
