@@ -412,19 +412,16 @@ int jig_agent_provider_get(const char *id, bool secret, struct jig_agent_provide
 	char what[PATH_MAX + 16];
 	jig_autofree char *buf = NULL;
 	size_t len = 0;
-	struct stat st;
-	int r = jig_config_read("agents.json", CONFIG_MAX, true, what, sizeof(what), &buf, &len, &st, e);
+	int r = jig_config_read("agents.json", CONFIG_MAX, JIG_CONFIG_SECRET, what, sizeof(what), &buf, &len, e);
 	if (r == JIG_CONFIG_ABSENT)
-		return jig_err(e, JIG_E_USAGE, "no operator configuration directory (HOME is not set); agent providers are configured in agents.json");
+		return jig_err(e, JIG_E_USAGE, "agent provider \"%s\": no operator configuration %s; agent providers are configured there", id, what);
 	if (r)
-		return jig_err_prefix(e, JIG_E_USAGE, "agent provider \"%s\": operator configuration ", id);
+		return r;
 	json_t *doc = NULL, *providers;
 	const char *format;
 	static const char *const keys[] = {"format", "providers", NULL};
-	if (st.st_uid != geteuid() || (st.st_mode & 077))
-		r = jig_err(e, JIG_E_USAGE, "operator configuration %s must be yours and mode 0600 (it names credentials); refused", what);
-	else if (!(r = jig_json_parse_secret_object(buf, len, what, &doc, e)) && !(r = jig_json_only_keys_edited(doc, keys, what, e)) &&
-		 !(r = jig_json_get_string(doc, "format", what, &format, e))) {
+	if (!(r = jig_json_parse_secret_object(buf, len, what, &doc, e)) && !(r = jig_json_only_keys_edited(doc, keys, what, e)) &&
+	    !(r = jig_json_get_string(doc, "format", what, &format, e))) {
 		providers = json_object_get(doc, "providers");
 		if (strcmp(format, JIG_AGENTS_CONFIG_FORMAT) != 0)
 			r = jig_err(e, JIG_E_USAGE, "%s: format \"%.40s\" is not " JIG_AGENTS_CONFIG_FORMAT, what, format);

@@ -1,25 +1,42 @@
 /* The one reader of the operator's configuration (issue 32): a file under
- * ${XDG_CONFIG_HOME:-~/.config}/jig/ (http.json, npm.json, agents.json).
- * Each caller checks its file's owner and mode (credentials: 0600) and
- * parses its format. */
+ * ${XDG_CONFIG_HOME:-~/.config}/jig/ (http.json, npm.json, agents.json,
+ * sessions.json). It fails closed (issue 44): only ENOENT, for the
+ * directory or the file, is "no configuration"; any other failure to open
+ * or read either is a refusal naming the file and the error. It applies the
+ * one owner and mode rule, by what the file holds; each caller parses its
+ * format. */
 #ifndef JIG_CONFIG_CONFIG_H
 #define JIG_CONFIG_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/stat.h>
 
 #include "util/error.h"
 
-/* jig_config_read's "no configuration": HOME is not set, or (unless
- * required) there is no configuration directory or no such file. */
+/* jig_config_read's "no configuration": HOME is not set, or there is no
+ * configuration directory (ENOENT) or no such file in it (ENOENT). A caller
+ * that needs the file refuses with its own words. */
 #define JIG_CONFIG_ABSENT 1
 
-/* Reads name (at most max bytes, not a link) into *buf (the caller frees),
- * *len and *st; what gets "<dir>/<name>" for messages. Returns 0,
- * JIG_CONFIG_ABSENT, or < 0 with e set (required: a directory that cannot
- * be opened or a missing file is an error). */
-int jig_config_read(const char *name, size_t max, bool required, char *what, size_t what_cap, char **buf, size_t *len,
-		    struct stat *st, struct jig_error *e);
+/* What a file holds decides who may have written it. */
+enum jig_config_secrecy {
+	/* It only names things (npm.json's registry): yours and not
+	 * writable by group or others. */
+	JIG_CONFIG_NAMES,
+	/* It holds or names credentials (http.json, agents.json) or decides
+	 * what a session may reach (sessions.json): yours, no group or other
+	 * permission bits (0600 or stricter) and one link. */
+	JIG_CONFIG_SECRET,
+};
+
+/* Reads name (at most max bytes, a regular file, not a link) into *buf (the
+ * caller frees; a SECRET file's bytes are the caller's to wipe) and *len;
+ * what gets "<dir>/<name>" for messages. Returns 0, JIG_CONFIG_ABSENT, or
+ * < 0 with e set to one line naming the file (JIG_E_USAGE): a directory or
+ * file that cannot be opened or read for any reason but ENOENT (EACCES,
+ * EMFILE, ELOOP, ENOTDIR, EIO...), a directory that is a link to nothing,
+ * or a file that breaks secrecy's rule (checked before it is read). */
+int jig_config_read(const char *name, size_t max, enum jig_config_secrecy secrecy, char *what, size_t what_cap, char **buf,
+		    size_t *len, struct jig_error *e);
 
 #endif

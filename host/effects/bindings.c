@@ -24,16 +24,13 @@ int jig_http_binding_get(const char *flow, const char *route, const char *url, s
 {
 	memset(b, 0, sizeof(*b));
 	char what[PATH_MAX + 16];
-	struct stat st;
 	jig_autofree char *buf = NULL;
 	size_t len;
-	int r = jig_config_read("http.json", CONFIG_MAX, false, what, sizeof(what), &buf, &len, &st, e);
+	int r = jig_config_read("http.json", CONFIG_MAX, JIG_CONFIG_SECRET, what, sizeof(what), &buf, &len, e);
 	if (r == JIG_CONFIG_ABSENT)
 		return 0;
 	if (r)
-		return jig_err_prefix(e, JIG_E_USAGE, "operator configuration ");
-	if (st.st_uid != geteuid() || (st.st_mode & 077))
-		return jig_err(e, JIG_E_USAGE, "operator configuration %s must be yours and mode 0600 (it holds credentials); refused", what);
+		return r;
 	json_t *doc = NULL, *bindings = NULL, *hit = NULL;
 	const char *format;
 	static const char *const keys[] = {"format", "ca_file", "bindings", NULL};

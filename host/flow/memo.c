@@ -77,9 +77,8 @@ static json_t *operator_key(void)
 	jig_autofree char *buf = NULL;
 	size_t len;
 	char what[PATH_MAX + 32];
-	struct stat st;
 	struct jig_error ignored;
-	int r = jig_config_read("agents.json", JIG_MEMO_MAX_BYTES, false, what, sizeof(what), &buf, &len, &st, &ignored);
+	int r = jig_config_read("agents.json", JIG_MEMO_MAX_BYTES, JIG_CONFIG_SECRET, what, sizeof(what), &buf, &len, &ignored);
 	if (r < 0)
 		return NULL;
 	return json_pack("{s:o,s:s}", "agents_json", r == JIG_CONFIG_ABSENT ? json_null() : sha_of(buf, len), "config_home",

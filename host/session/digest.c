@@ -1,5 +1,5 @@
-/* The canonical per-launch policy, its digest and its cache entry
- * (docs/session.md, "Digest and cache"). The same inputs give the same
+/* The canonical per-launch policy and its digest (docs/session.md,
+ * "Digest"). The same inputs give the same
  * bytes; the per-launch id (and so the TMPDIR path) is not an input. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,27 +40,6 @@ static json_t *policy_doc(const struct jig_session *s)
 			 s->w.rw ? "rw" : "ro");
 }
 
-/* A hit must be these very bytes (R's get has checked the file and that
- * its content hashes to its name); anything else was deleted by get. */
-static int cache(struct jig_session *s, struct jig_error *e)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	int r = jig_policy_cache_get(s->sha256, &buf, &len, &s->cache, e);
-	if (r < 0)
-		return jig_err_prefix(e, -r, "session: the policy cache: ");
-	if (r == 0) {
-		bool same = len == strlen(s->canonical) && memcmp(buf, s->canonical, len) == 0;
-		free(buf);
-		if (!same)
-			return jig_err(e, JIG_E_INTEGRITY, "session: the cached policy %s differs from the one composed now; refused", s->cache.path);
-		s->cache_hit = true;
-	} else if ((r = jig_policy_cache_put(s->sha256, s->canonical, strlen(s->canonical), &s->cache, e)))
-		return jig_err_prefix(e, -r, "session: the policy cache: ");
-	snprintf(s->cache_path, sizeof(s->cache_path), "%s", s->cache.path);
-	return 0;
-}
-
 int jig_session_build(struct jig_session *s, struct jig_error *e)
 {
 	jig_scope_template_free(&s->t);
@@ -76,5 +55,5 @@ int jig_session_build(struct jig_session *s, struct jig_error *e)
 	unsigned char d[JIG_SHA256_LEN];
 	jig_sha256(s->canonical, strlen(s->canonical), d);
 	jig_hex(d, JIG_SHA256_LEN, s->sha256);
-	return cache(s, e);
+	return 0;
 }

@@ -210,9 +210,6 @@ static int neighbours(struct ev_run *r, struct jig_error *e)
 		if (snprintf(p, sizeof(p), "%s/%s", cfg, JIG_SESSIONS_FILE) < (int)sizeof(p))
 			priv[n++] = strdup(p);
 	}
-	const char *cache = json_string_value(json_object_get(r->plan, "cache_path"));
-	if (cache) /* the session's own policy, in the runtime parent's cache */
-		priv[n++] = strdup(cache);
 	if (snprintf(p, sizeof(p), "%s/plan.json", r->dir) < (int)sizeof(p))
 		priv[n++] = strdup(p); /* this run's own raw evidence */
 	int rc = 0;

@@ -38,13 +38,10 @@ struct jig_session {
 	json_t *doc; /* the canonical per-launch policy */
 	char *canonical;
 	char sha256[JIG_SHA256_HEX];
-	char cache_path[PATH_MAX];
-	struct jig_policy_cache_ent cache;
-	bool cache_hit;
 };
 
-/* Composes s->facts (and extra), the canonical policy, its digest and its
- * cache entry (a hit re-checked; a bad entry deleted and refused). */
+/* Composes s->facts (and extra) into s->t, the canonical policy and its
+ * digest: the policy a launch uses is always the one composed now. */
 int jig_session_build(struct jig_session *s, struct jig_error *e);
 
 #endif

@@ -1,7 +1,6 @@
-/* A session's launch: the checks that must be fresh (the cache entry, the
- * state root), the runtime directory and its lease, the template made this
- * launch's (its id in the TMPDIR path), then the one launch every scope
- * kind uses (jig_launch), the session's terminal as its 0, 1 and 2. */
+/* A session's launch: the check that must be fresh (the state root), the
+ * runtime directory and its lease, the template made this launch's (its id
+ * in the TMPDIR path), then the one launch every scope kind uses (jig_launch), the session's terminal as its 0, 1 and 2. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -135,7 +134,7 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 		if ((r = jig_session_build(s, e)))
 			return r;
 	}
-	if ((r = jig_policy_cache_recheck(&s->cache, s->sha256, e)) || (r = state_root(s->state_root, e)))
+	if ((r = state_root(s->state_root, e)))
 		return r;
 	struct jig_terminal term;
 	struct session_run sr = {.s = s, .init_fd = -1, .stdio_fd = stdio_fd, .reaper = {.pid = -1, .fd = -1},

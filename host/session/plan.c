@@ -19,7 +19,7 @@ json_t *jig_session_plan_json(const struct jig_session *s)
 	json_t *argv = json_object_get(s->doc, "argv");
 	json_t *caps = json_object_get(s->w.repo, "capabilities");
 	return json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s},s:{s:s,s:s},s:{s:s,s:s,s:s,s:O},s:{s:s,s:O},s:s,s:o,s:o,"
-			 "s:{s:s,s:s,s:s},s:s,s:s,s:s,s:b,s:O,s:o}",
+			 "s:{s:s,s:s,s:s},s:s,s:s,s:O,s:o}",
 			 "schema", JIG_SESSION_PLAN_FORMAT,
 			 "repository", "id", s->w.repo_id, "root", s->w.root, "worktree", s->w.worktree, "common_dir",
 			 s->w.common_dir, "cwd", s->w.cwd, "mode", s->w.rw ? "rw" : "ro", "context", s->w.context,
@@ -30,8 +30,8 @@ json_t *jig_session_plan_json(const struct jig_session *s)
 			 "state_root", s->state_root, "capabilities", caps ? json_incref(caps) : json_array(),
 			 "high_risk", high_risk_json(s->high_risk),
 			 "snapshot", "manifest_sha256", s->manifest_sha256, "launch_identity", s->identity, "catalog_sha256",
-			 s->catalog_sha256, "map_sha256", s->map.sha256, "policy_sha256", s->sha256, "cache_path", s->cache_path,
-			 "cache_hit", s->cache_hit, "argv", argv, "permission_plan", jig_scope_plan_json(&s->t.policy));
+			 s->catalog_sha256, "map_sha256", s->map.sha256, "policy_sha256", s->sha256, "argv", argv,
+			 "permission_plan", jig_scope_plan_json(&s->t.policy));
 }
 
 static void line(FILE *out, const char *label, const char *value)
@@ -71,8 +71,6 @@ void jig_session_plan_print(const struct jig_session *s, FILE *out)
 	line(out, "snapshot", s->manifest_sha256);
 	line(out, "map sha256", s->map.sha256);
 	line(out, "policy sha256", s->sha256);
-	snprintf(buf, sizeof(buf), "%s (%s)", s->cache_path, s->cache_hit ? "a hit, re-checked" : "written");
-	line(out, "cache", buf);
 	fprintf(out, "  %-14s", "program");
 	size_t i;
 	json_t *v;

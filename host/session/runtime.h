@@ -1,7 +1,6 @@
 /* The session's runtime directory (issue 34; seed 001 Slice 3 items 8-12):
  * $XDG_RUNTIME_DIR checked, the per-session root and its private TMPDIR,
- * the session's lease, the sweep of abandoned sessions, and the files of
- * the per-launch policy cache. Every directory is reached from / one
+ * the session's lease and the sweep of abandoned sessions. Every directory is reached from / one
  * component at a time with O_NOFOLLOW; nothing here follows a symlink.
  * The lease's facts and the liveness checks are the Run's (run/lease.h):
  * the boot id, a pid with its start time, a cgroup's "populated". */
@@ -21,7 +20,7 @@
    Refusals name the rule that failed, one line. */
 int jig_runtime_dir(char *out, size_t n, struct jig_error *e);
 
-/* $XDG_RUNTIME_DIR/jig/<sub> (sub: "sessions" or "cache"): jig/ and it created 0700 when absent, each
+/* $XDG_RUNTIME_DIR/jig/<sub> (sub: "sessions"): jig/ and it created 0700 when absent, each
    opened no-follow, the caller's with mode 0700. Out: its path; returns its descriptor (the caller closes
    it) or -code. */
 int jig_runtime_jig_dir(const char *sub, char *out, size_t n, struct jig_error *e);
@@ -53,17 +52,5 @@ void jig_session_rt_close(struct jig_session_rt *rt);
    sign of life preserves the directory (and says so on stderr, one line). Returns how many were removed,
    or -code when $XDG_RUNTIME_DIR itself is refused (e says why). */
 int jig_session_rt_sweep(struct jig_error *e);
-
-/* The per-launch policy cache: $XDG_RUNTIME_DIR/jig/cache/<sha256>.json. */
-struct jig_policy_cache_ent { char path[4096]; dev_t dev; ino_t ino; off_t size; };
-/* Writes bytes whose SHA-256 is sha256: a 0600 temporary file in the cache directory, fsync, renameat into
-   place, then reopened O_NOFOLLOW and verified (regular, caller's, 0600, one link, same bytes). */
-int jig_policy_cache_put(const char *sha256, const char *buf, size_t len, struct jig_policy_cache_ent *ent, struct jig_error *e);
-/* 0: a hit with *buf (malloc'd, *len) after every check: regular file (not a link), the caller's, mode 0600,
-   one link, size within a cap, content SHA-256 equal to the name; 1: no entry; -code: an entry that failed a
-   check — it is deleted and the launch must fail (never regenerate silently). */
-int jig_policy_cache_get(const char *sha256, char **buf, size_t *len, struct jig_policy_cache_ent *ent, struct jig_error *e);
-/* Immediately before launch: the entry is still the same (device, inode, size, owner, mode, content). */
-int jig_policy_cache_recheck(const struct jig_policy_cache_ent *ent, const char *sha256, struct jig_error *e);
 
 #endif

@@ -1,7 +1,7 @@
 /* jig session: one interactive, least-privilege agent session composed from
  * the catalog's `session` kind and the operator's trusted repository map
  * (docs/session.md). prepare does every check that can refuse before a
- * launch (the map, the repository, the provider, composition, the cache);
+ * launch (the map, the repository, the provider, composition);
  * the plan is printed from the same object that launches. */
 #ifndef JIG_SESSION_SESSION_H
 #define JIG_SESSION_SESSION_H
@@ -32,7 +32,7 @@ struct jig_session_request {
 
 struct jig_session; /* opaque */
 
-/* The map, the repository, the provider, composition, the cache: every
+/* The map, the repository, the provider, composition: every
  * refusal before launch. 0 and *out, or -code with e (one line). */
 int jig_session_prepare(const struct jig_session_request *rq, struct jig_session **out, struct jig_error *e);
 
