@@ -27,7 +27,7 @@ static int check_owner_mode(const struct stat *st, enum jig_config_secrecy secre
 {
 	if (secrecy == JIG_CONFIG_SECRET && (st->st_uid != geteuid() || (st->st_mode & 077) || st->st_nlink != 1))
 		return jig_err(e, JIG_E_USAGE,
-			       "operator configuration %s must be yours, mode 0600 and one link (it holds or names credentials); refused", what);
+			       "operator configuration %s must be yours and mode 0600 with one link (it holds or names credentials); refused", what);
 	if (secrecy == JIG_CONFIG_NAMES && (st->st_uid != geteuid() || (st->st_mode & 022)))
 		return jig_err(e, JIG_E_USAGE, "operator configuration %s must be yours and not writable by others; refused", what);
 	return 0;

@@ -21,7 +21,8 @@ struct jig_http_binding {
 
 /* Looks up the binding of (flow, route). A binding that names another URL
  * than the grant's, or is revoked, refuses the request (-JIG_E_USAGE); so
- * does an unsafe or malformed configuration. No file: no bindings. */
+ * does an unsafe, malformed or unreadable configuration. No file (ENOENT):
+ * no bindings. */
 int jig_http_binding_get(const char *flow, const char *route, const char *url, struct jig_http_binding *b,
 			 struct jig_error *e);
 /* Wipes the bearer and frees. */

@@ -88,6 +88,42 @@ case_registry_config_refused() {
 	bad "npm.json must be yours and not writable by others"
 	chmod 644 "$T/config/jig/npm.json"
 }
+case_config_dir_unreadable() {
+	# Issue 44, R-E06 (dependency confusion): npm.json names a private
+	# registry; a configuration directory the operator cannot read (EACCES
+	# on it or on its parent, ENOTDIR) is never "no configuration", which
+	# would mean the public registry: review, resolution and jig lock
+	# refuse with one line naming the file and the error, and no registry
+	# is asked anything.
+	listen
+	unreadable() { # unreadable WHAT: each command refused naming npm.json and WHAT
+		project
+		bad "npm.json: $1: cannot read the operator configuration; fix its permissions or remove it"
+		quiet
+		rm "$T/p/uses/bun.lock"
+		set +e; (cd "$T/p" && jig review --yes --allow-resolution-network) >"$T/out" 2>"$T/err"; rc=$?; set -e
+		cat "$T/err"
+		[ "$rc" -eq 2 ] && [ "$(tail -n 1 "$T/err")" = "jig: $T/config/jig/npm.json: $1: cannot read the operator configuration; fix its permissions or remove it" ] ||
+			fail "resolution: exit $rc"
+		! grep -q "registry.npmjs.org\|resolving its dependencies" "$T/err" || fail "went on to another registry"
+		set +e; (cd "$T/p" && jig lock) >"$T/out" 2>"$T/err"; rc=$?; set -e
+		cat "$T/err"
+		[ "$rc" -eq 2 ] && grep -q "npm.json: $1: cannot read" "$T/err" || fail "jig lock: exit $rc"
+		[ ! -e "$T/p/uses/bun.lock" ] || fail "jig lock wrote a lock"
+		quiet
+	}
+	chmod 000 "$T/config/jig"
+	unreadable "Permission denied"
+	chmod 755 "$T/config/jig" && chmod 000 "$T/config"
+	unreadable "Permission denied"
+	chmod 755 "$T/config"
+	mv "$T/config/jig" "$T/config/real" && touch "$T/config/jig" && chown "$USER_NAME" "$T/config/jig"
+	unreadable "Not a directory"
+	rm "$T/config/jig" && mv "$T/config/real" "$T/config/jig"
+	# Readable again: the review goes on to the private registry.
+	project
+	reaches_preparation
+}
 case_no_dependencies_no_check() {
 	# A package.json without dependencies (type: module, say) needs nothing.
 	project '{name: "x", type: "module", scripts: {test: "true", postinstall: "touch /tmp/x"}}'

@@ -230,6 +230,20 @@ case_refuse_agent_config_unsafe() {
 	agents_json; mv "$T/config/jig/agents.json" "$T/config/jig/real.json"; ln -s real.json "$T/config/jig/agents.json"
 	bad "agents.json"
 }
+case_refuse_agent_config_unreadable() {
+	# Issue 44: agents.json the operator cannot read (EACCES on the
+	# configuration directory or its parent, ENOTDIR) is a refusal naming
+	# the file and the error, not "no operator configuration".
+	agent_project; agents_json
+	chmod 000 "$T/config/jig"
+	bad "^jig: $T/config/jig/agents.json: Permission denied: cannot read the operator configuration; fix its permissions or remove it\$"
+	chmod 700 "$T/config/jig"; chmod 000 "$T/config"
+	bad "agents.json: Permission denied: cannot read the operator configuration"
+	chmod 755 "$T/config"; rm -rf "$T/config/jig"; touch "$T/config/jig"
+	bad "agents.json: Not a directory: cannot read the operator configuration"
+	rm "$T/config/jig"
+	bad 'agent provider "fake": no operator configuration .*agents.json; agent providers are configured there'
+}
 case_refuse_agent_config_fields() {
 	agent_project
 	for change in '.providers.fake.client = "gemini"' '.providers.fake.env = {OPENAI_API_KEY: "x"}' \

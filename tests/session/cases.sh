@@ -138,6 +138,20 @@ case_map_file_rules() {
 	rm "$T/config/jig/sessions.json"
 	refused "$T/repo" 'sessions.json' --dry-run
 }
+case_map_unreadable() {
+	# Issue 44: a repository map the operator cannot read (EACCES on the
+	# configuration directory, ENOTDIR) is a refusal naming the file and
+	# the error, not "no repository map".
+	map
+	chmod 000 "$T/config/jig"
+	refused "$T/repo" "^jig: $T/config/jig/sessions.json: Permission denied: cannot read the operator configuration; fix its permissions or remove it\$" --dry-run
+	chmod 755 "$T/config/jig"
+	mv "$T/config/jig" "$T/config/real" && touch "$T/config/jig"
+	refused "$T/repo" "sessions.json: Not a directory: cannot read the operator configuration" --dry-run
+	rm "$T/config/jig" && mv "$T/config/real" "$T/config/jig"
+	rm "$T/config/jig/sessions.json"
+	refused "$T/repo" "no repository map $T/config/jig/sessions.json; sessions are mapped there" --dry-run
+}
 case_unsafe_runtime_dir() {
 	map
 	mkdir -p "$T/rt" && chown "$USER_NAME:" "$T/rt" && chmod 700 "$T/rt"
