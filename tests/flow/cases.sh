@@ -889,6 +889,15 @@ case_http_bindings() {
 	succeeded
 	expect_refused 0 "must be yours and mode 0600"
 	[ "$(wc -l <"$T/srv.log")" -eq 3 ] || fail "sent with an unsafe configuration"
+	# Issue 44: a configuration the operator cannot read is not "no
+	# bindings": the revoked route stays refused, nothing is sent.
+	chmod 600 "$XDG_CONFIG_HOME/jig/http.json"; chmod 000 "$XDG_CONFIG_HOME/jig"
+	steps '[{"do":"http","route":"redirect"},{"do":"http","route":"post","body":{"n":3}}]'
+	chmod 700 "$XDG_CONFIG_HOME/jig"
+	succeeded
+	expect_refused 0 "http.json: Permission denied: cannot read the operator configuration"
+	expect_refused 1 "http.json: Permission denied"
+	[ "$(wc -l <"$T/srv.log")" -eq 3 ] || fail "sent with an unreadable configuration: $(cat "$T/srv.log")"
 }
 case_http_bearer_canary() {
 	# R-H02, R-H06: the bearer never appears in the Flow's environment, arguments,

@@ -347,6 +347,29 @@ case_resolved_lock_outside_registry() {
 	refused_flag "not the registry's own"
 	! grep -q '\.tgz$' "$T/log" || fail "a tarball was fetched"
 }
+case_config_dir_unreadable() {
+	# Issue 44, R-E06 (dependency confusion): npm.json names the private
+	# (loopback) registry; a configuration directory the operator cannot
+	# read is refused with one line naming npm.json and the error, at
+	# preparation and at resolution, never read as "no configuration"
+	# (which would resolve from the public registry): no registry is asked
+	# anything. Readable again, the same review asks the private one.
+	serve
+	project "$(greet_spec)"
+	chmod 000 "$XDG_CONFIG_HOME/jig"
+	refused "^jig: $XDG_CONFIG_HOME/jig/npm.json: Permission denied: cannot read the operator configuration; fix its permissions or remove it\$"
+	rm "$T/p/uses/bun.lock"
+	review --allow-resolution-network
+	[ "$rc" -eq 2 ] || fail "resolution: exit $rc"
+	[ "$(tail -n 1 "$T/review.err")" = "jig: $XDG_CONFIG_HOME/jig/npm.json: Permission denied: cannot read the operator configuration; fix its permissions or remove it" ] ||
+		fail "resolution: not the one line"
+	! grep -q "registry.npmjs.org\|resolving its dependencies" "$T/review.err" || fail "resolution went to another registry"
+	[ ! -e "$T/p/.jig/admission.json" ] || fail "admitted"
+	[ ! -s "$T/log" ] || fail "a registry request was made: $(cat "$T/log")"
+	chmod 700 "$XDG_CONFIG_HOME/jig"
+	review --allow-resolution-network
+	[ -s "$T/log" ] || fail "readable again, the private registry was not asked"
+}
 # flows N SPEC_FN: a project of N Flows f01..fNN, each importing
 # jig-fixture-pad, with the package.json and bun.lock `SPEC_FN I` makes.
 flows() {
