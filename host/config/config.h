@@ -8,7 +8,6 @@
 #ifndef JIG_CONFIG_CONFIG_H
 #define JIG_CONFIG_CONFIG_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/error.h"

@@ -26,7 +26,9 @@
 
 /* The registry is operator configuration, never the project's:
  * ${XDG_CONFIG_HOME:-~/.config}/jig/npm.json, the caller's and not
- * writable by others. https, or plain http to a loopback address only. */
+ * writable by others (JIG_CONFIG_NAMES). Only a missing file is the
+ * default registry; an unreadable one is refused (config.c), never the
+ * public registry. https, or plain http to a loopback address only. */
 static int registry_ok(const char *u)
 {
 	const char *rest;
