@@ -281,8 +281,6 @@ _Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due ins
 #define JIG_SEQUENCE_MAX ((UINT64_C(1) << 53) - 1) /* exact in every JSON reader */
 #define JIG_SIG_MAX_BYTES 256
 
-/* A session's canonical policy in the per-launch cache (session/runtime.h). */
-#define JIG_POLICY_CACHE_MAX_BYTES (1u << 20)
 /* A Run's lease file, in bytes (run/lease.h). */
 #define JIG_LEASE_MAX_BYTES (16u << 10)
 

@@ -216,7 +216,7 @@ case_agent_route_in_plan() {
 case_refuse_agent_unknown_provider() {
 	# R-A02: a provider that is not configured is refused at review.
 	agent_project; export XDG_CONFIG_HOME="$T/none"
-	bad 'agent provider "fake": operator configuration'
+	bad 'agent provider "fake": no operator configuration .*/none/jig/agents.json; agent providers are configured there'
 	agents_json '.providers = {other: .providers.fake}'
 	bad 'agent provider "fake" is not configured in'
 }
