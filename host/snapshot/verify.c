@@ -23,7 +23,7 @@
 #include "util/fileio.h"
 #include "state/state.h"
 
-#define CACHE_FILE "verification.cache"
+#define CACHE_FILE JIG_STATE_VERIFICATION_CACHE
 #define CACHE_FORMAT "jig-verification-cache/3"
 #define MAC_LINE_LEN (4 + 2 * JIG_STATE_MAC_LEN + 1) /* "mac " HEX "\n" */
 #define CACHE_MAX_BYTES (64u << 20)

@@ -26,6 +26,9 @@
 #define JIG_OPERATOR_KEY_LEN 32
 #define JIG_STATE_MAC_LEN 32
 #define JIG_ADMISSION_FORMAT "jig-admission/2"
+/* The verification cache's file in jig_state_cache_dir (its format:
+ * snapshot/verify.c). */
+#define JIG_STATE_VERIFICATION_CACHE "verification.cache"
 
 /* <root>/.jig (rootfd: the project directory), created 0700 when create
  * and missing: an fd, or a negative code. One that is not the caller's,
