@@ -111,8 +111,8 @@ static void load(struct jig_verifier *v)
 		v->dirty = true;
 		return;
 	}
-	if (r)
-		return ignore(v, "is not a regular file of yours with mode 0600 and one link, or cannot be read");
+	if (r) /* the store's reason, without its name again */
+		return ignore(v, strncmp(re.msg, CACHE_FILE ": ", strlen(CACHE_FILE) + 2) == 0 ? re.msg + strlen(CACHE_FILE) + 2 : re.msg);
 	char *buf = v->buf;
 	/* Every line complete (a truncated file ends mid-line) and well formed;
 	 * the MAC first: nothing in a forged cache is looked at. */
