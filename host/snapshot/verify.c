@@ -57,7 +57,7 @@ int jig_verifier_init(struct jig_verifier *v, const char *arg, enum jig_verifica
 
 static void ignore(struct jig_verifier *v, const char *why)
 {
-	snprintf(v->note, sizeof(v->note), "%s/" CACHE_FILE " %s; ignored", v->dir, why);
+	snprintf(v->note, sizeof(v->note), "%.3800s/" CACHE_FILE " %.100s; ignored", v->dir, why);
 	v->n = 0;
 	json_object_clear(v->added);
 	v->dirty = v->writable; /* replace the bad file with a fresh one */
@@ -100,7 +100,7 @@ static void load(struct jig_verifier *v)
 		return;
 	struct jig_error ke;
 	if (jig_state_operator_key(true, -1, v->key, &ke) < 0) {
-		snprintf(v->note, sizeof(v->note), "no verification cache: %.600s", ke.msg);
+		snprintf(v->note, sizeof(v->note), "no verification cache: %.300s", ke.msg);
 		return;
 	}
 	v->writable = true;

@@ -38,19 +38,23 @@ int jig_state_project_dir(int rootfd, const char *root, bool create, struct jig_
 	if (create && mkdirat(rootfd, JIG_STATE_DIR, 0700) < 0 && errno != EEXIST)
 		return jig_err(e, JIG_E_USAGE, "%s/%s: cannot create: %s", root, JIG_STATE_DIR, strerror(errno));
 	int fd = openat(rootfd, JIG_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
 	if (fd < 0) {
-		if (errno == ELOOP || errno == ENOTDIR)
+		int saved = errno;
+		if (saved == ELOOP || saved == ENOTDIR)
 			return jig_err(e, JIG_E_NOT_ADMITTED,
 				       "%s/%s is a symbolic link or not a directory, so not yours: move it away, then run 'jig review' (jig never deletes it)",
 				       root, JIG_STATE_DIR);
-		return jig_err(e, errno == ENOENT ? JIG_E_USAGE : JIG_E_INTERNAL, "%s/%s: %s", root, JIG_STATE_DIR, strerror(errno));
+		if (saved != EACCES || fstatat(rootfd, JIG_STATE_DIR, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid == geteuid())
+			return jig_err(e, saved == ENOENT ? JIG_E_USAGE : JIG_E_INTERNAL, "%s/%s: %s", root, JIG_STATE_DIR, strerror(saved));
+		/* another user's, closed to us: said below as not yours */
 	}
-	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 0777) != 0700) {
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 0777) != 0700) {
 		int r = jig_err(e, JIG_E_NOT_ADMITTED,
 				"%s/%s is owned by uid %u with mode %04o, not yours (uid %u) with mode 0700: it was made by someone else, so nothing in it is trusted; fix its owner and mode or move it away, then run 'jig review' (jig never deletes it)",
 				root, JIG_STATE_DIR, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return r;
 	}
 	return fd;
@@ -75,7 +79,9 @@ int jig_state_read(int dirfd, const char *rel, size_t cap, const char *what, cha
 	jig_autoclose int fd = jig_open_beneath(dirfd, rel, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		return jig_err(e, errno == ENOENT ? JIG_E_USAGE : JIG_E_INTEGRITY, "%s: %s", what,
-			       errno == ELOOP ? "is or passes through a symbolic link" : strerror(errno));
+			       errno == ELOOP	 ? "is or passes through a symbolic link"
+			       : errno == EACCES ? "not a regular file of yours with mode 0600 and one link (it cannot be read)"
+						 : strerror(errno));
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", what, strerror(errno));

@@ -22,17 +22,19 @@ KEY="$KEYDIR/operator.key"
 T=$(mktemp -d /var/tmp/jig-consent.XXXXXX)
 chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
+mkdir "$T/o" && chown "$USER_NAME" "$T/o" # where a packet would go
 JIG="$JIG_TEST_PREFIX/bin/jig"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 jig() { runuser -u "$USER_NAME" -- "$JIG" "$@"; }
+P="$T/p" # the project jig runs in
 fresh() { rm -rf "$T/p"; cp -r "$JIG_SOURCE/examples" "$T/p"; chown -R "$USER_NAME" "$T/p"; }
 # review ARGS: jig review in the project; $rc, $T/out, $T/err.
-review() { set +e; (cd "$T/p" && jig review "$@") >"$T/out" 2>"$T/err" </dev/null; rc=$?; set -e; cat "$T/err"; }
+review() { set +e; (cd "$P" && jig review "$@") >"$T/out" 2>"$T/err" </dev/null; rc=$?; set -e; cat "$T/err"; }
 admit() { review --yes; [ "$rc" -eq 0 ] && grep -q "^admitted Plan" "$T/out" || fail "the operator's review did not admit (exit $rc)"; }
 # run: jig run of csv-report; $rc, $T/err.
 run() {
-	rm -rf "$T/pkt"
-	set +e; (cd "$T/p" && jig run csv-report --input data=csv-report/sample.csv --output "$T/pkt") >"$T/out" 2>"$T/err" </dev/null
+	rm -rf "$T/o/pkt"
+	set +e; (cd "$P" && jig run csv-report --input data=csv-report/sample.csv --output "$T/o/pkt") >"$T/out" 2>"$T/err" </dev/null
 	rc=$?; set -e; cat "$T/err"
 }
 # refused WHY: jig run is "not admitted by you" on its first line, names
@@ -42,7 +44,7 @@ refused() {
 	[ "$rc" -eq 5 ] || fail "jig run exited $rc, expected 5 (not admitted by you)"
 	head -1 "$T/err" | grep -q "not admitted by you.*run 'jig review' again" || fail "first line: $(head -1 "$T/err")"
 	grep -q -- "$1" "$T/err" || fail "the refusal does not say /$1/"
-	[ ! -e "$T/pkt" ] || fail "something was published"
+	[ ! -e "$T/o/pkt" ] || fail "something was published"
 }
 # admitted: jig run got past admission (this host then refuses at its
 # cgroup check, exit 3, before any scope).
@@ -54,7 +56,7 @@ admitted() {
 # readmit: the operator's review admits again, and jig run is admitted.
 readmit() { admit; admitted; }
 reviewed() { fresh; admit; admitted; }
-sha() { jq -r .plan_sha256 "$T/p/.jig/admission.json"; }
+sha() { jq -r .plan_sha256 "$P/.jig/admission.json"; }
 # mac_hex KEYFILE DOMAIN PART...: HMAC-SHA256 as state/state.h makes it
 # (each of the domain and the parts prefixed by its 8-byte length).
 mac_hex() {
@@ -93,7 +95,7 @@ case_admission_other_plan() {
 	reviewed
 	printf '// more\n' >>"$T/p/csv-report/main.ts"
 	review --json; new=$(jq -r .plan_sha256 "$T/out")
-	[ "$rc" -eq 5 ] && [ "$new" != "$(sha)" ] || fail "no new Plan to forge (exit $rc)"
+	[ "$new" != "$(sha)" ] || fail "no new Plan to forge"
 	jq -c --arg n "$new" '.plan_sha256 = $n' "$T/p/.jig/admission.json" >"$T/a" && cat "$T/a" >"$T/p/.jig/admission.json"
 	refused "not made with your operator key"
 	readmit
@@ -141,9 +143,11 @@ case_copy_is_another_project() {
 	# cp -a keeps owner, modes and bytes; it is another directory.
 	reviewed
 	cp -a "$T/p" "$T/copy"
-	rm -rf "$T/p.orig" && mv "$T/p" "$T/p.orig" && mv "$T/copy" "$T/p"
+	P="$T/copy"
 	refused "made for another directory"
 	readmit
+	P="$T/p"
+	admitted # the original keeps its own admission
 }
 
 case_same_path_other_directory() {
@@ -221,10 +225,10 @@ case_key_not_from_environment() {
 	chown -R "$USER_NAME" "$T/evil" "$T/evilhome"
 	forged=$(mac_hex "$T/evil/jig/operator.key" jig-admission/2 "$(sha)" "$(readlink -f "$T/p")" "$(stat -c %d "$T/p")" "$(stat -c %i "$T/p")" "$(id -u "$USER_NAME")")
 	jq -c --arg m "$forged" '.mac = $m' "$T/p/.jig/admission.json" >"$T/a" && cat "$T/a" >"$T/p/.jig/admission.json"
-	rm -rf "$T/pkt"
+	rm -rf "$T/o/pkt"
 	set +e
 	(cd "$T/p" && runuser -u "$USER_NAME" -- env XDG_STATE_HOME="$T/evil" HOME="$T/evilhome" "$JIG" run csv-report \
-		--input data=csv-report/sample.csv --output "$T/pkt") >"$T/out" 2>"$T/err" </dev/null
+		--input data=csv-report/sample.csv --output "$T/o/pkt") >"$T/out" 2>"$T/err" </dev/null
 	rc=$?; set -e; cat "$T/err"
 	[ "$rc" -eq 5 ] && head -1 "$T/err" | grep -q "not admitted by you" || fail "an admission made with the environment's key was accepted (exit $rc)"
 	readmit
