@@ -18,13 +18,14 @@ T=$(mktemp -d /tmp/jig-consent.XXXXXX)
 trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 OTHER=/var/tmp/consent-other # made by the scratch_ set-ups, as another user
+P="$T/p" # the project jig reviews and runs
 
-review() { (cd "$T/p" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }; }
+review() { (cd "$P" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }; }
 reviewed() { rm -rf "$T/p"; cp -r "$EX" "$T/p"; review; }
 run() {
 	rm -rf "$T/pkt"
 	set +e
-	(cd "$T/p" && "$JIG" run csv-report --input data="$T/p/csv-report/sample.csv" --output "$T/pkt") >"$T/out" 2>"$T/err" </dev/null
+	(cd "$P" && "$JIG" run csv-report --input data="$P/csv-report/sample.csv" --output "$T/pkt") >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
 	set -e
 	echo "--- jig run csv-report (exit $rc)"
@@ -59,8 +60,9 @@ case_tar_elsewhere() {
 	reviewed
 	stale_caches "$T/p"
 	tar -C "$T" -cf "$T/p.tar" p
-	mv "$T/p" "$T/orig" && mkdir "$T/x" && tar -C "$T/x" -xpf "$T/p.tar" && mv "$T/x/p" "$T/p"
-	[ -f "$T/p/.jig/admission-memo.json" ] && [ -d "$T/p/.jig/capture" ] || fail "the archive lost its caches"
+	mkdir "$T/x" && tar -C "$T/x" -xpf "$T/p.tar"
+	P="$T/x/p"
+	[ -f "$P/.jig/admission-memo.json" ] && [ -d "$P/.jig/capture" ] || fail "the archive lost its caches"
 	refused "made for another directory"
 	readmit
 }
@@ -94,7 +96,7 @@ case_tar_in_place_key_deleted() {
 case_cp_a() {
 	reviewed
 	cp -a "$T/p" "$T/copy"
-	mv "$T/p" "$T/orig" && mv "$T/copy" "$T/p"
+	P="$T/copy"
 	refused "made for another directory"
 	readmit
 }
@@ -106,7 +108,7 @@ case_git_clone() {
 	(cd "$T/p" && git ls-files | grep -q '^\.jig/admission.json$') || fail ".jig was not committed"
 	git clone -q "$T/p" "$T/clone"
 	chmod 700 "$T/clone/.jig" # git keeps no directory mode: what a careful attacker's checkout would set
-	mv "$T/p" "$T/orig" && mv "$T/clone" "$T/p"
+	P="$T/clone"
 	refused "not admitted by you"
 	readmit
 }
