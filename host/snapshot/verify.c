@@ -117,6 +117,12 @@ static void load(struct jig_verifier *v)
 	/* Every line complete (a truncated file ends mid-line) and well formed;
 	 * the MAC first: nothing in a forged cache is looked at. */
 	size_t hl = strlen(CACHE_FORMAT);
+	static const char older[] = "jig-verification-cache/";
+	if (len > sizeof(older) && memcmp(buf, older, sizeof(older) - 1) == 0 && buf[sizeof(older) - 1] >= '1' &&
+	    buf[sizeof(older) - 1] <= '2' && buf[sizeof(older)] == '\n') {
+		v->dirty = true; /* an older jig's cache (before its MAC): replaced, said nowhere */
+		return;
+	}
 	if (len < hl + 1 + MAC_LINE_LEN || memcmp(buf, CACHE_FORMAT "\n", hl + 1) != 0 || buf[len - 1] != '\n' ||
 	    strlen(buf) != len || memcmp(buf + len - MAC_LINE_LEN, "mac ", 4) != 0)
 		return ignore(v, "is truncated, corrupted or of another version");

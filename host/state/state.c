@@ -65,6 +65,13 @@ int jig_state_subdir(int dirfd, const char *name, bool create)
 	if (create && mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
 		return -1;
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	/* To write: the caller's own directory with a wider mode (a checkout
+	 * keeps no directory modes) is closed to 0700 first; what is in it is
+	 * checked entry by entry anyway. */
+	if (fd >= 0 && create && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	    (st.st_mode & 0777) != 0700)
+		fchmod(fd, 0700);
 	if (fd >= 0 && !dir_ok(fd)) {
 		close(fd);
 		errno = EPERM;
