@@ -73,7 +73,7 @@ scratch_tar_other_user() {
 	# then archives it for jigtest.
 	mount -t tmpfs -o mode=0755 tmpfs /home/jigconsent && chown jigconsent: /home/jigconsent
 	rm -rf "$OTHER" && mkdir -m 755 "$OTHER" && cp -r "$JIG_SOURCE/examples" "$OTHER/p" && chown -R jigconsent: "$OTHER"
-	as_other() { setpriv --reuid=jigconsent --regid=jigconsent --init-groups -- env HOME=/home/jigconsent "$@"; }
+	as_other() { /usr/bin/setpriv --reuid=jigconsent --regid=jigconsent --init-groups -- env HOME=/home/jigconsent "$@"; }
 	(cd "$OTHER/p" && as_other "$JIG_TEST_PREFIX/bin/jig" review --yes >/dev/null)
 	as_other tar -C "$OTHER" -cf "$OTHER/p.tar" p
 }
