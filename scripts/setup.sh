@@ -16,6 +16,10 @@ BUILD=${BUILD:-build}
 scripts/deps.sh
 # jig is rootless: the main job and the tests run it as this user.
 id jigtest >/dev/null 2>&1 || useradd -m -s /bin/sh jigtest
+# A second unprivileged user for the consent tests (issue 44): another
+# operator, with an operator key of its own (tests/integration/consent.sh,
+# tests/flow/consent.sh).
+id jigconsent >/dev/null 2>&1 || useradd -m -s /bin/sh jigconsent
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${JIG_CMAKE_FLAGS:-} >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"
 # The pinned Bun runtime (npm @oven/bun-linux-x64, version and integrity in

@@ -6,6 +6,7 @@
 
 #include "../flow/binding.h"
 #include "../flow/plan.h"
+#include "../flow/plan_diff.h"
 #include "../util/cleanup.h"
 #include "../util/fileio.h"
 #include "commands.h"
@@ -15,22 +16,18 @@
 /* The admitted Plan (NULL: none) and the installed snapshot's manifest digest, or why it cannot be opened. */
 struct admitted {
 	char sha[JIG_SHA256_HEX], manifest[JIG_SHA256_HEX], snapshot_why[300];
+	char refused[sizeof(((struct jig_error *)0)->msg)]; /* an admission there that is not this operator's */
 	json_t *plan;
 };
 
 static void read_admitted(const struct jig_project *p, struct admitted *a)
 {
 	struct jig_error ignored = {0};
-	if (jig_plan_admitted(p, a->sha, &ignored) == 0) {
-		char rel[128];
-		snprintf(rel, sizeof(rel), "admitted/%s.json", a->sha);
-		jig_autofree char *buf = NULL;
-		size_t len;
-		struct stat st;
-		if (jig_read_file_at(p->statefd, rel, 8u << 20, "admitted Plan", &buf, &len, &st, &ignored) < 0 ||
-		    jig_json_parse_object(buf, len, "admitted Plan", &a->plan, &ignored) < 0)
-			a->plan = NULL;
-	}
+	int r = jig_plan_admitted(p, a->sha, &ignored);
+	if (r == 0)
+		a->plan = jig_plan_admitted_doc(p, a->sha); /* only bytes that hash to its name */
+	else if (r == -JIG_E_NOT_ADMITTED)
+		snprintf(a->refused, sizeof(a->refused), "%s", ignored.msg);
 	char libdir[4096];
 	struct jig_snapshot s;
 	struct jig_error e = {0};
@@ -153,7 +150,12 @@ static void print_text(json_t *doc)
 		if (first)
 			puts("  effects  none");
 	}
-	if (!json_string_value(json_object_get(doc, "admitted_plan")))
+	const char *refused = json_string_value(json_object_get(doc, "admission_refused"));
+	if (refused) {
+		fputs("\n", stdout);
+		jig_text_put(stdout, refused);
+		fputc('\n', stdout);
+	} else if (!json_string_value(json_object_get(doc, "admitted_plan")))
 		puts("\nno admitted Plan: jig review admits one");
 }
 
@@ -182,6 +184,8 @@ int jig_cmd_list(int argc, char **argv)
 				json_array_append_new(flows, flow_json(&a, &p.flows[i]));
 		doc = json_pack("{s:s,s:s,s:s?,s:o}", "schema", "jig-list/1", "project", project, "admitted_plan", a.plan ? a.sha : NULL,
 				"flows", flows);
+		if (doc && a.refused[0])
+			json_object_set_new(doc, "admission_refused", json_string(a.refused));
 		if (json)
 			jig_cli_print_json(doc);
 		else

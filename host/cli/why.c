@@ -15,6 +15,7 @@
 #include "../run/record.h"
 #include "../run/why.h"
 #include "../util/cleanup.h"
+#include "../state/state.h"
 #include "../util/fileio.h"
 #include "commands.h"
 
@@ -33,19 +34,18 @@ static int packet_record(const char *packet, json_t **rec, struct jig_error *e)
 	return r;
 }
 
-/* <project>/.jig: the caller's own, 0700 (it is never created here). */
+/* <project>/.jig through the state store: the caller's own, 0700 (it is
+ * never created here). */
 static int open_state(const char *project, struct jig_error *e)
 {
 	jig_autoclose int root = open(project, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int fd = root < 0 ? -1 : openat(root, JIG_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
+	if (root < 0)
+		return jig_err(e, JIG_E_USAGE, "%s: %s", project, strerror(errno));
+	int fd = jig_state_project_dir(root, project, false, e);
+	if (fd == -JIG_E_USAGE || fd == -JIG_E_INTERNAL)
+		return jig_err(e, JIG_E_USAGE, "%s: no Run kept here (%s); jig why explains a Run of this project or a packet", project, e->msg);
 	if (fd < 0)
-		return jig_err(e, JIG_E_USAGE, "%s: no Run kept here (%s/%s: %s); jig why explains a Run of this project or a packet",
-			       project, project, JIG_STATE_DIR, strerror(errno));
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		close(fd);
-		return jig_err(e, JIG_E_USAGE, "%s/%s: must be owned by uid %u with mode 0700", project, JIG_STATE_DIR, (unsigned)geteuid());
-	}
+		return jig_err(e, JIG_E_USAGE, "%s", e->msg);
 	return fd;
 }
 
@@ -58,7 +58,7 @@ static bool is_entry(const char *name)
 /* The Flow whose last Run is the latest (no FLOW given). */
 static int latest(int statefd, const char *project, json_t **doc, struct jig_error *e)
 {
-	jig_autoclose int dir = openat(statefd, JIG_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	jig_autoclose int dir = jig_state_subdir(statefd, JIG_HISTORY_DIR, false);
 	size_t n = 0;
 	jig_name *names = dir >= 0 ? jig_dir_names(dir, is_entry, JIG_MAX_FLOWS * 4, &n) : NULL;
 	json_int_t best = -1;

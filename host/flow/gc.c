@@ -15,6 +15,7 @@
 
 #include "flow/prepared.h"
 #include "flow/project.h"
+#include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fault.h"
 #include "util/fileio.h"
@@ -85,22 +86,16 @@ static int root(struct gc *g, int dirfd, const char *rel, const char *what)
 	return 0;
 }
 
-/* The current admission: its Plan is a root. */
+/* The current admission: its Plan is a root. Read through the state store
+ * without its MAC: keeping what an unverified admission names is never
+ * unsafe, and gc decides nothing that runs. */
 static int admission_root(struct gc *g)
 {
-	json_t *a = NULL;
-	if (faccessat(g->statefd, "admission.json", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+	int r = jig_state_admission_named(g->statefd, g->res->plan_sha256, g->e);
+	if (r == 1)
 		return 0; /* nothing admitted: nothing is kept for an admission */
-	int r = read_json(g->statefd, "admission.json", 4096, ".jig/admission.json", &a, g->e);
-	const char *sha = r ? NULL : json_string_value(json_object_get(a, "plan_sha256"));
-	if (!r && (!sha || !is_hex64(sha)))
-		r = jig_err(g->e, JIG_E_USAGE, ".jig/admission.json: malformed");
-	if (r) {
-		json_decref(a);
+	if (r)
 		return jig_err(g->e, JIG_E_USAGE, "%.600s; nothing was freed (review again)", g->e->msg);
-	}
-	snprintf(g->res->plan_sha256, sizeof(g->res->plan_sha256), "%s", sha);
-	json_decref(a);
 	char rel[128], what[160];
 	snprintf(rel, sizeof(rel), "admitted/%s.json", g->res->plan_sha256);
 	snprintf(what, sizeof(what), ".jig/%s (the admitted Plan)", rel);
@@ -283,15 +278,13 @@ static int open_locked(const char *path, int *out, struct jig_error *e)
 		return jig_err(e, JIG_E_USAGE, "project %s: %s", path, strerror(errno));
 	if (faccessat(root, JIG_PROJECT_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		return jig_err(e, JIG_E_USAGE, "%s: not a jig project here (no %s; jig init creates one)", path, JIG_PROJECT_FILE);
-	int fd = openat(root, JIG_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
+	int fd = jig_state_project_dir(root, path, false, e);
+	if (fd == -JIG_E_USAGE)
+		return 0; /* no .jig: nothing to reclaim */
+	if (fd == -JIG_E_NOT_ADMITTED)
+		return jig_err(e, JIG_E_USAGE, "%s", e->msg);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : jig_err(e, JIG_E_USAGE, "%s/%s: %s", path, JIG_STATE_DIR, strerror(errno));
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		close(fd);
-		return jig_err(e, JIG_E_USAGE, "%s/%s: must be owned by uid %u with mode 0700; fix or remove it", path, JIG_STATE_DIR,
-			       (unsigned)geteuid());
-	}
+		return fd;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int busy = errno == EWOULDBLOCK;
 		close(fd);
@@ -315,7 +308,7 @@ int jig_store_gc(const char *path, bool dry_run, struct jig_gc_result *res, stru
 	struct gc g = {.statefd = fd, .dry = dry_run, .refs = json_object(), .pkgs = json_object(), .blobs = json_object(),
 		       .res = res, .e = e};
 	r = !g.refs || !g.pkgs || !g.blobs ? jig_err(e, JIG_E_INTERNAL, "out of memory") : admission_root(&g);
-	jig_autoclose int hist = r ? -1 : openat(fd, JIG_GC_HISTORY_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	jig_autoclose int hist = r ? -1 : jig_state_subdir(fd, JIG_GC_HISTORY_DIR, false);
 	if (!r && hist < 0 && errno != ENOENT)
 		r = jig_err(e, JIG_E_INTERNAL, ".jig/%s: %s; nothing was freed", JIG_GC_HISTORY_DIR, strerror(errno));
 	if (!r && hist >= 0)

@@ -84,9 +84,11 @@ json_t *jig_plan_agent(const struct jig_plan *pl, const char *flow, const char *
 void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out);
 
 /* Admission: <project>/.jig/admitted/<sha>.json plus .jig/admission.json
- * naming it. */
+ * naming it, MACed under the operator's secret for this project directory
+ * and uid (state/state.h, decision 190). */
 int jig_plan_admit(const struct jig_project *p, const struct jig_plan *pl, struct jig_error *e);
-/* The admitted Plan identity, or -1 if none. */
+/* The admitted Plan identity: 0; -JIG_E_USAGE if none; -JIG_E_NOT_ADMITTED
+ * if the admission there is not this operator's for this directory. */
 int jig_plan_admitted(const struct jig_project *p, char out[JIG_SHA256_HEX], struct jig_error *e);
 
 #endif

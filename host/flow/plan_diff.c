@@ -29,17 +29,7 @@ struct diff {
 
 json_t *jig_plan_admitted_doc(const struct jig_project *p, const char *sha)
 {
-	char rel[128];
-	snprintf(rel, sizeof(rel), "admitted/%s.json", sha);
-	jig_autofree char *buf = NULL;
-	size_t len;
-	struct stat st;
-	struct jig_error ignored;
-	json_t *doc = NULL;
-	if (jig_read_file_at(p->statefd, rel, 8u << 20, "admitted Plan", &buf, &len, &st, &ignored) < 0 ||
-	    jig_json_parse_object(buf, len, "admitted Plan", &doc, &ignored) < 0)
-		return NULL;
-	return doc;
+	return jig_state_admitted_plan(p->statefd, sha); /* only bytes that hash to sha (decision 190) */
 }
 
 static void add(struct diff *d, const char *change, const char *subject, const char *verb, const char *detail)

@@ -371,26 +371,18 @@ out:
 	return usage(r, e);
 }
 
-/* <project>/.jig: created 0700 if missing; must be the caller's, 0700, a
- * real directory. */
-static int open_state(int rootfd, const char *root, struct jig_error *e)
+/* <project>/.jig through the state store (state/state.h): created 0700 if
+ * missing; the caller's, 0700, a real directory. One that is not is
+ * refused, never removed: for jig run, "not admitted by you" first. */
+static int open_state(int rootfd, const char *root, bool run, struct jig_error *e)
 {
-	if (mkdirat(rootfd, JIG_STATE_DIR, 0700) < 0 && errno != EEXIST)
-		return jig_err(e, JIG_E_USAGE, "%s/%s: cannot create: %s", root, JIG_STATE_DIR, strerror(errno));
-	int fd = openat(rootfd, JIG_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		int saved = errno;
-		if (fd >= 0)
-			close(fd);
-		return jig_err(e, JIG_E_USAGE, "%s/%s: %s", root, JIG_STATE_DIR,
-			       saved == ELOOP || saved == ENOTDIR ? "is not a directory (a symbolic link?)" : strerror(saved));
-	}
-	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
-		close(fd);
-		return jig_err(e, JIG_E_USAGE, "%s/%s: must be owned by uid %u with mode 0700 (it holds admissions); fix or remove it",
-			       root, JIG_STATE_DIR, (unsigned)geteuid());
-	}
+	int fd = jig_state_project_dir(rootfd, root, true, e);
+	if (fd == -JIG_E_NOT_ADMITTED && run)
+		return jig_err_prefix(e, JIG_E_NOT_ADMITTED, "%s: not admitted by you: run 'jig review' again; ", root);
+	if (fd == -JIG_E_NOT_ADMITTED)
+		return jig_err(e, JIG_E_USAGE, "%s", e->msg);
+	if (fd < 0)
+		return fd;
 	/* Shared while the project is open; jig gc takes it exclusively
 	 * (flow/gc.h, decision 166). A file system without flock: gc's own
 	 * lock fails there too, so it frees nothing and this goes on. */
@@ -410,7 +402,7 @@ static int open_state(int rootfd, const char *root, struct jig_error *e)
 	return fd;
 }
 
-int jig_project_open(const char *path, struct jig_project *p, struct jig_error *e)
+static int project_open(const char *path, bool run, struct jig_project *p, struct jig_error *e)
 {
 	memset(p, 0, sizeof(*p));
 	p->rootfd = p->statefd = -1;
@@ -468,13 +460,23 @@ int jig_project_open(const char *path, struct jig_project *p, struct jig_error *
 	if (!r)
 		r = jig_binding_link(p, e);
 	if (!r) {
-		p->statefd = open_state(p->rootfd, path, e);
+		p->statefd = open_state(p->rootfd, path, run, e);
 		if (p->statefd < 0)
 			r = p->statefd;
 	}
 	if (r)
 		jig_project_close(p);
 	return r;
+}
+
+int jig_project_open(const char *path, struct jig_project *p, struct jig_error *e)
+{
+	return project_open(path, false, p, e);
+}
+
+int jig_project_open_run(const char *path, struct jig_project *p, struct jig_error *e)
+{
+	return project_open(path, true, p, e);
 }
 
 static void free_strv(char **v, size_t n)

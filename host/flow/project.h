@@ -11,10 +11,10 @@
 #include "util/crypto.h"
 #include "util/error.h"
 #include "util/limits.h"
+#include "state/state.h"
 
 #define JIG_PROJECT_FILE "jig.json"
 #define JIG_FLOW_FILE "flow.json"
-#define JIG_STATE_DIR ".jig"
 
 /* One reviewed HTTP request a Flow may ask for (flow.json "http"). */
 struct jig_http_grant {
@@ -90,6 +90,9 @@ struct jig_project {
 /* Opens the project at path: parses jig.json and every flow.json, opens
  * (creating if needed) the private state directory. */
 int jig_project_open(const char *path, struct jig_project *p, struct jig_error *e);
+/* The same for jig run: a .jig that is not the caller's (another user's,
+ * not 0700, a symbolic link) is "not admitted by you" (exit 5), first. */
+int jig_project_open_run(const char *path, struct jig_project *p, struct jig_error *e);
 void jig_project_close(struct jig_project *p);
 const struct jig_flow *jig_project_flow(const struct jig_project *p, const char *name);
 /* The refusal of a Flow name the project does not have, naming the ones it

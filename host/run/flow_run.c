@@ -144,11 +144,16 @@ static int admit(struct run *r, struct jig_error *e)
 	r->have_verifier = true;
 	if (geteuid() == 0)
 		return jig_err(e, JIG_E_HOST, "refusing to run a Flow as root; jig is a rootless tool, run it as an unprivileged user");
-	if ((rc = jig_project_open(req->project, &r->p, e)))
+	if ((rc = jig_project_open_run(req->project, &r->p, e)))
 		return rc;
 	r->have_project = true;
 	if (!(r->f = jig_project_flow(&r->p, req->flow)))
 		return jig_project_no_flow(&r->p, req->flow, e);
+	/* Admitted by this operator for this directory, before anything else
+	 * is captured or derived (decision 190): a carried admission is
+	 * refused here, "not admitted by you". */
+	if ((rc = jig_plan_admitted(&r->p, admitted, e)))
+		return rc;
 	struct jig_signature_memo memo = jig_verifier_signature_memo(&r->v);
 	r->p.rehash = r->v.mode == JIG_VERIFY_STRICT; /* strict hashes every byte (decision 185) */
 	if ((rc = check_inputs(req, r->f, e)) || (rc = jig_project_capture(&r->p, false, e)) ||

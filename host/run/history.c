@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "run/record.h"
+#include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -87,14 +88,15 @@ void jig_history_note(int statefd, const struct jig_history_entry *h)
 {
 	if (statefd < 0 || !h->flow || (!h->record && !h->refusal))
 		return;
-	if (mkdirat(statefd, JIG_HISTORY_DIR, 0700) < 0 && errno != EEXIST)
+	jig_autoclose int dir = jig_state_subdir(statefd, JIG_HISTORY_DIR, true);
+	if (dir < 0)
 		return;
 	jig_autofree char *txt = entry_text(h);
 	char rel[128];
-	snprintf(rel, sizeof(rel), JIG_HISTORY_DIR "/%s.json", h->flow);
+	snprintf(rel, sizeof(rel), "%s.json", h->flow);
 	struct jig_error ignored;
 	if (txt)
-		jig_write_file_replace_at(statefd, rel, txt, strlen(txt), 0600, &ignored);
+		jig_state_write(dir, rel, txt, strlen(txt), &ignored);
 }
 
 int jig_history_load(int statefd, const char *project, const char *flow, json_t **doc, struct jig_error *e)
@@ -103,18 +105,21 @@ int jig_history_load(int statefd, const char *project, const char *flow, json_t 
 	snprintf(rel, sizeof(rel), JIG_HISTORY_DIR "/%s.json", flow);
 	jig_autofree char *buf = NULL;
 	size_t len;
-	struct stat st;
 	*doc = NULL;
-	struct jig_error ignored;
-	if (jig_read_file_at(statefd, rel, JIG_HISTORY_MAX_BYTES, "last Run", &buf, &len, &st, &ignored) < 0)
+	struct jig_error why = {0};
+	int r = jig_state_read(statefd, rel, JIG_HISTORY_MAX_BYTES, "last Run", &buf, &len, &why);
+	if (r == -JIG_E_USAGE)
 		return jig_err(e, JIG_E_USAGE, "flow %s has no Run kept in %s/.jig (jig run %s keeps its last one); or give jig why a packet",
 			       flow, project, flow);
-	int r = jig_json_parse_object(buf, len, "last Run", doc, e);
-	if (!r && strcmp(json_string_value(json_object_get(*doc, "format")) ?: "", JIG_HISTORY_FORMAT) != 0)
-		r = jig_err(e, JIG_E_INTEGRITY, "%s/.jig/%s: not a %s entry", project, rel, JIG_HISTORY_FORMAT);
-	if (r) {
+	if (!r && !(r = jig_json_parse_object(buf, len, "last Run", doc, &why)) &&
+	    strcmp(json_string_value(json_object_get(*doc, "format")) ?: "", JIG_HISTORY_FORMAT) != 0)
+		r = jig_err(&why, JIG_E_INTEGRITY, "not a %s entry", JIG_HISTORY_FORMAT);
+	if (r) { /* ignored: the next jig run FLOW replaces it */
 		json_decref(*doc);
 		*doc = NULL;
+		return jig_err(e, JIG_E_USAGE,
+			       "flow %s has no usable Run kept in %s/.jig (%s/.jig/%s: %.300s; ignored, the next jig run %s replaces it); or give jig why a packet",
+			       flow, project, project, rel, why.msg, flow);
 	}
-	return r;
+	return 0;
 }

@@ -3,7 +3,10 @@
  * The cache file is text: a format line, then one line per file,
  *   SHA256 <TAB> dev=… ino=… mode=… uid=… size=… mtime=S.NS ctime=S.NS <TAB> PATH
  * with every number in hex (JSON, or decimal, would cost more to make and
- * parse than the stats it saves). */
+ * parse than the stats it saves), and a last line "mac HEX": the
+ * HMAC-SHA256 of everything before it under the operator's secret
+ * (state/state.h, decision 193). The directory, the file's rule, the MAC
+ * and the write are the state store's. */
 #include "snapshot/verify.h"
 
 #include <errno.h>
@@ -18,9 +21,11 @@
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
+#include "state/state.h"
 
-#define CACHE_FILE "verification.cache"
-#define CACHE_FORMAT "jig-verification-cache/2"
+#define CACHE_FILE JIG_STATE_VERIFICATION_CACHE
+#define CACHE_FORMAT "jig-verification-cache/3"
+#define MAC_LINE_LEN (4 + 2 * JIG_STATE_MAC_LEN + 1) /* "mac " HEX "\n" */
 #define CACHE_MAX_BYTES (64u << 20)
 #define CACHE_MAX_ENTRIES 100000
 
@@ -52,7 +57,7 @@ int jig_verifier_init(struct jig_verifier *v, const char *arg, enum jig_verifica
 
 static void ignore(struct jig_verifier *v, const char *why)
 {
-	snprintf(v->note, sizeof(v->note), "%s/" CACHE_FILE " %s; ignored", v->dir, why);
+	snprintf(v->note, sizeof(v->note), "%.3800s/" CACHE_FILE " %.100s; ignored", v->dir, why);
 	v->n = 0;
 	json_object_clear(v->added);
 	v->dirty = v->writable; /* replace the bad file with a fresh one */
@@ -76,55 +81,60 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(((const struct jig_verifier_entry *)a)->path, ((const struct jig_verifier_entry *)b)->path);
 }
 
-/* The cache directory must be the operator's and 0700; then the file, which
- * must be the operator's, 0600 at most, regular, not a link, and valid. */
+/* The MAC of the cache's text (everything before its "mac" line). */
+static void cache_mac(const struct jig_verifier *v, const char *text, size_t len, unsigned char out[JIG_STATE_MAC_LEN])
+{
+	const void *parts[] = {text};
+	jig_state_mac(v->key, CACHE_FORMAT, parts, &len, 1, out);
+}
+
+/* The cache directory and file through the state store (the operator's,
+ * 0700 and 0600, one link, no link followed), then the MAC, then every
+ * line. */
 static void load(struct jig_verifier *v)
 {
 	v->loaded = true;
 	v->added = json_object();
-	if (jig_user_dir("XDG_CACHE_HOME", ".cache", v->dir, sizeof(v->dir)) < 0) {
-		v->dir[0] = '\0';
-		snprintf(v->note, sizeof(v->note), "no HOME: no verification cache");
+	jig_autoclose int dfd = jig_state_cache_dir(v->dir, sizeof(v->dir), v->note, sizeof(v->note));
+	if (dfd < 0)
 		return;
-	}
-	char parent[PATH_MAX];
-	snprintf(parent, sizeof(parent), "%.*s", (int)(strlen(v->dir) - strlen("/jig")), v->dir);
-	mkdir(parent, 0700);
-	mkdir(v->dir, 0700);
-	jig_autoclose int dfd = open(v->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		snprintf(v->note, sizeof(v->note), "cache directory %s is not yours, not 0700 or a symbolic link; not used", v->dir);
+	struct jig_error ke;
+	if (jig_state_operator_key(true, -1, v->key, &ke) < 0) {
+		snprintf(v->note, sizeof(v->note), "no verification cache: %.300s", ke.msg);
 		return;
 	}
 	v->writable = true;
-	/* Judged before it is read, and again as read (no link followed). */
-	if (fstatat(dfd, CACHE_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno == ENOENT)
-			v->dirty = true;
-		else
-			ignore(v, strerror(errno));
-		return;
-	}
-	if (S_ISLNK(st.st_mode))
-		return ignore(v, "is a symbolic link");
-	if (!S_ISREG(st.st_mode))
-		return ignore(v, "is not a regular file");
-	if (st.st_uid != geteuid() || (st.st_mode & 077))
-		return ignore(v, "is not yours or is readable or writable by others");
-	if (st.st_size > CACHE_MAX_BYTES)
-		return ignore(v, "is too large");
 	size_t len;
 	struct jig_error re;
-	if (jig_read_file_at(dfd, CACHE_FILE, CACHE_MAX_BYTES, CACHE_FILE, &v->buf, &len, &st, &re) < 0)
-		return ignore(v, "cannot be read");
-	if (st.st_uid != geteuid() || (st.st_mode & 077))
-		return ignore(v, "is not yours or is readable or writable by others");
+	int r = jig_state_read(dfd, CACHE_FILE, CACHE_MAX_BYTES, CACHE_FILE, &v->buf, &len, &re);
+	if (r == -JIG_E_USAGE) { /* none yet */
+		v->dirty = true;
+		return;
+	}
+	if (r) /* the store's reason, without its name again */
+		return ignore(v, strncmp(re.msg, CACHE_FILE ": ", strlen(CACHE_FILE) + 2) == 0 ? re.msg + strlen(CACHE_FILE) + 2 : re.msg);
 	char *buf = v->buf;
-	/* Every line complete (a truncated file ends mid-line) and well formed. */
+	/* Every line complete (a truncated file ends mid-line) and well formed;
+	 * the MAC first: nothing in a forged cache is looked at. */
 	size_t hl = strlen(CACHE_FORMAT);
-	if (len < hl + 1 || memcmp(buf, CACHE_FORMAT "\n", hl + 1) != 0 || buf[len - 1] != '\n' || strlen(buf) != len)
+	static const char older[] = "jig-verification-cache/";
+	if (len > sizeof(older) && memcmp(buf, older, sizeof(older) - 1) == 0 && buf[sizeof(older) - 1] >= '1' &&
+	    buf[sizeof(older) - 1] <= '2' && buf[sizeof(older)] == '\n') {
+		v->dirty = true; /* an older jig's cache (before its MAC): replaced, said nowhere */
+		return;
+	}
+	if (len < hl + 1 + MAC_LINE_LEN || memcmp(buf, CACHE_FORMAT "\n", hl + 1) != 0 || buf[len - 1] != '\n' ||
+	    strlen(buf) != len || memcmp(buf + len - MAC_LINE_LEN, "mac ", 4) != 0)
 		return ignore(v, "is truncated, corrupted or of another version");
+	unsigned char have[JIG_STATE_MAC_LEN], want[JIG_STATE_MAC_LEN];
+	buf[len - 1] = '\0';
+	if (jig_unhex(buf + len - MAC_LINE_LEN + 4, have, sizeof(have)) < 0)
+		return ignore(v, "is truncated, corrupted or of another version");
+	len -= MAC_LINE_LEN;
+	cache_mac(v, buf, len, want);
+	if (!jig_state_mac_equal(have, want))
+		return ignore(v, "was not written with your operator key (forged, or another key's)");
+	buf[len] = '\0';
 	size_t lines = 0;
 	for (const char *c = buf + hl + 1, *end = buf + len; (c = memchr(c, '\n', (size_t)(end - c))); c++)
 		lines++;
@@ -449,11 +459,9 @@ void jig_verifier_finish(struct jig_verifier *v)
 {
 	uint64_t t = now_ns();
 	if (v->dirty && v->writable && v->added) {
-		char tmp[PATH_MAX + 64], dst[PATH_MAX + 32];
-		snprintf(tmp, sizeof(tmp), "%s/." CACHE_FILE ".%d.tmp", v->dir, (int)getpid());
-		snprintf(dst, sizeof(dst), "%s/" CACHE_FILE, v->dir);
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		char *text = NULL;
+		size_t tlen = 0;
+		FILE *f = open_memstream(&text, &tlen);
 		if (f) {
 			/* Sorted by path, this run's entries replacing stored ones. */
 			size_t na = json_object_size(v->added), n = 0;
@@ -471,17 +479,31 @@ void jig_verifier_finish(struct jig_verifier *v)
 			fputs(CACHE_FORMAT "\n", f);
 			for (size_t i = 0; all && i < n; i++)
 				fprintf(f, "%.64s\t%s\t%s\n", all[i].val, all[i].val + JIG_SHA256_HEX, all[i].path);
-			if (!all)
-				fputs("-\n", f); /* out of memory: an invalid cache, ignored next time */
+			bool ok = all != NULL; /* out of memory: nothing written */
 			free(all);
-			/* A cache that cannot be written is only slower. */
-			if (fclose(f) != 0 || rename(tmp, dst) < 0)
-				unlink(tmp);
-		} else if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
+			if (fclose(f) == 0 && ok && text) {
+				unsigned char mac[JIG_STATE_MAC_LEN];
+				char line[MAC_LINE_LEN + 1];
+				cache_mac(v, text, tlen, mac);
+				memcpy(line, "mac ", 4);
+				jig_hex(mac, JIG_STATE_MAC_LEN, line + 4);
+				line[MAC_LINE_LEN - 1] = '\n';
+				char *whole = realloc(text, tlen + MAC_LINE_LEN);
+				if (whole) {
+					text = whole;
+					memcpy(text + tlen, line, MAC_LINE_LEN);
+					/* A cache that cannot be written is only slower. */
+					char dir[PATH_MAX], why[64];
+					jig_autoclose int dfd = jig_state_cache_dir(dir, sizeof(dir), why, sizeof(why));
+					struct jig_error ignored;
+					if (dfd >= 0)
+						jig_state_write(dfd, CACHE_FILE, text, tlen + MAC_LINE_LEN, &ignored);
+				}
+			}
+			free(text);
 		}
 	}
+	explicit_bzero(v->key, sizeof(v->key));
 	json_decref(v->added);
 	v->added = NULL;
 	free(v->arr);

@@ -17,8 +17,10 @@
  *
  * The cache is operator-private (${XDG_CACHE_HOME:-~/.cache}/jig, 0700;
  * verification.cache, 0600; the operator's), holds only paths, metadata and
- * digests, is written atomically, and is ignored — with fresh hashing —
- * when unsafe or invalid. Modules are hashed as loaded (the loader hashes
+ * digests, is written atomically, ends with an HMAC-SHA256 of its text
+ * under the operator's secret (state/state.h: a cache planted through
+ * $XDG_CACHE_HOME vouches for nothing), and is ignored — with fresh
+ * hashing — when unsafe, invalid or its MAC does not match. Modules are hashed as loaded (the loader hashes
  * its sealed copy), except that a root-owned module an unprivileged caller
  * loads in place is not hashed again while its fingerprint matches a stored
  * digest (decision 85); a manifest signature verified before, byte for
@@ -49,6 +51,7 @@ struct jig_verifier {
 	size_t n, next; /* entries; the one after the last hit */
 	json_t *added;
 	bool loaded, dirty, writable;
+	unsigned char key[32]; /* the operator's secret: the cache's MAC (state/state.h) */
 	char dir[PATH_MAX];
 	char root[PATH_MAX]; /* the snapshot's canonical directory */
 	struct jig_snapshot_dirmemo memo; /* the last checked parent directory */

@@ -71,7 +71,7 @@ case_keeps_retained_records() {
 	review
 	printf '// edit 2\n' >>"$T/p/csv-report/main.ts"
 	review
-	runuser -u "$USER_NAME" -- sh -c "mkdir -p '$T/p/.jig/runs' && printf '{\"plan_sha256\": \"%s\", \"package_sha256\": \"%s\"}' '$first' '$pkg' >'$T/p/.jig/runs/csv-report.json'"
+	runuser -u "$USER_NAME" -- sh -c "mkdir -p -m 700 '$T/p/.jig/runs' && printf '{\"plan_sha256\": \"%s\", \"package_sha256\": \"%s\"}' '$first' '$pkg' >'$T/p/.jig/runs/csv-report.json'"
 	# A crashed capture's temporary blob is freed; a name the store does
 	# not use is left alone.
 	runuser -u "$USER_NAME" -- sh -c "echo x >'$T/p/.jig/store/blobs/.tmp-1-abc' && echo y >'$T/p/.jig/store/blobs/NOTES'"

@@ -44,6 +44,18 @@ altered() { [ "$rc" -eq 4 ] && grep -q "boot.js: sha256 .* the installed file wa
 warm() { review; [ "$rc" -eq 0 ] || fail "review exit $rc"; }
 # zero_boot_digest: the cache claims boot.js has digest 000…0.
 zero_boot_digest() { sed -i '/boot\.js$/s/^[0-9a-f]\{64\}/0000000000000000000000000000000000000000000000000000000000000000/' "$CACHE"; grep -q '^0\{64\}	.*boot\.js$' "$CACHE" || fail "no boot.js line"; }
+# remac: the cache's last line made the MAC of its edited text again, with
+# the operator key (the account's, state/state.h), as only the operator
+# could: what the edit's own check then sees is the edit, not a forgery.
+remac() {
+	key="$(getent passwd "$USER_NAME" | cut -d: -f6)/.local/state/jig/operator.key"
+	head -n -1 "$CACHE" >"$T/c"
+	perl -MDigest::SHA=hmac_sha256_hex -e '
+		local $/; open(my $k, "<", $ARGV[0]) or die; binmode $k; my $key = <$k>; open(my $f, "<", $ARGV[1]) or die; my $t = <$f>;
+		my $d = "jig-verification-cache/3"; print "mac ", hmac_sha256_hex(pack("Q>", length $d) . $d . pack("Q>", length $t) . $t, $key), "\n"' \
+		"$key" "$T/c" >>"$T/c"
+	cat "$T/c" >"$CACHE"
+}
 
 case_strict_detects_in_place_change() {
 	warm
@@ -86,7 +98,7 @@ case_fast_does_not_detect() {
 case_fast_checks_stored_digest() {
 	# A stored digest is compared with the manifest, never trusted as such.
 	warm
-	zero_boot_digest
+	zero_boot_digest; remac
 	j -- review --verification fast; altered fast
 }
 case_store_checked_in_every_mode() {
@@ -154,16 +166,28 @@ rewritten() { # the bad cache was replaced by a good one, used next time
 }
 case_cache_corrupted() { warm; printf 'garbage{' >"$CACHE"; ignored "corrupted"; rewritten; }
 case_cache_truncated() { warm; head -c 100 "$CACHE" >"$T/c"; cat "$T/c" >"$CACHE"; ignored "truncated"; rewritten; }
-case_cache_wrong_version() { warm; sed -i '1s,/2$,/9,' "$CACHE"; ignored "another version"; rewritten; }
-case_cache_bad_line() { warm; sed -i '2s/^[0-9a-f]/Z/' "$CACHE"; ignored "corrupted"; rewritten; }
+case_cache_wrong_version() { warm; sed -i '1s,/3$,/9,' "$CACHE"; ignored "another version"; rewritten; }
+case_cache_bad_line() { warm; sed -i '2s/^[0-9a-f]/Z/' "$CACHE"; remac; ignored "corrupted"; rewritten; }
+# Issue 44 (decision 193): a cache not MACed with the operator key (planted
+# through $XDG_CACHE_HOME, which a project can set, or edited) vouches for
+# nothing: a wrong digest for boot.js in it is never used, even in fast
+# mode, and the cache is replaced.
+case_cache_forged() {
+	warm
+	zero_boot_digest
+	ignored "not written with your operator key"; rewritten
+	zero_boot_digest
+	review --verification fast
+	[ "$rc" -eq 0 ] && [ "$(v hashed)" -eq "$files" ] || fail "fast mode used a forged cache (exit $rc)"
+}
 case_cache_world_writable() {
 	warm
 	# A world-writable cache may hold anyone's digests: a wrong one for
 	# boot.js must not be used even in fast mode.
-	zero_boot_digest; chmod 666 "$CACHE"
-	ignored "readable or writable by others"; rewritten
+	zero_boot_digest; remac; chmod 666 "$CACHE"
+	ignored "not a regular file of yours with mode 0600"; rewritten
 }
-case_cache_foreign_owned() { warm; chown root "$CACHE"; ignored "is not yours"; rewritten; }
+case_cache_foreign_owned() { warm; chown root "$CACHE"; ignored "of yours with mode 0600"; rewritten; }
 case_cache_symlinked() {
 	warm
 	mv "$CACHE" "$T/elsewhere" && chown "$USER_NAME" "$T/elsewhere"
@@ -185,9 +209,10 @@ case_cache_holds_no_authority() {
 	# Only paths, metadata and digests; private modes.
 	warm
 	[ "$(stat -c %a "$T/home/.cache/jig")" = 700 ] && [ "$(stat -c %a "$CACHE")" = 600 ] || fail "modes"
-	[ "$(head -1 "$CACHE")" = jig-verification-cache/2 ] || fail "format line"
-	tail -n +2 "$CACHE" | grep -Evq '^[0-9a-f]{64}	dev=[0-9a-f]+ ino=[0-9a-f]+ mode=[0-9a-f]+ uid=[0-9a-f]+ size=[0-9a-f]+ mtime=[0-9a-f]+\.[0-9a-f]+ ctime=[0-9a-f]+\.[0-9a-f]+	/' && fail "a cache line holds something else"
-	[ "$(tail -n +2 "$CACHE" | wc -l)" -eq "$files" ] || fail "entries"
+	[ "$(head -1 "$CACHE")" = jig-verification-cache/3 ] || fail "format line"
+	tail -n 1 "$CACHE" | grep -Eq '^mac [0-9a-f]{64}$' || fail "no MAC line"
+	tail -n +2 "$CACHE" | head -n -1 | grep -Evq '^[0-9a-f]{64}	dev=[0-9a-f]+ ino=[0-9a-f]+ mode=[0-9a-f]+ uid=[0-9a-f]+ size=[0-9a-f]+ mtime=[0-9a-f]+\.[0-9a-f]+ ctime=[0-9a-f]+\.[0-9a-f]+	/' && fail "a cache line holds something else"
+	[ "$(tail -n +2 "$CACHE" | head -n -1 | wc -l)" -eq "$files" ] || fail "entries"
 	! grep -q "plan\|admit" "$CACHE" || fail "the cache mentions approvals"
 }
 

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "snapshot/identity.h"
@@ -227,6 +228,8 @@ static void test_in_place_for_unprivileged(void **state)
  * reused, 4 the module was hashed, 64 the module refused, 65 the snapshot
  * refused. */
 static char cachedir[256];
+static uid_t memo_uid; /* jigtest: an operator with a home, so an operator key (decision 191) */
+static gid_t memo_gid;
 static int sig_hits;
 static struct jig_signature_memo inner;
 static int counting_known(void *ctx, const unsigned char d[JIG_SHA256_LEN])
@@ -240,7 +243,7 @@ static int memo_load(const char *mode)
 {
 	pid_t child = fork();
 	if (child == 0) {
-		if (setgid(65534) < 0 || setuid(65534) < 0)
+		if (setgid(memo_gid) < 0 || setuid(memo_uid) < 0)
 			_exit(90);
 		setenv("XDG_CACHE_HOME", cachedir, 1);
 		if (mode)
@@ -293,9 +296,15 @@ static void test_memo_unchanged_only(void **state)
 	(void)state;
 	if (geteuid() != 0)
 		skip(); /* needs root to own the fixture and to become another user */
+	/* The cache is MACed with the operator's key, found from the account's
+	 * home (decision 193): the tests' unprivileged user, who has one. */
+	struct passwd *pw = getpwnam("jigtest"); /* scripts/setup.sh makes it */
+	assert_non_null(pw);
+	memo_uid = pw->pw_uid;
+	memo_gid = pw->pw_gid;
 	strcpy(cachedir, "/tmp/jig-unit-cache.XXXXXX");
 	assert_non_null(mkdtemp(cachedir));
-	assert_int_equal(chown(cachedir, 65534, 65534), 0);
+	assert_int_equal(chown(cachedir, memo_uid, memo_gid), 0);
 	chmod(cachedir, 0700);
 	char p[512];
 	snprintf(p, sizeof(p), "%s/modules/testmod.so", dir);
