@@ -19,7 +19,6 @@
 #include "flow/recipe.h"
 #include "flow/timeout.h"
 #include "flow/binding.h"
-#include "flow/memo.h"
 #include "policy/catalog.h"
 #include "policy/scope_policy.h"
 #include "snapshot/identity.h"
@@ -51,8 +50,6 @@ int jig_plan_admit(const struct jig_project *p, const struct jig_plan *pl, struc
 	if (jig_write_file_replace_at(p->statefd, "admission.json", txt, strlen(txt), 0600, &w) < 0)
 		r = jig_err(e, JIG_E_INTERNAL, "%s/.jig/%s", p->root, w.msg);
 	free(txt);
-	if (!r) /* what this admission established, for the Runs that follow (decision 179) */
-		jig_memo_write(p, pl);
 	return r;
 }
 
