@@ -398,6 +398,7 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 		return jig_err(e, JIG_E_USAGE, "%s: cannot tell its mount: %s", what, strerror(errno));
 	struct walk w = {.flow = what, .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor), .mnt = sx.stx_mnt_id, .e = e,
 			 .skip_node_modules = entry != NULL, .buf = malloc(READ_BUF)};
+	JIG_FAULT_POINT("capture"); /* before the first file is read (tests/flow/coarse_time.sh) */
 	int r = w.buf ? walk_dir(&w, pfd, "", 0) : jig_err(e, JIG_E_INTERNAL, "out of memory");
 	if (r) {
 		free_entries(&w);
