@@ -2,15 +2,16 @@
 # Issue 44 must-show 4 (decision 196), in the supported-host lane: a
 # project on a file system with 1-second timestamps (ext4 made with
 # 128-byte inodes, loop-mounted by the scratch set-up). A package file is
-# edited in place to the same size within the very second of the review
-# that admitted it, its mtime restored: its inode, size, mtime and ctime
-# are all as that review saw them, so only its bytes tell the edit (an
-# inode fingerprint, decision 185's capture cache, would have kept the old
-# digest). jig review sees the edit (the Plan changes and the file is
-# named) and jig run refuses it as stale, in every verification mode, by
-# flag and by JIG_VERIFICATION. (The same edit on an ordinary file system:
-# review.same_size_edit_seen, plain lane.) Each case_* is one ctest
-# (coarse_time.<case>); scratch_<case> mounts the file system as root.
+# edited in place to the same size right after jig review --yes captured
+# it, within the same second, its mtime restored: its inode, size, mtime
+# and ctime are all as that capture saw them, so only its bytes tell the
+# edit (an inode fingerprint, decision 185's capture cache, would have
+# kept the old digest: the test fails with one put back). jig review sees
+# the edit (the Plan changes and the file is named) and jig run refuses it
+# as stale, in every verification mode, by flag and by JIG_VERIFICATION.
+# (The same edit on an ordinary file system: review.same_size_edit_seen,
+# plain lane.) Each case_* is one ctest (coarse_time.<case>);
+# scratch_<case> mounts the file system as root.
 # Requirements: R-P01, R-P12 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
