@@ -17,7 +17,7 @@ CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_
 par=${JIG_FUZZ_JOBS:-$(nproc)}
 cmake --build "$B" -j "$par" >/dev/null
 TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe checkpoint worker_http worker_agent
-	worker_command acp_message run0_effects resolved_lock connect memo}
+	worker_command acp_message run0_effects resolved_lock connect}
 
 # The corpus of each target: the committed one (fuzz/corpus/TARGET, the
 # coverage-minimal set of the longer runs, seeded from the tests' inputs),
@@ -67,8 +67,6 @@ printf '{"op":"checkpoint","files":{"notes/a.txt":"one\\n","b.md":"# \\u00e9"},"
 printf '{"op":"checkpoint","state":null}' | seed checkpoint empty
 for t in 30s 1m 500ms 2h 0s 99999999999999999999s; do printf '%s' "$t" | seed timeout "$t"; done
 seed recipe example <examples/markdown/meeting-actions/recipe.md
-# A remembered admission (decision 179): one scope, one fact.
-printf '{"format":"jig-admission-memo/1","key":"%064d","facts":[{"stat":"/usr/lib64","errno":2}],"plan":"{}","plan_sha256":"44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a","scopes":[{"flow":"f","route":null,"policy":"{}","argv":["/.jig/bun"],"hold":"/output"}]}' 0 | seed memo one
 # Worker results: what plugins/http and plugins/acp write (their formats
 # in sdk/include/jig/http.h, acp.h), and a command's streams.
 printf '{"format":"jig-http-result/1","outcome":"response","status":200,"headers":[["content-type","text/plain"]],"body_base64":"aGk=","request_bytes":10,"response_bytes":2,"header_bytes":30,"connect_ms":1,"total_ms":2,"redirect_not_followed":false}' | seed worker_http response

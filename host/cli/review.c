@@ -112,7 +112,6 @@ int jig_cmd_review(int argc, char **argv)
 		return e.code;
 	}
 	struct jig_snapshot s;
-	p.rehash = v.mode == JIG_VERIFY_STRICT; /* strict hashes every byte (decision 185) */
 	jig_progress_status("capturing %zu Flows", p.n_flows);
 	int r = jig_project_capture(&p, true, &e);
 	if (r) {

@@ -19,7 +19,6 @@
 #include "flow/recipe.h"
 #include "flow/timeout.h"
 #include "flow/binding.h"
-#include "flow/memo.h"
 #include "policy/catalog.h"
 #include "policy/scope_policy.h"
 #include "snapshot/identity.h"
@@ -37,8 +36,6 @@
 int jig_plan_admit(const struct jig_project *p, const struct jig_plan *pl, struct jig_error *e)
 {
 	int r = jig_state_admit(p->statefd, p->rootfd, p->root, pl->sha256, pl->canonical, e);
-	if (!r) /* what this admission established, for the Runs that follow (decision 179) */
-		jig_memo_write(p, pl);
 	return r;
 }
 

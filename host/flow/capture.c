@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "flow/binding.h"
@@ -24,160 +24,145 @@
 #include "util/progress.h"
 
 #define MAX_DEPTH 32
+/* One read buffer per capture: a package file of up to this size is read
+ * and hashed with one read (issue 44). */
+#define READ_BUF (1u << 20)
+
+/* A captured file: its path in the package, size, digest and exec bit;
+ * present: the store holds its blob already (set at review only). */
+struct entry {
+	char *path;
+	uint64_t size;
+	char hex[JIG_SHA256_HEX];
+	bool exec, present;
+};
 
 struct walk {
 	const char *flow;
 	bool skip_node_modules;
 	dev_t dev;
 	uint64_t mnt; /* the tree's mount id: a bind mount inside it is another (R-S03) */
-	json_t *files;
+	struct entry *files;
+	size_t n, cap;
 	uint64_t bytes;
-	char tree[48]; /* the tree's root dev:ino, the cache key's prefix */
+	unsigned char *buf; /* READ_BUF bytes */
 	struct jig_error *e;
 };
 
-static int hash_fd(int fd, unsigned char out[JIG_SHA256_LEN])
+/* What capture needs of an open file or directory, in one call: its type,
+ * mode, links, inode, device, size and mount id (R-S03). */
+static int stat_fd(int fd, struct statx *sx)
 {
-	return jig_sha256_fd(fd, NULL, out);
+	if (statx(fd, "", AT_EMPTY_PATH | AT_NO_AUTOMOUNT,
+		  STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_INO | STATX_SIZE | STATX_MNT_ID, sx) < 0)
+		return -1;
+	return (sx->stx_mask & STATX_MNT_ID) ? 0 : (errno = ENOSYS, -1);
 }
 
-/* The capture cache (issue 36, decision 185): .jig/capture/<SHA256 of the
- * tree's name in messages>, one file a tree (a Run's memory holds one at
- * a time), text,
- *   jig-capture-cache/1
- *   SHA256 <TAB> TREE-DEV:TREE-INO/PATH <TAB> dev ino mode uid size mtime ctime
- * (numbers in hex): a file whose inode still has every one of those
- * values is not read again, its digest is the one remembered. Only files
- * settled (last changed 20 ms or more, over a clock tick, before the capture began) are
- * remembered, so a write during or after the hash changes the ctime.
- * Everything else a capture checks is checked each time. Only a review
- * (a capture that stores) writes it; jig list and jig run read it. */
-#define CACHE_DIR "capture"
-#define CACHE_FORMAT "jig-capture-cache/1"
-#define CACHE_MAX_BYTES (JIG_PACKAGE_MAX_FILES * 1536ull)
-#define SETTLED_NS 20000000LL
-
-struct ccache {
-	char *text;   /* what was loaded, split in place */
-	char **lines; /* sorted by key: "SHA\tKEY\tMETA" */
-	size_t n;
-	FILE *out; /* what this capture saw, in memory */
-	char *out_text;
-	size_t out_len;
-	size_t hits, misses;
-	struct timespec start;
-	char rel[sizeof(CACHE_DIR) + JIG_SHA256_HEX + 1];
-};
-static bool use_cache; /* during jig_project_capture only */
-static struct ccache *cache; /* the tree's, during capture_tree */
-
-static const char *key_of(const char *line)
+static bool on_tree(const struct walk *w, const struct statx *sx)
 {
-	return line + JIG_SHA256_HEX;
+	return makedev(sx->stx_dev_major, sx->stx_dev_minor) == w->dev && sx->stx_mnt_id == w->mnt;
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-	const char *x = key_of(*(char *const *)a), *y = key_of(*(char *const *)b);
-	size_t lx = strcspn(x, "\t"), ly = strcspn(y, "\t");
-	int c = memcmp(x, y, lx < ly ? lx : ly);
-	return c ? c : (lx > ly) - (lx < ly);
-}
-
-static void cache_load(struct ccache *c, int statefd, const char *what)
+/* Reads fd to its end once, hashing as it reads: every byte, every time,
+ * in every verification mode (decision 196). The file must end where its
+ * size said (asking one byte more than is left, a short read is its end):
+ * 0; 1 when it did not (it changed while it was captured); -1 with errno. */
+static int hash_file(struct walk *w, int fd, uint64_t size, char hex[JIG_SHA256_HEX])
 {
 	unsigned char d[JIG_SHA256_LEN];
-	char hex[JIG_SHA256_HEX];
-	jig_sha256(what, strlen(what), d);
+	struct jig_sha256_ctx *c = NULL;
+	uint64_t got = 0;
+	for (;;) {
+		uint64_t left = size - got + 1;
+		size_t want = left < READ_BUF ? (size_t)left : READ_BUF;
+		ssize_t n = read(fd, w->buf, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+			if (c)
+				jig_sha256_end(c, d);
+			return errno = err, -1;
+		}
+		if (got == 0 && (size_t)n < want) { /* the whole file in one read */
+			got = (uint64_t)n;
+			jig_sha256(w->buf, (size_t)n, d);
+			break;
+		}
+		if (!c && !(c = jig_sha256_begin()))
+			return errno = ENOMEM, -1;
+		jig_sha256_update(c, w->buf, (size_t)n);
+		got += (uint64_t)n;
+		if ((size_t)n < want || got > size)
+			break;
+	}
+	if (c)
+		jig_sha256_end(c, d);
 	jig_hex(d, JIG_SHA256_LEN, hex);
-	snprintf(c->rel, sizeof(c->rel), CACHE_DIR "/%s", hex);
-	clock_gettime(CLOCK_REALTIME, &c->start);
-	c->out = open_memstream(&c->out_text, &c->out_len);
-	size_t len;
-	struct jig_error ignored = {0};
-	if (jig_read_file_at(statefd, c->rel, CACHE_MAX_BYTES, CACHE_DIR, &c->text, &len, NULL, &ignored) < 0)
-		return;
-	size_t cap = 0;
-	char *save = NULL;
-	char *line = strtok_r(c->text, "\n", &save);
-	if (!line || strcmp(line, CACHE_FORMAT) != 0)
-		return;
-	while ((line = strtok_r(NULL, "\n", &save))) {
-		char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-		if (t1 != line + JIG_SHA256_HEX - 1 || !t2 || strchr(t2 + 1, '\t'))
-			continue; /* not a line of this format: not used */
-		if (c->n == cap) {
-			char **v = realloc(c->lines, (cap = cap ? cap * 2 : 1024) * sizeof(*v));
-			if (!v)
-				return;
-			c->lines = v;
-		}
-		c->lines[c->n++] = line;
+	return got == size ? 0 : 1;
+}
+
+/* One regular file, opened (never followed) and checked through the
+ * descriptor it is read from: on the tree's file system and mount, one
+ * link, within the package's caps; then hashed. */
+static int take_file(struct walk *w, int dfd, const char *n, const char *rel)
+{
+	jig_autoclose int fd = openat(dfd, n, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct statx sx;
+	if (fd < 0 && errno == ELOOP)
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a symbolic link; packages contain regular files and directories only", w->flow, rel);
+	if (fd < 0 || stat_fd(fd, &sx) < 0)
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: %s", w->flow, rel, strerror(errno));
+	if (!on_tree(w, &sx))
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is another mount; packages are captured from one file system", w->flow, rel);
+	if (!S_ISREG(sx.stx_mode))
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: changed while it was captured", w->flow, rel);
+	if (sx.stx_nlink != 1)
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: has %lu hard links; packages contain singly linked files only", w->flow, rel,
+			       (unsigned long)sx.stx_nlink);
+	if (w->n >= JIG_PACKAGE_MAX_FILES)
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: more than %d files", w->flow, JIG_PACKAGE_MAX_FILES);
+	if ((w->bytes += sx.stx_size) > JIG_ARTIFACT_MAX_BYTES)
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: the package is larger than %llu MiB (the Package/0 artifact cap)", w->flow,
+			       JIG_ARTIFACT_MAX_BYTES >> 20);
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 256;
+		struct entry *v = realloc(w->files, cap * sizeof(*v));
+		if (!v)
+			return jig_err(w->e, JIG_E_INTERNAL, "out of memory");
+		w->files = v, w->cap = cap;
 	}
-	qsort(c->lines, c->n, sizeof(*c->lines), cmp_key);
+	struct entry *f = &w->files[w->n];
+	*f = (struct entry){.size = sx.stx_size, .exec = (sx.stx_mode & 0111) != 0};
+	int h = hash_file(w, fd, sx.stx_size, f->hex);
+	if (h < 0)
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: read: %s", w->flow, rel, strerror(errno));
+	if (h > 0)
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: changed while it was captured", w->flow, rel);
+	if (!(f->path = strdup(rel)))
+		return jig_err(w->e, JIG_E_INTERNAL, "out of memory");
+	w->n++;
+	return 0;
 }
 
-static void fingerprint(const struct stat *st, char *out, size_t cap)
-{
-	snprintf(out, cap, "%llx %llx %x %x %llx %llx.%lx %llx.%lx", (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
-		 (unsigned)st->st_mode, (unsigned)st->st_uid, (unsigned long long)st->st_size, (long long)st->st_mtim.tv_sec,
-		 (unsigned long)st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, (unsigned long)st->st_ctim.tv_nsec);
-}
+static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth);
 
-static long long ns_of(const struct timespec *t)
+/* One directory, opened (never followed) and checked through its
+ * descriptor: on the tree's file system and mount; then walked. */
+static int take_dir(struct walk *w, int dfd, const char *n, const char *rel, int depth)
 {
-	return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
-}
-
-/* Last changed SETTLED_NS or more before the capture began: a write after
- * the fingerprint was taken is at least a clock tick later, so its ctime
- * differs (the verification cache's rule, snapshot/verify.c). */
-static bool settled(const struct ccache *c, const struct stat *st)
-{
-	long long start = ns_of(&c->start);
-	return ns_of(&st->st_mtim) + SETTLED_NS <= start && ns_of(&st->st_ctim) + SETTLED_NS <= start;
-}
-
-/* The digest remembered for key with this very fingerprint, into hex. */
-static bool cache_find(struct ccache *c, const char *key, const char *meta, char hex[JIG_SHA256_HEX])
-{
-	if (!c || !c->n)
-		return false;
-	char probe[1400];
-	snprintf(probe, sizeof(probe), "%064d\t%s\t", 0, key);
-	char *pp = probe, **hit = bsearch(&pp, c->lines, c->n, sizeof(*c->lines), cmp_key);
-	if (!hit || strcmp(strchr(key_of(*hit), '\t') + 1, meta) != 0)
-		return false;
-	memcpy(hex, *hit, JIG_SHA256_HEX - 1);
-	hex[JIG_SHA256_HEX - 1] = '\0';
-	return true;
-}
-
-static void cache_note(struct ccache *c, const char *key, const char *meta, const char *hex, const struct stat *st)
-{
-	if (c && c->out && settled(c, st))
-		fprintf(c->out, "%s\t%s\t%s\n", hex, key, meta);
-}
-
-/* What this capture saw replaces the file, when it differs. */
-static void cache_finish(struct ccache *c, int statefd, bool ok)
-{
-	if (c->out && fclose(c->out) == 0 && ok && (c->misses || c->hits != c->n)) {
-		char *doc = NULL;
-		size_t dl = 0;
-		FILE *f = open_memstream(&doc, &dl);
-		if (f) {
-			fprintf(f, "%s\n", CACHE_FORMAT);
-			fwrite(c->out_text, 1, c->out_len, f);
-		}
-		struct jig_error ignored = {0};
-		if (f && fclose(f) == 0 && dl <= CACHE_MAX_BYTES && (mkdirat(statefd, CACHE_DIR, 0700) == 0 || errno == EEXIST))
-			jig_write_file_replace_at(statefd, c->rel, doc, dl, 0600, &ignored); /* a cache not written is only slower */
-		free(doc);
-	}
-	free(c->out_text);
-	free(c->lines);
-	free(c->text);
+	jig_autoclose int sub = openat(dfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct statx sx;
+	if (sub < 0 && errno == ELOOP)
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a symbolic link; packages contain regular files and directories only", w->flow, rel);
+	if (sub < 0)
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: %s", w->flow, rel, strerror(errno));
+	if (stat_fd(sub, &sx) < 0 || !S_ISDIR(sx.stx_mode))
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: changed while it was captured (another directory or mount)", w->flow, rel);
+	if (!on_tree(w, &sx))
+		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is another mount; packages are captured from one file system", w->flow, rel);
+	return walk_dir(w, sub, rel, depth + 1);
 }
 
 static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
@@ -204,68 +189,27 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 			continue;
 		char rel[1024];
 		snprintf(rel, sizeof(rel), "%s%s%s", prefix, prefix[0] ? "/" : "", n);
+		/* The entry's type from the directory where the file system
+		 * gives it (ext4, XFS, Btrfs, tmpfs, vfat do); each is checked
+		 * again on the descriptor opened. */
+		unsigned char type = de->d_type;
 		struct stat st;
 		if (!jig_path_is_normal_relative(rel))
 			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: file names must be [A-Za-z0-9._+@-]", w->flow, rel);
 		else if (strcmp(n, JIG_STATE_DIR) == 0)
 			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: the protected .jig state is never part of a package", w->flow, rel);
-		else if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		else if (type == DT_UNKNOWN && fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: %s", w->flow, rel, strerror(errno));
-		else if (st.st_dev != w->dev || jig_tree_other_mount(dfd, n, w->mnt))
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is another mount; packages are captured from one file system", w->flow, rel);
-		else if (S_ISLNK(st.st_mode))
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a symbolic link; packages contain regular files and directories only", w->flow, rel);
-		else if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			struct stat st2;
-			uint64_t mnt = 0;
-			r = sub < 0 ? jig_err(w->e, JIG_E_USAGE, "flow %s: %s: %s", w->flow, rel, strerror(errno))
-			    : fstat(sub, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != w->dev || jig_tree_mount_id(sub, &mnt) < 0 || mnt != w->mnt
-				? jig_err(w->e, JIG_E_USAGE, "flow %s: %s: changed while it was captured (another directory or mount)", w->flow, rel)
-				: walk_dir(w, sub, rel, depth + 1);
-			if (sub >= 0)
-				close(sub);
-		} else if (!S_ISREG(st.st_mode))
+		else if (type == DT_UNKNOWN && (type = IFTODT(st.st_mode)) == DT_UNKNOWN)
 			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a special file (fifo, socket or device); refused", w->flow, rel);
-		else if (st.st_nlink != 1)
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: has %lu hard links; packages contain singly linked files only", w->flow, rel,
-				    (unsigned long)st.st_nlink);
-		else if (json_array_size(w->files) >= JIG_PACKAGE_MAX_FILES)
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: more than %d files", w->flow, JIG_PACKAGE_MAX_FILES);
-		else if ((w->bytes += (uint64_t)st.st_size) > JIG_ARTIFACT_MAX_BYTES)
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: the package is larger than %llu MiB (the Package/0 artifact cap)", w->flow,
-				   JIG_ARTIFACT_MAX_BYTES >> 20);
-		else {
-			jig_autoclose int fd = openat(dfd, n, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-			struct stat st2;
-			unsigned char h[JIG_SHA256_LEN];
-			char hex[JIG_SHA256_HEX];
-			uint64_t mnt = 0;
-			if (fd < 0 || fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || !S_ISREG(st2.st_mode) ||
-			    st2.st_dev != w->dev || jig_tree_mount_id(fd, &mnt) < 0 || mnt != w->mnt)
-				r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: changed while it was captured", w->flow, rel);
-			else {
-				char key[1100], meta[160];
-				snprintf(key, sizeof(key), "%s/%s", w->tree, rel);
-				fingerprint(&st2, meta, sizeof(meta));
-				if (cache_find(cache, key, meta, hex))
-					cache->hits++;
-				else if (hash_fd(fd, h) < 0)
-					r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: read: %s", w->flow, rel, strerror(errno));
-				else {
-					jig_hex(h, JIG_SHA256_LEN, hex);
-					if (cache)
-						cache->misses++;
-				}
-				if (!r)
-					cache_note(cache, key, meta, hex, &st2);
-			}
-			if (!r && fd >= 0) {
-				json_array_append_new(w->files, json_pack("{s:s,s:I,s:s,s:b}", "path", rel, "size",
-									  (json_int_t)st2.st_size, "sha256", hex,
-									  "exec", (st2.st_mode & 0111) != 0));
-			}
-		}
+		else if (type == DT_LNK)
+			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a symbolic link; packages contain regular files and directories only", w->flow, rel);
+		else if (type == DT_DIR)
+			r = take_dir(w, dfd, n, rel, depth);
+		else if (type != DT_REG)
+			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a special file (fifo, socket or device); refused", w->flow, rel);
+		else
+			r = take_file(w, dfd, n, rel);
 	}
 	closedir(d);
 	return r;
@@ -273,8 +217,15 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 
 static int cmp_path(const void *a, const void *b)
 {
-	const json_t *const *x = a, *const *y = b;
-	return strcmp(json_string_value(json_object_get(*x, "path")), json_string_value(json_object_get(*y, "path")));
+	return strcmp(((const struct entry *)a)->path, ((const struct entry *)b)->path);
+}
+
+static void free_entries(struct walk *w)
+{
+	for (size_t k = 0; k < w->n; k++)
+		free(w->files[k].path);
+	free(w->files);
+	free(w->buf);
 }
 
 /* Bytes held by one store directory. */
@@ -307,7 +258,10 @@ static bool present(int statefd, const char *rel)
  * caller syncs once and renames (store_blobs). */
 static void blob_tmp(char *tmp, size_t cap, const char *hex)
 {
-	snprintf(tmp, cap, "store/blobs/.tmp-%d-%s", (int)getpid(), hex);
+	static pid_t pid;
+	if (!pid)
+		pid = getpid();
+	snprintf(tmp, cap, "store/blobs/.tmp-%d-%s", (int)pid, hex);
 }
 
 static int store_blob(int statefd, int srcfd, const char *rel, const char *hex, struct jig_error *e)
@@ -365,32 +319,30 @@ static int sync_blob(int statefd, const char *tmp)
  * of a first review, issue 36; not syncfs, which would also wait for
  * everything else dirty on the file system), then each renamed to its
  * name, so a blob's name never points at bytes a crash could lose. On a
- * failure no temporary name is left. */
-static int store_blobs(int statefd, int pfd, json_t *sorted, struct jig_error *e)
+ * failure no temporary name is left. files are sorted by path; only those
+ * not present and not another's content already written are written. */
+static int store_blobs(int statefd, int pfd, const struct entry *files, size_t n, struct jig_error *e)
 {
-	size_t n = json_array_size(sorted), made = 0;
+	size_t made = 0;
 	int r = 0;
 	bool *mine = calloc(n + 1, sizeof(*mine));
 	if (!mine)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	for (size_t k = 0; r == 0 && k < n; k++) {
-		json_t *fe = json_array_get(sorted, k);
-		const char *hex = json_string_value(json_object_get(fe, "sha256"));
-		char brel[128], tmp[160];
-		snprintf(brel, sizeof(brel), "store/blobs/%s", hex);
-		blob_tmp(tmp, sizeof(tmp), hex);
+		if (files[k].present)
+			continue;
 		bool dup = false; /* one content twice in the package: written once */
 		for (size_t j = 0; j < k && !dup; j++)
-			dup = mine[j] && strcmp(hex, json_string_value(json_object_get(json_array_get(sorted, j), "sha256"))) == 0;
-		if (dup || present(statefd, brel))
+			dup = mine[j] && strcmp(files[k].hex, files[j].hex) == 0;
+		if (dup)
 			continue;
 		mine[k] = true;
 		made++;
-		r = store_blob(statefd, pfd, json_string_value(json_object_get(fe, "path")), hex, e);
+		r = store_blob(statefd, pfd, files[k].path, files[k].hex, e);
 	}
 	for (size_t k = 0; r == 0 && made && k < n; k++) {
 		char tmp[160];
-		blob_tmp(tmp, sizeof(tmp), json_string_value(json_object_get(json_array_get(sorted, k), "sha256")));
+		blob_tmp(tmp, sizeof(tmp), files[k].hex);
 		if (mine[k] && sync_blob(statefd, tmp) < 0)
 			r = jig_err(e, JIG_E_INTERNAL, "store: %s: sync: %s", tmp, strerror(errno));
 	}
@@ -399,9 +351,8 @@ static int store_blobs(int statefd, int pfd, json_t *sorted, struct jig_error *e
 		if (!mine[k])
 			continue;
 		char brel[128], tmp[160];
-		const char *hex = json_string_value(json_object_get(json_array_get(sorted, k), "sha256"));
-		snprintf(brel, sizeof(brel), "store/blobs/%s", hex);
-		blob_tmp(tmp, sizeof(tmp), hex);
+		snprintf(brel, sizeof(brel), "store/blobs/%s", files[k].hex);
+		blob_tmp(tmp, sizeof(tmp), files[k].hex);
 		if (r == 0 && renameat(statefd, tmp, statefd, brel) < 0)
 			r = jig_err(e, JIG_E_INTERNAL, "store: %s: %s", brel, strerror(errno));
 		if (r)
@@ -411,91 +362,100 @@ static int store_blobs(int statefd, int pfd, json_t *sorted, struct jig_error *e
 	return r;
 }
 
+/* The canonical jig-package/1 manifest of the walked files (sorted by
+ * path), or NULL (out of memory). */
+static json_t *manifest(const struct walk *w)
+{
+	json_t *files = json_array();
+	for (size_t k = 0; files && k < w->n; k++) {
+		const struct entry *f = &w->files[k];
+		if (json_array_append_new(files, json_pack("{s:s,s:I,s:s,s:b}", "path", f->path, "size", (json_int_t)f->size, "sha256",
+							   f->hex, "exec", f->exec)) < 0) {
+			json_decref(files);
+			return NULL;
+		}
+	}
+	return files ? json_pack("{s:s,s:o}", "format", "jig-package/1", "files", files) : NULL;
+}
+
+/* What the store holds: every file's size, so counted only when a
+ * capture needs to store something (an unchanged review does not). */
+#define USED_UNKNOWN UINT64_MAX
+static uint64_t store_used(const struct jig_project *p)
+{
+	return dir_bytes(p->statefd, "store/blobs") + dir_bytes(p->statefd, "store/packages");
+}
+
 /* One tree into the store as a jig-package/1 manifest and its blobs:
  * what names it in messages; entry, if set, must be one of its files.
- * *used is the store's size, updated. */
+ * *used is the store's size (USED_UNKNOWN: not counted yet), updated. */
 static int capture_tree(struct jig_project *p, int pfd, const char *what, const char *entry, const char *dir, bool store,
 			uint64_t *used, json_t **keep,
 			char sha[JIG_SHA256_HEX], uint64_t *bytes, size_t *files, struct jig_error *e)
 {
-	struct stat st;
-	if (fstat(pfd, &st) < 0)
-		return jig_err(e, JIG_E_USAGE, "%s: %s", what, strerror(errno));
-	struct walk w = {.flow = what, .dev = st.st_dev, .files = json_array(), .e = e, .skip_node_modules = entry != NULL};
-	snprintf(w.tree, sizeof(w.tree), "%llx:%llx", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
-	if (jig_tree_mount_id(pfd, &w.mnt) < 0) {
-		json_decref(w.files);
+	struct statx sx;
+	if (stat_fd(pfd, &sx) < 0)
 		return jig_err(e, JIG_E_USAGE, "%s: cannot tell its mount: %s", what, strerror(errno));
-	}
-	struct ccache c = {0};
-	if (use_cache) {
-		cache_load(&c, p->statefd, what);
-		cache = &c;
-	}
-	int r = walk_dir(&w, pfd, "", 0);
-	if (use_cache) {
-		cache = NULL;
-		cache_finish(&c, p->statefd, r == 0 && store); /* jig list and jig run only read it: they change no state */
-	}
+	struct walk w = {.flow = what, .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor), .mnt = sx.stx_mnt_id, .e = e,
+			 .skip_node_modules = entry != NULL, .buf = malloc(READ_BUF)};
+	JIG_FAULT_POINT("capture"); /* before the first file is read (tests/flow/coarse_time.sh) */
+	int r = w.buf ? walk_dir(&w, pfd, "", 0) : jig_err(e, JIG_E_INTERNAL, "out of memory");
 	if (r) {
-		json_decref(w.files);
+		free_entries(&w);
 		return r;
 	}
 	/* Canonical package manifest: files sorted by path. */
-	size_t n = json_array_size(w.files);
-	json_t **v = calloc(n + 1, sizeof(*v)), *sorted = json_array();
-	for (size_t k = 0; v && k < n; k++)
-		v[k] = json_array_get(w.files, k);
-	if (v)
-		qsort(v, n, sizeof(*v), cmp_path);
+	qsort(w.files, w.n, sizeof(*w.files), cmp_path);
 	bool has_entry = !entry;
-	for (size_t k = 0; v && k < n; k++) {
-		json_array_append(sorted, v[k]);
-		has_entry |= entry && strcmp(json_string_value(json_object_get(v[k], "path")), entry) == 0;
-	}
-	free(v);
-	json_decref(w.files);
-	json_t *man = json_pack("{s:s,s:o}", "format", "jig-package/1", "files", sorted);
+	for (size_t k = 0; entry && k < w.n && !has_entry; k++)
+		has_entry = strcmp(w.files[k].path, entry) == 0;
+	json_t *man = manifest(&w);
 	jig_autofree char *canon = man ? jig_json_canonical(man) : NULL;
 	if (!canon) {
 		json_decref(man);
+		free_entries(&w);
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	}
 	if (!has_entry) {
 		json_decref(man);
+		free_entries(&w);
 		return jig_err(e, JIG_E_USAGE, "flow %s: entry %s is not a file of the package %s", what, entry, dir);
 	}
 	unsigned char d[JIG_SHA256_LEN];
 	jig_sha256(canon, strlen(canon), d);
 	jig_hex(d, JIG_SHA256_LEN, sha);
 	*bytes = w.bytes;
-	*files = n;
-	/* What this artifact needs that the store does not hold yet. */
+	*files = w.n;
 	char mrel[128];
 	snprintf(mrel, sizeof(mrel), "store/packages/%s.json", sha);
 	bool stored = present(p->statefd, mrel);
-	uint64_t need = stored ? 0 : strlen(canon);
 	json_decref(keep ? *keep : NULL);
 	if (keep) /* a new package's files, for a Plan difference (flow/plan_diff.h reads a stored one from the store) */
 		*keep = stored ? NULL : json_incref(man);
-	for (size_t k = 0; k < n; k++) {
-		json_t *fe = json_array_get(sorted, k);
-		char brel[128];
-		snprintf(brel, sizeof(brel), "store/blobs/%s", json_string_value(json_object_get(fe, "sha256")));
-		if (!present(p->statefd, brel))
-			need += (uint64_t)json_integer_value(json_object_get(fe, "size"));
-	}
-	if (!store) {
-		json_decref(man);
+	json_decref(man);
+	if (!store) { /* jig run and jig list: the digests only */
+		free_entries(&w);
 		return 0;
 	}
+	/* What this artifact needs that the store does not hold yet: the
+	 * store is content-addressed, so a blob present is never written. */
+	uint64_t need = stored ? 0 : strlen(canon);
+	for (size_t k = 0; k < w.n; k++) {
+		char brel[128];
+		snprintf(brel, sizeof(brel), "store/blobs/%s", w.files[k].hex);
+		if (!(w.files[k].present = present(p->statefd, brel)))
+			need += w.files[k].size;
+	}
+	if (need && *used == USED_UNKNOWN)
+		*used = store_used(p);
 	if (need && *used + need > p->store_cap) {
-		json_decref(man);
+		free_entries(&w);
 		return jig_err(e, JIG_E_USAGE,
 			       "%s: the Package/0 store is full (%llu of %llu bytes; this artifact needs %llu more); exact retained artifacts stay usable; jig gc --project %s frees what the admitted Plan and retained Run records do not reference (--dry-run first to see how much)",
 			       what, (unsigned long long)*used, (unsigned long long)p->store_cap, (unsigned long long)need, p->root);
 	}
-	r = store_blobs(p->statefd, pfd, sorted, e);
+	r = store_blobs(p->statefd, pfd, w.files, w.n, e);
+	free_entries(&w);
 	/* Replaced whole, never written in place: two reviews of one new
 	 * package both succeed, and a crash leaves no partial manifest that
 	 * would then count as present (issue 36). */
@@ -504,14 +464,9 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 		r = jig_write_file_replace_at(p->statefd, mrel, canon, strlen(canon), 0600, e);
 	}
 	*used += need;
-	json_decref(man);
 	return r;
 }
 
-static uint64_t store_used(const struct jig_project *p)
-{
-	return dir_bytes(p->statefd, "store/blobs") + dir_bytes(p->statefd, "store/packages");
-}
 
 /* A credential in the Flow's bun.lock or package.json is refused before
  * the package enters the store (R-C14: secrets never enter locks or what
@@ -536,19 +491,9 @@ static int no_credential(int pfd, const char *flow, struct jig_error *e)
 	return 0;
 }
 
-static int capture_all(struct jig_project *p, bool store, struct jig_error *e);
-
 int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 {
-	use_cache = !p->rehash;
-	int r = capture_all(p, store, e);
-	use_cache = false;
-	return r;
-}
-
-static int capture_all(struct jig_project *p, bool store, struct jig_error *e)
-{
-	uint64_t used = store_used(p); /* what the store holds now */
+	uint64_t used = USED_UNKNOWN; /* what the store holds, counted when needed */
 	for (size_t i = 0; i < p->n_flows; i++) {
 		struct jig_flow *f = &p->flows[i];
 		jig_progress_status("capturing flow %s (%zu of %zu)", f->name, i + 1, p->n_flows);
@@ -577,6 +522,6 @@ int jig_store_capture_tree(struct jig_project *p, int dirfd, const char *what, b
 int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char sha[JIG_SHA256_HEX], uint64_t *bytes,
 		      size_t *files, struct jig_error *e)
 {
-	uint64_t used = store_used(p);
+	uint64_t used = USED_UNKNOWN;
 	return capture_tree(p, dirfd, what, NULL, NULL, true, &used, NULL, sha, bytes, files, e);
 }

@@ -267,6 +267,36 @@ static int sweep(struct gc *g, const char *dir)
 	return r;
 }
 
+/* What a jig before decisions 195 and 196 kept and nothing reads any
+ * more: the remembered admission (.jig/admission-memo.json) and the
+ * capture cache (.jig/capture/, its regular files); freed as temporary
+ * files. Anything else found there is left alone. */
+static int withdrawn(struct gc *g)
+{
+	struct stat st;
+	if (fstatat(g->statefd, "admission-memo.json", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+		count(&g->res->freed, "withdrawn", TEMPORARY, (uint64_t)st.st_size);
+		if (!g->dry && unlinkat(g->statefd, "admission-memo.json", 0) < 0 && errno != ENOENT)
+			return jig_err(g->e, JIG_E_INTERNAL, ".jig/admission-memo.json: %s", strerror(errno));
+	}
+	jig_autoclose int fd = openat(g->statefd, "capture", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(dup(fd)) : NULL;
+	struct dirent *de;
+	int r = 0;
+	while (!r && d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		count(&g->res->freed, "withdrawn", TEMPORARY, (uint64_t)st.st_size);
+		if (!g->dry && unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT)
+			r = jig_err(g->e, JIG_E_INTERNAL, ".jig/capture/%s: %s", de->d_name, strerror(errno));
+	}
+	if (d)
+		closedir(d);
+	if (!r && fd >= 0 && !g->dry)
+		unlinkat(g->statefd, "capture", AT_REMOVEDIR); /* only if empty */
+	return r;
+}
+
 /* <path>/.jig opened as project.c opens it (the caller's, 0700, not a
  * link) and locked exclusively, without waiting, into *out (-1 when there
  * is no .jig: nothing to reclaim); or a negative code with *e. */
@@ -320,6 +350,8 @@ int jig_store_gc(const char *path, bool dry_run, struct jig_gc_result *res, stru
 	static const char *const dirs[] = {"prepared", "packages", "blobs", NULL};
 	for (const char *const *d = dirs; !r && *d; d++)
 		r = sweep(&g, *d);
+	if (!r)
+		r = withdrawn(&g);
 	json_decref(g.refs);
 	json_decref(g.pkgs);
 	json_decref(g.blobs);

@@ -19,7 +19,6 @@
 #include "flow/recipe.h"
 #include "flow/timeout.h"
 #include "flow/binding.h"
-#include "flow/memo.h"
 #include "policy/catalog.h"
 #include "policy/scope_policy.h"
 #include "snapshot/identity.h"
@@ -30,10 +29,6 @@
 #include "util/fileio.h"
 #include "util/json.h"
 #include "util/text.h"
-
-/* The host facts of the Plan being built (struct jig_plan .facts), noted by
- * every composition while jig_plan_build runs; NULL otherwise. */
-static json_t *noting;
 
 static const struct jig_manifest_file *snapshot_file(const struct jig_snapshot *s, const char *path)
 {
@@ -118,7 +113,7 @@ int jig_plan_compose_flow(const struct jig_catalog *c, const struct jig_snapshot
 	 * refuses a recipe in a binding relation. */
 	struct jig_scope_facts facts = {.kind = f->recipe ? "markdown-flow" : f->bound ? "flow-bound" : "flow", .name = name,
 					.snapshot_dir = s->dirpath, .entry = f->entry,
-					.home = jig_caller_home(), .noted = noting};
+					.home = jig_caller_home()};
 	return jig_catalog_compose(c, &facts, t, e);
 }
 
@@ -129,8 +124,7 @@ int jig_plan_compose_http(const struct jig_catalog *c, const struct jig_snapshot
 	jig_scope_name(name, sizeof(name), "http-", g->route, JIG_SCOPE_NAME_KEEP_PLAN);
 	/* The worker's deadline is the grant's, plus time to start and stop. */
 	struct jig_scope_facts facts = {.kind = "http-worker", .name = name, .snapshot_dir = s->dirpath,
-					.wall_ms = g->timeout_ms + JIG_HTTP_WORKER_GRACE_MS, .home = jig_caller_home(),
-					.noted = noting};
+					.wall_ms = g->timeout_ms + JIG_HTTP_WORKER_GRACE_MS, .home = jig_caller_home()};
 	return jig_catalog_compose(c, &facts, t, e);
 }
 
@@ -153,7 +147,7 @@ int jig_plan_compose_agent(const struct jig_catalog *c, const struct jig_snapsho
 	struct jig_scope_facts facts = {.kind = p->egress ? "agent-provider-egress" : "agent-provider", .name = name,
 					.snapshot_dir = s->dirpath, .wall_ms = g->timeout_ms + JIG_AGENT_WORKER_GRACE_MS,
 					.home = jig_caller_home(), .client_trees = trees, .n_client_trees = json_array_size(p->trees),
-					.egress = egress, .n_egress = json_array_size(p->egress), .noted = noting};
+					.egress = egress, .n_egress = json_array_size(p->egress)};
 	return jig_catalog_compose(c, &facts, t, e);
 }
 
@@ -165,7 +159,7 @@ int jig_plan_compose_command(const struct jig_catalog *c, const struct jig_snaps
 	static const char *const kinds[2][2] = {{"command", "command-input"}, {"command-capture", "command-input-capture"}};
 	struct jig_scope_facts facts = {.kind = kinds[g->capture][g->input != NULL], .name = name,
 					.snapshot_dir = s->dirpath, .wall_ms = g->timeout_ms, .home = jig_caller_home(),
-					.input = g->input, .noted = noting};
+					.input = g->input};
 	return jig_catalog_compose(c, &facts, t, e);
 }
 
@@ -423,13 +417,7 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 	char bun[JIG_SHA256_HEX];
 	jig_hex(snapshot_file(s, JIG_RUNTIME_BUN)->sha256, JIG_SHA256_LEN, bun);
 	json_t *flows = json_array();
-	/* What a remembered admission needs: the key before composing, the
-	 * host facts while composing (flow/memo.h). */
-	if (jig_memo_applies(p) && jig_memo_key(p, s, out->memo_key) == 0)
-		out->facts = json_array();
-	noting = out->facts;
 	r = compose_all(p, s, out, flows, e);
-	noting = NULL;
 	if (r) {
 		json_decref(flows);
 		jig_plan_free(out);
@@ -468,7 +456,6 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 void jig_plan_free(struct jig_plan *pl)
 {
 	json_decref(pl->doc);
-	json_decref(pl->facts);
 	free(pl->canonical);
 	for (size_t i = 0; i < pl->n_scopes; i++)
 		jig_scope_template_free(&pl->scopes[i].t);

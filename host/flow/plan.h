@@ -41,11 +41,6 @@ struct jig_plan {
 	 * what the launch consumes. */
 	struct jig_plan_scope *scopes;
 	size_t n_scopes;
-	/* What a remembered admission keeps (flow/memo.h), set by
-	 * jig_plan_build when the project's Plan can be remembered: the key of
-	 * its inputs and the host facts composition read. NULL/empty: none. */
-	json_t *facts;
-	char memo_key[JIG_SHA256_HEX];
 };
 
 /* The snapshot files Flows use (the sandbox module, the launcher, Bun, the

@@ -323,7 +323,6 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	int r = read_meta(pfd, JIG_FLOW_FILE, what, &buf, &len, e);
 	if (r)
 		return usage(r, e);
-	jig_sha256(buf, len, f->meta_sha256); /* the bytes parsed (a remembered admission's key) */
 	json_t *doc = NULL;
 	if ((r = usage(jig_json_parse_object(buf, len, what, &doc, e), e)))
 		return r;
@@ -427,8 +426,6 @@ static int project_open(const char *path, bool run, struct jig_project *p, struc
 	size_t len;
 	json_t *doc = NULL;
 	int r = usage(read_meta(p->rootfd, JIG_PROJECT_FILE, what, &buf, &len, e), e);
-	if (!r)
-		jig_sha256(buf, len, p->meta_sha256); /* the bytes parsed (a remembered admission's key) */
 	if (!r)
 		r = usage(jig_json_parse_object(buf, len, what, &doc, e), e);
 	static const char *const keys[] = {"format", "flows", NULL};

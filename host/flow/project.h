@@ -73,7 +73,6 @@ struct jig_flow {
 	uint64_t package_bytes;
 	size_t package_files;
 	json_t *package_manifest; /* set by capture: the jig-package/1 manifest (files: path, size, sha256) */
-	unsigned char meta_sha256[JIG_SHA256_LEN]; /* flow.json's bytes as parsed (flow/memo.h's key) */
 };
 
 struct jig_project {
@@ -83,8 +82,6 @@ struct jig_project {
 	struct jig_flow *flows;
 	size_t n_flows;
 	uint64_t store_cap; /* JIG_STORE_MAX_BYTES unless a test lowers it */
-	bool rehash;	    /* --verification strict: capture reads every byte, its cache unused (decision 185) */
-	unsigned char meta_sha256[JIG_SHA256_LEN]; /* jig.json's bytes as parsed (flow/memo.h's key) */
 };
 
 /* Opens the project at path: parses jig.json and every flow.json, opens
@@ -110,7 +107,8 @@ const char *jig_project_flow_names(const struct jig_project *p, char *buf, size_
 int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e);
 
 /* One tree (a binding's resource tree) hashed, and stored if store, under
- * the store's cap; *used is the store's size, updated. */
+ * the store's cap; *used is the store's size (UINT64_MAX: not counted yet, counted
+ * when something is to be stored), updated. */
 int jig_store_capture_tree(struct jig_project *p, int dirfd, const char *what, bool store, uint64_t *used,
 			   char sha[JIG_SHA256_HEX], uint64_t *bytes, size_t *files, struct jig_error *e);
 /* Captures the tree under dirfd into the store like a package (what names

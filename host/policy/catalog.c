@@ -1,6 +1,5 @@
 /* The capability catalog: strict parse and composition (see catalog.h). */
 #include "policy/catalog.h"
-#include "policy/host_fact.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -315,7 +314,7 @@ static int add_client_trees(struct compose *c, const struct jig_scope_facts *f, 
 	for (size_t i = 0; i < f->n_client_trees; i++) {
 		const char *tree = f->client_trees[i];
 		struct stat st;
-		if (tree[0] != '/' || jig_host_fact_stat_noted(f->noted, tree, &st) < 0)
+		if (tree[0] != '/' || stat(tree, &st) < 0)
 			return jig_err(e, JIG_E_USAGE, "scope %s: client tree %s: %s", f->name, tree,
 				       tree[0] != '/' ? "not an absolute path" : strerror(errno));
 		snprintf(what, sizeof(what), "target %s", tree);
@@ -352,7 +351,7 @@ static int add_binds(struct compose *c, const struct jig_scope_facts *f, const c
 			src = path;
 		}
 		struct stat st;
-		if (src[0] == '/' && jig_host_fact_stat_noted(f->noted, src, &st) < 0) {
+		if (src[0] == '/' && stat(src, &st) < 0) {
 			if (optional && errno == ENOENT)
 				continue; /* absent on this host: not granted */
 			return jig_err(e, JIG_E_HOST, "catalog fragment \"%s\": bind source %s: %s", frag, src, strerror(errno));
@@ -360,7 +359,6 @@ static int add_binds(struct compose *c, const struct jig_scope_facts *f, const c
 		/* Bound from where it really is, at the name the program uses. */
 		if (json_is_true(json_object_get(b, "resolve"))) {
 			const char *res = realpath(src, real);
-			jig_host_fact_note(f->noted, jig_host_fact_realpath(src, res, errno));
 			src = res ? real : src;
 		}
 		snprintf(what, sizeof(what), "target %s", target);

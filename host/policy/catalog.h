@@ -52,10 +52,6 @@ struct jig_scope_facts {
 	 * kind whose network is "none", with the client's proxy variables. */
 	const char *const *egress;
 	size_t n_egress;
-	/* When set: every host fact composition reads (a bind source's or
-	 * client tree's stat, a resolved source) is appended here
-	 * (policy/host_fact.h; a remembered admission's key, flow/memo.h). */
-	json_t *noted;
 };
 
 /* Where a scope with reviewed egress reaches jig's CONNECT relay. */
@@ -81,11 +77,5 @@ void jig_scope_name(char *out, size_t cap, const char *prefix, const char *name,
 int jig_catalog_compose(const struct jig_catalog *c, const struct jig_scope_facts *f, struct jig_scope_template *t,
 			struct jig_error *e);
 void jig_scope_template_free(struct jig_scope_template *t);
-/* A template again from what a remembered admission kept of it (its
- * canonical policy, parsed again with the caller's home and slots as
- * composed, so every rule of a policy holds; its argv, 1 or more strings;
- * its held directory or NULL): 0, or -1 with *t empty. */
-int jig_scope_template_restore(const char *policy, const json_t *argv, const char *hold, const char *home,
-			       struct jig_scope_template *t);
 
 #endif

@@ -15,7 +15,6 @@
 
 #include "display/display.h"
 #include "effects/checkpoint.h"
-#include "flow/memo.h"
 #include "flow/plan.h"
 #include "flow/plan_diff.h"
 #include "flow/tree.h"
@@ -58,8 +57,6 @@ struct run {
 	bool have_calls;
 	struct jig_live *live; /* --display web */
 	json_t *changes; /* a stale Plan's differences from the admitted one (flow/plan_diff.h) */
-	const char *admission; /* "remembered" or "derived" once the Plan is had (flow/memo.h); NULL before */
-	char admission_why[320]; /* derived: why the memo was not used */
 };
 
 static long long now_ms(void)
@@ -106,27 +103,15 @@ static int check_inputs(const struct jig_run_request *req, const struct jig_flow
 	return 0;
 }
 
-/* The Plan of the project as it is now: the remembered one while its memo
- * is proven now and names the admitted Plan (decision 179), else built
- * from the catalog as at review, and remembered when it is the admitted
- * one. admitted: the admitted Plan's identity. */
+/* The Plan of the project as it is now, built from the catalog as at
+ * review (every Run derives it: decision 195), and the admitted Plan's
+ * identity into admitted. */
 static int plan(struct run *r, char admitted[JIG_SHA256_HEX], struct jig_error *e)
 {
-	struct jig_error scratch = {0};
-	bool strict = r->v.mode == JIG_VERIFY_STRICT; /* derives everything (decision 179) */
-	snprintf(r->admission_why, sizeof(r->admission_why), strict ? "--verification strict" : "no admitted Plan");
-	if (!strict && jig_plan_admitted(&r->p, admitted, &scratch) == 0 &&
-	    jig_memo_use(&r->p, &r->s, r->f->name, admitted, &r->pl, r->admission_why, sizeof(r->admission_why))) {
-		r->admission = "remembered";
-		r->admission_why[0] = '\0';
-		JIG_TRACE_POINT("plan: remembered");
-		return 0;
-	}
-	r->admission = "derived";
-	jig_progress_status("flow %s: building the Plan (%s)", r->f->name, r->admission_why);
+	jig_progress_status("flow %s: building the Plan", r->f->name);
 	int rc = jig_plan_build(&r->p, &r->s, &r->pl, e);
-	if (!rc && !(rc = jig_plan_admitted(&r->p, admitted, e)) && strcmp(admitted, r->pl.sha256) == 0)
-		jig_memo_write(&r->p, &r->pl);
+	if (!rc)
+		rc = jig_plan_admitted(&r->p, admitted, e);
 	JIG_TRACE_POINT("plan: derived");
 	return rc;
 }
@@ -155,7 +140,6 @@ static int admit(struct run *r, struct jig_error *e)
 	if ((rc = jig_plan_admitted(&r->p, admitted, e)))
 		return rc;
 	struct jig_signature_memo memo = jig_verifier_signature_memo(&r->v);
-	r->p.rehash = r->v.mode == JIG_VERIFY_STRICT; /* strict hashes every byte (decision 185) */
 	if ((rc = check_inputs(req, r->f, e)) || (rc = jig_project_capture(&r->p, false, e)) ||
 	    (rc = jig_snapshot_default_libdir(libdir, sizeof(libdir), e)) ||
 	    (rc = jig_snapshot_open_installed_memo(&r->s, libdir, &memo, e)))
@@ -401,8 +385,6 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 					 .package_sha256 = r->f->package_sha256, .timeout_ms = r->req->timeout_ms,
 					 .started_ms = r->started_ms, .inputs = r->inputs, .outputs = r->outputs, .logs = r->r0.logs};
 	json_t *rec = jig_record_new(&facts, &r->res);
-	if (rec) /* how this Run had its Plan (decision 179) */
-		json_object_set_new(rec, "admission", json_string(r->admission));
 	if (rec) /* the command's expiry (R-L05): null for none */
 		json_object_set_new(rec, "expiry_ms", r->req->expiry_ms ? json_integer((json_int_t)r->req->expiry_ms) : json_null());
 	if (rec && jig_flow_effects_any(r->f))
@@ -518,8 +500,7 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 	if (r.have_project && r.f && !out->needs_transient_scope) /* what jig why FLOW explains */
 		jig_history_note(r.p.statefd, &(struct jig_history_entry){.flow = r.f->name, .packet = req->output,
 									   .record = rc ? NULL : out->record, .refusal = rc ? e : NULL,
-									   .changes = r.changes, .admission = r.admission,
-									   .admission_why = r.admission && r.admission_why[0] ? r.admission_why : NULL});
+									   .changes = r.changes});
 	finish(&r);
 	JIG_TRACE_POINT("flow: published");
 	return rc;

@@ -167,14 +167,6 @@ _Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due ins
 #define JIG_PREPARE_PHASE_BYTES (256ull << 20) /* prepared content, all of them */
 #define JIG_PREPARE_SOURCE_BYTES (16ull << 20)  /* what one preparation reads (its files: at most 2 + 16) */
 
-/* A remembered admission (flow/memo.h, decisions 179-181): the file, its
- * host facts, its scopes and one scope's argv; a memo over any of them is
- * ignored (the Plan is derived) or not written. */
-#define JIG_MEMO_MAX_BYTES (8u << 20)
-#define JIG_MEMO_MAX_FACTS 4096
-#define JIG_MEMO_MAX_SCOPES 4096
-#define JIG_MEMO_MAX_ARGV 64
-
 /* A project (flow/project.h): Flows, declared inputs or outputs per Flow, a package's files; a canonical artifact and the project's store in bytes. */
 #define JIG_MAX_FLOWS 32
 #define JIG_MAX_DECLARED 64	    /* inputs or outputs per Flow */

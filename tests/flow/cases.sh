@@ -950,36 +950,6 @@ case_http_tls() {
 	jq -e '[.scope.permission_plan.binds[].target | select(startswith("/etc"))] == [] and .scope.permission_plan.network == "none"' \
 		"$T/caller.json" >/dev/null || fail "the Flow's scope has a resolver: $(jq -c .scope.permission_plan.binds "$T/caller.json")"
 }
-scratch_memo_host_fact() {
-	# The guest's /etc/resolv.conf as a file the case may change (the lane
-	# undoes the mount).
-	{ cat /etc/resolv.conf 2>/dev/null || true; } >/tmp/jig-resolv.conf
-	chmod 666 /tmp/jig-resolv.conf && mount --bind /tmp/jig-resolv.conf /etc/resolv.conf
-}
-case_memo_host_fact() {
-	# Issue 36 must-show 3 (decision 179): a Run with an HTTP route uses the
-	# remembered admission and publishes; after the guest's /etc/resolv.conf
-	# (a host fact the worker's scope was composed from) changes, the same
-	# Run derives its Plan again, with the same Plan digest and scope;
-	# without a memo at all, the same again.
-	peer srv 18080
-	project "$CALLER"
-	steps '[{"do":"http","route":"ok"}]'
-	succeeded; expect_ok 0
-	[ "$(rec admission)" = remembered ] || fail "not remembered: $(rec admission)"
-	plan=$(rec plan_sha256) policy=$(rec scope.policy_sha256)
-	echo "# changed by flow.memo_host_fact" >>/etc/resolv.conf
-	steps '[{"do":"http","route":"ok"}]'
-	succeeded; expect_ok 0
-	[ "$(rec admission)" = derived ] || fail "not derived after resolv.conf changed: $(rec admission)"
-	jq -e '.admission_why | test("a host fact changed: (stat|realpath) /etc/resolv.conf")' "$T/p/.jig/runs/caller.json" >/dev/null ||
-		fail "why: $(jq -r .admission_why "$T/p/.jig/runs/caller.json")"
-	[ "$(rec plan_sha256)" = "$plan" ] && [ "$(rec scope.policy_sha256)" = "$policy" ] || fail "another Plan or scope"
-	rm "$T/p/.jig/admission-memo.json"
-	steps '[{"do":"http","route":"ok"}]'
-	succeeded; expect_ok 0
-	[ "$(rec admission)" = derived ] && [ "$(rec plan_sha256)" = "$plan" ] || fail "without a memo: $(rec admission) $(rec plan_sha256)"
-}
 case_http_r_h03_flow_adds_nothing() {
 	# R-H03 (audit #62, #65): a Flow cannot add a header, a proxy, a retry or
 	# code to its request: a Run/0 http operation with any field beyond

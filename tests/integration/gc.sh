@@ -81,6 +81,22 @@ case_keeps_retained_records() {
 	[ -f "$T/p/.jig/store/packages/$pkg.json" ] || fail "the package a retained record names was freed"
 	[ ! -e "$T/p/.jig/store/blobs/.tmp-1-abc" ] && [ -f "$T/p/.jig/store/blobs/NOTES" ] || fail "temporary or unknown files"
 }
+case_frees_withdrawn_caches() {
+	# Decisions 195, 196: what an older jig kept in .jig and nothing reads
+	# any more, the remembered admission and the capture cache, is freed
+	# (as temporary files); --dry-run only counts them; the admitted Plan
+	# is unchanged.
+	fresh
+	review
+	plan=$(jq -r '.plan_sha256' "$T/p/.jig/admission.json")
+	runuser -u "$USER_NAME" -- sh -c "echo '{}' >'$T/p/.jig/admission-memo.json' && mkdir '$T/p/.jig/capture' &&
+		echo a >'$T/p/.jig/capture/$(printf '%064d' 1)' && echo b >'$T/p/.jig/capture/$(printf '%064d' 2)'"
+	gc --dry-run --json | jq -e '.freed.temporary == 3' >/dev/null || fail "the dry run does not count them"
+	[ -f "$T/p/.jig/admission-memo.json" ] && [ "$(ls "$T/p/.jig/capture" | wc -l)" -eq 2 ] || fail "the dry run freed something"
+	gc --json | jq -e '.freed.temporary == 3' >/dev/null || fail "not freed"
+	[ ! -e "$T/p/.jig/admission-memo.json" ] && [ ! -e "$T/p/.jig/capture" ] || fail "left: $(ls -A "$T/p/.jig")"
+	[ "$(cd "$T/p" && jig review --json | jq -r .plan_sha256)" = "$plan" ] || fail "another Plan after gc"
+}
 case_nothing_admitted() {
 	# Without an admission (reviews declined), nothing is referenced:
 	# everything captured is freed, and the text says why.

@@ -551,35 +551,63 @@ case_store_growth_is_the_changed_bytes() {
 	[ $(( $(ls "$T/p/.jig/store/packages" | wc -l) - n0 )) -eq 20 ] || fail "not one manifest a step"
 	echo "blobs +$(( $(store_bytes blobs) - b0 )) bytes for 81,920 changed; manifests +$(( $(store_bytes packages) - m0 )) bytes"
 }
-case_capture_cache_sees_every_edit() {
-	# Decision 185: the capture cache skips reading a file only while its
-	# inode's fingerprint (ctime included) is unchanged. An edit that keeps
-	# the size and restores the mtime still changes the ctime: the next
-	# review reads the file and the Plan follows its bytes. The cache is
-	# the operator's (0600 in the 0700 .jig); jig list only reads it.
+# edit_same_size K: main.ts's last line "// vN" becomes "// vK", written in
+# place (the same inode and size), its mtime restored from $T/ref: only
+# the bytes (and the ctime) differ.
+edit_same_size() {
+	printf '%s' "$1" | dd of="$T/p/csv-report/main.ts" bs=1 seek=$(($(stat -c %s "$T/p/csv-report/main.ts") - 2)) conv=notrunc status=none
+	tail -n 1 "$T/p/csv-report/main.ts" | grep -qx "// v$1" || fail "v$1: not edited"
+	touch -r "$T/ref" "$T/p/csv-report/main.ts"
+	[ "$(stat -c '%s %y' "$T/p/csv-report/main.ts")" = "$(stat -c '%s %y' "$T/ref")" ] || fail "v$1: not the same size and mtime"
+}
+case_same_size_edit_seen() {
+	# Issue 44 must-show 4 (decision 196): a capture reads and hashes every
+	# byte of every package file, every time, in every verification mode;
+	# nothing is remembered by inode. A same-size edit with the mtime
+	# restored is seen by review (the Plan changes and the file is named)
+	# and refused as stale by jig run, in each mode, by flag and by
+	# JIG_VERIFICATION. What an older jig kept (the capture cache, decision
+	# 185; the admission memo, decision 179) is never read nor written:
+	# here both are planted, wrong, and stay as they were.
 	fresh
-	find "$T/p" -exec touch -h -d '2 hours ago' {} + # settled: remembered
-	a=$(review --json | jq -r .plan_sha256)
+	echo "// v0" >>"$T/p/csv-report/main.ts"
+	touch -d '2 hours ago' "$T/p/csv-report/main.ts"
+	cp -p "$T/p/csv-report/main.ts" "$T/ref"
 	review --yes >/dev/null
-	[ -n "$(ls "$T/p/.jig/capture")" ] && [ "$(stat -c %a "$T/p/.jig/capture/"* | sort -u)" = 600 ] || fail "no private capture cache"
-	grep -q "/main.ts	" "$T/p/.jig/capture/"* || fail "main.ts is not remembered"
-	before=$(cat "$T/p/.jig/capture/"* | sha256sum)
+	a=$(review --json | jq -r .plan_sha256)
+	mkdir "$T/p/.jig/capture"
+	printf 'jig-capture-cache/1\n%064d\tx/main.ts\t0\n' 0 >"$T/p/.jig/capture/$(printf csv-report | sha256sum | cut -c1-64)"
+	printf '{"format":"jig-admission-memo/1","plan_sha256":"%s"}' "$a" >"$T/p/.jig/admission-memo.json"
+	chown -R "$USER_NAME" "$T/p/.jig" && chmod 700 "$T/p/.jig/capture" && chmod 600 "$T/p/.jig/capture/"* "$T/p/.jig/admission-memo.json"
+	old=$(cat "$T/p/.jig/capture/"* "$T/p/.jig/admission-memo.json" | sha256sum)
 	(cd "$T/p" && jig list >/dev/null)
-	[ "$(cat "$T/p/.jig/capture/"* | sha256sum)" = "$before" ] || fail "jig list wrote the capture cache"
 	[ "$(review --json | jq -r .plan_sha256)" = "$a" ] || fail "an unchanged project has two Plan identities"
-	m=$(stat -c %y "$T/p/csv-report/main.ts")
-	sed -i 's/rows, /rows; /' "$T/p/csv-report/main.ts"
-	touch -d "$m" "$T/p/csv-report/main.ts"
-	[ "$(stat -c %y "$T/p/csv-report/main.ts")" = "$m" ] || fail "the mtime was not restored"
-	b=$(review --json | jq -r .plan_sha256)
-	[ "$a" != "$b" ] || fail "a same-size edit with its mtime restored kept the Plan identity"
-	review --json | jq -e '.changes | map(select(.change == "file-changed" and .flow == "csv-report" and .subject == "main.ts")) | length == 1' >/dev/null ||
-		fail "the change is not named: $(review --json | jq -c .changes)"
-	# --verification strict reads every byte: the cache is neither read
-	# nor written (the same Plan).
-	rm -rf "$T/p/.jig/capture"
-	[ "$(review --yes --verification strict --json | jq -r .plan_sha256)" = "$b" ] || fail "strict: another Plan"
-	[ ! -e "$T/p/.jig/capture" ] || fail "a strict review used the capture cache"
+	k=0
+	for mode in "--verification cached" "--verification strict" "--verification fast" "env:strict" "env:fast" "env:cached"; do
+		k=$((k + 1))
+		case $mode in
+		env:*) env="JIG_VERIFICATION=${mode#env:}" flag= ;;
+		*) env="JIG_VERIFICATION=" flag=$mode ;;
+		esac
+		edit_same_size "$k"
+		# shellcheck disable=SC2086
+		b=$(cd "$T/p" && runuser -u "$USER_NAME" -- env $env "$JIG_TEST_PREFIX/bin/jig" review --json $flag | tee "$T/review.json" | jq -r .plan_sha256)
+		[ "$a" != "$b" ] || fail "$mode: a same-size edit with its mtime restored kept the Plan identity"
+		jq -e '.changes | map(select(.change == "file-changed" and .flow == "csv-report" and .subject == "main.ts")) | length == 1' "$T/review.json" >/dev/null ||
+			fail "$mode: the change is not named: $(jq -c .changes "$T/review.json")"
+		set +e
+		# shellcheck disable=SC2086
+		(cd "$T/p" && runuser -u "$USER_NAME" -- env $env "$JIG_TEST_PREFIX/bin/jig" run csv-report $flag --input data=csv-report/sample.csv --output "$T/o$k") >"$T/out" 2>"$T/err"
+		rc=$?
+		set -e
+		[ "$rc" -eq 4 ] && grep -q "main.ts changed since review" "$T/err" || fail "$mode: jig run was not refused as stale (exit $rc): $(cat "$T/err")"
+		[ ! -e "$T/o$k" ] || fail "$mode: something was published"
+		# shellcheck disable=SC2086
+		(cd "$T/p" && runuser -u "$USER_NAME" -- env $env "$JIG_TEST_PREFIX/bin/jig" review --yes $flag >/dev/null)
+		a=$b
+	done
+	[ "$(ls -A "$T/p/.jig/capture")" = "$(printf csv-report | sha256sum | cut -c1-64)" ] &&
+		[ "$(cat "$T/p/.jig/capture/"* "$T/p/.jig/admission-memo.json" | sha256sum)" = "$old" ] || fail "an old cache's files were touched"
 }
 case_json_failures_are_jig_error() {
 	fresh
