@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "util/limits.h"
+#include "util/netaddr.h"
 
 #define MAX_LISTENERS (JIG_POLICY_MAX_LOOPBACK + 1)
 
@@ -205,8 +206,9 @@ static bool granted(const struct jig_scope_policy *p, const char *host, uint16_t
 }
 
 /* The granted destination host:port from the host's network: the first
- * address that starts connecting, or -1. */
-static int dial_name(const char *host, uint16_t port)
+ * address that starts connecting, or -1; a name any of whose addresses is
+ * this host's or link-local is refused whole (-2, *why says which). */
+static int dial_name(const char *host, uint16_t port, const char **why)
 {
 	char name[JIG_POLICY_MAX_ENDPOINT + 1], serv[8];
 	size_t n = strlen(host);
@@ -218,6 +220,11 @@ static int dial_name(const char *host, uint16_t port)
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res = NULL;
 	if (getaddrinfo(name, serv, &hints, &res) != 0)
 		return -1;
+	for (struct addrinfo *a = res; a; a = a->ai_next)
+		if ((*why = jig_addr_local(a->ai_addr))) {
+			freeaddrinfo(res);
+			return -2;
+		}
 	int fd = -1;
 	for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next)
 		fd = dial(a->ai_addr, a->ai_addrlen);
@@ -254,8 +261,13 @@ static void on_head(struct jig_netrelay *r, struct conn *c)
 	}
 	memmove(c->up.buf, c->up.buf + head, c->up.len - head);
 	c->up.len -= head;
-	if ((c->out = dial_name(host, port)) < 0) {
-		answer_close(c, "502 Bad Gateway");
+	const char *why = NULL;
+	if ((c->out = dial_name(host, port, &why)) < 0) {
+		char status[128];
+		/* One line to the scope: a remote grant never reaches this host. */
+		snprintf(status, sizeof(status), "403 Forbidden: the granted name resolves to a refused address (%s)", why ? why : "?");
+		answer_close(c, c->out == -2 ? status : "502 Bad Gateway");
+		c->out = -1;
 		return;
 	}
 	c->st = C_DIAL;

@@ -5,7 +5,10 @@
 # one line each with nothing started; the plan (text and JSON) and the
 # digest (the same inputs give the same bytes; a map entry, a provider, a
 # catalog fragment or the snapshot changes it). Each case_* is one ctest
-# (session.<case>); jig runs as the unprivileged user jigtest.
+# (session.<case>); jig runs as the unprivileged user jigtest, whose
+# password-database home is this test's $T/home, bound over it in a mount
+# namespace of jig's call alone (jig reads its map and state roots from
+# there, never from XDG_CONFIG_HOME or XDG_STATE_HOME: decision 215).
 # Requirements: see docs/session.md ("Tests").
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}" "${JIG_DEV_KEY:?}"
@@ -25,7 +28,7 @@ mkdir -p "$RT" && chown "$USER_NAME:" "$RT" && chmod 700 "$RT"
 # repo-wt (a linked worktree of repo), other (unmapped), repo/sub (a
 # nested unmapped repository), a client tree and its program.
 mkdir -p "$T/repo/.git/worktrees/wt" "$T/repo/src" "$T/repo-wt" "$T/other/.git" "$T/repo/sub/.git" \
-	"$T/repo-unreg" "$T/client/bin" "$T/config/jig" "$T/state"
+	"$T/repo-unreg" "$T/client/bin" "$T/home/.config/jig"
 printf 'gitdir: %s/repo/.git/worktrees/wt\n' "$T" >"$T/repo-wt/.git"
 printf '../..\n' >"$T/repo/.git/worktrees/wt/commondir"
 mkdir -p "$T/repo/.git/worktrees/unreg"
@@ -33,6 +36,13 @@ printf 'gitdir: %s/repo/.git/worktrees/unreg\n' "$T" >"$T/repo-unreg/.git"
 printf '../..\n' >"$T/repo/.git/worktrees/unreg/commondir"
 printf '#!/usr/bin/sh\necho agent "$@"\n' >"$T/client/bin/agent" && chmod 755 "$T/client/bin/agent"
 chown -R "$USER_NAME:" "$T"
+chmod 700 "$T/home"
+# The user's home as the password database names it (the mount point).
+H=$(getent passwd "$USER_NAME" | cut -d: -f6)
+[ -d "$H" ] || { mkdir -p "$H" && chown "$USER_NAME:" "$H"; }
+CFG="$T/home/.config/jig"
+# The state root of repository $T/repo as jig names it: its root's digest.
+state_of() { echo "$H/.local/state/jig-sessions/personal/fake/$(printf %s "$1" | sha256sum | cut -c1-32)"; }
 
 # map [JQ]: the repository map, edited by JQ.
 map() {
@@ -45,16 +55,18 @@ map() {
 	              remote: {client: "fake", endpoint: "api.example.com:443"}},
 	  repositories: {repo: {root: ($t + "/repo"), worktrees: [($t + "/repo-wt")], mode: "ro", context: "personal",
 	                        default_provider: "local", providers: ["local", "other", "remote"], capabilities: []}}
-	}' | jq "${1:-.}" >"$T/config/jig/sessions.json.new"
-	mv "$T/config/jig/sessions.json.new" "$T/config/jig/sessions.json"
-	chown "$USER_NAME:" "$T/config/jig/sessions.json" && chmod 600 "$T/config/jig/sessions.json"
+	}' | jq "${1:-.}" >"$CFG/sessions.json.new"
+	mv "$CFG/sessions.json.new" "$CFG/sessions.json"
+	chown "$USER_NAME:" "$CFG/sessions.json" && chmod 600 "$CFG/sessions.json"
 }
-# j DIR ARGS: jig session ARGS as the user in DIR; $rc, $T/out, $T/err.
+# j DIR ARGS: jig session ARGS as the user in DIR, $T/home bound over the
+# user's home; $rc, $T/out, $T/err.
 j() {
 	dir=$1
 	shift
 	set +e
-	runuser -u "$USER_NAME" -- env -C "$dir" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state" \
+	unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$T/home" "$H" \
+		runuser -u "$USER_NAME" -- env -C "$dir" HOME="$H" \
 		XDG_RUNTIME_DIR="${RUNTIME:-$RT}" TERM=xterm ${EXTRA_ENV:-} "${JIG:-$P/bin/jig}" session "$@" >"$T/out" 2>"$T/err"
 	rc=$?
 	set -e
@@ -93,7 +105,7 @@ case_unknown_argument() { map; refused "$T/repo" 'unknown argument' --yolo; }
 
 # --- the repository map ----------------------------------------------------------
 case_unknown_repository() { map; refused "$T/other" 'unknown repository .*/other' --dry-run; }
-case_not_a_repository() { map; refused "$T/config" 'not inside a Git repository' --dry-run; }
+case_not_a_repository() { map; refused "$T/client" 'not inside a Git repository' --dry-run; }
 case_unregistered_worktree() { map; refused "$T/repo-unreg" 'unregistered worktree .*/repo-unreg' --dry-run; }
 case_nested_repository_no_fallback() {
 	# A nested repository (a submodule's place) is its own: unmapped, it
@@ -129,14 +141,64 @@ case_malformed_map() {
 }
 case_map_file_rules() {
 	map
-	chmod 644 "$T/config/jig/sessions.json"
+	chmod 644 "$CFG/sessions.json"
 	refused "$T/repo" 'mode 0600' --dry-run
 	map
-	mv "$T/config/jig/sessions.json" "$T/config/jig/real.json"
-	ln -s real.json "$T/config/jig/sessions.json"
+	mv "$CFG/sessions.json" "$CFG/real.json"
+	ln -s real.json "$CFG/sessions.json"
 	refused "$T/repo" 'sessions.json' --dry-run
-	rm "$T/config/jig/sessions.json"
+	rm "$CFG/sessions.json"
 	refused "$T/repo" 'sessions.json' --dry-run
+}
+# Must-show 4 (issue 45): a repository's .envrc points XDG_CONFIG_HOME,
+# XDG_STATE_HOME and HOME into the repository, where a wider map (rw,
+# another provider) waits; jig reads the operator's own map and state root.
+case_env_map_ignored() {
+	map
+	mkdir -p "$T/repo/.cfg/jig"
+	jq -n --arg t "$T" '{format: "jig-sessions/1",
+	  clients: {fake: {command: [($t + "/client/bin/agent")], trees: [($t + "/client"), "/"]}},
+	  providers: {wide: {client: "fake", endpoint: "api.evil.example:443"}},
+	  repositories: {repo: {root: ($t + "/repo"), mode: "rw", context: "work", default_provider: "wide", providers: ["wide"]}}}' \
+		>"$T/repo/.cfg/jig/sessions.json"
+	chown -R "$USER_NAME:" "$T/repo/.cfg" && chmod 600 "$T/repo/.cfg/jig/sessions.json"
+	EXTRA_ENV="XDG_CONFIG_HOME=$T/repo/.cfg XDG_STATE_HOME=$T/repo/.state" j "$T/repo" --dry-run --json
+	[ "$rc" -eq 0 ] || fail "exit $rc: $(cat "$T/err")"
+	want_sha=$(sha256sum <"$CFG/sessions.json" | cut -c1-64)
+	jq -e --arg sha "$want_sha" --arg st "$(state_of "$T/repo")" '.repository.mode == "ro" and .repository.context == "personal"
+	  and .provider.id == "local" and .map_sha256 == $sha and .state_root == $st' "$T/out" >/dev/null ||
+		fail "the environment chose the map or the state root: $(jq -c '[.repository, .provider.id, .map_sha256, .state_root]' "$T/out")"
+	# With no map of the operator's, the repository's is not a fallback.
+	rm "$CFG/sessions.json"
+	EXTRA_ENV="XDG_CONFIG_HOME=$T/repo/.cfg" refused "$T/repo" "$H/.config/jig/sessions.json" --dry-run
+}
+# The map's directory inside a mapped repository (a link to it) is refused.
+case_map_inside_repository() {
+	map
+	mkdir -p "$T/repo/.cfg" && mv "$CFG" "$T/repo/.cfg/jig" && ln -s "$T/repo/.cfg/jig" "$CFG"
+	chown -R "$USER_NAME:" "$T/repo/.cfg"
+	refused "$T/repo" "the repository map's directory $T/repo/.cfg/jig is inside the mapped repository \"repo\"" --dry-run
+}
+# The map's directory, or one above it, writable by others is refused
+# (a sticky one above is not: /var/tmp holds this test).
+case_map_dir_writable_by_others() {
+	map
+	chmod 770 "$CFG"
+	refused "$T/repo" "the repository map: $H/.config/jig is writable by others \(mode 0770\); refused \(chmod go-w" --dry-run
+	chmod 700 "$CFG" && chmod 777 "$T/home/.config"
+	refused "$T/repo" "$H/.config is writable by others \(mode 0777\) and not sticky" --dry-run
+	chmod 1777 "$T/home/.config"
+	j "$T/repo" --dry-run
+	[ "$rc" -eq 0 ] || fail "a sticky directory above the map was refused: $(cat "$T/err")"
+}
+# The state root inside a mapped repository (the home itself mapped) is refused.
+case_state_root_inside_repository() {
+	map
+	mkdir -p "$T/cfg" && mv "$CFG/sessions.json" "$T/cfg/" && rmdir "$CFG" && ln -s "$T/cfg" "$CFG" && mkdir "$T/home/.git"
+	chown -R "$USER_NAME:" "$T/cfg" "$T/home/.git"
+	jq --arg h "$H" '.repositories.home = (.repositories.repo | .root = $h | del(.worktrees))' "$T/cfg/sessions.json" >"$T/cfg/m" &&
+		mv "$T/cfg/m" "$T/cfg/sessions.json" && chown "$USER_NAME:" "$T/cfg/sessions.json" && chmod 600 "$T/cfg/sessions.json"
+	refused "$H" "the state root $H/.local/state/jig-sessions/personal/fake/[0-9a-f]{32} is inside the (mapped )?repository" --dry-run
 }
 case_unsafe_runtime_dir() {
 	map
@@ -168,7 +230,7 @@ case_plan_text() {
 	cat "$T/out"
 	for want in "session of repository repo" "worktree *$T/repo \\(read-only\\)" "cwd *$T/repo/src" \
 		"TMPDIR *$RT/jig/sessions/@session/tmp" "provider *local at 127.0.0.1:1234 \\(loopback" \
-		"state root *$T/state/jig-sessions/personal/fake" "capabilities *none" "high-risk +none" \
+		"state root *$(state_of "$T/repo")" "capabilities *none" "high-risk +none" \
 		"policy sha256 [0-9a-f]{64}" "cache *$RT/jig/cache/[0-9a-f]{64}.json" \
 		"program *$T/client/bin/agent --interactive --model local-7b" "dry run: nothing was started"; do
 		grep -Eq -- "$want" "$T/out" || fail "plan lacks /$want/"
@@ -178,12 +240,12 @@ case_plan_json() {
 	map
 	j "$T/repo-wt" --dry-run --json --provider remote -- --verbose
 	[ "$rc" -eq 0 ] || fail "exit $rc"
-	jq -e --arg t "$T" --arg rt "$RT" '.schema == "jig-session-plan/1" and .repository.id == "repo"
+	jq -e --arg t "$T" --arg rt "$RT" --arg st "$(state_of "$T/repo")" '.schema == "jig-session-plan/1" and .repository.id == "repo"
 	  and .repository.worktree == ($t + "/repo-wt") and .repository.mode == "ro" and .repository.context == "personal"
 	  and .repository.common_dir == ($t + "/repo/.git")
 	  and .tmpdir.path == ($rt + "/jig/sessions/@session/tmp") and .provider.id == "remote"
 	  and .provider.endpoint == "api.example.com:443" and .provider.network.connect == ["api.example.com:443"]
-	  and .state_root == ($t + "/state/jig-sessions/personal/fake") and .capabilities == [] and .high_risk == []
+	  and .state_root == $st and .capabilities == [] and .high_risk == []
 	  and (.snapshot.manifest_sha256 | test("^[0-9a-f]{64}$")) and (.policy_sha256 | test("^[0-9a-f]{64}$"))
 	  and .cache_path == ($rt + "/jig/cache/" + .policy_sha256 + ".json")
 	  and .argv == [($t + "/client/bin/agent"), "--interactive", "--verbose"]
@@ -196,7 +258,7 @@ case_dry_run_starts_nothing() {
 	map
 	j "$T/repo" --dry-run
 	[ "$rc" -eq 0 ] || fail "exit $rc"
-	[ ! -e "$T/state/jig-sessions" ] || fail "a dry run created the state root"
+	[ ! -e "$T/home/.local/state/jig-sessions" ] || fail "a dry run created the state root"
 	[ -z "$(ls -A "$RT/jig/sessions" 2>/dev/null)" ] || fail "a dry run left a session directory"
 }
 

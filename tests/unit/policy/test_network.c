@@ -13,6 +13,9 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +24,7 @@
 #include "policy/scope_policy.h"
 #include "sandbox/door.h"
 #include "sandbox/netrelay.h"
+#include "util/netaddr.h"
 
 #define POLICY(net) "{\"format\":\"jig-scope-policy/1\",\"scope\":\"t\",\"binds\":[],\"tmpfs\":[]," \
 	"\"symlinks\":[],\"env\":{},\"descriptors\":[],\"cwd\":\"/\",\"network\":" net "," \
@@ -272,18 +276,43 @@ static void old_module_refused(void **state)
 	assert_int_equal(launched, 2);
 }
 
-/* The relay itself, in this process's own network namespace: the
- * "scope's" listening sockets are ours on ephemeral ports; the granted
- * host endpoint is an echo server on another. */
-static int listen_any(uint16_t *port)
+/* The relay itself, in a network namespace of this process's own (user
+ * and network namespaces: lo up, and 192.0.2.1 on it, an address that is
+ * not this host's loopback, for the remote grant): the "scope's" listening
+ * sockets are ours on ephemeral ports; the granted host endpoint is an
+ * echo server on another, on every address. */
+#define REMOTE "192.0.2.1"
+static void own_network(void)
+{
+	assert_int_equal(unshare(CLONE_NEWUSER | CLONE_NEWNET), 0);
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq up = {0}, addr = {0};
+	snprintf(up.ifr_name, sizeof(up.ifr_name), "lo");
+	assert_int_equal(ioctl(s, SIOCGIFFLAGS, &up), 0);
+	up.ifr_flags |= IFF_UP;
+	assert_int_equal(ioctl(s, SIOCSIFFLAGS, &up), 0);
+	snprintf(addr.ifr_name, sizeof(addr.ifr_name), "lo:1");
+	struct sockaddr_in *sin = (struct sockaddr_in *)&addr.ifr_addr;
+	sin->sin_family = AF_INET;
+	assert_int_equal(inet_pton(AF_INET, REMOTE, &sin->sin_addr), 1);
+	assert_int_equal(ioctl(s, SIOCSIFADDR, &addr), 0);
+	close(s);
+}
+
+static int listen_on(uint32_t ip, uint16_t *port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(ip)};
 	socklen_t l = sizeof(a);
 	assert_true(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 128) == 0);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
 	*port = ntohs(a.sin_port);
 	return fd;
+}
+
+static int listen_any(uint16_t *port)
+{
+	return listen_on(INADDR_LOOPBACK, port);
 }
 
 static void *echo_server(void *arg)
@@ -330,12 +359,14 @@ static void relay_loopback_and_connect(void **state)
 {
 	(void)state;
 	uint16_t host_port, lo_port, proxy_port;
-	int host = listen_any(&host_port);
+	own_network();
+	int host = listen_on(INADDR_ANY, &host_port);
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, echo_server, &host), 0);
 	char text[1024];
-	snprintf(text, sizeof(text), POLICY("{\"loopback\":[\"127.0.0.1:%u\"],\"connect\":[\"127.0.0.1:%u\"],\"proxy\":\"127.0.0.1:3128\"}"),
-		 host_port, host_port);
+	snprintf(text, sizeof(text),
+		 POLICY("{\"loopback\":[\"127.0.0.1:%u\"],\"connect\":[\"" REMOTE ":%u\",\"127.0.0.1:%u\",\"localhost:%u\"],\"proxy\":\"127.0.0.1:3128\"}"),
+		 host_port, host_port, host_port, host_port);
 	struct jig_scope_policy p;
 	struct jig_error e;
 	assert_int_equal(parse(text, &p, &e), 0);
@@ -348,9 +379,18 @@ static void relay_loopback_and_connect(void **state)
 	exchange(dial_port(lo_port), "hello", true, out, sizeof(out));
 	assert_string_equal(out, "echo:hello");
 	/* the proxy: exactly the granted destination */
-	snprintf(text, sizeof(text), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: x\r\n\r\nearly", host_port);
+	snprintf(text, sizeof(text), "CONNECT " REMOTE ":%u HTTP/1.1\r\nHost: x\r\n\r\nearly", host_port);
 	exchange(dial_port(proxy_port), text, true, out, sizeof(out));
 	assert_string_equal(out, "HTTP/1.1 200 Connection established\r\n\r\necho:early");
+	/* a granted destination that is this host (its loopback, by address
+	 * or by name) is refused, one line (decision 218) */
+	static const char *const here[] = {"127.0.0.1", "localhost"};
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text), "CONNECT %s:%u HTTP/1.1\r\n\r\n", here[i], host_port);
+		exchange(dial_port(proxy_port), text, false, out, sizeof(out));
+		if (!strstr(out, "HTTP/1.1 403 Forbidden: the granted name resolves to a refused address (loopback)\r\n"))
+			fail_msg("CONNECT %s: %s", here[i], out);
+	}
 	snprintf(text, sizeof(text), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", lo_port);
 	exchange(dial_port(proxy_port), text, false, out, sizeof(out));
 	assert_non_null(strstr(out, "HTTP/1.1 403 Forbidden\r\n"));
@@ -367,7 +407,7 @@ static void relay_loopback_and_connect(void **state)
 	for (int i = 0; i < JIG_NETRELAY_MAX_CONNS; i++)
 		idle[i] = dial_port(proxy_port);
 	usleep(300000);
-	snprintf(text, sizeof(text), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", host_port);
+	snprintf(text, sizeof(text), "CONNECT " REMOTE ":%u HTTP/1.1\r\n\r\n", host_port);
 	exchange(dial_port(proxy_port), text, true, out, sizeof(out));
 	assert_string_equal(out, "");
 	for (int i = 1; i < JIG_NETRELAY_MAX_CONNS; i++)
@@ -384,10 +424,44 @@ static void relay_loopback_and_connect(void **state)
 	jig_scope_policy_free(&p);
 }
 
+/* What a granted remote name may not resolve to (decision 218). */
+static bool local(const char *s)
+{
+	struct sockaddr_storage ss = {0};
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, s, &a4->sin_addr) == 1)
+		a4->sin_family = AF_INET;
+	else if (inet_pton(AF_INET6, s, &a6->sin6_addr) == 1)
+		a6->sin6_family = AF_INET6;
+	else
+		fail_msg("%s: not an address", s);
+	return jig_addr_local((struct sockaddr *)&ss) != NULL;
+}
+
+static void relay_address_check(void **state)
+{
+	(void)state;
+	static const char *const refused_addrs[] = {"127.0.0.1", "127.255.0.9", "0.0.0.0", "0.1.2.3", "169.254.169.254",
+						    "::1", "::", "fe80::1", "febf::1", "::ffff:127.0.0.1", "::ffff:0.0.0.0",
+						    "::ffff:169.254.1.1", "::127.0.0.1", "::8.8.8.8", "64:ff9b::7f00:1"};
+	static const char *const remote[] = {"192.0.2.1", "8.8.8.8", "10.0.0.1", "126.255.255.255", "128.0.0.1",
+					     "169.253.0.1", "2001:db8::1", "::ffff:8.8.8.8", "fec0::1", "64:ff9b::808:808"};
+	for (size_t i = 0; i < sizeof(refused_addrs) / sizeof(refused_addrs[0]); i++)
+		if (!local(refused_addrs[i]))
+			fail_msg("%s: not refused", refused_addrs[i]);
+	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if (local(remote[i]))
+			fail_msg("%s: refused", remote[i]);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_string_equal(jig_addr_local((struct sockaddr *)&a), "loopback");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(every_refusal), cmocka_unit_test(canonical_and_lowered),
 					   cmocka_unit_test(plan_shows_endpoints), cmocka_unit_test(connect_parser),
-					   cmocka_unit_test(old_module_refused), cmocka_unit_test(relay_loopback_and_connect)};
+					   cmocka_unit_test(old_module_refused), cmocka_unit_test(relay_address_check),
+					   cmocka_unit_test(relay_loopback_and_connect)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

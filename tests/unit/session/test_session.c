@@ -156,6 +156,36 @@ static void map_parse(void **state)
 	assert_true(jig_session_endpoint_valid("api.example.com:443", &lo) && !lo);
 }
 
+/* Endpoints parsed and canonicalised before they are compared (decision
+ * 218): another spelling of this host, or of any address, is refused. */
+static void endpoint_canonical(void **state)
+{
+	(void)state;
+	bool lo;
+	static const char *const ok[] = {"api.example.com:443", "a-b.example:1", "192.0.2.10:8443", "[2001:db8::1]:443",
+					 "8.8.8.8:53", "x1.example:65535", "localhost-not.example:443"};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!jig_session_endpoint_valid(ok[i], &lo) || lo)
+			fail_msg("%s: refused (%s)", ok[i], jig_session_endpoint_check(ok[i], &lo));
+	/* Non-canonical spellings of 127.0.0.1 (and of others), names of this
+	 * host, local and link-local addresses. */
+	static const char *const bad[] = {"0177.0.0.1:1234", "2130706433:1234", "localhost.:1234", "localhost:1234",
+					  "foo.localhost:1234", "127.1:1234", "127.0.1:1234", "0x7f.0.0.1:1234",
+					  "0x7f000001:1234", "[::ffff:127.0.0.1]:1234", "[::1]:1234", "[::]:1234",
+					  "0.0.0.0:1234", "127.0.0.2:1234", "169.254.169.254:80", "[fe80::1]:80",
+					  "[::ffff:169.254.169.254]:80", "[0:0:0:0:0:0:0:1]:1234", "[2001:DB8::1]:443",
+					  "192.0.2.010:443", "api.example.com.:443", "API.example.com:443", "-a.example:1",
+					  "a-.example:1", "a..example:1", "127.0.0.1:01234", "127.0.0.1:+1", "127.0.0.1: 1",
+					  "[64:ff9b::7f00:1]:80", "[::127.0.0.1]:80", "10.0.0.1.:80", "1.2.3.4.5:80"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (jig_session_endpoint_valid(bad[i], &lo))
+			fail_msg("%s: accepted (loopback %d)", bad[i], lo);
+	assert_true(jig_session_endpoint_check("0177.0.0.1:1234", &lo) != NULL &&
+		    strstr(jig_session_endpoint_check("0177.0.0.1:1234", &lo), "canonical"));
+	map_refused("endpoint", "2130706433:1234", "canonical");
+	map_refused("endpoint", "localhost.:1234", "neither a DNS name");
+}
+
 /* --- where a session runs ------------------------------------------------------------- */
 
 static void mk(const char *rel)
@@ -350,6 +380,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(command_line),
 		cmocka_unit_test(map_parse),
+		cmocka_unit_test(endpoint_canonical),
 		cmocka_unit_test(where),
 		cmocka_unit_test(composition_is_canonical),
 	};
