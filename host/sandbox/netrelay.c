@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -206,8 +207,10 @@ static bool granted(const struct jig_scope_policy *p, const char *host, uint16_t
 }
 
 /* The granted destination host:port from the host's network: the first
- * address that starts connecting, or -1; a name any of whose addresses is
- * this host's or link-local is refused whole (-2, *why says which). */
+ * address that starts connecting, or -1; a granted name any of whose
+ * addresses is this host's or link-local is refused whole (-2, *why says
+ * which). An IP literal is the policy's own exact choice (the session map
+ * refuses local ones before they are granted). */
 static int dial_name(const char *host, uint16_t port, const char **why)
 {
 	char name[JIG_POLICY_MAX_ENDPOINT + 1], serv[8];
@@ -218,9 +221,13 @@ static int dial_name(const char *host, uint16_t port, const char **why)
 		snprintf(name, sizeof(name), "%s", host);
 	snprintf(serv, sizeof(serv), "%u", (unsigned)port);
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res = NULL;
+	unsigned char lit[sizeof(struct in6_addr)];
+	bool literal = inet_pton(AF_INET, name, lit) == 1 || inet_pton(AF_INET6, name, lit) == 1;
 	if (getaddrinfo(name, serv, &hints, &res) != 0)
 		return -1;
-	for (struct addrinfo *a = res; a; a = a->ai_next)
+	/* A name (not the exact address the policy wrote) answering this
+	 * host's or a link-local address is refused. */
+	for (struct addrinfo *a = res; a && !literal; a = a->ai_next)
 		if ((*why = jig_addr_local(a->ai_addr))) {
 			freeaddrinfo(res);
 			return -2;
