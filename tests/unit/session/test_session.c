@@ -19,6 +19,7 @@
 
 #include "policy/session_policy.h"
 #include "session/map.h"
+#include "session/places.h"
 #include "session/session.h"
 
 static char dir[128];
@@ -329,6 +330,58 @@ static void composition_is_canonical(void **state)
 	free(a), free(b), free(rw), free(ep), free(w2), free(c2), free(edited), free(cat);
 }
 
+/* The state root (decision 216): made below a home, no link followed;
+ * jig's own directories put back to 0700 whatever the agent made of them;
+ * a link, a file, or a home writable by others refused with one line. */
+static void state_root_kept(void **state)
+{
+	(void)state;
+	char home[PATH_MAX], p[PATH_MAX + 64];
+	struct jig_error e = {0};
+	snprintf(home, sizeof(home), "%s/home", dir);
+	assert_int_equal(mkdir(home, 0700), 0);
+	const char *rel = ".local/state/jig-sessions/personal/fake/0123abcd";
+	int fd = jig_session_state_dir(home, rel, &e);
+	if (fd < 0)
+		fail_msg("%s", e.msg);
+	close(fd);
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", home, rel);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	static const mode_t agent_modes[] = {0, 0755, 0777, 0500};
+	for (size_t i = 0; i < sizeof(agent_modes) / sizeof(agent_modes[0]); i++) {
+		assert_int_equal(chmod(p, agent_modes[i]), 0);
+		fd = jig_session_state_dir(home, rel, &e);
+		if (fd < 0)
+			fail_msg("mode %04o: %s", (unsigned)agent_modes[i], e.msg);
+		close(fd);
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0700);
+	}
+	/* jig-sessions a link: refused, nothing followed. */
+	snprintf(p, sizeof(p), "%s/.local/state/jig-sessions", home);
+	char moved[PATH_MAX + 64];
+	snprintf(moved, sizeof(moved), "%s/elsewhere", dir);
+	assert_int_equal(rename(p, moved), 0);
+	assert_int_equal(symlink(moved, p), 0);
+	assert_true(jig_session_state_dir(home, rel, &e) < 0);
+	assert_non_null(strstr(e.msg, "not a directory (a link is never followed)"));
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(rename(moved, p), 0);
+	/* .local writable by others: refused with the remedy. */
+	snprintf(p, sizeof(p), "%s/.local", home);
+	assert_int_equal(chmod(p, 0777), 0);
+	assert_true(jig_session_state_dir(home, rel, &e) < 0);
+	assert_non_null(strstr(e.msg, "writable by others (mode 0777); refused (chmod go-w"));
+	assert_int_equal(chmod(p, 0700), 0);
+	/* The home itself writable by others. */
+	assert_int_equal(chmod(home, 0770), 0);
+	assert_true(jig_session_state_dir(home, rel, &e) < 0);
+	assert_non_null(strstr(e.msg, "the home directory"));
+	assert_int_equal(chmod(home, 0700), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -381,6 +434,7 @@ int main(void)
 		cmocka_unit_test(command_line),
 		cmocka_unit_test(map_parse),
 		cmocka_unit_test(endpoint_canonical),
+		cmocka_unit_test(state_root_kept),
 		cmocka_unit_test(where),
 		cmocka_unit_test(composition_is_canonical),
 	};
