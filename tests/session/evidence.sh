@@ -162,7 +162,7 @@ case_leaking_fixture_fails() {
 		fail "no leak refusal"
 	! grep '^jig:' "$T/err" | grep -q leakycanary7 || fail "the error repeats the canary"
 	[ ! -e "$T/summary.json" ] || fail "--out was written"
-	d=$(ls -d "$T"/state/jig/evidence/*)
+	d=$(ls -d "$HOME"/.local/state/jig/evidence/*)
 	[ ! -e "$d/summary.json" ] || fail "a summary was written"
 	for f in plan.json suite.json probe.jsonl; do
 		[ "$(stat -c %a "$d/$f")" = 600 ] || fail "raw $f missing or not 0600"
