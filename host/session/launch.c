@@ -20,6 +20,7 @@
 #include "session/internal.h"
 #include "session/places.h"
 #include "util/cleanup.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 
 #define MAX_ARGV 256
@@ -239,6 +240,8 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 		return r;
 	}
 	r = jig_session_instance(&s->t, sr.rt.id, jig_caller_home(), &sr.it, e);
+	if (!r && JIG_FAULT_FAILS("session-instance"))
+		r = jig_err(e, JIG_E_HOST, "session: the launch failed before the scope (fault point \"session-instance\")");
 	if (!r)
 		r = run_scope(&sr, argv, res, e);
 	if (sr.reaper.pid > 0)
@@ -253,5 +256,6 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 	if (sr.term)
 		jig_terminal_stop(&term);
 	jig_session_rt_close(&sr.rt);
+	JIG_FAULT_POINT("session-launch-end"); /* the test looks at what jig still holds */
 	return r;
 }

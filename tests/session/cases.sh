@@ -212,6 +212,29 @@ case_unsafe_runtime_dir() {
 	RUNTIME="$T/rt" refused "$T/repo" 'XDG_RUNTIME_DIR|/run/user' --dry-run
 }
 
+# Issue 45 (review L4): a launch that fails after jig's pty pair is open
+# (here the fault point "session-instance") closes the pair: stopped at
+# the end of the launch, jig holds no /dev/ptmx or /dev/pts descriptor.
+case_pty_closed_on_early_failure() {
+	map
+	EXTRA_ENV="JIG_FAULT_FAIL=session-instance JIG_FAULT_STOP=session-launch-end JIG_FAULT_LOG=$T/fault.log" j "$T/repo" &
+	bg=$!
+	i=0
+	until [ -s "$T/fault.log" ]; do
+		i=$((i + 1))
+		[ "$i" -lt 300 ] || { kill "$bg" 2>/dev/null; fail "jig never reached the end of its launch: $(cat "$T/err")"; }
+		sleep 0.1
+	done
+	pid=$(cut -d' ' -f2 "$T/fault.log" | tail -n 1)
+	held=$(ls -l "/proc/$pid/fd" | grep -E '/dev/(ptmx|pts/)' || true)
+	# runuser stops itself when its child stops: both go on.
+	parent=$(ps -o ppid= -p "$pid" | tr -d ' ')
+	kill -CONT "$pid" "$parent"
+	wait "$bg" || true
+	grep -q 'fault point "session-instance"' "$T/err" || fail "the launch did not fail where it should: $(cat "$T/err")"
+	[ -z "$held" ] || fail "jig still holds its pty pair after a failed launch: $held"
+}
+
 # --- high-risk flags: in the plan, refused until built --------------------------------
 high_risk() {
 	map
