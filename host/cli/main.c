@@ -80,8 +80,8 @@ static const char usage[] =
 	"  scope run                the program's status; 124 timeout, 125 out of memory, 128+n signal\n"
 	"\n"
 	"files:\n"
-	"  ~/.config/jig/           the operator's configuration: npm.json, http.json, agents.json,\n"
-	"                           sessions.json (XDG_CONFIG_HOME)\n"
+	"  ~/.config/jig/           the operator's configuration: npm.json, http.json, agents.json\n"
+	"                           (XDG_CONFIG_HOME); sessions.json (always the passwd home's)\n"
 	"  PROJECT/jig.json         the project; PROJECT/.jig its private state (store, admission)\n"
 	"\n"
 	"see docs/cli.md and docs/flow-format.md; man jig\n";

@@ -47,6 +47,14 @@ int jig_cmd_session(int argc, char **argv, int in_transient_scope)
 	struct jig_scope_result res;
 	int r = jig_session_launch(s, NULL, NULL, 0, -1, &res, &e);
 	jig_session_free(s);
+	/* SIGINT, SIGTERM or SIGHUP to jig: the scope fenced, 128+n and one
+	 * line (decision 218). */
+	if (res.interrupted_by > 0 && res.interrupted_by < 65) {
+		const char *n = sigabbrev_np(res.interrupted_by);
+		fprintf(stderr, "jig: session stopped by SIG%s (signal %d); the agent was stopped and its scope fenced%s%s\n",
+			n ? n : "?", (int)res.interrupted_by, r < 0 ? ": " : "", r < 0 ? e.msg : "");
+		return 128 + res.interrupted_by;
+	}
 	char why[128];
 	if (r < 0 && res.needs_delegation && !in_transient_scope && jig_cli_systemd_usable(why, sizeof(why)))
 		/* A delegated subtree from systemd, as jig scope run does; the

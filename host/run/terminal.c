@@ -10,11 +10,121 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-/* One direction of the relay: what was read and not yet written. */
+/* One direction of the relay: what was read and not yet written (down:
+ * filtered, which may add a held sequence). */
 struct leg {
-	char buf[JIG_TERMINAL_BUF];
+	char buf[JIG_TERMINAL_BUF + JIG_TERM_SEQ_MAX];
 	size_t off, len;
 };
+
+enum { F_GROUND, F_ESC, F_CSI, F_STR, F_STR_ESC };
+
+/* OSC numbers that pass: titles, cwd, hyperlinks, prompt marks. */
+static bool osc_allowed(unsigned n)
+{
+	return n == 0 || n == 1 || n == 2 || n == 7 || n == 8 || n == 133;
+}
+
+/* A whole CSI (p: parameters and intermediates after "ESC [", final f):
+ * true when it asks the terminal for a report. */
+static bool csi_request(const char *p, size_t n, char f)
+{
+	char prefix = n && strchr("<=>?", p[0]) ? p[0] : 0, inter = 0;
+	for (size_t i = 0; i < n; i++)
+		if (p[i] >= 0x20 && p[i] <= 0x2f)
+			inter = p[i];
+	return f == 'c' || f == 'n' || f == 'x' || f == 't' || (inter == '$' && (f == 'p' || f == 'w')) ||
+	       (prefix == '?' && (f == 'u' || f == 'm' || f == 'S')) || (prefix == '>' && f == 'q');
+}
+
+size_t jig_term_filter(struct jig_term_filter *f, const char *in, size_t n, char *out)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = in[i];
+		switch (f->st) {
+		case F_GROUND:
+			if (c == 0x1b)
+				f->st = F_ESC;
+			else if (c != 0x05) /* ENQ: the answerback */
+				out[o++] = c;
+			break;
+		case F_ESC:
+			f->n = 0;
+			f->overflow = false;
+			if (c == '[') {
+				f->st = F_CSI;
+				f->seq[f->n++] = 0x1b, f->seq[f->n++] = '[';
+			} else if (c == ']') {
+				f->st = F_STR, f->osc_head = true, f->osc = 0, f->pass = false;
+				f->seq[f->n++] = 0x1b, f->seq[f->n++] = ']';
+			} else if (c == 'P' || c == 'X' || c == '^' || c == '_')
+				f->st = F_STR, f->osc_head = false, f->pass = false;
+			else if (c == 'Z') /* DECID */
+				f->st = F_GROUND;
+			else if (c == 0x1b || c == 0x05)
+				; /* a new escape; ENQ dropped */
+			else
+				out[o++] = 0x1b, out[o++] = c, f->st = F_GROUND;
+			break;
+		case F_CSI:
+			if (c >= 0x20 && c <= 0x3f) {
+				if (f->n < sizeof(f->seq))
+					f->seq[f->n++] = c;
+				else
+					f->overflow = true; /* dropped whole */
+			} else if (c >= 0x40 && c <= 0x7e) {
+				if (!f->overflow && !csi_request(f->seq + 2, f->n - 2, c)) {
+					memcpy(out + o, f->seq, f->n);
+					o += f->n;
+					out[o++] = c;
+				}
+				f->st = F_GROUND;
+			} else if (c == 0x1b)
+				f->st = F_ESC;
+			else if (c == 0x18 || c == 0x1a || (unsigned char)c >= 0x7f)
+				out[o++] = c, f->st = F_GROUND; /* cancelled */
+			else if (c != 0x05)
+				out[o++] = c; /* a C0 control acts inside a CSI */
+			break;
+		case F_STR:
+			if (f->osc_head) {
+				if (c >= '0' && c <= '9' && f->n < sizeof(f->seq)) {
+					f->seq[f->n++] = c;
+					f->osc = f->osc < 100000 ? f->osc * 10 + (unsigned)(c - '0') : f->osc;
+					break;
+				}
+				f->osc_head = false;
+				f->pass = f->n > 2 && (c == ';' || c == 0x07 || c == 0x1b) && osc_allowed(f->osc);
+				if (f->pass) {
+					memcpy(out + o, f->seq, f->n);
+					o += f->n;
+				}
+			}
+			if (c == 0x07 || c == 0x18 || c == 0x1a) {
+				if (f->pass)
+					out[o++] = c;
+				f->st = F_GROUND;
+			} else if (c == 0x1b)
+				f->st = F_STR_ESC;
+			else if (f->pass)
+				out[o++] = c;
+			break;
+		case F_STR_ESC:
+			if (c == '\\') {
+				if (f->pass)
+					out[o++] = 0x1b, out[o++] = c;
+				f->st = F_GROUND;
+			} else {
+				/* The string ended there; ESC starts a new escape. */
+				f->st = F_ESC;
+				i--;
+			}
+			break;
+		}
+	}
+	return o;
+}
 
 int jig_terminal_open(struct jig_terminal *t, struct jig_error *e)
 {
@@ -82,10 +192,13 @@ static void drain(struct jig_terminal *t, struct leg *down, bool out_open)
 {
 	for (int rounds = 0; out_open && rounds < 1024; rounds++) {
 		if (down->len == 0) {
-			ssize_t n = read(t->master, down->buf, sizeof(down->buf));
+			char raw[JIG_TERMINAL_BUF];
+			ssize_t n = read(t->master, raw, sizeof(raw));
 			if (n <= 0)
 				break;
-			down->len = (size_t)n;
+			down->len = jig_term_filter(&t->down, raw, (size_t)n, down->buf), down->off = 0;
+			if (down->len == 0)
+				continue;
 		}
 		struct pollfd p = {.fd = t->out, .events = POLLOUT};
 		if (poll(&p, 1, 1000) <= 0 || flush_once(t->out, down) < 0)
@@ -135,9 +248,10 @@ static void *relay(void *arg)
 		if (up->len && (p[1].revents & POLLOUT) && flush_once(t->master, up) < 0)
 			break;
 		if (!down->len && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-			ssize_t n = read(t->master, down->buf, sizeof(down->buf));
-			if (n > 0)
-				down->len = out_open ? (size_t)n : 0, down->off = 0; /* no operator output: dropped */
+			char raw[JIG_TERMINAL_BUF];
+			ssize_t n = read(t->master, raw, sizeof(raw));
+			if (n > 0) /* no operator output: dropped */
+				down->len = out_open ? jig_term_filter(&t->down, raw, (size_t)n, down->buf) : 0, down->off = 0;
 			else if (n == 0 || (errno != EINTR && errno != EAGAIN))
 				break; /* no slave left */
 		}
@@ -184,8 +298,12 @@ void jig_terminal_stop(struct jig_terminal *t)
 		pthread_join(t->thread, NULL);
 		t->running = false;
 	}
-	if (t->raw)
+	if (t->raw) {
 		tcsetattr(t->in, TCSADRAIN, &t->saved);
+		/* What the operator typed (or a terminal answered) during the
+		 * session and nobody read is not for the operator's shell. */
+		tcflush(t->in, TCIFLUSH);
+	}
 	t->raw = false;
 	if (t->masked)
 		pthread_sigmask(SIG_SETMASK, &t->mask, NULL);

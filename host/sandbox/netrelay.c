@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "util/limits.h"
+#include "util/netaddr.h"
 
 #define MAX_LISTENERS (JIG_POLICY_MAX_LOOPBACK + 1)
 
@@ -205,8 +207,11 @@ static bool granted(const struct jig_scope_policy *p, const char *host, uint16_t
 }
 
 /* The granted destination host:port from the host's network: the first
- * address that starts connecting, or -1. */
-static int dial_name(const char *host, uint16_t port)
+ * address that starts connecting, or -1; a granted name any of whose
+ * addresses is this host's or link-local is refused whole (-2, *why says
+ * which). An IP literal is the policy's own exact choice (the session map
+ * refuses local ones before they are granted). */
+static int dial_name(const char *host, uint16_t port, const char **why)
 {
 	char name[JIG_POLICY_MAX_ENDPOINT + 1], serv[8];
 	size_t n = strlen(host);
@@ -216,8 +221,17 @@ static int dial_name(const char *host, uint16_t port)
 		snprintf(name, sizeof(name), "%s", host);
 	snprintf(serv, sizeof(serv), "%u", (unsigned)port);
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res = NULL;
+	unsigned char lit[sizeof(struct in6_addr)];
+	bool literal = inet_pton(AF_INET, name, lit) == 1 || inet_pton(AF_INET6, name, lit) == 1;
 	if (getaddrinfo(name, serv, &hints, &res) != 0)
 		return -1;
+	/* A name (not the exact address the policy wrote) answering this
+	 * host's or a link-local address is refused. */
+	for (struct addrinfo *a = res; a && !literal; a = a->ai_next)
+		if ((*why = jig_addr_local(a->ai_addr))) {
+			freeaddrinfo(res);
+			return -2;
+		}
 	int fd = -1;
 	for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next)
 		fd = dial(a->ai_addr, a->ai_addrlen);
@@ -254,8 +268,13 @@ static void on_head(struct jig_netrelay *r, struct conn *c)
 	}
 	memmove(c->up.buf, c->up.buf + head, c->up.len - head);
 	c->up.len -= head;
-	if ((c->out = dial_name(host, port)) < 0) {
-		answer_close(c, "502 Bad Gateway");
+	const char *why = NULL;
+	if ((c->out = dial_name(host, port, &why)) < 0) {
+		char status[128];
+		/* One line to the scope: a remote grant never reaches this host. */
+		snprintf(status, sizeof(status), "403 Forbidden: the granted name resolves to a refused address (%s)", why ? why : "?");
+		answer_close(c, c->out == -2 ? status : "502 Bad Gateway");
+		c->out = -1;
 		return;
 	}
 	c->st = C_DIAL;

@@ -6,7 +6,10 @@
  * network (a name-and-port rule, not an IP firewall). One thread for the
  * scope's lifetime, started before the launch, stopped and joined after
  * the scope is fenced. Every byte the scope sends is held in fixed
- * buffers; connections beyond JIG_NETRELAY_MAX_CONNS are refused. */
+ * buffers; connections beyond JIG_NETRELAY_MAX_CONNS are refused. A
+ * granted name (not an IP literal) any of whose addresses is this host's or link-local
+ * (util/netaddr.h's jig_addr_local) is refused whole: "403 Forbidden: the
+ * granted name resolves to a refused address (loopback)" (decision 218). */
 #ifndef JIG_SANDBOX_NETRELAY_H
 #define JIG_SANDBOX_NETRELAY_H
 

@@ -29,6 +29,8 @@ struct jig_session {
 	struct jig_catalog cat;
 	char manifest_sha256[JIG_SHA256_HEX], catalog_sha256[JIG_SHA256_HEX], identity[JIG_SHA256_HEX];
 	char runtime[PATH_MAX], tmpdir[PATH_MAX], state_root[PATH_MAX], term[64], name[40];
+	char home[PATH_MAX];		   /* the password database's, physical */
+	char state_rel[PATH_MAX];	   /* state_root below home */
 	bool loopback;
 	const char **trees; /* the client's trees and config */
 	size_t n_trees;

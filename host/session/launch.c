@@ -1,8 +1,12 @@
 /* A session's launch: the check that must be fresh (the state root), the
- * runtime directory and its lease, the template made this launch's (its id
- * in the TMPDIR path), then the one launch every scope kind uses (jig_launch), the session's terminal as its 0, 1 and 2. */
+ * runtime directory and its lease, the template made this
+ * launch's (its id in the TMPDIR path), then the one launch every scope
+ * kind uses (jig_launch), the session's terminal as its 0, 1 and 2. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,34 +18,18 @@
 #include "run/terminal.h"
 #include "sandbox/scope.h"
 #include "session/internal.h"
+#include "session/places.h"
 #include "util/cleanup.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 
 #define MAX_ARGV 256
 
-/* path and each missing parent below the caller's home: created 0700, no
- * link followed; the last must be a directory of the caller's, mode 0700. */
-static int state_root(const char *path, struct jig_error *e)
+/* The state root made (or repaired) below the home, no link followed. */
+static int state_root(struct jig_session *s, struct jig_error *e)
 {
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s", path);
-	for (char *c = p + 1;; c++) {
-		if (*c != '/' && *c != '\0')
-			continue;
-		char keep = *c;
-		*c = '\0';
-		struct stat st;
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return jig_err(e, JIG_E_USAGE, "session: state root %s: %s", p, strerror(errno));
-		if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode))
-			return jig_err(e, JIG_E_USAGE, "session: state root %s: not a directory (a link is never followed); refused", p);
-		if (!keep) {
-			if (st.st_uid != geteuid() || (st.st_mode & 077))
-				return jig_err(e, JIG_E_USAGE, "session: state root %s must be yours and mode 0700; refused", p);
-			return 0;
-		}
-		*c = keep;
-	}
+	int fd = jig_session_state_dir(s->home, s->state_rel, e);
+	return fd < 0 ? fd : (close(fd), 0);
 }
 
 /* The program's argv: the template's (the client's program), then the
@@ -67,6 +55,9 @@ static int session_argv(struct jig_session *s, const struct jig_scope_template *
 
 struct session_run {
 	struct jig_session *s;
+	pthread_t rec;
+	bool rec_running;
+	int rec_stop[2]; /* the recorder's stop request */
 	struct jig_session_rt rt;
 	struct jig_scope_template it;
 	struct jig_sandbox sb;
@@ -76,9 +67,106 @@ struct session_run {
 	struct jig_terminal *term; /* NULL: stdio_fd as it is */
 };
 
-static int term_start(void *ctx, struct jig_error *e)
+/* jig's own cgroup v2 path ("0::" of /proc/self/cgroup) into out. */
+static int own_cgroup(char *out, size_t cap)
 {
-	return jig_terminal_start(ctx, e);
+	char line[PATH_MAX + 8];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int r = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			r = snprintf(out, cap, "%s", line + 3) < (int)cap ? 0 : -1;
+		}
+	if (f)
+		fclose(f);
+	return r;
+}
+
+/* The scope's cgroup: <jig's cgroup or its parent>/jig-<pid>-*\/<name>
+ * (where the sandbox module makes it, beside jig's own), once it exists. */
+static bool find_scope_cgroup(const char *name, char *out, size_t cap)
+{
+	char self[PATH_MAX], dirs[2][PATH_MAX], prefix[32];
+	if (own_cgroup(self, sizeof(self)) < 0)
+		return false;
+	snprintf(dirs[0], sizeof(dirs[0]), "%s", strcmp(self, "/") == 0 ? "" : self);
+	snprintf(dirs[1], sizeof(dirs[1]), "%s", dirs[0]);
+	char *slash = strrchr(dirs[1], '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(prefix, sizeof(prefix), "jig-%d-", (int)getpid());
+	for (int i = 0; i < 2; i++) {
+		char path[PATH_MAX + 32];
+		if (snprintf(path, sizeof(path), "/sys/fs/cgroup%.*s", PATH_MAX - 1, dirs[i]) >= (int)sizeof(path))
+			continue;
+		DIR *d = opendir(path);
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			struct stat st;
+			char leaf[PATH_MAX * 2 + 600];
+			if (strncmp(de->d_name, prefix, strlen(prefix)) != 0)
+				continue;
+			snprintf(leaf, sizeof(leaf), "%s/%s/%s", path, de->d_name, name);
+			if (lstat(leaf, &st) == 0 && S_ISDIR(st.st_mode) &&
+			    snprintf(out, cap, "%s/%s/%s", dirs[i], de->d_name, name) < (int)cap && jig_session_cgroup_path_ok(out)) {
+				closedir(d);
+				return true;
+			}
+		}
+		if (d)
+			closedir(d);
+	}
+	return false;
+}
+
+/* Records the scope's cgroup in the lease as soon as the sandbox module
+ * has made it (a sweep keeps the session while it is populated), polling
+ * until found or stopped. */
+static void *record_cgroup(void *ctx)
+{
+	struct session_run *sr = ctx;
+	char cg[PATH_MAX];
+	for (int i = 0; i < 6000; i++) {
+		if (find_scope_cgroup(sr->s->name, cg, sizeof(cg))) {
+			struct jig_error e = {0};
+			if (jig_session_rt_set_cgroup(&sr->rt, cg, &e) < 0)
+				fprintf(stderr, "jig: %s\n", e.msg);
+			return NULL;
+		}
+		struct pollfd p = {.fd = sr->rec_stop[0], .events = POLLIN};
+		if (poll(&p, 1, 20) != 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Just before the launch (SIGINT, SIGTERM, SIGHUP blocked): the relay of
+ * jig's terminal and the cgroup recorder. */
+static int session_ready(void *ctx, struct jig_error *e)
+{
+	struct session_run *sr = ctx;
+	int r = sr->term ? jig_terminal_start(sr->term, e) : 0;
+	if (r)
+		return r;
+	if (pipe2(sr->rec_stop, O_CLOEXEC) < 0)
+		return jig_err(e, JIG_E_HOST, "session: pipe: %s", strerror(errno));
+	if (pthread_create(&sr->rec, NULL, record_cgroup, sr) != 0) {
+		close(sr->rec_stop[0]), close(sr->rec_stop[1]);
+		return jig_err(e, JIG_E_HOST, "session: cannot start the cgroup recorder");
+	}
+	sr->rec_running = true;
+	return 0;
+}
+
+static void recorder_stop(struct session_run *sr)
+{
+	if (!sr->rec_running)
+		return;
+	jig_poke(sr->rec_stop[1]);
+	pthread_join(sr->rec, NULL);
+	close(sr->rec_stop[0]), close(sr->rec_stop[1]);
+	sr->rec_running = false;
 }
 
 static int run_scope(struct session_run *sr, const char *const *probe, struct jig_scope_result *res, struct jig_error *e)
@@ -97,8 +185,9 @@ static int run_scope(struct session_run *sr, const char *const *probe, struct ji
 	struct jig_launch st = {.sb = &sr->sb, .t = &sr->it, .run = {.slots = slots, .n_slots = 1},
 				.l = {.policy_sha256 = sr->s->sha256, .init_fd = sr->init_fd, .argv = argv, .abort_fd = -1,
 				      .companion_pid = sr->reaper.pid > 0 ? sr->reaper.pid : 0, .controlling_tty = sr->term != NULL},
-				.stop = JIG_LAUNCH_STOP_KEEP, .ready = sr->term ? term_start : NULL, .ctx = sr->term};
+				.stop = JIG_LAUNCH_STOP_KEEP, .ready = session_ready, .ctx = sr};
 	r = jig_launch(&st, res, e);
+	recorder_stop(sr);
 	if (r && st.launched)
 		r = jig_err(e, JIG_E_HOST, "session %s refused: %s", sr->s->name, e->msg);
 	/* The operator's terminal mode back on every path, before the stop
@@ -134,7 +223,7 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 		if ((r = jig_session_build(s, e)))
 			return r;
 	}
-	if ((r = state_root(s->state_root, e)))
+	if ((r = state_root(s, e)))
 		return r;
 	struct jig_terminal term;
 	struct session_run sr = {.s = s, .init_fd = -1, .stdio_fd = stdio_fd, .reaper = {.pid = -1, .fd = -1},
@@ -151,6 +240,8 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 		return r;
 	}
 	r = jig_session_instance(&s->t, sr.rt.id, jig_caller_home(), &sr.it, e);
+	if (!r && JIG_FAULT_FAILS("session-instance"))
+		r = jig_err(e, JIG_E_HOST, "session: the launch failed before the scope (fault point \"session-instance\")");
 	if (!r)
 		r = run_scope(&sr, argv, res, e);
 	if (sr.reaper.pid > 0)
@@ -161,6 +252,10 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 		jig_sandbox_close(&sr.sb);
 	if (sr.it.policy.doc)
 		jig_scope_policy_free(&sr.it.policy);
+	/* The pty pair closed on every path (idempotent after run_scope's). */
+	if (sr.term)
+		jig_terminal_stop(&term);
 	jig_session_rt_close(&sr.rt);
+	JIG_FAULT_POINT("session-launch-end"); /* the test looks at what jig still holds */
 	return r;
 }

@@ -3,6 +3,7 @@
 #include "session/map.h"
 
 #include <errno.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,11 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config/config.h"
 #include "policy/scope_policy.h"
+#include "session/places.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
+#include "util/netaddr.h"
 #include "util/text.h"
 
 #define MAX_LIST 64
@@ -36,24 +38,56 @@ static bool abs_normal(const char *p)
 	return p[0] == '/' && p[1] != '\0' && jig_path_is_normal_relative(p + 1);
 }
 
-bool jig_session_endpoint_valid(const char *ep, bool *loopback)
+/* A DNS name: labels of [a-z0-9-] (1-63, no '-' at either end), no empty
+ * label (so no trailing dot), the last not all digits; not "localhost" nor
+ * a name below it (RFC 6761). */
+static bool dns_name(const char *h, size_t n)
+{
+	size_t label = 0;
+	for (size_t i = 0; i <= n; i++) {
+		char c = i < n ? h[i] : '.';
+		if (c == '.') {
+			if (label == 0 || label > 63 || h[i - 1] == '-' || h[i - label] == '-')
+				return false;
+			label = 0;
+		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')
+			label++;
+		else
+			return false;
+	}
+	return !(n >= 9 && strncmp(h + n - 9, "localhost", 9) == 0 && (n == 9 || h[n - 10] == '.'));
+}
+
+const char *jig_session_endpoint_check(const char *ep, bool *loopback)
 {
 	const char *colon = strrchr(ep, ':');
+	*loopback = false;
 	if (!colon || colon == ep || colon - ep > 253)
-		return false;
+		return "not HOST:PORT";
 	char *end;
 	errno = 0;
 	unsigned long port = strtoul(colon + 1, &end, 10);
-	if (errno || *end || colon[1] == '0' || colon[1] == '\0' || port < 1 || port > 65535)
-		return false;
-	for (const char *c = ep; c < colon; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
-			return false;
-	*loopback = (size_t)(colon - ep) == strlen("127.0.0.1") && strncmp(ep, "127.0.0.1", 9) == 0;
-	/* Other names of this host are not a remote provider. */
-	if (!*loopback && (strncmp(ep, "localhost:", 10) == 0 || strncmp(ep, "127.", 4) == 0 || strncmp(ep, "0.", 2) == 0))
-		return false;
-	return true;
+	if (errno || *end || colon[1] == '0' || colon[1] == '\0' || colon[1] == '+' || colon[1] == '-' || colon[1] == ' ' ||
+	    port < 1 || port > 65535)
+		return "its PORT is not 1-65535 written plainly";
+	size_t n = (size_t)(colon - ep);
+	struct sockaddr_storage sa;
+	int lit = jig_addr_literal(ep, n, &sa);
+	if (lit < 0)
+		return "an IP address in a spelling other than its canonical one (inet_ntop's); write it canonically";
+	if (lit == 0)
+		return dns_name(ep, n) ? NULL : "its HOST is neither a DNS name (lower case, no trailing dot, not localhost) nor a canonical IP address";
+	/* A literal: exactly 127.0.0.1 is the loopback server; no other
+	 * address of this host (or link-local) is a remote provider. */
+	if (n == 9 && strncmp(ep, "127.0.0.1", 9) == 0)
+		return *loopback = true, NULL;
+	const char *local = jig_addr_local((const struct sockaddr *)&sa);
+	return local ? "a remote provider's address is this host's or link-local (only 127.0.0.1:PORT is a loopback server)" : NULL;
+}
+
+bool jig_session_endpoint_valid(const char *ep, bool *loopback)
+{
+	return jig_session_endpoint_check(ep, loopback) == NULL;
 }
 
 /* An optional array of at most MAX_LIST strings, each passing ok (NULL: any). */
@@ -133,8 +167,10 @@ static int parse_provider(json_t *doc, const char *id, json_t *p, const char *wh
 	int r = jig_json_usage(jig_json_only_keys(p, keys, w, e), e);
 	if (!r && (!client || !json_object_get(json_object_get(doc, "clients"), client)))
 		r = jig_err(e, JIG_E_USAGE, "%s.client: the id of a client in \"clients\"", w);
-	if (!r && (!ep || !jig_session_endpoint_valid(ep, &lo)))
-		r = jig_err(e, JIG_E_USAGE, "%s.endpoint: \"127.0.0.1:PORT\" (a loopback server) or \"HOST:PORT\" (a remote provider)", w);
+	const char *why = ep ? jig_session_endpoint_check(ep, &lo) : "missing";
+	if (!r && why)
+		r = jig_err(e, JIG_E_USAGE, "%s.endpoint \"%.80s\": %s; \"127.0.0.1:PORT\" (a loopback server) or \"HOST:PORT\" (a remote provider)", w,
+			    ep ? ep : "", why);
 	if (!r)
 		r = str_list(p, "args", w, NULL, "a string", e);
 	if (!r && json_object_get(p, "about") && !json_is_string(json_object_get(p, "about")))
@@ -274,15 +310,33 @@ int jig_session_map_parse(const char *buf, size_t len, const char *what, struct 
 
 int jig_session_map_load(struct jig_session_map *m, struct jig_error *e)
 {
-	char what[PATH_MAX + 32], *buf = NULL;
+	char home[PATH_MAX], cfg[PATH_MAX + 16], dir[PATH_MAX], what[PATH_MAX + 32], *buf = NULL;
 	size_t len = 0;
 	memset(m, 0, sizeof(*m));
-	int r = jig_config_read(JIG_SESSIONS_FILE, JIG_SESSIONS_MAX_BYTES, JIG_CONFIG_SECRET, what, sizeof(what), &buf, &len, e);
-	if (r == JIG_CONFIG_ABSENT)
-		return jig_err(e, JIG_E_USAGE, "no repository map %s; sessions are mapped there", what);
-	if (!r)
+	/* The operator's account, never the environment (decision 215). */
+	int r = jig_session_home(home, sizeof(home), e);
+	if (r)
+		return r;
+	snprintf(cfg, sizeof(cfg), "%s/" JIG_SESSION_MAP_DIR, home);
+	if (!realpath(cfg, dir))
+		return jig_err(e, JIG_E_USAGE, "the repository map: %s: %s; sessions are mapped in %s/" JIG_SESSIONS_FILE, cfg, strerror(errno), cfg);
+	snprintf(what, sizeof(what), "%s/" JIG_SESSIONS_FILE, dir);
+	if ((r = jig_session_trusted_dirs(dir, "the repository map", e)))
+		return r;
+	jig_autoclose int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return jig_err(e, JIG_E_USAGE, "the repository map: %s: %s", dir, strerror(errno));
+	if ((r = jig_read_file_at(dfd, JIG_SESSIONS_FILE, JIG_SESSIONS_MAX_BYTES, what, &buf, &len, &st, e)))
+		return jig_err_prefix(e, JIG_E_USAGE, "the repository map: ");
+	if (st.st_uid != geteuid() || (st.st_mode & 077) || st.st_nlink != 1)
+		r = jig_err(e, JIG_E_USAGE, "the repository map %s must be yours, mode 0600 and one link; refused", what);
+	else
 		r = jig_session_map_parse(buf, len, what, m, e);
 	free(buf);
+	if (!r && (r = jig_session_outside_repositories(json_object_get(m->doc, "repositories"), NULL, dir, "the repository map's directory", e)))
+		jig_session_map_free(m);
+	if (!r)
+		snprintf(m->dir, sizeof(m->dir), "%s", dir);
 	return r;
 }
 

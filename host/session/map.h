@@ -1,6 +1,6 @@
 /* The trusted repository map (jig-sessions/1, docs/session.md): the
- * operator's ${XDG_CONFIG_HOME:-~/.config}/jig/sessions.json, strictly
- * parsed; a session's repository, worktree and provider come only from it.
+ * operator's ~/.config/jig/sessions.json (the password database's home,
+ * never an environment variable: decision 215), strictly parsed; a session's repository, worktree and provider come only from it.
  * Repository files may suggest nothing: the map and the catalog grant. */
 #ifndef JIG_SESSION_MAP_H
 #define JIG_SESSION_MAP_H
@@ -20,12 +20,16 @@ struct jig_session_map {
 	json_t *doc;
 	char sha256[JIG_SHA256_HEX]; /* of the file's bytes: pinned in the policy */
 	char what[PATH_MAX + 32];    /* the file, for messages */
+	char dir[PATH_MAX];	     /* its directory, physical */
 };
 
 /* Strict parse of the map's bytes (pure: tests/unit/session). */
 int jig_session_map_parse(const char *buf, size_t len, const char *what, struct jig_session_map *m, struct jig_error *e);
-/* The operator's file: regular, not a link, the caller's, mode 0600, at
- * most JIG_SESSIONS_MAX_BYTES; then parsed. */
+/* The operator's file, HOME/.config/jig/sessions.json (HOME from the
+ * password database): every directory to it root's or the caller's and not
+ * writable by others (places.h), the file regular, not a link, the
+ * caller's, mode 0600, at most JIG_SESSIONS_MAX_BYTES; then parsed; its
+ * directory outside every repository it maps. */
 int jig_session_map_load(struct jig_session_map *m, struct jig_error *e);
 void jig_session_map_free(struct jig_session_map *m);
 
@@ -54,7 +58,14 @@ int jig_session_map_resolve(const struct jig_session_map *m, const char *cwd, st
 int jig_session_map_provider(const struct jig_session_map *m, const char *requested, struct jig_session_where *w,
 			     struct jig_error *e);
 
-/* endpoint "127.0.0.1:PORT" (loopback) or "HOST:PORT"; *loopback says which. */
+/* endpoint "127.0.0.1:PORT" (loopback) or "HOST:PORT"; *loopback says
+ * which. HOST is a DNS name (lower case, no trailing dot, its last label
+ * not all digits, not localhost) or an IP literal exactly as inet_ntop
+ * writes it ("[v6]" for IPv6); any other address of this host or a
+ * link-local one is refused, as is a non-canonical spelling (0177.0.0.1,
+ * 2130706433, 127.1, localhost., [::ffff:127.0.0.1]): decision 218. NULL,
+ * or why not (one phrase). */
+const char *jig_session_endpoint_check(const char *ep, bool *loopback);
 bool jig_session_endpoint_valid(const char *ep, bool *loopback);
 
 #endif

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "session/internal.h"
+#include "session/places.h"
 #include "snapshot/identity.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -141,7 +142,7 @@ static int open_snapshot(struct jig_session *s, struct jig_error *e)
 
 static int where_facts(struct jig_session *s, const struct jig_session_request *rq, struct jig_error *e)
 {
-	char cwd[PATH_MAX], state[PATH_MAX];
+	char cwd[PATH_MAX];
 	int r;
 	if (!rq->cwd && !getcwd(cwd, sizeof(cwd)))
 		return jig_err(e, JIG_E_USAGE, "session: the working directory: %s", strerror(errno));
@@ -152,12 +153,22 @@ static int where_facts(struct jig_session *s, const struct jig_session_request *
 	if (snprintf(s->tmpdir, sizeof(s->tmpdir), "%s/jig/sessions/" JIG_SESSION_ID_SLOT "/tmp", s->runtime) >= (int)sizeof(s->tmpdir))
 		return jig_err(e, JIG_E_USAGE, "session: $XDG_RUNTIME_DIR is too long");
 	/* jig-sessions/, beside jig's own state: a writable bind never lies
-	 * inside jig's own directories (decision 145; decision 135). */
-	if (jig_user_dir("XDG_STATE_HOME", ".local/state", state, sizeof(state)) < 0)
-		return jig_err(e, JIG_E_USAGE, "session: HOME is not set; the client's state root is below it");
-	if (snprintf(s->state_root, sizeof(s->state_root), "%s-sessions/%s/%s", state, s->w.context, s->w.client_id) >=
-	    (int)sizeof(s->state_root))
-		return jig_err(e, JIG_E_USAGE, "session: $XDG_STATE_HOME is too long");
+	 * inside jig's own directories (decision 145; decision 135). One per
+	 * repository (its root's digest), below the password database's home,
+	 * never $XDG_STATE_HOME (decision 216). */
+	unsigned char d[JIG_SHA256_LEN];
+	char hex[JIG_SHA256_HEX];
+	jig_sha256(s->w.root, strlen(s->w.root), d);
+	jig_hex(d, 16, hex);
+	if ((r = jig_session_home(s->home, sizeof(s->home), e)))
+		return r;
+	if (snprintf(s->state_rel, sizeof(s->state_rel), JIG_SESSION_STATE_DIR "/%s/%s/%s", s->w.context, s->w.client_id, hex) >=
+		    (int)sizeof(s->state_rel) ||
+	    snprintf(s->state_root, sizeof(s->state_root), "%s/%s", s->home, s->state_rel) >= (int)sizeof(s->state_root))
+		return jig_err(e, JIG_E_USAGE, "session: the home directory %s is too long", s->home);
+	const char *mine[] = {s->w.root, s->w.worktree, s->w.common_dir, NULL};
+	if ((r = jig_session_outside_repositories(json_object_get(s->map.doc, "repositories"), mine, s->state_root, "the state root", e)))
+		return r;
 	jig_scope_name(s->name, sizeof(s->name), "session-", s->w.repo_id, JIG_SCOPE_NAME_KEEP_PLAN);
 	return 0;
 }

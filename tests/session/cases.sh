@@ -5,7 +5,10 @@
 # one line each with nothing started; the plan (text and JSON) and the
 # digest (the same inputs give the same bytes; a map entry, a provider, a
 # catalog fragment or the snapshot changes it). Each case_* is one ctest
-# (session.<case>); jig runs as the unprivileged user jigtest.
+# (session.<case>); jig runs as the unprivileged user jigtest, whose
+# password-database home is this test's $T/home, bound over it in a mount
+# namespace of jig's call alone (jig reads its map and state roots from
+# there, never from XDG_CONFIG_HOME or XDG_STATE_HOME: decision 215).
 # Requirements: see docs/session.md ("Tests").
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}" "${JIG_DEV_KEY:?}"
@@ -25,7 +28,7 @@ mkdir -p "$RT" && chown "$USER_NAME:" "$RT" && chmod 700 "$RT"
 # repo-wt (a linked worktree of repo), other (unmapped), repo/sub (a
 # nested unmapped repository), a client tree and its program.
 mkdir -p "$T/repo/.git/worktrees/wt" "$T/repo/src" "$T/repo-wt" "$T/other/.git" "$T/repo/sub/.git" \
-	"$T/repo-unreg" "$T/client/bin" "$T/config/jig" "$T/state"
+	"$T/repo-unreg" "$T/client/bin" "$T/home/.config/jig"
 printf 'gitdir: %s/repo/.git/worktrees/wt\n' "$T" >"$T/repo-wt/.git"
 printf '../..\n' >"$T/repo/.git/worktrees/wt/commondir"
 mkdir -p "$T/repo/.git/worktrees/unreg"
@@ -33,6 +36,13 @@ printf 'gitdir: %s/repo/.git/worktrees/unreg\n' "$T" >"$T/repo-unreg/.git"
 printf '../..\n' >"$T/repo/.git/worktrees/unreg/commondir"
 printf '#!/usr/bin/sh\necho agent "$@"\n' >"$T/client/bin/agent" && chmod 755 "$T/client/bin/agent"
 chown -R "$USER_NAME:" "$T"
+chmod 700 "$T/home"
+# The user's home as the password database names it (the mount point).
+H=$(getent passwd "$USER_NAME" | cut -d: -f6)
+[ -d "$H" ] || { mkdir -p "$H" && chown "$USER_NAME:" "$H"; }
+CFG="$T/home/.config/jig"
+# The state root of repository $T/repo as jig names it: its root's digest.
+state_of() { echo "$H/.local/state/jig-sessions/personal/fake/$(printf %s "$1" | sha256sum | cut -c1-32)"; }
 
 # map [JQ]: the repository map, edited by JQ.
 map() {
@@ -45,16 +55,18 @@ map() {
 	              remote: {client: "fake", endpoint: "api.example.com:443"}},
 	  repositories: {repo: {root: ($t + "/repo"), worktrees: [($t + "/repo-wt")], mode: "ro", context: "personal",
 	                        default_provider: "local", providers: ["local", "other", "remote"], capabilities: []}}
-	}' | jq "${1:-.}" >"$T/config/jig/sessions.json.new"
-	mv "$T/config/jig/sessions.json.new" "$T/config/jig/sessions.json"
-	chown "$USER_NAME:" "$T/config/jig/sessions.json" && chmod 600 "$T/config/jig/sessions.json"
+	}' | jq "${1:-.}" >"$CFG/sessions.json.new"
+	mv "$CFG/sessions.json.new" "$CFG/sessions.json"
+	chown "$USER_NAME:" "$CFG/sessions.json" && chmod 600 "$CFG/sessions.json"
 }
-# j DIR ARGS: jig session ARGS as the user in DIR; $rc, $T/out, $T/err.
+# j DIR ARGS: jig session ARGS as the user in DIR, $T/home bound over the
+# user's home; $rc, $T/out, $T/err.
 j() {
 	dir=$1
 	shift
 	set +e
-	runuser -u "$USER_NAME" -- env -C "$dir" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state" \
+	unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$T/home" "$H" \
+		runuser -u "$USER_NAME" -- env -C "$dir" HOME="$H" \
 		XDG_RUNTIME_DIR="${RUNTIME:-$RT}" TERM=xterm ${EXTRA_ENV:-} "${JIG:-$P/bin/jig}" session "$@" >"$T/out" 2>"$T/err"
 	rc=$?
 	set -e
@@ -93,7 +105,7 @@ case_unknown_argument() { map; refused "$T/repo" 'unknown argument' --yolo; }
 
 # --- the repository map ----------------------------------------------------------
 case_unknown_repository() { map; refused "$T/other" 'unknown repository .*/other' --dry-run; }
-case_not_a_repository() { map; refused "$T/config" 'not inside a Git repository' --dry-run; }
+case_not_a_repository() { map; refused "$T/client" 'not inside a Git repository' --dry-run; }
 case_unregistered_worktree() { map; refused "$T/repo-unreg" 'unregistered worktree .*/repo-unreg' --dry-run; }
 case_nested_repository_no_fallback() {
 	# A nested repository (a submodule's place) is its own: unmapped, it
@@ -129,33 +141,83 @@ case_malformed_map() {
 }
 case_map_file_rules() {
 	map
-	chmod 644 "$T/config/jig/sessions.json"
+	chmod 644 "$CFG/sessions.json"
 	refused "$T/repo" 'mode 0600' --dry-run
 	map
-	mv "$T/config/jig/sessions.json" "$T/config/jig/real.json"
-	ln -s real.json "$T/config/jig/sessions.json"
+	mv "$CFG/sessions.json" "$CFG/real.json"
+	ln -s real.json "$CFG/sessions.json"
 	refused "$T/repo" 'sessions.json' --dry-run
-	rm "$T/config/jig/sessions.json"
+	rm "$CFG/sessions.json"
 	refused "$T/repo" 'sessions.json' --dry-run
 }
 case_map_unreadable() {
-	# Issue 44: a repository map the operator cannot read (EACCES on the
-	# configuration directory, ENOTDIR) is a refusal naming the file and
-	# the error, not "no repository map".
 	map
-	chmod 000 "$T/config/jig"
-	refused "$T/repo" "^jig: $T/config/jig/sessions.json: Permission denied: cannot read the operator configuration; fix its permissions or remove it\$" --dry-run
-	chmod 755 "$T/config/jig"
-	mv "$T/config/jig" "$T/config/real" && touch "$T/config/jig"
-	refused "$T/repo" "sessions.json: Not a directory: cannot read the operator configuration" --dry-run
-	rm "$T/config/jig" && mv "$T/config/real" "$T/config/jig"
-	rm "$T/config/jig/sessions.json"
-	refused "$T/repo" "no repository map $T/config/jig/sessions.json; sessions are mapped there" --dry-run
+	chmod 000 "$CFG"
+	refused "$T/repo" "the repository map" --dry-run
+	grep -q "Permission denied" "$T/err" || fail "EACCES on the map's directory not named: $(cat "$T/err")"
+	chmod 700 "$CFG"
+	mv "$CFG" "$T/home/.config/real" && touch "$CFG" && chown "$USER_NAME:" "$CFG"
+	refused "$T/repo" "the repository map" --dry-run
+	grep -q "Not a directory" "$T/err" || fail "ENOTDIR on the map's directory not named: $(cat "$T/err")"
+	rm "$CFG" && mv "$T/home/.config/real" "$CFG"
+	rm "$CFG/sessions.json"
+	refused "$T/repo" "sessions.json" --dry-run
+}
+# The map's directory inside a mapped repository (a link to it) is refused.
+case_map_inside_repository() {
+	map
+	mkdir -p "$T/repo/.cfg" && mv "$CFG" "$T/repo/.cfg/jig" && ln -s "$T/repo/.cfg/jig" "$CFG"
+	chown -R "$USER_NAME:" "$T/repo/.cfg"
+	refused "$T/repo" "the repository map's directory $T/repo/.cfg/jig is inside the mapped repository \"repo\"" --dry-run
+}
+# The map's directory, or one above it, writable by others is refused
+# (a sticky one above is not: /var/tmp holds this test).
+case_map_dir_writable_by_others() {
+	map
+	chmod 770 "$CFG"
+	refused "$T/repo" "the repository map: $H/.config/jig is writable by others \(mode 0770\); refused \(chmod go-w" --dry-run
+	chmod 700 "$CFG" && chmod 777 "$T/home/.config"
+	refused "$T/repo" "$H/.config is writable by others \(mode 0777\) and not sticky" --dry-run
+	chmod 1777 "$T/home/.config"
+	j "$T/repo" --dry-run
+	[ "$rc" -eq 0 ] || fail "a sticky directory above the map was refused: $(cat "$T/err")"
+}
+# The state root inside a mapped repository (the home itself mapped) is refused.
+case_state_root_inside_repository() {
+	map
+	mkdir -p "$T/cfg" && mv "$CFG/sessions.json" "$T/cfg/" && rmdir "$CFG" && ln -s "$T/cfg" "$CFG" && mkdir "$T/home/.git"
+	chown -R "$USER_NAME:" "$T/cfg" "$T/home/.git"
+	jq --arg h "$H" '.repositories.home = (.repositories.repo | .root = $h | del(.worktrees))' "$T/cfg/sessions.json" >"$T/cfg/m" &&
+		mv "$T/cfg/m" "$T/cfg/sessions.json" && chown "$USER_NAME:" "$T/cfg/sessions.json" && chmod 600 "$T/cfg/sessions.json"
+	refused "$H" "the state root $H/.local/state/jig-sessions/personal/fake/[0-9a-f]{32} is inside the (mapped )?repository" --dry-run
 }
 case_unsafe_runtime_dir() {
 	map
 	mkdir -p "$T/rt" && chown "$USER_NAME:" "$T/rt" && chmod 700 "$T/rt"
 	RUNTIME="$T/rt" refused "$T/repo" 'XDG_RUNTIME_DIR|/run/user' --dry-run
+}
+
+# Issue 45 (review L4): a launch that fails after jig's pty pair is open
+# (here the fault point "session-instance") closes the pair: stopped at
+# the end of the launch, jig holds no /dev/ptmx or /dev/pts descriptor.
+case_pty_closed_on_early_failure() {
+	map
+	EXTRA_ENV="JIG_FAULT_FAIL=session-instance JIG_FAULT_STOP=session-launch-end JIG_FAULT_LOG=$T/fault.log" j "$T/repo" &
+	bg=$!
+	i=0
+	until [ -s "$T/fault.log" ]; do
+		i=$((i + 1))
+		[ "$i" -lt 300 ] || { kill "$bg" 2>/dev/null; fail "jig never reached the end of its launch: $(cat "$T/err")"; }
+		sleep 0.1
+	done
+	pid=$(cut -d' ' -f2 "$T/fault.log" | tail -n 1)
+	held=$(ls -l "/proc/$pid/fd" | grep -E '/dev/(ptmx|pts/)' || true)
+	# runuser stops itself when its child stops: both go on.
+	parent=$(ps -o ppid= -p "$pid" | tr -d ' ')
+	kill -CONT "$pid" "$parent"
+	wait "$bg" || true
+	grep -q 'fault point "session-instance"' "$T/err" || fail "the launch did not fail where it should: $(cat "$T/err")"
+	[ -z "$held" ] || fail "jig still holds its pty pair after a failed launch: $held"
 }
 
 # --- high-risk flags: in the plan, refused until built --------------------------------
@@ -182,7 +244,7 @@ case_plan_text() {
 	cat "$T/out"
 	for want in "session of repository repo" "worktree *$T/repo \\(read-only\\)" "cwd *$T/repo/src" \
 		"TMPDIR *$RT/jig/sessions/@session/tmp" "provider *local at 127.0.0.1:1234 \\(loopback" \
-		"state root *$T/state/jig-sessions/personal/fake" "capabilities *none" "high-risk +none" \
+		"state root *$(state_of "$T/repo")" "capabilities *none" "high-risk +none" \
 		"policy sha256 [0-9a-f]{64}" \
 		"program *$T/client/bin/agent --interactive --model local-7b" "dry run: nothing was started"; do
 		grep -Eq -- "$want" "$T/out" || fail "plan lacks /$want/"
@@ -193,12 +255,12 @@ case_plan_json() {
 	map
 	j "$T/repo-wt" --dry-run --json --provider remote -- --verbose
 	[ "$rc" -eq 0 ] || fail "exit $rc"
-	jq -e --arg t "$T" --arg rt "$RT" '.schema == "jig-session-plan/1" and .repository.id == "repo"
+	jq -e --arg t "$T" --arg rt "$RT" --arg st "$(state_of "$T/repo")" '.schema == "jig-session-plan/1" and .repository.id == "repo"
 	  and .repository.worktree == ($t + "/repo-wt") and .repository.mode == "ro" and .repository.context == "personal"
 	  and .repository.common_dir == ($t + "/repo/.git")
 	  and .tmpdir.path == ($rt + "/jig/sessions/@session/tmp") and .provider.id == "remote"
 	  and .provider.endpoint == "api.example.com:443" and .provider.network.connect == ["api.example.com:443"]
-	  and .state_root == ($t + "/state/jig-sessions/personal/fake") and .capabilities == [] and .high_risk == []
+	  and .state_root == $st and .capabilities == [] and .high_risk == []
 	  and (.snapshot.manifest_sha256 | test("^[0-9a-f]{64}$")) and (.policy_sha256 | test("^[0-9a-f]{64}$"))
 	  and (has("cache_path") or has("cache_hit") | not)
 	  and .argv == [($t + "/client/bin/agent"), "--interactive", "--verbose"]
@@ -211,7 +273,7 @@ case_dry_run_starts_nothing() {
 	map
 	j "$T/repo" --dry-run
 	[ "$rc" -eq 0 ] || fail "exit $rc"
-	[ ! -e "$T/state/jig-sessions" ] || fail "a dry run created the state root"
+	[ ! -e "$T/home/.local/state/jig-sessions" ] || fail "a dry run created the state root"
 	[ -z "$(ls -A "$RT/jig/sessions" 2>/dev/null)" ] || fail "a dry run left a session directory"
 }
 

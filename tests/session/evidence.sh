@@ -33,7 +33,7 @@ LISTENER=
 # outer/inner (a repository nested in another one's worktree); a client
 # whose program the probe replaces.
 mkdir -p "$T/repo/.git/worktrees/wt" "$T/repo/src" "$T/repo-wt" "$T/other/.git" "$T/outer/.git" \
-	"$T/outer/inner/.git" "$T/leakycanary7/.git" "$T/client/bin" "$T/config/jig" "$T/state" "$HOME/.ssh" "$HOME/.config/gh"
+	"$T/outer/inner/.git" "$T/leakycanary7/.git" "$T/client/bin" "$HOME/.config/jig" "$HOME/.ssh" "$HOME/.config/gh"
 printf 'gitdir: %s/repo/.git/worktrees/wt\n' "$T" >"$T/repo-wt/.git"
 printf '../..\n' >"$T/repo/.git/worktrees/wt/commondir"
 printf '#!/usr/bin/sh\necho agent "$@"\n' >"$T/client/bin/agent" && chmod 755 "$T/client/bin/agent"
@@ -51,8 +51,8 @@ map() {
 	    outer: {root: ($t + "/outer"), worktrees: [], mode: "ro", context: "personal", default_provider: "local", providers: ["local"]},
 	    inner: {root: ($t + "/outer/inner"), worktrees: [], mode: "ro", context: "personal", default_provider: "local", providers: ["local"]},
 	    leakycanary7: {root: ($t + "/leakycanary7"), worktrees: [], mode: "ro", context: "personal", default_provider: "local", providers: ["local"]}}
-	}' | jq "${1:-.}" >"$T/config/jig/sessions.json"
-	chmod 600 "$T/config/jig/sessions.json"
+	}' | jq "${1:-.}" >"$HOME/.config/jig/sessions.json"
+	chmod 600 "$HOME/.config/jig/sessions.json"
 }
 # A real listener on the granted port in the guest (the provider).
 listen_1234() {
@@ -68,7 +68,7 @@ ev() {
 	dir=$1
 	shift
 	set +e
-	(cd "$dir" && env XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state" XDG_RUNTIME_DIR="$RT" TERM=xterm \
+	(cd "$dir" && env XDG_RUNTIME_DIR="$RT" TERM=xterm \
 		OPENAI_API_KEY="$CANARY" GH_TOKEN="gh-$CANARY" DEPLOY_PASSWORD="pw-$CANARY" \
 		JIG_EVIDENCE_CANARY="${CONFIGURED:-configured-$CANARY}" "$JIG" session --evidence "$@" >"$T/out" 2>"$T/err")
 	rc=$?
@@ -162,7 +162,7 @@ case_leaking_fixture_fails() {
 		fail "no leak refusal"
 	! grep '^jig:' "$T/err" | grep -q leakycanary7 || fail "the error repeats the canary"
 	[ ! -e "$T/summary.json" ] || fail "--out was written"
-	d=$(ls -d "$T"/state/jig/evidence/*)
+	d=$(ls -d "$HOME"/.local/state/jig/evidence/*)
 	[ ! -e "$d/summary.json" ] || fail "a summary was written"
 	for f in plan.json suite.json probe.jsonl; do
 		[ "$(stat -c %a "$d/$f")" = 600 ] || fail "raw $f missing or not 0600"

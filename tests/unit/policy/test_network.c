@@ -21,6 +21,7 @@
 #include "policy/scope_policy.h"
 #include "sandbox/door.h"
 #include "sandbox/netrelay.h"
+#include "util/netaddr.h"
 
 #define POLICY(net) "{\"format\":\"jig-scope-policy/1\",\"scope\":\"t\",\"binds\":[],\"tmpfs\":[]," \
 	"\"symlinks\":[],\"env\":{},\"descriptors\":[],\"cwd\":\"/\",\"network\":" net "," \
@@ -334,8 +335,9 @@ static void relay_loopback_and_connect(void **state)
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, echo_server, &host), 0);
 	char text[1024];
-	snprintf(text, sizeof(text), POLICY("{\"loopback\":[\"127.0.0.1:%u\"],\"connect\":[\"127.0.0.1:%u\"],\"proxy\":\"127.0.0.1:3128\"}"),
-		 host_port, host_port);
+	snprintf(text, sizeof(text),
+		 POLICY("{\"loopback\":[\"127.0.0.1:%u\"],\"connect\":[\"127.0.0.1:%u\",\"localhost:%u\"],\"proxy\":\"127.0.0.1:3128\"}"),
+		 host_port, host_port, host_port);
 	struct jig_scope_policy p;
 	struct jig_error e;
 	assert_int_equal(parse(text, &p, &e), 0);
@@ -351,6 +353,12 @@ static void relay_loopback_and_connect(void **state)
 	snprintf(text, sizeof(text), "CONNECT 127.0.0.1:%u HTTP/1.1\r\nHost: x\r\n\r\nearly", host_port);
 	exchange(dial_port(proxy_port), text, true, out, sizeof(out));
 	assert_string_equal(out, "HTTP/1.1 200 Connection established\r\n\r\necho:early");
+	/* a granted name that resolves to this host is refused, one line
+	 * (decision 218); the exact address the policy wrote is dialled */
+	snprintf(text, sizeof(text), "CONNECT localhost:%u HTTP/1.1\r\n\r\n", host_port);
+	exchange(dial_port(proxy_port), text, false, out, sizeof(out));
+	if (!strstr(out, "HTTP/1.1 403 Forbidden: the granted name resolves to a refused address (loopback)\r\n"))
+		fail_msg("CONNECT localhost: %s", out);
 	snprintf(text, sizeof(text), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", lo_port);
 	exchange(dial_port(proxy_port), text, false, out, sizeof(out));
 	assert_non_null(strstr(out, "HTTP/1.1 403 Forbidden\r\n"));
@@ -384,10 +392,44 @@ static void relay_loopback_and_connect(void **state)
 	jig_scope_policy_free(&p);
 }
 
+/* What a granted remote name may not resolve to (decision 218). */
+static bool local(const char *s)
+{
+	struct sockaddr_storage ss = {0};
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, s, &a4->sin_addr) == 1)
+		a4->sin_family = AF_INET;
+	else if (inet_pton(AF_INET6, s, &a6->sin6_addr) == 1)
+		a6->sin6_family = AF_INET6;
+	else
+		fail_msg("%s: not an address", s);
+	return jig_addr_local((struct sockaddr *)&ss) != NULL;
+}
+
+static void relay_address_check(void **state)
+{
+	(void)state;
+	static const char *const refused_addrs[] = {"127.0.0.1", "127.255.0.9", "0.0.0.0", "0.1.2.3", "169.254.169.254",
+						    "::1", "::", "fe80::1", "febf::1", "::ffff:127.0.0.1", "::ffff:0.0.0.0",
+						    "::ffff:169.254.1.1", "::127.0.0.1", "::8.8.8.8", "64:ff9b::7f00:1"};
+	static const char *const remote[] = {"192.0.2.1", "8.8.8.8", "10.0.0.1", "126.255.255.255", "128.0.0.1",
+					     "169.253.0.1", "2001:db8::1", "::ffff:8.8.8.8", "fec0::1", "64:ff9b::808:808"};
+	for (size_t i = 0; i < sizeof(refused_addrs) / sizeof(refused_addrs[0]); i++)
+		if (!local(refused_addrs[i]))
+			fail_msg("%s: not refused", refused_addrs[i]);
+	for (size_t i = 0; i < sizeof(remote) / sizeof(remote[0]); i++)
+		if (local(remote[i]))
+			fail_msg("%s: refused", remote[i]);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	assert_string_equal(jig_addr_local((struct sockaddr *)&a), "loopback");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(every_refusal), cmocka_unit_test(canonical_and_lowered),
 					   cmocka_unit_test(plan_shows_endpoints), cmocka_unit_test(connect_parser),
-					   cmocka_unit_test(old_module_refused), cmocka_unit_test(relay_loopback_and_connect)};
+					   cmocka_unit_test(old_module_refused), cmocka_unit_test(relay_address_check),
+					   cmocka_unit_test(relay_loopback_and_connect)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -226,10 +226,92 @@ static void stop_without_start(void **state)
 	jig_terminal_stop(&t);
 }
 
+/* The filter on the way down (decision 218), fed whole and one byte at a
+ * time: what passes is exactly want. */
+static void filtered(const char *in, const char *want)
+{
+	size_t n = strlen(in);
+	char out[4096 + JIG_TERM_SEQ_MAX], one[4096 + JIG_TERM_SEQ_MAX];
+	struct jig_term_filter f = {0}, g = {0};
+	size_t o = jig_term_filter(&f, in, n, out), k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += jig_term_filter(&g, in + i, 1, one + k);
+	out[o] = one[k] = '\0';
+	if (strcmp(out, want) != 0 || strcmp(one, want) != 0)
+		fail_msg("filtered \"%s\": whole \"%s\", bytewise \"%s\"", in, out, one);
+}
+
+static void down_filter(void **state)
+{
+	(void)state;
+	/* OSC 52 (clipboard write and query), BEL- or ST-terminated. */
+	filtered("a\x1b]52;c;ZXZpbA==\x07" "b", "ab");
+	filtered("a\x1b]52;c;?\x1b\\b", "ab");
+	/* Other OSC strings but titles, cwd, hyperlinks, prompt marks. */
+	filtered("\x1b]4;1;?\x07\x1b]10;?\x07\x1b]11;?\x1b\\\x1b]1337;File=x\x07ok", "ok");
+	filtered("\x1b]0;title\x07\x1b]8;;http://x/\x1b\\link\x1b]8;;\x1b\\", "\x1b]0;title\x07\x1b]8;;http://x/\x1b\\link\x1b]8;;\x1b\\");
+	filtered("\x1b]2;t\x1b[31m", "\x1b]2;t\x1b[31m"); /* an OSC ended by a new escape */
+	/* Report requests: DA, DSR, CPR, DECRQM, window reports, XTVERSION,
+	 * DECRQSS and XTGETTCAP (DCS), DECID, ENQ. */
+	filtered("x\x1b[c\x1b[0c\x1b[>c\x1b[=c\x1b[5n\x1b[6n\x1b[?6n\x1b[?2026$p\x1b[21t\x1b[14t\x1b[>q\x1b[?u\x1by",
+		 "x\x1by");
+	filtered("\x1bP$qm\x1b\\\x1bP+q544e\x1b\\\x1bZ\x05\x1b_Gf=1;AAAA\x1b\\z", "z");
+	/* Ordinary output passes byte for byte. */
+	filtered("\x1b[1;31mred\x1b[0m\r\n\x1b[2J\x1b[H\x1b[?25l\x1b[?1049h\x1b(B\x1b" "7\x1b" "8\xc3\xa9",
+		 "\x1b[1;31mred\x1b[0m\r\n\x1b[2J\x1b[H\x1b[?25l\x1b[?1049h\x1b(B\x1b" "7\x1b" "8\xc3\xa9");
+	/* A CSI too long to hold is dropped whole, not passed in pieces. */
+	char longcsi[200] = "\x1b[";
+	memset(longcsi + 2, '1', 150);
+	strcat(longcsi, "c!");
+	filtered(longcsi, "!");
+}
+
+/* After the terminal is restored, what the operator's terminal still holds
+ * unread (typed, or a terminal's answer) is discarded (tcflush). */
+static void restore_flushes_input(void **state)
+{
+	(void)state;
+	int om = posix_openpt(O_RDWR | O_NOCTTY);
+	assert_true(om >= 0 && grantpt(om) == 0 && unlockpt(om) == 0);
+	int os = open(ptsname(om), O_RDWR | O_NOCTTY);
+	assert_true(os >= 0);
+	operator_on(os);
+	struct jig_terminal t;
+	struct jig_error e = {0};
+	assert_int_equal(jig_terminal_open(&t, &e), 0);
+	struct termios raw;
+	tcgetattr(t.slave, &raw);
+	cfmakeraw(&raw);
+	tcsetattr(t.slave, TCSANOW, &raw); /* nobody reads the slave: the relay backs up */
+	assert_int_equal(jig_terminal_start(&t, &e), 0);
+	fcntl(om, F_SETFL, fcntl(om, F_GETFL) | O_NONBLOCK);
+	char chunk[512];
+	memset(chunk, 'a', sizeof(chunk));
+	size_t typed = 0;
+	for (int i = 0; i < 200; i++) {
+		ssize_t n = write(om, chunk, sizeof(chunk));
+		if (n > 0)
+			typed += (size_t)n;
+		usleep(2000);
+	}
+	int pending_before = 0, pending_after = -1;
+	ioctl(os, FIONREAD, &pending_before);
+	jig_terminal_stop(&t);
+	ioctl(os, FIONREAD, &pending_after);
+	operator_off();
+	close(os);
+	close(om);
+	assert_true(typed > 0);
+	if (pending_before <= 0)
+		fail_msg("nothing left unread in the operator's terminal (%zu typed)", typed);
+	assert_int_equal(pending_after, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(relay_resize_restore), cmocka_unit_test(stdin_not_a_tty),
 					   cmocka_unit_test(operator_output_gone),
-					   cmocka_unit_test(stop_without_start)};
+					   cmocka_unit_test(stop_without_start), cmocka_unit_test(down_filter),
+					   cmocka_unit_test(restore_flushes_input)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

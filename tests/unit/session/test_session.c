@@ -19,6 +19,7 @@
 
 #include "policy/session_policy.h"
 #include "session/map.h"
+#include "session/places.h"
 #include "session/session.h"
 
 static char dir[128];
@@ -154,6 +155,36 @@ static void map_parse(void **state)
 	bool lo;
 	assert_true(jig_session_endpoint_valid("127.0.0.1:1234", &lo) && lo);
 	assert_true(jig_session_endpoint_valid("api.example.com:443", &lo) && !lo);
+}
+
+/* Endpoints parsed and canonicalised before they are compared (decision
+ * 218): another spelling of this host, or of any address, is refused. */
+static void endpoint_canonical(void **state)
+{
+	(void)state;
+	bool lo;
+	static const char *const ok[] = {"api.example.com:443", "a-b.example:1", "192.0.2.10:8443", "[2001:db8::1]:443",
+					 "8.8.8.8:53", "x1.example:65535", "localhost-not.example:443"};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!jig_session_endpoint_valid(ok[i], &lo) || lo)
+			fail_msg("%s: refused (%s)", ok[i], jig_session_endpoint_check(ok[i], &lo));
+	/* Non-canonical spellings of 127.0.0.1 (and of others), names of this
+	 * host, local and link-local addresses. */
+	static const char *const bad[] = {"0177.0.0.1:1234", "2130706433:1234", "localhost.:1234", "localhost:1234",
+					  "foo.localhost:1234", "127.1:1234", "127.0.1:1234", "0x7f.0.0.1:1234",
+					  "0x7f000001:1234", "[::ffff:127.0.0.1]:1234", "[::1]:1234", "[::]:1234",
+					  "0.0.0.0:1234", "127.0.0.2:1234", "169.254.169.254:80", "[fe80::1]:80",
+					  "[::ffff:169.254.169.254]:80", "[0:0:0:0:0:0:0:1]:1234", "[2001:DB8::1]:443",
+					  "192.0.2.010:443", "api.example.com.:443", "API.example.com:443", "-a.example:1",
+					  "a-.example:1", "a..example:1", "127.0.0.1:01234", "127.0.0.1:+1", "127.0.0.1: 1",
+					  "[64:ff9b::7f00:1]:80", "[::127.0.0.1]:80", "10.0.0.1.:80", "1.2.3.4.5:80"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (jig_session_endpoint_valid(bad[i], &lo))
+			fail_msg("%s: accepted (loopback %d)", bad[i], lo);
+	assert_true(jig_session_endpoint_check("0177.0.0.1:1234", &lo) != NULL &&
+		    strstr(jig_session_endpoint_check("0177.0.0.1:1234", &lo), "canonical"));
+	map_refused("endpoint", "2130706433:1234", "canonical");
+	map_refused("endpoint", "localhost.:1234", "neither a DNS name");
 }
 
 /* --- where a session runs ------------------------------------------------------------- */
@@ -299,6 +330,58 @@ static void composition_is_canonical(void **state)
 	free(a), free(b), free(rw), free(ep), free(w2), free(c2), free(edited), free(cat);
 }
 
+/* The state root (decision 216): made below a home, no link followed;
+ * jig's own directories put back to 0700 whatever the agent made of them;
+ * a link, a file, or a home writable by others refused with one line. */
+static void state_root_kept(void **state)
+{
+	(void)state;
+	char home[PATH_MAX], p[PATH_MAX + 64];
+	struct jig_error e = {0};
+	snprintf(home, sizeof(home), "%s/home", dir);
+	assert_int_equal(mkdir(home, 0700), 0);
+	const char *rel = ".local/state/jig-sessions/personal/fake/0123abcd";
+	int fd = jig_session_state_dir(home, rel, &e);
+	if (fd < 0)
+		fail_msg("%s", e.msg);
+	close(fd);
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", home, rel);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	static const mode_t agent_modes[] = {0, 0755, 0777, 0500};
+	for (size_t i = 0; i < sizeof(agent_modes) / sizeof(agent_modes[0]); i++) {
+		assert_int_equal(chmod(p, agent_modes[i]), 0);
+		fd = jig_session_state_dir(home, rel, &e);
+		if (fd < 0)
+			fail_msg("mode %04o: %s", (unsigned)agent_modes[i], e.msg);
+		close(fd);
+		assert_int_equal(stat(p, &st), 0);
+		assert_int_equal(st.st_mode & 07777, 0700);
+	}
+	/* jig-sessions a link: refused, nothing followed. */
+	snprintf(p, sizeof(p), "%s/.local/state/jig-sessions", home);
+	char moved[PATH_MAX + 64];
+	snprintf(moved, sizeof(moved), "%s/elsewhere", dir);
+	assert_int_equal(rename(p, moved), 0);
+	assert_int_equal(symlink(moved, p), 0);
+	assert_true(jig_session_state_dir(home, rel, &e) < 0);
+	assert_non_null(strstr(e.msg, "not a directory (a link is never followed)"));
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(rename(moved, p), 0);
+	/* .local writable by others: refused with the remedy. */
+	snprintf(p, sizeof(p), "%s/.local", home);
+	assert_int_equal(chmod(p, 0777), 0);
+	assert_true(jig_session_state_dir(home, rel, &e) < 0);
+	assert_non_null(strstr(e.msg, "writable by others (mode 0777); refused (chmod go-w"));
+	assert_int_equal(chmod(p, 0700), 0);
+	/* The home itself writable by others. */
+	assert_int_equal(chmod(home, 0770), 0);
+	assert_true(jig_session_state_dir(home, rel, &e) < 0);
+	assert_non_null(strstr(e.msg, "the home directory"));
+	assert_int_equal(chmod(home, 0700), 0);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -350,6 +433,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(command_line),
 		cmocka_unit_test(map_parse),
+		cmocka_unit_test(endpoint_canonical),
+		cmocka_unit_test(state_root_kept),
 		cmocka_unit_test(where),
 		cmocka_unit_test(composition_is_canonical),
 	};
