@@ -312,6 +312,7 @@ int jig_session_map_load(struct jig_session_map *m, struct jig_error *e)
 {
 	char home[PATH_MAX], cfg[PATH_MAX + 16], dir[PATH_MAX], what[PATH_MAX + 32], *buf = NULL;
 	size_t len = 0;
+	struct stat st;
 	memset(m, 0, sizeof(*m));
 	/* The operator's account, never the environment (decision 215). */
 	int r = jig_session_home(home, sizeof(home), e);
