@@ -478,11 +478,19 @@ static void print_map(FILE *out, json_t *m, const char *arrow)
 		fputs(" nothing", out);
 }
 
-void jig_binding_print(FILE *out, json_t *fj)
+void jig_binding_print(FILE *out, json_t *fj, json_t *was)
 {
-	size_t i;
-	json_t *b;
+	size_t i, j;
+	json_t *b, *w;
 	json_array_foreach(json_object_get(fj, "bindings"), i, b) {
+		bool same = false;
+		json_array_foreach(json_object_get(was, "bindings"), j, w)
+			same |= json_equal(w, b);
+		if (same) { /* exactly the admitted binding: its grants were shown then */
+			fprintf(out, "    binding %s -> flow %s: as admitted (its maps, resources and reservation too)\n",
+				json_string_value(json_object_get(b, "name")), json_string_value(json_object_get(b, "flow")));
+			continue;
+		}
 		struct jig_reservation r = {0};
 		jig_reservation_from_json(json_object_get(b, "reserves"), &r);
 		char res[96];

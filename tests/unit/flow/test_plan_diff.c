@@ -49,7 +49,7 @@ static void one_flow_changed(void **state)
 	json_t *now = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"summarise\",\"agents\":[" API_AGENT "],\"http\":[" HTTP(1000) "]},"
 			    "{\"name\":\"other\",\"agents\":[" API_AGENT "],\"http\":[" HTTP(2000) "],\"outputs\":[\"a.md\",\"b.md\"]},"
 			    "{\"name\":\"new\"}]}");
-	json_t *c = jig_plan_diff(&p, was, now);
+	json_t *c = jig_plan_diff(&p, was, now, true);
 	char buf[4096];
 	texts(c, buf, sizeof(buf));
 	fprintf(stderr, "%s", buf);
@@ -84,7 +84,7 @@ static void snapshot_changed(void **state)
 	(void)state;
 	struct jig_project p = {.rootfd = -1, .statefd = -1};
 	json_t *was = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\"}]}"), *now = parse("{" SNAP("s2") ",\"flows\":[{\"name\":\"f\"}]}");
-	json_t *c = jig_plan_diff(&p, was, now);
+	json_t *c = jig_plan_diff(&p, was, now, true);
 	assert_int_equal(json_array_size(c), 1);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 0), "change")), "snapshot");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 0), "text")), "the installed snapshot changed (id \"s1\" -> \"s2\")");
@@ -95,7 +95,7 @@ static void snapshot_changed(void **state)
 	/* The scopes' snapshot paths follow from the snapshot: said once. */
 	json_t *was2 = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\",\"scope\":{\"policy_sha256\":\"a\"},\"outputs\":[]}]}");
 	json_t *now2 = parse("{" SNAP("s2") ",\"flows\":[{\"name\":\"f\",\"scope\":{\"policy_sha256\":\"b\"},\"outputs\":[\"o\"]}]}");
-	c = jig_plan_diff(&p, was2, now2);
+	c = jig_plan_diff(&p, was2, now2, true);
 	assert_int_equal(json_array_size(c), 2);
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(c, 0), "text")), "policy digest changed too (1)"));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 1), "text")), "flow f: outputs \"o\" added");
@@ -104,7 +104,7 @@ static void snapshot_changed(void **state)
 	json_decref(now2);
 	/* Identical Plans: no change; a stale refusal without changes still
 	 * says review again. */
-	c = jig_plan_diff(&p, was, was);
+	c = jig_plan_diff(&p, was, was, true);
 	assert_int_equal(json_array_size(c), 0);
 	assert_true(jig_plan_stale(c, "f", "a", "b", &e) < 0);
 	assert_non_null(strstr(e.msg, "review again"));
@@ -124,7 +124,7 @@ static void capped_per_flow(void **state)
 		snprintf(n, sizeof(n), "o%d", i);
 		json_array_append_new(outs, json_string(n));
 	}
-	json_t *c = jig_plan_diff(&p, was, now);
+	json_t *c = jig_plan_diff(&p, was, now, true);
 	assert_int_equal(json_array_size(c), JIG_PLAN_DIFF_MAX_PER_FLOW + 1);
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(c, JIG_PLAN_DIFF_MAX_PER_FLOW), "text")),
 			       "8 more difference(s)"));
