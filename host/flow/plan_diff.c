@@ -376,8 +376,9 @@ static void snapshot(struct diff *d, json_t *a, json_t *b, json_t *was, json_t *
 	value(va, json_object_get(a, "launch_identity"));
 	value(vb, json_object_get(b, "launch_identity"));
 	if (len < sizeof(detail))
-		snprintf(detail + len, sizeof(detail) - len, "%s(launch identity %s -> %s; the installed snapshot is the same)",
-			 len ? "; " : " ", va, vb);
+		snprintf(detail + len, sizeof(detail) - len, len ? "; launch identity %s -> %s, the installed snapshot is the same"
+								 : " (launch identity %s -> %s; the installed snapshot is the same)",
+			 va, vb);
 	add(d, "launch-set", "the launch set", " changed", detail);
 }
 
