@@ -417,7 +417,7 @@ static void flow_changes(struct diff *d, json_t *fa, json_t *fb, const char *nam
 static bool scope_derived(json_t *c)
 {
 	const char *s = json_string_value(json_object_get(c, "subject")) ?: "";
-	return strncmp(s, "scope", 5) == 0 || strstr(s, " worker_scope") || strstr(s, " provider_scope");
+	return strncmp(s, "scope", 5) == 0 || strstr(s, " worker_scope") || strstr(s, " provider_scope") || strstr(s, " command_scope");
 }
 
 /* A new snapshot changes every scope's bound snapshot paths and policy
@@ -487,8 +487,7 @@ void jig_plan_diff_print(json_t *changes, FILE *out)
 static int weight(json_t *c, const char *flow)
 {
 	const char *f = json_string_value(json_object_get(c, "flow")), *k = json_string_value(json_object_get(c, "change")) ?: "";
-	const char *s = json_string_value(json_object_get(c, "subject")) ?: "";
-	bool scope = strncmp(s, "scope", 5) == 0 || strstr(s, " worker_scope") || strstr(s, " provider_scope");
+	bool scope = scope_derived(c);
 	if (strcmp(k, "more") == 0)
 		return 0;
 	if (f && strcmp(f, flow) == 0 && !scope)

@@ -262,25 +262,54 @@ static bool as_admitted(json_t *was, json_t *w, json_t *v)
 static const char *const shown_keys[] = {"name", "package", "entry", "inputs", "outputs", "scope", "http", "agents", "recipe",
 					 "commands", "checkpoint", "dependencies", "bindings", "root_reservation", NULL};
 
-/* One Flow. was: the admitted Plan's part of this Flow (NULL: none, or
- * the whole Flow is printed): what is exactly the admitted part is
- * summarised, everything else printed in full. */
+/* What of a changed Flow is exactly as admitted, said in one line. */
+struct kept {
+	char text[256];
+	size_t routes, bindings;
+};
+static void kept(struct kept *k, const char *part)
+{
+	size_t l = strlen(k->text);
+	snprintf(k->text + l, sizeof(k->text) - l, "%s%s", l ? ", " : "", part);
+}
+
+/* One Flow. was: the admitted Plan's part of this Flow, or NULL (a new
+ * Flow, or the whole Plan): with was, only what is not exactly the
+ * admitted part is printed (in full), the rest named in one line. */
 static void print_flow(struct printing *pr, json_t *f, json_t *was, const char *label)
 {
 	FILE *out = pr->out;
+	struct kept k = {.text = ""};
 	const char *name = json_string_value(json_object_get(f, "name"));
 	json_t *pk = json_object_get(f, "package");
-	fprintf(out, "  flow %s%s\n    package sha256 %s (%lld files, %lld bytes), entry %s\n", name, label,
-		json_string_value(json_object_get(pk, "sha256")), json_integer_value(json_object_get(pk, "files")),
-		json_integer_value(json_object_get(pk, "bytes")), json_string_value(json_object_get(f, "entry")));
-	fprintf(out, "    attachments (read-only at /input):");
-	print_strings(out, json_object_get(f, "inputs"));
-	fprintf(out, "\n    may publish from /output:");
-	print_strings(out, json_object_get(f, "outputs"));
-	fprintf(out, "\n    deadline %llu s unless --timeout (at most %llu h)\n", JIG_RUN_TIMEOUT_DEFAULT_MS / 1000,
-		JIG_RUN_TIMEOUT_MAX_MS / 3600000);
+	fprintf(out, "  flow %s%s\n", name, label);
+	if (as_admitted(was, json_object_get(was, "package"), pk) && as_admitted(was, json_object_get(was, "entry"), json_object_get(f, "entry")))
+		kept(&k, "its package");
+	else
+		fprintf(out, "    package sha256 %s (%lld files, %lld bytes), entry %s\n", json_string_value(json_object_get(pk, "sha256")),
+			json_integer_value(json_object_get(pk, "files")), json_integer_value(json_object_get(pk, "bytes")),
+			json_string_value(json_object_get(f, "entry")));
+	if (as_admitted(was, json_object_get(was, "inputs"), json_object_get(f, "inputs")))
+		kept(&k, "attachments");
+	else {
+		fprintf(out, "    attachments (read-only at /input):");
+		print_strings(out, json_object_get(f, "inputs"));
+		fputc('\n', out);
+	}
+	if (as_admitted(was, json_object_get(was, "outputs"), json_object_get(f, "outputs")))
+		kept(&k, "outputs");
+	else {
+		fprintf(out, "    may publish from /output:");
+		print_strings(out, json_object_get(f, "outputs"));
+		fputc('\n', out);
+	}
+	if (!was) /* jig's own, the same for every Flow */
+		fprintf(out, "    deadline %llu s unless --timeout (at most %llu h)\n", JIG_RUN_TIMEOUT_DEFAULT_MS / 1000,
+			JIG_RUN_TIMEOUT_MAX_MS / 3600000);
 	json_t *rc = json_object_get(f, "recipe");
-	if (rc) {
+	if (rc && as_admitted(was, json_object_get(was, "recipe"), rc))
+		kept(&k, "recipe");
+	else if (rc) {
 		fprintf(out, "    Markdown recipe %s, run by jig's bundled interpreter (%s), which calls only Agent route %s;\n"
 			     "      it reads only the package's captured files and writes only the outputs above; resources:",
 			json_string_value(json_object_get(f, "entry")), json_string_value(json_object_get(rc, "interpreter")),
@@ -295,38 +324,34 @@ static void print_flow(struct printing *pr, json_t *f, json_t *was, const char *
 	}
 	/* The permission plan printed from the very policy the launch
 	 * consumes. */
-	json_t *sc = json_object_get(f, "scope");
-	if (as_admitted(was, json_object_get(was, "scope"), sc))
-		fprintf(out, "    scope %s: as admitted (policy sha256 %.12s)\n", jig_plan_scope(pr->pl, name, NULL)->policy.name,
-			json_string_value(json_object_get(sc, "policy_sha256")));
+	if (as_admitted(was, json_object_get(was, "scope"), json_object_get(f, "scope")))
+		kept(&k, "scope");
 	else
 		print_scope(pr, K_FLOW, name, NULL, "    ");
-	size_t k;
+	size_t i;
 	json_t *v;
-	json_array_foreach(json_object_get(f, "http"), k, v) {
+	json_array_foreach(json_object_get(f, "http"), i, v) {
 		if (as_admitted(was, admitted_item(was, "http", "route", v), v))
-			fprintf(out, "    http %s: %s %s, as admitted (its caps and worker scope too)\n",
-				json_string_value(json_object_get(v, "route")), json_string_value(json_object_get(v, "method")),
-				json_string_value(json_object_get(v, "url")));
+			k.routes++;
 		else
 			print_http(pr, name, v);
 	}
-	json_array_foreach(json_object_get(f, "agents"), k, v) {
+	json_array_foreach(json_object_get(f, "agents"), i, v) {
 		if (as_admitted(was, admitted_item(was, "agents", "route", v), v))
-			fprintf(out, "    agent %s: as admitted (its provider, model, caps and scope too)\n",
-				json_string_value(json_object_get(v, "route")));
+			k.routes++;
 		else
 			print_agent(pr, name, v);
 	}
-	json_array_foreach(json_object_get(f, "commands"), k, v) {
+	json_array_foreach(json_object_get(f, "commands"), i, v) {
 		if (as_admitted(was, admitted_item(was, "commands", "route", v), v))
-			fprintf(out, "    command %s: as admitted (its caps, attachment and scope too)\n",
-				json_string_value(json_object_get(v, "route")));
+			k.routes++;
 		else
 			print_command(pr, name, v);
 	}
-	jig_binding_print(out, f, was);
-	if ((v = json_object_get(f, "checkpoint")))
+	k.bindings = jig_binding_print(out, f, was);
+	if ((v = json_object_get(f, "checkpoint")) && as_admitted(was, json_object_get(was, "checkpoint"), v))
+		kept(&k, "checkpoint");
+	else if (v)
 		fprintf(out, "    checkpoint: up to %lld saves (one at a time) of <= %lld bytes of JSON with <= %lld text files\n"
 			     "      (<= %lld bytes together), kept by jig outside the scope; a Run that does not complete\n"
 			     "      publishes the last accepted one (record: interrupted)\n",
@@ -334,8 +359,7 @@ static void print_flow(struct printing *pr, json_t *f, json_t *was, const char *
 			json_integer_value(json_object_get(v, "max_files")), json_integer_value(json_object_get(v, "max_text_bytes")));
 	json_t *dep = json_object_get(f, "dependencies");
 	if (dep && as_admitted(was, json_object_get(was, "dependencies"), dep))
-		fprintf(out, "    npm dependencies: as admitted (prepared installation sha256 %.12s)\n",
-			json_string_value(json_object_get(dep, "tree")));
+		kept(&k, "npm dependencies");
 	else if (dep)
 		print_dependencies(out, dep);
 	const char *key;
@@ -350,6 +374,17 @@ static void print_flow(struct printing *pr, json_t *f, json_t *was, const char *
 		jig_text_put(out, txt);
 		fputc('\n', out);
 	}
+	char part[64];
+	if (k.routes) {
+		snprintf(part, sizeof(part), "%zu route%s", k.routes, k.routes == 1 ? "" : "s");
+		kept(&k, part);
+	}
+	if (k.bindings) {
+		snprintf(part, sizeof(part), "%zu binding%s", k.bindings, k.bindings == 1 ? "" : "s");
+		kept(&k, part);
+	}
+	if (was && k.text[0])
+		fprintf(out, "    as admitted (not shown again): %s\n", k.text);
 }
 
 static json_t *flow_named(json_t *doc, const char *name)
@@ -418,7 +453,7 @@ int jig_plan_print_review(const struct jig_plan *pl, const char *project, json_t
 {
 	struct printing pr = {.pl = pl};
 	char *body = NULL;
-	size_t len = 0;
+	size_t len = 0, same = 0;
 	if (!(pr.out = open_memstream(&body, &len)))
 		return -1;
 	commons(&pr);
@@ -426,20 +461,29 @@ int jig_plan_print_review(const struct jig_plan *pl, const char *project, json_t
 	json_t *f;
 	json_array_foreach(json_object_get(pl->doc, "flows"), i, f) {
 		json_t *w = was ? flow_named(was, json_string_value(json_object_get(f, "name"))) : NULL;
-		if (w && json_equal(w, f)) {
-			fprintf(pr.out, "  flow %s: as admitted (package sha256 %.12s, its scopes and grants too)\n",
-				json_string_value(json_object_get(f, "name")),
-				json_string_value(json_object_get(json_object_get(f, "package"), "sha256")));
-			continue;
-		}
-		print_flow(&pr, f, w, !was ? "" : w ? " (changed: what is not as admitted is shown in full)" : " (new: not in the admitted Plan)");
+		if (w && json_equal(w, f))
+			same++;
+		else
+			print_flow(&pr, f, w, !was ? "" : w ? " (changed: what is not as admitted is shown in full)" : " (new: not in the admitted Plan)");
 	}
+	if (same) /* their grants were on screen when they were admitted */
+		fprintf(pr.out, "  %s%zu Flow%s as admitted, not shown again (jig review --full prints the whole Plan)\n",
+			same < json_array_size(json_object_get(pl->doc, "flows")) ? "the other " : "", same, same == 1 ? "" : "s");
 	fclose(pr.out);
-	print_head(pl, project, out);
-	if (was) {
+	if (!was)
+		print_head(pl, project, out);
+	else { /* the snapshot and runtime when they changed (the changes say how) */
+		fprintf(out, "Plan %s\n  project ", pl->sha256);
+		jig_text_put(out, project);
+		fputc('\n', out);
+		json_t *snap = json_object_get(pl->doc, "snapshot"), *rt = json_object_get(pl->doc, "runtime");
+		if (!json_equal(snap, json_object_get(was, "snapshot")))
+			fprintf(out, "  snapshot %s, launch identity %s\n", json_string_value(json_object_get(snap, "id")),
+				json_string_value(json_object_get(snap, "launch_identity")));
+		if (!json_equal(rt, json_object_get(was, "runtime")))
+			fprintf(out, "  runtime Bun sha256 %s\n", json_string_value(json_object_get(rt, "bun_sha256")));
 		fprintf(out, "  changes since the admitted Plan %.12s (%zu):\n", admitted, json_array_size(changes));
 		jig_plan_diff_print(changes, out);
-		fprintf(out, "  what is new or changed is shown in full, the rest summarised (jig review --full prints the whole Plan):\n");
 	}
 	for (int k = 0; k < K_N; k++) {
 		if (pr.used[k]) {
