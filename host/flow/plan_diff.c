@@ -335,6 +335,12 @@ static unsigned launch_set(json_t *doc, unsigned bit, const char **flow)
 	return 0;
 }
 
+/* json_equal, with two absent values equal. */
+static bool same(json_t *a, json_t *b)
+{
+	return (!a && !b) || json_equal(a, b);
+}
+
 /* The snapshot, or what the launch identity covers. A launch identity
  * that changed with the same snapshot is named by its cause: the modules
  * a new or removed grant brings (issue 44: never "the installed snapshot
@@ -344,11 +350,11 @@ static void snapshot(struct diff *d, json_t *a, json_t *b, json_t *was, json_t *
 	if ((!a && !b) || json_equal(a, b))
 		return;
 	char va[VALUE_MAX], vb[VALUE_MAX], detail[3 * VALUE_MAX + 400];
-	bool id = !json_equal(json_object_get(a, "id"), json_object_get(b, "id"));
-	bool files = id || !json_equal(json_object_get(a, "manifest_sha256"), json_object_get(b, "manifest_sha256")) ||
-		     !json_equal(json_object_get(a, "catalog_sha256"), json_object_get(b, "catalog_sha256"));
+	bool id = !same(json_object_get(a, "id"), json_object_get(b, "id"));
+	bool files = id || !same(json_object_get(a, "manifest_sha256"), json_object_get(b, "manifest_sha256")) ||
+		     !same(json_object_get(a, "catalog_sha256"), json_object_get(b, "catalog_sha256"));
 	if (files) {
-		const char *what = id ? "id" : json_equal(json_object_get(a, "manifest_sha256"), json_object_get(b, "manifest_sha256"))
+		const char *what = id ? "id" : same(json_object_get(a, "manifest_sha256"), json_object_get(b, "manifest_sha256"))
 						  ? "catalog_sha256" : "manifest_sha256";
 		value(va, json_object_get(a, what));
 		value(vb, json_object_get(b, what));

@@ -495,6 +495,7 @@ case_rereview_shows_new_grants() {
 		"commands": {"shell": {"input": "data", "timeout_ms": 5000}}}'
 	newflow relay '{"inputs": ["plan", "notes"], "bindings": {"kid": {"flow": "child", "timeout_ms": 45000, "read": {"plan": "plan", "notes": "notes"}}}}'
 	flowjq post '.http.get.url = "http://127.0.0.1:18080/ok2"'
+	flowjq fetch '.http.all = {method: "GET", url: "https://status.example.com/v2/all"}'
 	flowjq tools '.commands.lint.timeout_ms = 20000'
 	flowjq caller '.inputs += ["notes"] | .bindings.child.read.notes = "notes"'
 	flowjq child '.inputs += ["notes"]'
@@ -516,11 +517,12 @@ case_rereview_shows_new_grants() {
 	# The widened grants of existing Flows.
 	shown "  flow post (changed: what is not as admitted is shown in full)"
 	shown "    http get: GET http://127.0.0.1:18080/ok2"
+	shown "    http all: GET https://status.example.com/v2/all"
 	shown "    as admitted (not shown again): attachments, outputs, scope, 1 route"
 	! grep -q "http put" "$T/out" || fail "the unchanged route is printed again"
 	grep -q "^    command lint: .*" "$T/out" && grep -q "at most 16 calls per Run, deadline 20000 ms" "$T/out" || fail "the raised deadline is not shown"
 	shown "    binding child -> flow child: deadline 60000 ms (capped by the root's); reads plan <- plan, notes <- notes; writes nothing"
-	shown "  the other 6 Flows as admitted, not shown again (jig review --full prints the whole Plan)"
+	shown "  the other 5 Flows as admitted, not shown again (jig review --full prints the whole Plan)"
 	! grep -q "plain-a" "$T/out" || fail "an unchanged Flow is printed again"
 	# Whatever is not exactly in the admitted Plan is on screen: every
 	# route, command and binding that differs from the admitted one of its
