@@ -121,7 +121,7 @@ case_stale_run_no_dependency_phantom() {
 	set +e; (cd "$T/p" && "$JIG" run uses --output "$T/pkt") >"$T/run.out" 2>"$T/run.err"; rc=$?; set -e
 	cat "$T/run.err"
 	[ "$rc" -eq 4 ] && grep -q "^jig: flow uses: main.ts changed since review" "$T/run.err" || fail "run: exit $rc"
-	! grep -q "dependencies\|nothing" "$T/run.err" || fail "the refusal names a dependency change"
+	! grep -q "dependencies\|-> nothing" "$T/run.err" || fail "the refusal names a dependency change"
 	(cd "$T/p" && "$JIG" why uses --json) >"$T/why.json" || true
 	jq -e '[.explanations[] | .cause] | length > 0 and (map(test("dependencies|-> nothing")) | any | not)' "$T/why.json" >/dev/null ||
 		fail "jig why lists a phantom: $(jq -c '[.explanations[].cause]' "$T/why.json")"
