@@ -2,7 +2,7 @@
 # jig review without a supported host (plain lane): formats, capture
 # refusals, the Plan's identity, admission and the Package/0 store cap.
 # Each case_* is one ctest (review.<case>); jig runs as the unprivileged user.
-# Requirements: R-P01, R-P03, R-P08, R-P12 (see docs/requirements.md).
+# Requirements: R-P01, R-P03, R-P08, R-P12, R-V08 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 USER_NAME=jigtest
