@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
 #include <fcntl.h>
 
 #include "../flow/plan.h"
