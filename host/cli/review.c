@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
 #include <fcntl.h>
 
 #include "../flow/plan.h"
@@ -47,31 +46,46 @@ static bool ask_yes(bool *asked)
 	return strcmp(line, "yes") == 0;
 }
 
-/* The changes since the admitted Plan (flow/plan_diff.h), or NULL: none
- * admitted, or it is this one. */
-static json_t *changes(const struct jig_project *p, const struct jig_plan *pl, char admitted[JIG_SHA256_HEX])
+/* The admitted Plan, when it is not this one: its document and the
+ * changes since it (flow/plan_diff.h), or NULL (none admitted, or its
+ * document is gone: then the Plan is shown as at a first review).
+ * *already: this very Plan is the admitted one. */
+static json_t *changes(const struct jig_project *p, const struct jig_plan *pl, char admitted[JIG_SHA256_HEX], json_t **was,
+		       bool *already)
 {
 	struct jig_error ignored;
-	if (jig_plan_admitted(p, admitted, &ignored) < 0 || strcmp(admitted, pl->sha256) == 0)
+	*was = NULL;
+	bool have = jig_plan_admitted(p, admitted, &ignored) == 0;
+	*already = have && strcmp(admitted, pl->sha256) == 0;
+	if (!have)
+		admitted[0] = '\0';
+	if (!have || *already)
 		return NULL;
-	json_t *was = jig_plan_admitted_doc(p, admitted);
-	json_t *c = was ? jig_plan_diff(p, was, pl->doc) : NULL;
-	json_decref(was);
+	json_t *c = (*was = jig_plan_admitted_doc(p, admitted)) ? jig_plan_diff(p, *was, pl->doc, true) : NULL;
+	if (!c) {
+		json_decref(*was);
+		*was = NULL;
+	}
 	return c;
 }
 
-/* A re-review shows what changed, not the whole Plan again (--full does). */
-static void print_plan(const struct jig_plan *pl, const char *project, json_t *diff, const char *admitted, bool full)
+/* A first review shows the Plan, what scopes share printed once; a
+ * re-review what changed, and every new or changed part in full (issue
+ * 44); --full the whole Plan, every scope in full. */
+static void print_plan(const struct jig_plan *pl, const char *project, json_t *was, json_t *diff, const char *admitted, bool full)
 {
-	if (!diff || full)
-		jig_plan_print(pl, project, stdout);
+	if (!full) {
+		if (jig_plan_print_review(pl, project, was, diff, admitted, stdout) < 0)
+			jig_plan_print(pl, project, stdout); /* out of memory: the long form, never nothing */
+		fflush(stdout);
+		return;
+	}
+	jig_plan_print(pl, project, stdout);
 	if (diff) {
-		printf("%sPlan %s\n  project ", full ? "\n" : "", pl->sha256);
+		printf("\nPlan %s\n  project ", pl->sha256);
 		jig_text_put(stdout, project);
 		printf("\n  changes since the admitted Plan %.12s (%zu):\n", admitted, json_array_size(diff));
 		jig_plan_diff_print(diff, stdout);
-		if (!full)
-			printf("  (only the changes are shown; jig review --full prints the whole Plan)\n");
 	}
 	fflush(stdout);
 }
@@ -147,20 +161,26 @@ int jig_cmd_review(int argc, char **argv)
 	}
 	jig_progress_clear();
 	char admitted[JIG_SHA256_HEX] = "";
-	json_t *diff = changes(&p, &pl, admitted);
+	json_t *was;
+	bool already;
+	json_t *diff = changes(&p, &pl, admitted, &was, &already);
 	if (json) {
 		json_t *doc = json_pack("{s:s,s:s,s:O,s:b,s:o,s:O?}", "schema", "jig-review/1", "plan_sha256", pl.sha256, "plan",
-					pl.doc, "admitted", yes, "verification", jig_verifier_json(&v), "changes", diff);
+					pl.doc, "admitted", yes || already, "verification", jig_verifier_json(&v), "changes", diff);
 		if (doc && diff)
 			json_object_set_new(doc, "admitted_plan_sha256", json_string(admitted));
 		jig_cli_print_json(doc);
 		json_decref(doc);
-	} else
-		print_plan(&pl, project, diff, admitted, full);
+	} else if (!already || full)
+		print_plan(&pl, project, was, diff, admitted, full);
 	json_decref(diff);
-	bool asked = false, admit = yes || (!json && ask_yes(&asked));
+	json_decref(was);
 	int code = 0;
-	if (admit) {
+	bool asked = false;
+	if (already) { /* nothing to ask or to write (issue 44) */
+		if (!json)
+			printf("Plan %s is already admitted; nothing changed\n", pl.sha256);
+	} else if (yes || (!json && ask_yes(&asked))) {
 		if (jig_plan_admit(&p, &pl, &e) < 0) {
 			jig_cli_fail(json, &e);
 			code = e.code;

@@ -478,11 +478,18 @@ static void print_map(FILE *out, json_t *m, const char *arrow)
 		fputs(" nothing", out);
 }
 
-void jig_binding_print(FILE *out, json_t *fj)
+size_t jig_binding_print(FILE *out, json_t *fj, json_t *was)
 {
-	size_t i;
-	json_t *b;
+	size_t i, j, kept = 0;
+	json_t *b, *w;
 	json_array_foreach(json_object_get(fj, "bindings"), i, b) {
+		bool same = false;
+		json_array_foreach(json_object_get(was, "bindings"), j, w)
+			same |= json_equal(w, b);
+		if (same) { /* exactly the admitted binding: its grants were shown then */
+			kept++;
+			continue;
+		}
 		struct jig_reservation r = {0};
 		jig_reservation_from_json(json_object_get(b, "reserves"), &r);
 		char res[96];
@@ -501,7 +508,7 @@ void jig_binding_print(FILE *out, json_t *fj)
 		fprintf(out, "\n      its branch reserves %s of the root budget before dispatch, until its cleanup is confirmed\n", res);
 	}
 	json_t *rr = json_object_get(fj, "root_reservation");
-	if (rr && json_array_size(json_object_get(fj, "bindings"))) {
+	if (rr && json_array_size(json_object_get(fj, "bindings")) && !(was && json_equal(rr, json_object_get(was, "root_reservation")))) {
 		struct jig_reservation r = {0};
 		jig_reservation_from_json(rr, &r);
 		const struct jig_reservation root = {JIG_ROOT_MEMORY_BYTES, JIG_ROOT_TASKS, JIG_ROOT_CPU_QUOTA_US};
@@ -510,4 +517,5 @@ void jig_binding_print(FILE *out, json_t *fj)
 		mib_cpu(&root, budget, sizeof(budget));
 		fprintf(out, "    as a root with its branches: at most %s reserved (budget %s)\n", res, budget);
 	}
+	return kept;
 }

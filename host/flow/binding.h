@@ -74,8 +74,10 @@ const struct jig_binding *jig_flow_binding(const struct jig_flow *f, const char 
 int jig_binding_plan(const struct jig_project *p, const struct jig_plan *pl, json_t *flows, json_t **budget,
 		     struct jig_error *e);
 
-/* The Plan text of a Flow's bindings (its entry fj). */
-void jig_binding_print(FILE *out, json_t *fj);
+/* The Plan text of a Flow's bindings (its entry fj); one exactly as in
+ * was (the admitted Plan's entry of the Flow, or NULL) is not printed
+ * again: returns how many. */
+size_t jig_binding_print(FILE *out, json_t *fj, json_t *was);
 
 /* Reservation arithmetic: a + b, and whether r fits the root budget. */
 void jig_reservation_add(struct jig_reservation *a, const struct jig_reservation *b);

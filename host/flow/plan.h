@@ -76,7 +76,16 @@ int jig_plan_compose_agent(const struct jig_catalog *c, const struct jig_snapsho
 /* The Plan's entry of flow, or NULL (borrowed). */
 json_t *jig_plan_flow(const struct jig_plan *pl, const char *flow);
 json_t *jig_plan_agent(const struct jig_plan *pl, const char *flow, const char *route);
+/* The whole Plan, every scope's permission plan in full (jig review --full). */
 void jig_plan_print(const struct jig_plan *pl, const char *project, FILE *out);
+/* The Plan for review: what the scopes of a kind share printed once, each
+ * scope then showing only what it has besides. With was (the admitted
+ * Plan's document), its changes (flow/plan_diff.h) and its identity
+ * admitted: the changes first, then every Flow, route, binding and scope
+ * that is not exactly the admitted one in full, the rest one line each.
+ * Presentation only: the Plan is unchanged. -1: out of memory. */
+int jig_plan_print_review(const struct jig_plan *pl, const char *project, json_t *was, json_t *changes, const char *admitted,
+			  FILE *out);
 
 /* Admission: <project>/.jig/admitted/<sha>.json plus .jig/admission.json
  * naming it, MACed under the operator's secret for this project directory

@@ -25,6 +25,7 @@ struct diff {
 	json_t *out;
 	const char *flow; /* the Flow being walked, or NULL: the Plan's own facts */
 	size_t listed, more; /* of this Flow (or the Plan's own) */
+	bool prepared;	     /* now's npm dependencies were prepared (review), or not (run) */
 };
 
 json_t *jig_plan_admitted_doc(const struct jig_project *p, const char *sha)
@@ -291,22 +292,90 @@ static void walk(struct diff *d, const char *path, const char *key, json_t *a, j
 	}
 	if (json_is_array(a) && json_is_array(b))
 		return walk_list(d, path, key ? key : "", a, b);
+	if (!a || !b) { /* a part one of the Plans does not have: never "-> nothing" */
+		value(va, a ? a : b);
+		snprintf(detail, sizeof(detail), a ? "" : " (%s)", va);
+		return add(d, a ? "removed" : "added", path, a ? " removed" : " added", detail);
+	}
 	value(va, a);
 	value(vb, b);
 	snprintf(detail, sizeof(detail), " (%s -> %s)", va, vb);
 	add(d, "changed", path, " changed", detail);
 }
 
-static void snapshot(struct diff *d, json_t *a, json_t *b)
+/* What the launch identity covers besides the snapshot's own files
+ * (flow/plan.c, jig_plan_build): the effect modules and workers a Plan's
+ * grants need, and the Markdown runtime. */
+enum { LAUNCH_HTTP = 1, LAUNCH_ACP = 2, LAUNCH_MARKDOWN = 4 };
+static unsigned launch_set(json_t *doc, unsigned bit, const char **flow)
+{
+	size_t i, k;
+	json_t *f, *a;
+	*flow = NULL;
+	json_array_foreach(json_object_get(doc, "flows"), i, f) {
+		unsigned set = json_array_size(json_object_get(f, "http")) ? LAUNCH_HTTP : 0;
+		set |= json_object_get(f, "recipe") ? LAUNCH_MARKDOWN : 0;
+		json_array_foreach(json_object_get(f, "agents"), k, a)
+			set |= json_object_get(a, "api") ? 0 : LAUNCH_ACP; /* a native client: plugins/acp */
+		if (set & bit) {
+			*flow = json_string_value(json_object_get(f, "name"));
+			return bit;
+		}
+	}
+	return 0;
+}
+
+/* json_equal, with two absent values equal. */
+static bool same(json_t *a, json_t *b)
+{
+	return (!a && !b) || json_equal(a, b);
+}
+
+/* The snapshot, or what the launch identity covers. A launch identity
+ * that changed with the same snapshot is named by its cause: the modules
+ * a new or removed grant brings (issue 44: never "the installed snapshot
+ * changed" when nothing was reinstalled). */
+static void snapshot(struct diff *d, json_t *a, json_t *b, json_t *was, json_t *now)
 {
 	if ((!a && !b) || json_equal(a, b))
 		return;
-	char va[VALUE_MAX], vb[VALUE_MAX], detail[3 * VALUE_MAX];
-	bool id = !json_equal(json_object_get(a, "id"), json_object_get(b, "id"));
-	value(va, json_object_get(a, id ? "id" : "launch_identity"));
-	value(vb, json_object_get(b, id ? "id" : "launch_identity"));
-	snprintf(detail, sizeof(detail), " (%s %s -> %s)", id ? "id" : "launch identity", va, vb);
-	add(d, "snapshot", "the installed snapshot", " changed", detail);
+	char va[VALUE_MAX], vb[VALUE_MAX], detail[3 * VALUE_MAX + 400];
+	bool id = !same(json_object_get(a, "id"), json_object_get(b, "id"));
+	bool files = id || !same(json_object_get(a, "manifest_sha256"), json_object_get(b, "manifest_sha256")) ||
+		     !same(json_object_get(a, "catalog_sha256"), json_object_get(b, "catalog_sha256"));
+	if (files) {
+		const char *what = id ? "id" : same(json_object_get(a, "manifest_sha256"), json_object_get(b, "manifest_sha256"))
+						  ? "catalog_sha256" : "manifest_sha256";
+		value(va, json_object_get(a, what));
+		value(vb, json_object_get(b, what));
+		snprintf(detail, sizeof(detail), " (%s %s -> %s)", id ? "id" : strcmp(what, "catalog_sha256") == 0 ? "catalog" : "manifest", va, vb);
+		return add(d, "snapshot", "the installed snapshot", " changed", detail);
+	}
+	static const struct {
+		unsigned bit;
+		const char *what, *grant;
+	} sets[] = {{LAUNCH_HTTP, "the HTTP module and worker", "an HTTP route"},
+		    {LAUNCH_ACP, "the ACP module, worker and Pi launcher", "a native Agent route"},
+		    {LAUNCH_MARKDOWN, "the Markdown recipe runtime", "a Markdown recipe"}};
+	size_t len = 0;
+	detail[0] = '\0';
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		const char *fa, *fb;
+		unsigned ina = launch_set(was, sets[i].bit, &fa), inb = launch_set(now, sets[i].bit, &fb);
+		if (ina == inb)
+			continue;
+		if (len < sizeof(detail))
+			len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%s %s %s (%s%.64s%s %s%s)", len ? ";" : ":",
+						sets[i].what, inb ? "added" : "removed", inb ? "flow " : "no Flow has",
+						inb ? fb : "", inb ? " has" : "", sets[i].grant, inb ? "" : " now");
+	}
+	value(va, json_object_get(a, "launch_identity"));
+	value(vb, json_object_get(b, "launch_identity"));
+	if (len < sizeof(detail))
+		snprintf(detail + len, sizeof(detail) - len, len ? "; launch identity %s -> %s, the installed snapshot is the same"
+								 : " (launch identity %s -> %s; the installed snapshot is the same)",
+			 va, vb);
+	add(d, "launch-set", "the launch set", " changed", detail);
 }
 
 /* One Flow's changes (an own count of lines). */
@@ -321,8 +390,13 @@ static void flow_changes(struct diff *d, json_t *fa, json_t *fb, const char *nam
 	else {
 		const char *k;
 		json_t *v;
+		/* jig run prepares nothing: a changed package's dependencies
+		 * are prepared by the review that admits it, so their absence
+		 * now is no change of their own (the package's files are). */
+		bool unprepared = !d->prepared && !json_equal(json_object_get(fa, "package"), json_object_get(fb, "package"));
 		json_object_foreach(fa, k, v)
-			walk(d, k, k, v, json_object_get(fb, k));
+			if (!(unprepared && strcmp(k, "dependencies") == 0 && !json_object_get(fb, k)))
+				walk(d, k, k, v, json_object_get(fb, k));
 		json_object_foreach(fb, k, v)
 			if (!json_object_get(fa, k))
 				walk(d, k, k, NULL, v);
@@ -339,7 +413,7 @@ static void flow_changes(struct diff *d, json_t *fa, json_t *fb, const char *nam
 static bool scope_derived(json_t *c)
 {
 	const char *s = json_string_value(json_object_get(c, "subject")) ?: "";
-	return strncmp(s, "scope", 5) == 0 || strstr(s, " worker_scope") || strstr(s, " provider_scope");
+	return strncmp(s, "scope", 5) == 0 || strstr(s, " worker_scope") || strstr(s, " provider_scope") || strstr(s, " command_scope");
 }
 
 /* A new snapshot changes every scope's bound snapshot paths and policy
@@ -362,16 +436,22 @@ static json_t *without_snapshot_consequences(json_t *out)
 	return out;
 }
 
-json_t *jig_plan_diff(const struct jig_project *p, json_t *was, json_t *now)
+json_t *jig_plan_diff(const struct jig_project *p, json_t *was, json_t *now, bool prepared)
 {
-	struct diff d = {.p = p, .out = json_array()};
+	struct diff d = {.p = p, .out = json_array(), .prepared = prepared};
 	if (!d.out)
 		return NULL;
-	snapshot(&d, json_object_get(was, "snapshot"), json_object_get(now, "snapshot"));
-	static const char *const plan_keys[] = {"runtime", "deadline", "format", NULL};
-	for (const char *const *k = plan_keys; *k; k++)
-		walk(&d, *k, *k, json_object_get(was, *k), json_object_get(now, *k));
-	json_t *fa = json_object_get(was, "flows"), *fb = json_object_get(now, "flows"), *v;
+	snapshot(&d, json_object_get(was, "snapshot"), json_object_get(now, "snapshot"), was, now);
+	/* The Plan's own facts, every one of them (the root budget, ...). */
+	const char *k;
+	json_t *v;
+	json_object_foreach(was, k, v)
+		if (strcmp(k, "snapshot") != 0 && strcmp(k, "flows") != 0)
+			walk(&d, k, k, v, json_object_get(now, k));
+	json_object_foreach(now, k, v)
+		if (strcmp(k, "snapshot") != 0 && strcmp(k, "flows") != 0 && !json_object_get(was, k))
+			walk(&d, k, k, NULL, v);
+	json_t *fa = json_object_get(was, "flows"), *fb = json_object_get(now, "flows");
 	size_t i;
 	json_array_foreach(fa, i, v) {
 		const char *n = json_string_value(json_object_get(v, "name"));
@@ -403,8 +483,7 @@ void jig_plan_diff_print(json_t *changes, FILE *out)
 static int weight(json_t *c, const char *flow)
 {
 	const char *f = json_string_value(json_object_get(c, "flow")), *k = json_string_value(json_object_get(c, "change")) ?: "";
-	const char *s = json_string_value(json_object_get(c, "subject")) ?: "";
-	bool scope = strncmp(s, "scope", 5) == 0 || strstr(s, " worker_scope") || strstr(s, " provider_scope");
+	bool scope = scope_derived(c);
 	if (strcmp(k, "more") == 0)
 		return 0;
 	if (f && strcmp(f, flow) == 0 && !scope)

@@ -6,6 +6,7 @@
 #define JIG_FLOW_PLAN_DIFF_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "flow/plan.h"
@@ -18,10 +19,13 @@
 json_t *jig_plan_admitted_doc(const struct jig_project *p, const char *sha);
 /* The changes from was to now, in Plan order: a new array of {flow?,
  * change (flow-added, flow-removed, file-changed, file-added, file-removed,
- * added, removed, changed, agent-provider, snapshot, more), subject,
- * detail, text}. A package whose digest changed is named by its files,
- * from the store's manifests (p's; now's files from the capture). */
-json_t *jig_plan_diff(const struct jig_project *p, json_t *was, json_t *now);
+ * added, removed, changed, agent-provider, snapshot, launch-set, more),
+ * subject, detail, text}. A package whose digest changed is named by its
+ * files, from the store's manifests (p's; now's files from the capture).
+ * prepared: now's npm dependencies were prepared (review); jig run's Plan
+ * (false) has none for a changed package, which is then no change of its
+ * own. */
+json_t *jig_plan_diff(const struct jig_project *p, json_t *was, json_t *now, bool prepared);
 /* Every change's text, one line each ("  " first), on out, inert. */
 void jig_plan_diff_print(json_t *changes, FILE *out);
 /* jig run's refusal of a Plan that is not the admitted one: names the

@@ -138,6 +138,19 @@ bool jig_env_name_is_credential(const char *name);
 
 /* The permission plan, each line prefixed by indent. */
 void jig_scope_plan_print(const struct jig_scope_policy *p, const char *indent, FILE *out);
+/* What several scopes' permission plans share (their common lines: binds,
+ * environment, descriptors, what is denied, ...), printed once
+ * (jig_scope_common_print, returning how many lines); each scope is then
+ * printed with only its other lines (jig_scope_plan_print_besides, its
+ * heading naming the kind of scope whose common part it refers to). A
+ * Plan's presentation only: the policies and their digests are unchanged.
+ * NULL only when out of memory. */
+struct jig_scope_common;
+struct jig_scope_common *jig_scope_common_of(const struct jig_scope_policy *const *ps, size_t n);
+size_t jig_scope_common_print(const struct jig_scope_common *c, const char *indent, FILE *out);
+void jig_scope_plan_print_besides(const struct jig_scope_policy *p, const struct jig_scope_common *c, const char *kind,
+				  const char *indent, FILE *out);
+void jig_scope_common_free(struct jig_scope_common *c);
 /* The device nodes every scope has (JIG_SCOPE_DEVICES), as a JSON array. */
 json_t *jig_scope_devices_json(void);
 json_t *jig_scope_plan_json(const struct jig_scope_policy *p);

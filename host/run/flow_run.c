@@ -150,7 +150,7 @@ static int admit(struct run *r, struct jig_error *e)
 		return rc;
 	if (strcmp(admitted, r->pl.sha256) != 0) { /* named: the Flow and the changed file or fact (jig why keeps them all) */
 		json_t *was = jig_plan_admitted_doc(&r->p, admitted);
-		r->changes = was ? jig_plan_diff(&r->p, was, r->pl.doc) : NULL;
+		r->changes = was ? jig_plan_diff(&r->p, was, r->pl.doc, false) : NULL;
 		json_decref(was);
 		return jig_plan_stale(r->changes, r->f->name, admitted, r->pl.sha256, e);
 	}

@@ -428,7 +428,7 @@ json_t *jig_why_explain(json_t *doc)
 		json_array_foreach(json_object_get(refusal, "changes"), i, ch) {
 			/* a new snapshot changes every scope's bound paths: those follow from it */
 			if (snapshot && (strncmp(str(ch, "subject"), "scope", 5) == 0 || strstr(str(ch, "subject"), " worker_scope") ||
-					 strstr(str(ch, "subject"), " provider_scope")))
+					 strstr(str(ch, "subject"), " provider_scope") || strstr(str(ch, "subject"), " command_scope")))
 				continue;
 			struct subject s = {.type = SUBJECT_REFUSAL, .node = ch, .rec = rec, .flow = flow, .status = "refused", .error = ""};
 			snprintf(s.where, sizeof(s.where), "flow %.64s", str(ch, "flow")[0] ? str(ch, "flow") : flow);

@@ -1125,7 +1125,7 @@ case_http_worker_scope_is_the_plan() {
 case_scope_is_the_plan() {
 	project "$HOSTILE"
 	(cd "$T/p" && "$JIG" review --json) | jq '.plan.flows[] | select(.name == "hostile") | .scope' >"$T/scope.json"
-	(cd "$T/p" && "$JIG" review) >"$T/review.txt" </dev/null || true
+	(cd "$T/p" && "$JIG" review --full) >"$T/review.txt" </dev/null || true # admitted: --full prints it (issue 44)
 	hostile whoami
 	[ "$rc" -eq 0 ] || fail "exit $rc"
 	[ "$(rec scope.policy_sha256)" = "$(jq -r .policy_sha256 "$T/scope.json")" ] || fail "the record's scope digest is not the Plan's"
@@ -1133,7 +1133,7 @@ case_scope_is_the_plan() {
 	"$JIG" scope plan "$T/policy.json" --json >"$T/pp.json"
 	jq -e --slurpfile pp "$T/pp.json" '.permission_plan == $pp[0]' "$T/scope.json" >/dev/null || fail "jig scope plan --json of the record's policy is not the review's"
 	"$JIG" scope plan "$T/policy.json" >"$T/pp.txt"
-	awk '$0 == "    scope flow-hostile" { on = 1 } on && (/^  flow / || /^    http / || /^admitted/ || /^not admitted/) { on = 0 } on { print substr($0, 5) }' "$T/review.txt" >"$T/rv.txt"
+	awk '$0 == "    scope flow-hostile" { on = 1 } on && (/^  flow / || /^    http / || /^admitted/ || /^not admitted/ || /^Plan /) { on = 0 } on { print substr($0, 5) }' "$T/review.txt" >"$T/rv.txt"
 	diff "$T/rv.txt" "$T/pp.txt" || fail "jig scope plan of the record's policy does not print the review's permission plan"
 	# Inside: the argv, the environment, the binds, the writable mounts
 	# and the descriptors (issue 32: the one comparison, scope_plan.sh).

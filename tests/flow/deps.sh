@@ -108,6 +108,27 @@ case_example_runs_offline() {
 	[ "$rc" -eq 0 ] || fail "the re-review needed the registry"
 	[ "$(jq -r .plan_sha256 "$T/review.out")" = "$sha" ] || fail "the re-review's Plan differs"
 }
+case_stale_run_no_dependency_phantom() {
+	# Issue 44: jig run prepares nothing, so after an edit of a Flow with
+	# prepared dependencies its Plan has none for the changed package; the
+	# stale-Plan refusal (and jig why) name the edited file, never a
+	# "dependencies ... -> nothing" that review would not show.
+	serve
+	project "$(greet_spec)"
+	review
+	[ "$rc" -eq 0 ] || fail "review failed"
+	printf '\n// edited\n' >>"$T/p/uses/main.ts"
+	set +e; (cd "$T/p" && "$JIG" run uses --output "$T/pkt") >"$T/run.out" 2>"$T/run.err"; rc=$?; set -e
+	cat "$T/run.err"
+	[ "$rc" -eq 4 ] && grep -q "^jig: flow uses: main.ts changed since review" "$T/run.err" || fail "run: exit $rc"
+	! grep -q "dependencies\|-> nothing" "$T/run.err" || fail "the refusal names a dependency change"
+	(cd "$T/p" && "$JIG" why uses --json) >"$T/why.json" || true
+	jq -e '[.explanations[] | .cause] | length > 0 and (map(test("dependencies|-> nothing")) | any | not)' "$T/why.json" >/dev/null ||
+		fail "jig why lists a phantom: $(jq -c '[.explanations[].cause]' "$T/why.json")"
+	# What review shows for the same edit: the file, no dependency change.
+	(cd "$T/p" && "$JIG" review --json) >"$T/rv.json"
+	jq -e '[.changes[] | .subject] == ["main.ts"]' "$T/rv.json" >/dev/null || fail "review: $(jq -c '[.changes[].text]' "$T/rv.json")"
+}
 case_progress_terminal() {
 	# Issue 35: jig review on a pseudo-terminal (script(1)) says how the
 	# dependencies are prepared: checked, how many packages are installed

@@ -196,7 +196,7 @@ case_resource_trees() {
 	sha=$(jq -r '.plan.flows[] | select(.name == "root") | .bindings[0].resources.docs.sha256' "$T/plan.json")
 	[ -f "$T/p/.jig/store/packages/$sha.json" ] || fail "the tree is not in Package/0"
 	jq -e '[.files[].path] == ["guide.txt", "sub/deep.txt"]' "$T/p/.jig/store/packages/$sha.json" >/dev/null || fail "manifest"
-	review >"$T/text" </dev/null || true
+	review --full >"$T/text" </dev/null || true
 	grep -q "resource tree docs <- shared/docs (read-only, captured: 2 files, 9 bytes" "$T/text" || { cat "$T/text"; fail "the Plan's text does not show the tree"; }
 	a=$(jq -r .plan_sha256 "$T/plan.json")
 	printf 'changed' >"$T/p/shared/docs/guide.txt"

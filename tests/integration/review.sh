@@ -2,7 +2,7 @@
 # jig review without a supported host (plain lane): formats, capture
 # refusals, the Plan's identity, admission and the Package/0 store cap.
 # Each case_* is one ctest (review.<case>); jig runs as the unprivileged user.
-# Requirements: R-P01, R-P03, R-P08, R-P12 (see docs/requirements.md).
+# Requirements: R-P01, R-P03, R-P08, R-P12, R-V08 (see docs/requirements.md).
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 USER_NAME=jigtest
@@ -483,6 +483,160 @@ case_refuse_command_grant_fields() {
 	done
 }
 
+# Issue 44: every new grant is on screen before it is admitted; what
+# scopes share is printed once; an unchanged project is already admitted.
+ten_flows() { rm -rf "$T/p"; "$JIG_SOURCE/tests/fixtures/ten-flows/make.sh" "$T/p"; chown -R "$USER_NAME" "$T/p"; }
+# flowjq FLOW JQ: edit FLOW's flow.json.
+flowjq() { jq "$2" "$T/p/$1/flow.json" >"$T/j" && cp "$T/j" "$T/p/$1/flow.json"; }
+# newflow NAME JSON: a Flow added to the project.
+newflow() {
+	mkdir -p "$T/p/$1"; echo "export default async () => {};" >"$T/p/$1/main.ts"
+	printf '%s' "$2" | jq --arg n "$1" '{format: "jig-flow/1", name: $n, entry: "main.ts", inputs: [], outputs: ["out.txt"]} + .' >"$T/p/$1/flow.json"
+	jq --arg n "$1" '.flows[$n] = $n' "$T/p/jig.json" >"$T/j" && cp "$T/j" "$T/p/jig.json"
+	chown -R "$USER_NAME" "$T/p"
+}
+# shown LINE: the review's text ($T/out) has LINE, as a whole line.
+shown() { grep -qxF -- "$1" "$T/out" || fail "not shown: $1"; }
+case_rereview_shows_new_grants() {
+	# Must-show 2: after adding a Flow with an HTTP route and a command, a
+	# Flow with a binding, and widening grants of existing Flows (a URL, a
+	# command's deadline, a binding's read map), the re-review prints each
+	# of them in full, their scopes too; unchanged Flows one line each.
+	ten_flows
+	review --yes >/dev/null
+	review --json >"$T/was.json"
+	newflow sneak '{"inputs": ["data"], "http": {"exfil": {"method": "POST", "url": "https://evil.example.com/upload"}},
+		"commands": {"shell": {"input": "data", "timeout_ms": 5000}}}'
+	newflow relay '{"inputs": ["plan", "notes"], "bindings": {"kid": {"flow": "child", "timeout_ms": 45000, "read": {"plan": "plan", "notes": "notes"}}}}'
+	flowjq post '.http.get.url = "http://127.0.0.1:18080/ok2"'
+	flowjq fetch '.http.all = {method: "GET", url: "https://status.example.com/v2/all"}'
+	flowjq tools '.commands.lint.timeout_ms = 20000'
+	flowjq caller '.inputs += ["notes"] | .bindings.child.read.notes = "notes"'
+	flowjq child '.inputs += ["notes"]'
+	set +e; review >"$T/out" </dev/null; rc=$?; set -e
+	cat "$T/out"
+	[ "$rc" -eq 5 ] || fail "exit $rc, expected 5 (not admitted)"
+	# The new Flows, each grant's line in full.
+	shown "  flow sneak (new: not in the admitted Plan)"
+	shown "    attachments (read-only at /input): data"
+	shown "    http exfil: POST https://evil.example.com/upload"
+	shown "      request body <= 16384 bytes matching its Schema/0, response <= 1048576 bytes, deadline 10000 ms;"
+	grep -q "^    command shell: program text the Flow supplies per call" "$T/out" &&
+		grep -q "at most 16 calls per Run, deadline 5000 ms" "$T/out" && grep -q "; attachment data read-only at /input/data;" "$T/out" ||
+		fail "the command route is not shown in full"
+	shown "      scope command-shell: what every Project Command scope has (above), and:"
+	shown "          /input/data                  <- @run/input/data"
+	shown "  flow relay (new: not in the admitted Plan)"
+	shown "    binding kid -> flow child: deadline 45000 ms (capped by the root's); reads plan <- plan, notes <- notes; writes nothing"
+	# The widened grants of existing Flows.
+	shown "  flow post (changed: what is not as admitted is shown in full)"
+	shown "    http get: GET http://127.0.0.1:18080/ok2"
+	shown "    http all: GET https://status.example.com/v2/all"
+	shown "    as admitted (not shown again): attachments, outputs, scope, 1 route"
+	! grep -q "http put" "$T/out" || fail "the unchanged route is printed again"
+	grep -q "^    command lint: .*" "$T/out" && grep -q "at most 16 calls per Run, deadline 20000 ms" "$T/out" || fail "the raised deadline is not shown"
+	shown "    binding child -> flow child: deadline 60000 ms (capped by the root's); reads plan <- plan, notes <- notes; writes nothing"
+	shown "  the other 5 Flows as admitted, not shown again (jig review --full prints the whole Plan)"
+	! grep -q "plain-a" "$T/out" || fail "an unchanged Flow is printed again"
+	# Whatever is not exactly in the admitted Plan is on screen: every
+	# route, command and binding that differs from the admitted one of its
+	# name by its first line, every scope whose policy the admitted Plan
+	# does not have by its policy line.
+	review --json >"$T/now.json"
+	jq -r --slurpfile was "$T/was.json" '($was[0].plan.flows | map({key: .name, value: .}) | from_entries) as $w
+		| .plan.flows[] | .name as $f | ($w[$f] // {}) as $o
+		| ((.http // [])[] | . as $h | select([($o.http // [])[] | select(. == $h)] | length == 0) | "    http \(.route): \(.method) \(.url)"),
+		  ((.commands // [])[] | . as $c | select([($o.commands // [])[] | select(. == $c)] | length == 0) | "    command \(.route): program text the Flow supplies per call (<= \(.caps.text_bytes) bytes in <= \(.caps.files) files, never kept),"),
+		  ((.bindings // [])[] | . as $b | select([($o.bindings // [])[] | select(. == $b)] | length == 0) | "    binding \(.name) -> flow \(.flow): *")' "$T/now.json" >"$T/expect"
+	[ "$(wc -l <"$T/expect")" -ge 6 ] || fail "the test expects too little: $(cat "$T/expect")"
+	while IFS= read -r line; do
+		case "$line" in
+		*'*') grep -q "^${line%\*}" "$T/out" || fail "not shown: $line" ;;
+		*) shown "$line" ;;
+		esac
+	done <"$T/expect"
+	jq -r '.. | objects | .policy_sha256? // empty' "$T/was.json" | sort -u >"$T/was.pol"
+	jq -r '.. | objects | .policy_sha256? // empty' "$T/now.json" | sort -u | comm -13 "$T/was.pol" - >"$T/new.pol"
+	[ "$(wc -l <"$T/new.pol")" -ge 5 ] || fail "expected new scopes"
+	while read -r pol; do grep -q "^ *policy sha256 $pol" "$T/out" || fail "scope policy $pol is not shown"; done <"$T/new.pol"
+	# Admitted, the next review has nothing new.
+	review --yes >/dev/null
+	[ "$(review </dev/null)" = "Plan $(jq -r .plan_sha256 "$T/now.json") is already admitted; nothing changed" ] || fail "not already admitted"
+}
+case_unchanged_rereview_is_admitted() {
+	# Must-show 2: an unchanged re-review says so in one line and exits 0,
+	# with or without --yes, without a terminal; --full still prints the
+	# whole Plan; --json says admitted.
+	fresh
+	review --yes >/dev/null
+	sha=$(review --json | jq -r .plan_sha256)
+	for args in "" "--yes"; do
+		set +e; review $args >"$T/out" </dev/null; rc=$?; set -e
+		[ "$rc" -eq 0 ] || fail "review $args: exit $rc"
+		[ "$(cat "$T/out")" = "Plan $sha is already admitted; nothing changed" ] || fail "review $args: $(cat "$T/out")"
+	done
+	set +e; review --full >"$T/out" </dev/null; rc=$?; set -e
+	[ "$rc" -eq 0 ] && grep -q "^  flow csv-report$" "$T/out" && grep -q "^      files (read-only binds" "$T/out" &&
+		[ "$(tail -n 1 "$T/out")" = "Plan $sha is already admitted; nothing changed" ] || fail "--full: exit $rc: $(cat "$T/out")"
+	review --json | jq -e '.admitted == true and .changes == null' >/dev/null || fail "--json does not say admitted"
+	# A changed project is not.
+	printf ' ' >>"$T/p/csv-report/main.ts"
+	set +e; review >"$T/out" </dev/null; rc=$?; set -e
+	[ "$rc" -eq 5 ] && ! grep -q "already admitted" "$T/out" || fail "a changed project: exit $rc"
+}
+case_ten_flows_half_the_lines() {
+	# Must-show 2: a first review of the ten-Flow project prints under half
+	# the lines it printed before issue 44 (663 lines: jig at 9b4986c,
+	# `jig review </dev/null | wc -l` on tests/fixtures/ten-flows), and
+	# under half of what --full prints (every scope in full, as then).
+	ten_flows
+	set +e; review >"$T/out" </dev/null; review --full >"$T/full" </dev/null; set -e
+	n=$(wc -l <"$T/out") full=$(wc -l <"$T/full")
+	echo "review: $n lines; --full: $full lines"
+	[ $((n * 2)) -lt 663 ] || fail "$n lines, not under half of 663"
+	[ $((n * 2)) -lt "$full" ] || fail "$n lines, not under half of --full's $full"
+	# The common part is printed once a kind, every scope still named
+	# with its policy; the Plan is the same.
+	[ "$(grep -c "^  every Flow scope of this Plan has these" "$T/out")" = 1 ] || fail "the Flows' common part is not printed once"
+	grep -q "^  every HTTP worker scope of this Plan has these" "$T/out" && grep -q "^  every Project Command scope of this Plan has these" "$T/out" ||
+		fail "a kind's common part is missing"
+	review --json >"$T/plan.json"
+	for pol in $(jq -r '.. | objects | .policy_sha256? // empty' "$T/plan.json" | sort -u); do
+		grep -q "^ *policy sha256 $pol" "$T/out" || fail "scope policy $pol is not shown"
+	done
+	[ "$(grep -c "^ *policy sha256" "$T/out")" = "$(grep -c "^ *policy sha256" "$T/full")" ] || fail "not every scope is shown"
+	# What every Flow scope has is each Flow scope's: its binds, environment
+	# and descriptors, and what is denied.
+	sed -n '/^  every Flow scope/,/^  every HTTP/p' "$T/out" >"$T/common"
+	for l in "/flow                        <- @run/package" "HOME=/scratch" "3 <- @run0" "network none (private namespace; no route out, not even to host loopback)"; do
+		grep -qF -- "$l" "$T/common" || fail "not in the Flows' common part: $l"
+	done
+	[ "$(jq -r .plan_sha256 "$T/plan.json")" = "$(sed -n 's/^Plan //p' "$T/out")" ] || fail "another Plan"
+}
+case_launch_set_is_not_the_snapshot() {
+	# Issue 44: a new Flow's HTTP route adds the http module and worker to
+	# the launch identity; the difference names that, never "the installed
+	# snapshot changed" (nothing was reinstalled). jig run's stale-Plan
+	# refusal and jig why say what review said.
+	rm -rf "$T/p"; mkdir -p "$T/p"; echo '{"format": "jig-project/1", "flows": {}}' >"$T/p/jig.json"
+	newflow plain '{}'
+	review --yes >/dev/null
+	newflow web '{"http": {"get": {"method": "GET", "url": "https://example.com/"}}}'
+	set +e; review >"$T/out" </dev/null; set -e
+	cat "$T/out"
+	grep -q "^  the launch set changed: the HTTP module and worker added (flow web has an HTTP route); launch identity [0-9a-f]\{12\} -> [0-9a-f]\{12\}, the installed snapshot is the same$" "$T/out" ||
+		fail "the launch set's change is not named by its cause"
+	! grep -q "installed snapshot changed" "$T/out" || fail "a phantom snapshot change"
+	review --json | jq -e '[.changes[].change] | index("launch-set") and (index("snapshot") | not)' >/dev/null || fail "changes json"
+	set +e; (cd "$T/p" && jig run plain --output "$T/pkt") >"$T/run.out" 2>"$T/run.err"; rc=$?; set -e
+	cat "$T/run.err"
+	[ "$rc" -eq 4 ] && grep -q "flow web added since review" "$T/run.err" || fail "run: exit $rc"
+	! grep -q "snapshot" "$T/run.err" || fail "run names a phantom snapshot change"
+	(cd "$T/p" && jig why plain) >"$T/why" || true
+	cat "$T/why"
+	grep -q "the HTTP module and worker added" "$T/why" && ! grep -q "installed snapshot changed" "$T/why" || fail "jig why names a phantom snapshot change"
+}
+
 # Issue 13: with --json every failure prints jig-error/1 on stdout (and the
 # line on stderr), usage errors included, for every command.
 # Store bytes: blobs and package manifests (what jig gc counts).
@@ -510,8 +664,9 @@ case_store_two_reviews_one_new_package() {
 	review --yes >"$T/out.b" 2>"$T/err.b" || fail "review B: $(cat "$T/err.b")"
 	kill -CONT "$pid" "$parent"
 	set +e; wait "$a"; rc=$?; set -e
-	[ "$rc" -eq 0 ] && grep -q "^admitted Plan" "$T/out.a" || fail "review A: exit $rc: $(cat "$T/err.a")"
-	[ "$(sed -n 's/^admitted Plan //p' "$T/out.a")" = "$(sed -n 's/^admitted Plan //p' "$T/out.b")" ] || fail "two Plans"
+	# B admitted the very Plan A built: A finds it already admitted (issue 44).
+	[ "$rc" -eq 0 ] && grep -q "^Plan [0-9a-f]* is already admitted; nothing changed$" "$T/out.a" || fail "review A: exit $rc: $(cat "$T/out.a" "$T/err.a")"
+	[ "$(sed -n 's/^Plan \([0-9a-f]*\) is already admitted.*/\1/p' "$T/out.a")" = "$(sed -n 's/^admitted Plan //p' "$T/out.b")" ] || fail "two Plans"
 	[ -z "$(find "$T/p/.jig" -name '.tmp*' -o -name '*.tmp')" ] || fail "left behind: $(find "$T/p/.jig" -name '*tmp*')"
 	for f in "$T/p/.jig/store/packages/"*.json; do
 		[ "$(sha256sum <"$f" | cut -c1-64).json" = "$(basename "$f")" ] || fail "manifest $f is not its name's content"

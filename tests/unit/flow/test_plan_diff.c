@@ -49,7 +49,7 @@ static void one_flow_changed(void **state)
 	json_t *now = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"summarise\",\"agents\":[" API_AGENT "],\"http\":[" HTTP(1000) "]},"
 			    "{\"name\":\"other\",\"agents\":[" API_AGENT "],\"http\":[" HTTP(2000) "],\"outputs\":[\"a.md\",\"b.md\"]},"
 			    "{\"name\":\"new\"}]}");
-	json_t *c = jig_plan_diff(&p, was, now);
+	json_t *c = jig_plan_diff(&p, was, now, true);
 	char buf[4096];
 	texts(c, buf, sizeof(buf));
 	fprintf(stderr, "%s", buf);
@@ -84,7 +84,7 @@ static void snapshot_changed(void **state)
 	(void)state;
 	struct jig_project p = {.rootfd = -1, .statefd = -1};
 	json_t *was = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\"}]}"), *now = parse("{" SNAP("s2") ",\"flows\":[{\"name\":\"f\"}]}");
-	json_t *c = jig_plan_diff(&p, was, now);
+	json_t *c = jig_plan_diff(&p, was, now, true);
 	assert_int_equal(json_array_size(c), 1);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 0), "change")), "snapshot");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 0), "text")), "the installed snapshot changed (id \"s1\" -> \"s2\")");
@@ -95,7 +95,7 @@ static void snapshot_changed(void **state)
 	/* The scopes' snapshot paths follow from the snapshot: said once. */
 	json_t *was2 = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\",\"scope\":{\"policy_sha256\":\"a\"},\"outputs\":[]}]}");
 	json_t *now2 = parse("{" SNAP("s2") ",\"flows\":[{\"name\":\"f\",\"scope\":{\"policy_sha256\":\"b\"},\"outputs\":[\"o\"]}]}");
-	c = jig_plan_diff(&p, was2, now2);
+	c = jig_plan_diff(&p, was2, now2, true);
 	assert_int_equal(json_array_size(c), 2);
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(c, 0), "text")), "policy digest changed too (1)"));
 	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 1), "text")), "flow f: outputs \"o\" added");
@@ -104,7 +104,7 @@ static void snapshot_changed(void **state)
 	json_decref(now2);
 	/* Identical Plans: no change; a stale refusal without changes still
 	 * says review again. */
-	c = jig_plan_diff(&p, was, was);
+	c = jig_plan_diff(&p, was, was, true);
 	assert_int_equal(json_array_size(c), 0);
 	assert_true(jig_plan_stale(c, "f", "a", "b", &e) < 0);
 	assert_non_null(strstr(e.msg, "review again"));
@@ -124,7 +124,7 @@ static void capped_per_flow(void **state)
 		snprintf(n, sizeof(n), "o%d", i);
 		json_array_append_new(outs, json_string(n));
 	}
-	json_t *c = jig_plan_diff(&p, was, now);
+	json_t *c = jig_plan_diff(&p, was, now, true);
 	assert_int_equal(json_array_size(c), JIG_PLAN_DIFF_MAX_PER_FLOW + 1);
 	assert_non_null(strstr(json_string_value(json_object_get(json_array_get(c, JIG_PLAN_DIFF_MAX_PER_FLOW), "text")),
 			       "8 more difference(s)"));
@@ -133,9 +133,84 @@ static void capped_per_flow(void **state)
 	json_decref(now);
 }
 
+/* Issue 44: a launch identity that changed with the same snapshot is
+ * named by the grant that brought a module, never "the installed
+ * snapshot changed". */
+static void launch_set_named(void **state)
+{
+	(void)state;
+	struct jig_project p = {.rootfd = -1, .statefd = -1};
+	json_t *was = parse("{\"snapshot\":{\"id\":\"s1\",\"manifest_sha256\":\"m\",\"launch_identity\":\"x\"},\"flows\":[{\"name\":\"f\"}]}");
+	json_t *now = parse("{\"snapshot\":{\"id\":\"s1\",\"manifest_sha256\":\"m\",\"launch_identity\":\"y\"},\"flows\":[{\"name\":\"f\"},"
+			    "{\"name\":\"web\",\"http\":[" HTTP(1) "]}]}");
+	json_t *c = jig_plan_diff(&p, was, now, true);
+	char buf[4096];
+	texts(c, buf, sizeof(buf));
+	fprintf(stderr, "%s", buf);
+	assert_null(strstr(buf, "installed snapshot changed"));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 0), "change")), "launch-set");
+	assert_non_null(strstr(buf, "the launch set changed: the HTTP module and worker added (flow web has an HTTP route); "
+				    "launch identity \"x\" -> \"y\", the installed snapshot is the same\n"));
+	json_decref(c);
+	/* And back: the module removed with the last such grant. */
+	c = jig_plan_diff(&p, now, was, true);
+	texts(c, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "the HTTP module and worker removed (no Flow has an HTTP route now)"));
+	json_decref(c);
+	/* Another manifest is another snapshot. */
+	json_object_set_new(json_object_get(now, "snapshot"), "manifest_sha256", json_string("n"));
+	c = jig_plan_diff(&p, was, now, true);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c, 0), "text")),
+			    "the installed snapshot changed (manifest \"m\" -> \"n\")");
+	json_decref(c);
+	json_decref(was);
+	json_decref(now);
+}
+
+/* Issue 44: jig run prepares no dependencies, so a changed package has
+ * none in its Plan: no "-> nothing" line review never showed. A part one
+ * Plan lacks is "added" or "removed", never "-> nothing". */
+#define A64 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define B64 "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+static void run_lists_no_unprepared_dependencies(void **state)
+{
+	(void)state;
+	struct jig_project p = {.rootfd = -1, .statefd = -1};
+	json_t *was = parse("{\"flows\":[{\"name\":\"f\",\"package\":{\"sha256\":\"" A64 "\"},\"dependencies\":{\"tree\":\"t\"}}]}");
+	json_t *now = parse("{\"flows\":[{\"name\":\"f\",\"package\":{\"sha256\":\"" B64 "\"}}]}");
+	char buf[4096];
+	json_t *c = jig_plan_diff(&p, was, now, false);
+	texts(c, buf, sizeof(buf));
+	fprintf(stderr, "%s", buf);
+	assert_null(strstr(buf, "dependencies"));
+	assert_null(strstr(buf, "-> nothing"));
+	assert_non_null(strstr(buf, "flow f: package changed (aaaaaaaaaaaa -> bbbbbbbbbbbb;"));
+	json_decref(c);
+	/* At review (prepared), the Flow truly has none now: removed. */
+	c = jig_plan_diff(&p, was, now, true);
+	texts(c, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "flow f: dependencies removed\n"));
+	assert_null(strstr(buf, "-> nothing"));
+	json_decref(c);
+	/* The same package without its dependencies at run: said as removed
+	 * (its preparation is gone), not "-> nothing". */
+	json_object_set_new(json_array_get(json_object_get(now, "flows"), 0), "package", json_pack("{s:s}", "sha256", A64));
+	c = jig_plan_diff(&p, was, now, false);
+	texts(c, buf, sizeof(buf));
+	assert_string_equal(buf, "flow f: dependencies removed\n");
+	json_decref(c);
+	c = jig_plan_diff(&p, now, was, true);
+	texts(c, buf, sizeof(buf));
+	assert_string_equal(buf, "flow f: dependencies added ({\"tree\":\"t\"})\n");
+	json_decref(c);
+	json_decref(was);
+	json_decref(now);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(one_flow_changed), cmocka_unit_test(snapshot_changed),
-					   cmocka_unit_test(capped_per_flow)};
+					   cmocka_unit_test(capped_per_flow), cmocka_unit_test(launch_set_named),
+					   cmocka_unit_test(run_lists_no_unprepared_dependencies)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
