@@ -105,6 +105,7 @@ try commondir 'echo ../evil >.git/commondir'
 try rename_dotgit 'mv .git .git-old'
 try remove_dotgit 'rm -rf .git; test ! -e .git'
 try new_dotgit 'mkdir .git-new && cp -r evil/. .git-new/ && mv -T .git-new .git'
+mv -T .git-new .git; echo "mv rc $?"; ls -la .git | head -5; grep plain /proc/self/mountinfo
 try nested 'mkdir -p x/.git/objects x/.git/refs && echo "ref: refs/heads/main" >x/.git/HEAD && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n" "$EVIL" >x/.git/config'
 try gitattributes 'echo "* diff=evil" >.gitattributes'
 EOF
