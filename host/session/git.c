@@ -122,9 +122,12 @@ static int protect_hooks(struct jig_session_git *g, const char *gitdir, struct j
 	char p[PATH_MAX + 8], t[PATH_MAX];
 	struct stat st;
 	snprintf(p, sizeof(p), "%s/hooks", gitdir);
-	if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) && realpath(p, t) && within(t, g->worktree))
-		return protect(g, t, e);
-	return 0;
+	if (lstat(p, &st) < 0 || !S_ISLNK(st.st_mode))
+		return 0;
+	if (!realpath(p, t)) /* the agent could make what it names, in the worktree or not */
+		return jig_err(e, JIG_E_USAGE, "session: %s is a link to a missing directory (%s); Git would run what appears there; refused", p,
+			       strerror(errno));
+	return within(t, g->worktree) ? protect(g, t, e) : 0;
 }
 
 /* The common directory from the map's root and the session's worktree:

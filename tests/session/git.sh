@@ -102,10 +102,9 @@ try hooks 'mkdir -p .git/hooks; printf "#!/bin/sh\n%s hook\n" "$EVIL" >.git/hook
 try info 'echo "* filter=evil" >>.git/info/attributes'
 mkdir -p evil && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n" "$EVIL" >evil/config
 try commondir 'echo ../evil >.git/commondir'
-try rename_dotgit 'mv .git .git-old'
+try rename_dotgit 'mv .git .git-old; test ! -e .git'
 try remove_dotgit 'rm -rf .git; test ! -e .git'
-try new_dotgit 'mkdir .git-new && cp -r evil/. .git-new/ && mv -T .git-new .git'
-mv -T .git-new .git; echo "mv rc $?"; ls -la .git | head -5; grep plain /proc/self/mountinfo
+try new_dotgit 'mkdir .git-new && cp -r evil/. .git-new/; mv -T .git-new .git; grep -q fsmonitor .git/config'
 try nested 'mkdir -p x/.git/objects x/.git/refs && echo "ref: refs/heads/main" >x/.git/HEAD && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n" "$EVIL" >x/.git/config'
 try gitattributes 'echo "* diff=evil" >.gitattributes'
 EOF
@@ -134,7 +133,7 @@ try module_config 'printf "[core]\n\tfsmonitor = %s\n" "$EVIL" >>.git/modules/su
 try module_hooks 'printf "#!/bin/sh\n%s hook\n" "$EVIL" >.git/modules/sub/hooks/post-checkout && chmod 755 .git/modules/sub/hooks/post-checkout'
 try worktree_admin 'printf "[core]\n\tfsmonitor = %s\n" "$EVIL" >.git/worktrees/super-wt/config.worktree'
 try sub_gitfile 'echo "gitdir: ../evil" >sub/.git'
-try sub_gitfile_rename 'mv sub/.git sub/.git-old'
+try sub_gitfile_rename 'mv sub/.git sub/.git-old; test ! -e sub/.git'
 try sub_moved 'mv sub sub-old && mkdir -p sub/.git/objects sub/.git/refs && echo "ref: refs/heads/main" >sub/.git/HEAD && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n" "$EVIL" >sub/.git/config'
 EOF
 scratch_submodule() { :; }
@@ -166,7 +165,7 @@ try common_hooks 'printf "#!/bin/sh\n%s hook\n" "\$EVIL" >"$S/super/.git/hooks/p
 try module_config 'printf "[core]\n\tfsmonitor = %s\n" "\$EVIL" >>"$S/super/.git/modules/sub/config"'
 mkdir -p evil && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n" "\$EVIL" >evil/config
 try gitfile 'echo "gitdir: $S/super-wt/evil" >.git'
-try gitfile_rename 'mv .git .git-old'
+try gitfile_rename 'mv .git .git-old; test ! -e .git'
 EOF
 scratch_linked_worktree() { :; }
 case_linked_worktree() {
