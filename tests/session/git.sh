@@ -43,6 +43,9 @@ cat >"$S/agent/agent" <<EOF
 #!/usr/bin/sh
 try() { if eval "\$2" >/dev/null 2>&1; then echo "TRY \$1 yes"; else echo "TRY \$1 no"; fi; }
 EVIL="$S/agent/evil"
+# A Git directory whose config runs EVIL (core.fsmonitor) at the next git status.
+mkevil() { mkdir -p "\$1/objects" "\$1/refs/heads" && echo "ref: refs/heads/main" >"\$1/HEAD" &&
+	printf "[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = %s\\n" "\$EVIL" >"\$1/config"; }
 . "$S/agent/\$1.attack"
 echo DONE
 EOF
@@ -82,15 +85,17 @@ session() {
 refused() { grep -qx "TRY $1 no" "$S/out" || fail "the agent's $1: $(grep "TRY $1 " "$S/out" || echo "not tried")"; }
 allowed() { grep -qx "TRY $1 yes" "$S/out" || fail "the agent's $1 should have worked: $(grep "TRY $1 " "$S/out" || echo "not tried")"; }
 reported() { grep -q "$1" "$S/err" || fail "jig did not report: $1"; }
-no_canary() {
-	[ ! -e "$CANARY" ] || fail "the agent's code ran at the operator's git: $(cat "$CANARY")"
-}
 # The operator's git after the session, in DIR: status, checkout, commit.
 operator_git() {
 	og -C "$1" status >/dev/null 2>&1 || true
 	og -C "$1" checkout -q -b "after-$2" 2>/dev/null || og -C "$1" checkout -q "after-$2" || true
-	echo "$2" >>"$1/operator-file" && og -C "$1" add operator-file && og -C "$1" commit -qm "operator $2" || fail "the operator's commit in $1"
+	echo "$2" >>"$1/operator-file" && og -C "$1" add operator-file && og -C "$1" commit -qm "operator $2" || commit_failed="$commit_failed $1"
 	og -C "$1" checkout -q - || true
+}
+commit_failed=
+no_canary() {
+	[ ! -e "$CANARY" ] || fail "the agent's code ran at the operator's git: $(cat "$CANARY")"
+	[ -z "$commit_failed" ] || fail "the operator's commit failed in$commit_failed"
 }
 
 # A plain repository: config, hooks (absent), commondir, .git renamed and
@@ -100,12 +105,12 @@ try config 'printf "[core]\n\tfsmonitor = %s\n" "$EVIL" >>.git/config'
 try hooks_dir 'mkdir .git/hooks'
 try hooks 'mkdir -p .git/hooks; printf "#!/bin/sh\n%s hook\n" "$EVIL" >.git/hooks/pre-commit && chmod 755 .git/hooks/pre-commit'
 try info 'echo "* filter=evil" >>.git/info/attributes'
-mkdir -p evil && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n" "$EVIL" >evil/config
+mkevil evil
 try commondir 'echo ../evil >.git/commondir'
 try rename_dotgit 'mv .git .git-old; test ! -e .git'
 try remove_dotgit 'rm -rf .git; test ! -e .git'
 try new_dotgit 'mkdir .git-new && cp -r evil/. .git-new/; mv -T .git-new .git; grep -q fsmonitor .git/config'
-try nested 'mkdir -p x/.git/objects x/.git/refs && echo "ref: refs/heads/main" >x/.git/HEAD && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n" "$EVIL" >x/.git/config'
+try nested 'mkevil x/.git'
 try gitattributes 'echo "* diff=evil" >.gitattributes'
 EOF
 scratch_plain_repository() { :; }
@@ -113,6 +118,10 @@ case_plain_repository() {
 	session "$S/plain" plain
 	[ "$rc" -eq 0 ] || fail "exit $rc"
 	grep -qx DONE "$S/out" || fail "the agent did not finish"
+	# first what the operator would live through, then each attempt
+	operator_git "$S/plain" plain
+	og -C "$S/plain/x" status >/dev/null 2>&1 || true
+	no_canary
 	for a in config hooks_dir hooks info commondir rename_dotgit remove_dotgit new_dotgit; do refused "$a"; done
 	allowed nested
 	allowed gitattributes
@@ -121,9 +130,6 @@ case_plain_repository() {
 	[ -d "$S/plain/x/.git.jig-quarantined" ] && [ ! -e "$S/plain/x/.git" ] || fail "x/.git was not quarantined"
 	[ ! -e "$S/plain/.git/commondir" ] && [ ! -e "$S/plain/.git/hooks" ] && ! grep -q fsmonitor "$S/plain/.git/config" ||
 		fail "the Git directory was written"
-	operator_git "$S/plain" plain
-	og -C "$S/plain/x" status >/dev/null 2>&1 || true
-	no_canary
 }
 
 # A submodule: its Git directory (.git/modules/sub), its gitfile, the
@@ -132,26 +138,27 @@ cat >"$S/agent/super.attack" <<'EOF'
 try module_config 'printf "[core]\n\tfsmonitor = %s\n" "$EVIL" >>.git/modules/sub/config'
 try module_hooks 'printf "#!/bin/sh\n%s hook\n" "$EVIL" >.git/modules/sub/hooks/post-checkout && chmod 755 .git/modules/sub/hooks/post-checkout'
 try worktree_admin 'printf "[core]\n\tfsmonitor = %s\n" "$EVIL" >.git/worktrees/super-wt/config.worktree'
+mkevil evil
 try sub_gitfile 'echo "gitdir: ../evil" >sub/.git'
 try sub_gitfile_rename 'mv sub/.git sub/.git-old; test ! -e sub/.git'
-try sub_moved 'mv sub sub-old && mkdir -p sub/.git/objects sub/.git/refs && echo "ref: refs/heads/main" >sub/.git/HEAD && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n" "$EVIL" >sub/.git/config'
+try sub_moved 'mv sub sub-old && mkevil sub/.git'
 EOF
 scratch_submodule() { :; }
 case_submodule() {
 	session "$S/super" super
 	[ "$rc" -eq 0 ] || fail "exit $rc"
 	grep -qx DONE "$S/out" || fail "the agent did not finish"
+	operator_git "$S/super" super
+	og -C "$S/super" status --ignore-submodules=none >/dev/null 2>&1 || true
+	[ ! -e "$S/super/sub/.git" ] || og -C "$S/super/sub" status >/dev/null 2>&1 || true
+	og -C "$S/super" submodule status >/dev/null 2>&1 || true
+	no_canary
 	for a in module_config module_hooks worktree_admin sub_gitfile sub_gitfile_rename; do refused "$a"; done
 	! grep -q fsmonitor "$S/super/.git/modules/sub/config" || fail "the submodule's config was written"
 	if grep -qx "TRY sub_moved yes" "$S/out"; then
 		reported "the agent replaced sub/.git (a nested repository): moved to sub/.git.jig-quarantined"
 		[ ! -d "$S/super/sub/.git" ] || fail "the planted sub/.git is still a repository"
 	fi
-	operator_git "$S/super" super
-	og -C "$S/super" status --ignore-submodules=none >/dev/null 2>&1 || true
-	[ ! -e "$S/super/sub/.git" ] || og -C "$S/super/sub" status >/dev/null 2>&1 || true
-	og -C "$S/super" submodule status >/dev/null 2>&1 || true
-	no_canary
 }
 
 # A linked worktree: its own Git directory (.git/worktrees/super-wt), its
@@ -163,7 +170,7 @@ try admin_dir 'echo x >"$S/super/.git/worktrees/super-wt/x"'
 try common_config 'printf "[core]\n\tfsmonitor = %s\n" "\$EVIL" >>"$S/super/.git/config"'
 try common_hooks 'printf "#!/bin/sh\n%s hook\n" "\$EVIL" >"$S/super/.git/hooks/post-checkout" && chmod 755 "$S/super/.git/hooks/post-checkout"'
 try module_config 'printf "[core]\n\tfsmonitor = %s\n" "\$EVIL" >>"$S/super/.git/modules/sub/config"'
-mkdir -p evil && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n" "\$EVIL" >evil/config
+mkevil evil
 try gitfile 'echo "gitdir: $S/super-wt/evil" >.git'
 try gitfile_rename 'mv .git .git-old; test ! -e .git'
 EOF
@@ -172,18 +179,18 @@ case_linked_worktree() {
 	session "$S/super-wt" linked
 	[ "$rc" -eq 0 ] || fail "exit $rc"
 	grep -qx DONE "$S/out" || fail "the agent did not finish"
-	for a in admin_config admin_commondir admin_dir common_config common_hooks module_config gitfile gitfile_rename; do refused "$a"; done
-	grep -qx "gitdir: $S/super/.git/worktrees/super-wt" "$S/super-wt/.git" || fail "the gitfile was written"
 	operator_git "$S/super-wt" linked
 	operator_git "$S/super" linked-main
 	no_canary
+	for a in admin_config admin_commondir admin_dir common_config common_hooks module_config gitfile gitfile_rename; do refused "$a"; done
+	grep -qx "gitdir: $S/super/.git/worktrees/super-wt" "$S/super-wt/.git" || fail "the gitfile was written"
 }
 
 # The commondir redirection across two sessions: the first session's plant
 # is refused; one planted anyway (as an earlier jig allowed) refuses the
 # next launch with one line, and the real .git is never left writable.
 cat >"$S/agent/plant.attack" <<'EOF'
-mkdir -p evil && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n" "$EVIL" >evil/config
+mkevil evil
 try commondir 'echo ../evil >.git/commondir'
 try config 'echo >>.git/config'
 EOF
@@ -194,6 +201,8 @@ scratch_commondir_across_sessions() { :; }
 case_commondir_across_sessions() {
 	session "$S/plain" plant
 	[ "$rc" -eq 0 ] || fail "exit $rc"
+	og -C "$S/plain" status >/dev/null 2>&1 || true
+	no_canary
 	refused commondir
 	refused config
 	[ ! -e "$S/plain/.git/commondir" ] || fail "the first session planted commondir"
