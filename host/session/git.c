@@ -169,7 +169,7 @@ static int trusted_common(struct jig_session_git *g, const char *root, struct ji
 	char want[PATH_MAX + 16];
 	snprintf(want, sizeof(want), "%s/worktrees/", g->common_dir);
 	if (strncmp(t, want, strlen(want)) != 0 || strchr(t + strlen(want), '/') || !t[strlen(want)])
-		return jig_err(e, JIG_E_USAGE, "session: %s names %s, not one of %sworktrees/; refused", g0, t, want);
+		return jig_err(e, JIG_E_USAGE, "session: %s names %s, not one of %s; refused", g0, t, want);
 	if ((r = commondir_of(t, c, e)) < 0)
 		return r;
 	if (r == 0 || strcmp(c, g->common_dir) != 0)
