@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/fault.h"
+
 #define UID_SLOT "/run/user/@uid/"
 
 /* A catalog path "/run/user/@uid/REST" becomes "RUNTIME/REST", where
@@ -31,20 +33,6 @@ static int add_bind(json_t *doc, const char *src, const char *target, bool write
 	return json_array_append_new(json_object_get(doc, "binds"), b);
 }
 
-/* A file or directory of the repository's Git directory that runs code on
- * the host (hooks, config): read-only over a writable mapping. */
-static void guard_git(json_t *doc, const char *git_dir)
-{
-	static const char *const guarded[] = {"hooks", "config", NULL};
-	for (const char *const *g = guarded; *g; g++) {
-		char p[PATH_MAX];
-		struct stat st;
-		snprintf(p, sizeof(p), "%s/%s", git_dir, *g);
-		if (lstat(p, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
-			add_bind(doc, p, p, false);
-	}
-}
-
 /* The map's facts on the composed kind. A fragment that fixed the network
  * or the cwd would be widened by them: refused. */
 static int add_facts(json_t *doc, const struct jig_session_facts *f, struct jig_error *e)
@@ -61,10 +49,12 @@ static int add_facts(json_t *doc, const struct jig_session_facts *f, struct jig_
 	json_object_foreach(env, k, v)
 		json_object_set_new(env, k, fill_uid(json_string_value(v), f->tmpdir));
 	add_bind(doc, f->worktree, f->worktree, f->rw);
-	if (f->common_dir)
-		add_bind(doc, f->common_dir, f->common_dir, f->rw);
-	if (f->rw && f->git_dir)
-		guard_git(doc, f->git_dir);
+	/* The Git directory read-only in every mode, each path bound onto
+	 * itself (a mount point: never renamed, replaced or written), over
+	 * the worktree's bind (decision 210). The fault drops it: the
+	 * evidence's self-test (docs/session-evidence.md). */
+	for (i = 0; i < f->n_git_ro && !JIG_FAULT_FAILS("session git guard"); i++)
+		add_bind(doc, f->git_ro[i], f->git_ro[i], false);
 	add_bind(doc, f->state_root, f->state_root, true);
 	for (i = 0; i < f->n_extra; i++)
 		add_bind(doc, f->extra[i].source, f->extra[i].target, false);

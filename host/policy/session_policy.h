@@ -27,8 +27,8 @@ struct jig_session_facts {
 	size_t n_trees;
 	const char *worktree;	/* bound at its own path, writable iff rw */
 	bool rw;
-	const char *common_dir; /* bound (same mode) when outside the worktree; NULL: inside */
-	const char *git_dir;	/* the repository's Git directory: hooks and config re-bound read-only when rw */
+	const char *const *git_ro; /* the Git directory and .git entries: read-only at their own paths, every mode */
+	size_t n_git_ro;
 	const char *cwd;
 	const char *state_root;	  /* writable, HOME */
 	const char *tmpdir;	  /* ".../jig/sessions/@session/tmp" */

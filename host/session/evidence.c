@@ -6,6 +6,7 @@
 #include "session/evidence.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "session/git.h"
 #include "session/map.h"
 #include "session/runtime.h"
 #include "session/session.h"
@@ -53,6 +55,9 @@ struct ev_run {
 	size_t n_loopback, n_decoys;
 	const char *connect[MAX_PORTS];
 	size_t n_connect;
+	char *git_paths[16]; /* <common>/modules/<name>, then <common>/worktrees/<id>, owned */
+	size_t n_git_modules, n_git_worktrees;
+	char dotgit[PATH_MAX + 8], nest[PATH_MAX + 64];
 	struct jig_evidence_suite suite;
 	char *probe_out;
 	size_t probe_len;
@@ -247,6 +252,58 @@ static int network(struct ev_run *r, struct jig_error *e)
 	return 0;
 }
 
+/* The Git directory's entries the suite writes at: up to eight modules
+ * and eight linked worktrees' own directories (the trusted common
+ * directory's, read on the host). */
+static size_t git_list(struct ev_run *r, const char *common, const char *sub, size_t at)
+{
+	char p[PATH_MAX + 16];
+	snprintf(p, sizeof(p), "%s/%s", common, sub);
+	DIR *d = opendir(p);
+	size_t n = 0;
+	struct dirent *de;
+	while (d && n < 8 && (de = readdir(d))) {
+		char q[2 * PATH_MAX];
+		struct stat st;
+		snprintf(q, sizeof(q), "%s/%s", p, de->d_name);
+		if (de->d_name[0] != '.' && lstat(q, &st) == 0 && S_ISDIR(st.st_mode) && (r->git_paths[at + n] = strdup(q)))
+			n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* The host's answer to git.nested.kept, then the planted repository
+ * removed (only the names the probe made, quarantined or not). */
+static void nested_kept(struct ev_run *r)
+{
+	struct stat st;
+	char p[PATH_MAX + 128];
+	for (size_t i = 0; i < r->suite.n; i++) {
+		struct jig_evidence_check *c = &r->suite.c[i];
+		if (strcmp(c->id, JIG_EVIDENCE_NESTED_KEPT) != 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/.git", r->nest);
+		c->actual = lstat(p, &st) == 0 ? JIG_EV_ALLOW : JIG_EV_DENY;
+	}
+}
+
+static void nest_remove(struct ev_run *r)
+{
+	static const char *const made[] = {".git/config", ".git", JIG_SESSION_GIT_QUARANTINE "/config", JIG_SESSION_GIT_QUARANTINE};
+	char p[PATH_MAX + 128];
+	if (!r->nest[0])
+		return;
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "%s/%s", r->nest, made[i]);
+		if (unlink(p) < 0 && errno == EISDIR)
+			rmdir(p);
+		rmdir(p);
+	}
+	rmdir(r->nest);
+}
+
 static int write_raw(struct ev_run *r, const char *name, const char *data, size_t len, struct jig_error *e)
 {
 	return jig_write_file_at(r->dirfd, name, data, len, 0600, e);
@@ -271,6 +328,20 @@ static int build_suite(struct ev_run *r, struct jig_error *e)
 		.loopback = r->loopback, .n_loopback = r->n_loopback, .decoy_ports = r->decoys, .n_decoy_ports = r->n_decoys,
 		.proxy = json_string_value(json_object_get(json_object_get(json_object_get(r->plan, "provider"), "network"), "proxy")),
 		.connect = r->connect, .n_connect = r->n_connect, .caller_env = environ};
+	const char *common = plan_str(r->plan, "repository", "common_dir");
+	if (common[0]) {
+		r->n_git_modules = git_list(r, common, "modules", 0);
+		r->n_git_worktrees = git_list(r, common, "worktrees", r->n_git_modules);
+		snprintf(r->dotgit, sizeof(r->dotgit), "%s/.git", in.worktree);
+		snprintf(r->nest, sizeof(r->nest), "%s/.jig-evidence-%s", in.worktree, r->id);
+		in.git_common = common;
+		in.git_dotgit = r->dotgit;
+		in.git_modules = (const char *const *)r->git_paths;
+		in.n_git_modules = r->n_git_modules;
+		in.git_worktrees = (const char *const *)r->git_paths + r->n_git_modules;
+		in.n_git_worktrees = r->n_git_worktrees;
+		in.git_nest = r->nest;
+	}
 	return jig_evidence_suite_build(&r->suite, &in, e);
 }
 
@@ -465,6 +536,9 @@ static void run_free(struct ev_run *r)
 			close(r->decoy_fds[i]);
 	for (size_t i = 0; i < r->n_siblings + r->n_private; i++)
 		free(r->paths[i]);
+	for (size_t i = 0; i < r->n_git_modules + r->n_git_worktrees; i++)
+		free(r->git_paths[i]);
+	nest_remove(r);
 	if (r->decoy_open)
 		jig_session_rt_close(&r->decoy);
 	if (r->map_open)
@@ -534,6 +608,8 @@ int jig_session_evidence(struct jig_session *s, const char *out, struct jig_erro
 		rc = run_probe(s, &r, probe, e);
 	if (!rc)
 		rc = jig_evidence_parse(&r.suite, r.probe_out, r.probe_len, e);
+	if (!rc)
+		nested_kept(&r);
 	if (!rc)
 		rc = write_evidence(s, &r, agent_sha256, out, e);
 	if (!rc) {

@@ -26,7 +26,7 @@ enum jig_evidence_outcome { JIG_EV_ALLOW, JIG_EV_DENY, JIG_EV_ERROR, JIG_EV_MISS
 
 struct jig_evidence_check {
 	char id[65];  /* [a-z0-9._-]{1,64}: what the summary names */
-	char kind[8]; /* read, write, tmpdir, env, tcp, connect (the probe's) */
+	char kind[8]; /* read, write, tmpdir, env, tcp, connect, create, rename, nest (the probe's); host (jig's own, after the probe) */
 	bool expect_allow;
 	char *arg;    /* a path, a variable name or an address: raw evidence only */
 	bool vacuous; /* the target does not exist on the host: the denial proves little */
@@ -60,7 +60,18 @@ struct jig_evidence_inputs {
 	const char *const *connect; /* granted HOST:PORT through the proxy */
 	size_t n_connect;
 	char *const *caller_env; /* the caller's environment: its credential-like names must be absent */
+	/* The Git directory (decision 213): NULL git_common, no Git checks. */
+	const char *git_common;	 /* the trusted common directory */
+	const char *git_dotgit;	 /* the worktree's .git entry */
+	const char *const *git_modules; /* <common>/modules/<name> (submodules' Git directories) */
+	size_t n_git_modules;
+	const char *const *git_worktrees; /* <common>/worktrees/<id> (linked worktrees' own) */
+	size_t n_git_worktrees;
+	const char *git_nest; /* rw: a new directory in the worktree where the probe plants a repository */
 };
+/* The host's check after the probe: the planted repository was found and
+ * quarantined by the end of the session (git.h). */
+#define JIG_EVIDENCE_NESTED_KEPT "git.nested.kept"
 
 /* Credential-like: one of the raw names the issue lists, or a name that
  * contains API_KEY, APIKEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL,

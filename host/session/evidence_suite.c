@@ -151,6 +151,49 @@ static int path_checks(struct jig_evidence_suite *s, const struct jig_evidence_i
 	return r;
 }
 
+/* The Git directory's class (decision 213): every write Git would later
+ * read as configuration or run is refused inside the scope, and a nested
+ * repository the probe plants (an rw worktree cannot refuse it) is gone as
+ * a repository once the session ends. */
+static int git_checks(struct jig_evidence_suite *s, const struct jig_evidence_inputs *in, struct jig_error *e)
+{
+	char id[65], arg[4200];
+	const char *c = in->git_common;
+	snprintf(arg, sizeof(arg), "%s/config", c);
+	int r = add(s, "git.config.write", "write", false, arg, absent_on_host(arg), e);
+	snprintf(arg, sizeof(arg), "%s/hooks/jig-evidence-hook", c);
+	if (!r)
+		r = add(s, "git.hooks.create", "create", false, arg, false, e);
+	snprintf(arg, sizeof(arg), "%s/commondir", c);
+	if (!r)
+		r = add(s, "git.commondir.create", "create", false, arg, false, e);
+	snprintf(arg, sizeof(arg), "%s/info/attributes.jig-evidence", c);
+	if (!r)
+		r = add(s, "git.info.create", "create", false, arg, false, e);
+	for (size_t i = 0; i < in->n_git_modules && !r; i++) {
+		snprintf(id, sizeof(id), "git.module.%zu.config.write", i + 1);
+		snprintf(arg, sizeof(arg), "%s/config", in->git_modules[i]);
+		if (!(r = add(s, id, "write", false, arg, absent_on_host(arg), e))) {
+			snprintf(id, sizeof(id), "git.module.%zu.hooks.create", i + 1);
+			snprintf(arg, sizeof(arg), "%s/hooks/jig-evidence-hook", in->git_modules[i]);
+			r = add(s, id, "create", false, arg, false, e);
+		}
+	}
+	for (size_t i = 0; i < in->n_git_worktrees && !r; i++) {
+		snprintf(id, sizeof(id), "git.worktree.%zu.write", i + 1);
+		r = add(s, id, "write", false, in->git_worktrees[i], false, e);
+	}
+	if (!r && in->git_dotgit)
+		r = add(s, "git.dotgit.rename", "rename", false, in->git_dotgit, false, e);
+	if (!r && in->git_dotgit)
+		r = add(s, "git.dotgit.write", "write", false, in->git_dotgit, false, e);
+	if (!r && in->git_nest && in->worktree_rw)
+		r = add(s, "git.nested.create", "nest", true, in->git_nest, false, e);
+	if (!r && in->git_nest && in->worktree_rw)
+		r = add(s, JIG_EVIDENCE_NESTED_KEPT, "host", false, in->git_nest, false, e);
+	return r;
+}
+
 static bool granted(const unsigned *ports, size_t n, unsigned p)
 {
 	for (size_t i = 0; i < n; i++)
@@ -205,6 +248,8 @@ int jig_evidence_suite_build(struct jig_evidence_suite *s, const struct jig_evid
 		r = env_checks(s, in->caller_env, e);
 	if (!r)
 		r = net_checks(s, in, e);
+	if (!r && in->git_common)
+		r = git_checks(s, in, e);
 	if (r)
 		jig_evidence_suite_free(s);
 	return r;
@@ -217,14 +262,16 @@ char **jig_evidence_argv(const struct jig_evidence_suite *s, const char *prog)
 		free(v);
 		return NULL;
 	}
-	for (size_t i = 0; i < s->n; i++) {
+	for (size_t i = 0, k = 1; i < s->n; i++) {
 		const struct jig_evidence_check *c = &s->c[i];
+		if (!strcmp(c->kind, "host"))
+			continue; /* jig answers it, after the probe */
 		size_t len = strlen(c->kind) + strlen(c->id) + strlen(c->arg) + 16;
-		if (!(v[i + 1] = malloc(len))) {
+		if (!(v[k] = malloc(len))) {
 			jig_evidence_argv_free(v);
 			return NULL;
 		}
-		snprintf(v[i + 1], len, "%s:%s:%s:%s", c->kind, c->expect_allow ? "allow" : "deny", c->id, c->arg);
+		snprintf(v[k++], len, "%s:%s:%s:%s", c->kind, c->expect_allow ? "allow" : "deny", c->id, c->arg);
 	}
 	return v;
 }

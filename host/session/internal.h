@@ -7,6 +7,7 @@
 
 #include "policy/catalog.h"
 #include "policy/session_policy.h"
+#include "session/git.h"
 #include "session/map.h"
 #include "session/runtime.h"
 #include "session/session.h"
@@ -22,6 +23,7 @@
 struct jig_session {
 	struct jig_session_map map;
 	struct jig_session_where w;
+	struct jig_session_git git; /* the Git directory's protection, from the map's root (git.h) */
 	unsigned high_risk;
 	struct jig_verifier v;
 	struct jig_snapshot snap;

@@ -242,8 +242,14 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 	r = jig_session_instance(&s->t, sr.rt.id, jig_caller_home(), &sr.it, e);
 	if (!r && JIG_FAULT_FAILS("session-instance"))
 		r = jig_err(e, JIG_E_HOST, "session: the launch failed before the scope (fault point \"session-instance\")");
-	if (!r)
+	if (!r) {
 		r = run_scope(&sr, argv, res, e);
+		/* Nothing of the agent runs now: what mounts could not stop
+		 * (a new nested .git, a changed .gitattributes...) is found,
+		 * reported and a new .git quarantined before the operator's
+		 * next git (decision 212). */
+		jig_session_git_end(&s->git, stderr);
+	}
 	if (sr.reaper.pid > 0)
 		jig_reaper_stop(&sr.reaper);
 	if (sr.init_fd >= 0)

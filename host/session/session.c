@@ -173,12 +173,6 @@ static int where_facts(struct jig_session *s, const struct jig_session_request *
 	return 0;
 }
 
-static bool within(const char *p, const char *dir)
-{
-	size_t n = strlen(dir);
-	return strncmp(p, dir, n) == 0 && (p[n] == '/' || p[n] == '\0');
-}
-
 int jig_session_prepare(const struct jig_session_request *rq, struct jig_session **out, struct jig_error *e)
 {
 	struct jig_session *s = calloc(1, sizeof(*s));
@@ -188,6 +182,8 @@ int jig_session_prepare(const struct jig_session_request *rq, struct jig_session
 	int r = check_caller_env(e);
 	if (!r)
 		r = where_facts(s, rq, e);
+	if (!r)
+		r = jig_session_git_resolve(&s->git, s->w.root, s->w.worktree, s->w.common_dir, s->w.rw, e);
 	if (!r && !(r = client_facts(s, e)) && !(r = argv_facts(s, rq->agent_args, e)) && !(r = env_network(s, e)))
 		r = open_snapshot(s, e);
 	if (!r) {
@@ -195,8 +191,7 @@ int jig_session_prepare(const struct jig_session_request *rq, struct jig_session
 			.name = s->name, .snapshot_dir = s->snap.dirpath, .home = jig_caller_home(),
 			.program = json_string_value(json_array_get(json_object_get(s->w.client, "command"), 0)),
 			.trees = s->trees, .n_trees = s->n_trees, .worktree = s->w.worktree, .rw = s->w.rw,
-			.common_dir = within(s->w.common_dir, s->w.worktree) ? NULL : s->w.common_dir,
-			.git_dir = s->w.common_dir, .cwd = s->w.cwd, .state_root = s->state_root, .tmpdir = s->tmpdir,
+			.git_ro = (const char *const *)s->git.ro, .n_git_ro = s->git.n_ro, .cwd = s->w.cwd, .state_root = s->state_root, .tmpdir = s->tmpdir,
 			.term = term_of_caller(s->term, sizeof(s->term)), .map_env = s->env, .network = s->network};
 		r = jig_session_build(s, e);
 	}
@@ -225,6 +220,7 @@ void jig_session_free(struct jig_session *s)
 	if (s->v_open)
 		jig_verifier_finish(&s->v);
 	jig_session_map_free(&s->map);
+	jig_session_git_free(&s->git);
 	free(s);
 }
 

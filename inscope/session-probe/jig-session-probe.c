@@ -17,6 +17,12 @@
  *        tcp      a TCP connect to ARG (IPv4 "A.B.C.D:PORT") is accepted
  *        connect  ARG = "A.B.C.D:PORT>HOST:PORT": the HTTP proxy at the
  *                 first address answers CONNECT HOST:PORT with a 2xx status
+ *        create   the file ARG can be created (its missing parents too, at
+ *                 most two); all of it is removed again
+ *        rename   ARG can be renamed (to ARG.jig-probe, and back at once)
+ *        nest     a nested repository can be planted: ARG, ARG/.git and
+ *                 ARG/.git/config created and KEPT (jig's end-of-session
+ *                 check must find it; the host removes it afterwards)
  * EXPECT allow | deny (for env: allow = present)
  * ID     [a-z0-9._-]{1,64}
  *
@@ -70,6 +76,8 @@ static const char *errname(int e)
 	case ELOOP: return "ELOOP";
 	case EXDEV: return "EXDEV";
 	case EPROTO: return "EPROTO";
+	case EBUSY: return "EBUSY";
+	case EEXIST: return "EEXIST";
 	default: return "other";
 	}
 }
@@ -260,6 +268,77 @@ static struct outcome check_connect(const char *arg)
 	return code >= 200 && code < 300 ? allow() : deny(code < 0 ? EPROTO : EACCES);
 }
 
+/* The file path (and up to two missing parents) created, then removed. */
+static struct outcome check_create(const char *path)
+{
+	char dirs[2][4096];
+	int made = 0;
+	struct stat st;
+	size_t n = strlen(path);
+	if (n == 0 || n >= sizeof(dirs[0]))
+		return (struct outcome){R_ERROR, EINVAL};
+	/* the missing parents, outermost first */
+	char p[4096];
+	memcpy(p, path, n + 1);
+	char *todo[2];
+	int k = 0;
+	for (char *sl = strrchr(p, '/'); sl && sl != p && k < 2; sl = strrchr(p, '/')) {
+		*sl = '\0';
+		if (lstat(p, &st) == 0)
+			break;
+		todo[k++] = strdup(p);
+	}
+	int err = 0;
+	for (int i = k - 1; i >= 0 && !err; i--) {
+		if (todo[i] && mkdir(todo[i], 0700) == 0)
+			snprintf(dirs[made++], sizeof(dirs[0]), "%s", todo[i]);
+		else
+			err = todo[i] ? errno : ENOMEM;
+	}
+	for (int i = 0; i < k; i++)
+		free(todo[i]);
+	int fd = err ? -1 : open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && !err)
+		err = errno;
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	while (made > 0)
+		rmdir(dirs[--made]);
+	return err ? deny(err) : allow();
+}
+
+static struct outcome check_rename(const char *path)
+{
+	char to[4200];
+	snprintf(to, sizeof(to), "%s.jig-probe", path);
+	if (rename(path, to) < 0)
+		return deny(errno);
+	rename(to, path); /* the probe leaves the worktree as it found it */
+	return allow();
+}
+
+static struct outcome check_nest(const char *dir)
+{
+	char g[4200], c[4200];
+	snprintf(g, sizeof(g), "%s/.git", dir);
+	snprintf(c, sizeof(c), "%s/.git/config", dir);
+	if (mkdir(dir, 0700) < 0)
+		return deny(errno);
+	int fd = mkdir(g, 0700) == 0 ? open(c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
+	if (fd < 0) {
+		int e = errno;
+		rmdir(g);
+		rmdir(dir);
+		return deny(e);
+	}
+	static const char cfg[] = "[core]\n\tfsmonitor = /nonexistent/jig-evidence-fsmonitor\n";
+	ssize_t w = write(fd, cfg, sizeof(cfg) - 1);
+	close(fd);
+	return w == (ssize_t)sizeof(cfg) - 1 ? allow() : deny(EIO);
+}
+
 static bool id_ok(const char *s, size_t n)
 {
 	if (n == 0 || n > 64)
@@ -285,6 +364,12 @@ static struct outcome run_check(const char *kind, const char *arg)
 		return check_tcp(arg);
 	if (!strcmp(kind, "connect"))
 		return check_connect(arg);
+	if (!strcmp(kind, "create"))
+		return check_create(arg);
+	if (!strcmp(kind, "rename"))
+		return check_rename(arg);
+	if (!strcmp(kind, "nest"))
+		return check_nest(arg);
 	return (struct outcome){R_ERROR, EINVAL};
 }
 

@@ -168,4 +168,45 @@ case_leaking_fixture_fails() {
 		[ "$(stat -c %a "$d/$f")" = 600 ] || fail "raw $f missing or not 0600"
 	done
 }
+# The Git directory's class (issue 45, decision 214) on an rw mapping:
+# every write Git would later read or run is denied inside the scope, the
+# nested repository the probe plants is quarantined by the session's end,
+# and the planted files are gone afterwards.
+scratch_rw_mapping_git() { runtime_dir; }
+case_rw_mapping_git() {
+	map
+	echo '[core]' >"$T/other/.git/config"
+	mkdir -p "$T/other/.git/modules/sub" "$T/other/.git/worktrees/w" && echo '[core]' >"$T/other/.git/modules/sub/config"
+	listen_1234
+	ev "$T/other" --out "$T/summary.json"
+	kill "$LISTENER" 2>/dev/null || true
+	[ "$rc" -eq 0 ] || fail "exit $rc on an rw mapping"
+	s="$T/summary.json"
+	for id in git.config.write git.hooks.create git.commondir.create git.info.create git.module.1.config.write \
+		git.module.1.hooks.create git.worktree.1.write git.dotgit.rename git.dotgit.write git.nested.create git.nested.kept; do
+		jq -e --arg id "$id" '[.checks[] | select(.id == $id and .pass and (.vacuous | not))] | length == 1' "$s" \
+			>/dev/null || fail "check $id did not pass for real"
+	done
+	grep -q 'the agent created .jig-evidence-.*/.git (a nested repository): moved to' "$T/err" || fail "the end scan did not report the planted repository"
+	[ -z "$(ls -A "$T/other" | grep -v '^\.git$')" ] || fail "the probe left files in the worktree: $(ls -A "$T/other")"
+	[ "$(cat "$T/other/.git/config")" = "[core]" ] && [ ! -e "$T/other/.git/hooks" ] && [ ! -e "$T/other/.git/commondir" ] ||
+		fail "the Git directory was written"
+	no_canary "$T/summary.json"
+}
+# Must-show 3: the same run with the Git protection dropped (the test-only
+# fault point of a -DJIG_FAULT_POINTS=ON build) fails the summary.
+scratch_git_guard_weakened_fails() { runtime_dir; }
+case_git_guard_weakened_fails() {
+	map
+	echo '[core]' >"$T/other/.git/config"
+	listen_1234
+	JIG_FAULT_FAIL="session git guard" ev "$T/other" --out "$T/summary.json"
+	kill "$LISTENER" 2>/dev/null || true
+	[ "$rc" -eq 1 ] || fail "exit $rc: a session whose Git directory is writable must fail the evidence (exit 1)"
+	for id in git.config.write git.hooks.create git.commondir.create git.dotgit.rename; do
+		grep -q "^FAIL $id: expected deny, got allow" "$T/out" || fail "check $id did not fail"
+	done
+	jq -e '.result == "fail"' "$T/summary.json" >/dev/null || fail "the summary does not say fail"
+	[ "$(cat "$T/other/.git/config")" = "[core]" ] || fail "the probe changed the config"
+}
 "case_$1"

@@ -431,12 +431,75 @@ static void probe_answers(void **state)
 	rmdir(dir);
 }
 
+/* The Git class (decision 214): the checks from the common directory,
+ * the nested repository only in rw, jig's own check never given to the
+ * probe; the probe's create, rename and nest kinds on a writable tree. */
+static void git_checks(void **state)
+{
+	(void)state;
+	static const char *const modules[] = {"/srv/repos/mine/.git/modules/sub"}, *const wts[] = {"/srv/repos/mine/.git/worktrees/w"};
+	for (int rw = 0; rw < 2; rw++) {
+		struct jig_evidence_inputs in = {.worktree = "/srv/repos/mine", .worktree_rw = rw, .caller_env = env_fixture,
+						 .git_common = "/srv/repos/mine/.git", .git_dotgit = "/srv/repos/mine/.git",
+						 .git_modules = modules, .n_git_modules = 1, .git_worktrees = wts, .n_git_worktrees = 1,
+						 .git_nest = "/srv/repos/mine/.jig-evidence-x"};
+		struct jig_evidence_suite s = {0};
+		struct jig_error e = {0};
+		assert_int_equal(jig_evidence_suite_build(&s, &in, &e), 0);
+		static const char *const ids[] = {"git.config.write", "git.hooks.create", "git.commondir.create", "git.info.create",
+						  "git.module.1.config.write", "git.module.1.hooks.create", "git.worktree.1.write",
+						  "git.dotgit.rename", "git.dotgit.write", NULL};
+		for (const char *const *id = ids; *id; id++) {
+			const struct jig_evidence_check *c = find(&s, *id);
+			assert_non_null(c);
+			assert_false(c->expect_allow);
+		}
+		const struct jig_evidence_check *nest = find(&s, "git.nested.create"), *kept = find(&s, JIG_EVIDENCE_NESTED_KEPT);
+		if (rw) {
+			assert_true(nest && nest->expect_allow);
+			assert_true(kept && !kept->expect_allow);
+		} else
+			assert_true(!nest && !kept);
+		char **argv = jig_evidence_argv(&s, "probe");
+		for (size_t i = 0; argv[i]; i++)
+			assert_null(strstr(argv[i], JIG_EVIDENCE_NESTED_KEPT));
+		jig_evidence_argv_free(argv);
+		jig_evidence_suite_free(&s);
+	}
+	char dir[] = "/tmp/jig-probe-git.XXXXXX", a[300], b[300], c[300], p[100];
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/x", dir);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(a, sizeof(a), "create:allow:g.create:%s/h/i/f", dir);
+	snprintf(b, sizeof(b), "rename:allow:g.rename:%s", p);
+	snprintf(c, sizeof(c), "nest:allow:g.nest:%s/n", dir);
+	char *args[] = {JIG_PROBE, a, b, c, NULL};
+	char *out = run_probe(args);
+	assert_non_null(strstr(out, "\"id\":\"g.create\",\"kind\":\"create\",\"expected\":\"allow\",\"actual\":\"allow\""));
+	assert_non_null(strstr(out, "\"id\":\"g.rename\",\"kind\":\"rename\",\"expected\":\"allow\",\"actual\":\"allow\""));
+	assert_non_null(strstr(out, "\"id\":\"g.nest\",\"kind\":\"nest\",\"expected\":\"allow\",\"actual\":\"allow\""));
+	free(out);
+	struct stat st;
+	snprintf(a, sizeof(a), "%s/h", dir);
+	assert_int_equal(lstat(a, &st), -1); /* create leaves nothing */
+	assert_int_equal(lstat(p, &st), 0);  /* rename puts it back */
+	snprintf(a, sizeof(a), "%s/n/.git/config", dir);
+	assert_int_equal(lstat(a, &st), 0); /* nest keeps its repository */
+	unlink(a);
+	snprintf(a, sizeof(a), "%s/n/.git", dir);
+	rmdir(a);
+	snprintf(a, sizeof(a), "%s/n", dir);
+	rmdir(a);
+	rmdir(p);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(credential_names), cmocka_unit_test(suite_from_mapping), cmocka_unit_test(parse_strict),
 		cmocka_unit_test(canary_absent),    cmocka_unit_test(leak_fails),         cmocka_unit_test(schema_refuses),
-		cmocka_unit_test(probe_answers),
+		cmocka_unit_test(probe_answers),    cmocka_unit_test(git_checks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
