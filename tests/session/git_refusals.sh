@@ -17,7 +17,11 @@ RT=/run/user/$UID_T
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 mkdir -p "$RT" && chown "$USER_NAME:" "$RT" && chmod 700 "$RT"
-mkdir -p "$T/repo/.git/worktrees/wt" "$T/repo/.git/modules/m" "$T/repo-wt" "$T/client/bin" "$T/config/jig" "$T/state"
+mkdir -p "$T/repo/.git/worktrees/wt" "$T/repo/.git/modules/m" "$T/repo-wt" "$T/client/bin" "$T/home/.config/jig"
+# The map is found from the password database's home (decision 215): the
+# test's $T/home is bound over jigtest's for each call (as tests/session/cases.sh).
+H=$(getent passwd "$USER_NAME" | cut -d: -f6)
+[ -d "$H" ] || { mkdir -p "$H" && chown "$USER_NAME:" "$H"; }
 printf 'gitdir: %s/repo/.git/worktrees/wt\n' "$T" >"$T/repo-wt/.git"
 printf '../..\n' >"$T/repo/.git/worktrees/wt/commondir"
 printf '../..\n' >"$T/repo/.git/modules/m/commondir"
@@ -30,13 +34,14 @@ map() {
 	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
 	  repositories: {repo: {root: ($t + "/repo"), worktrees: [($t + "/repo-wt")], mode: $mode, context: "personal",
 	                        default_provider: "local", providers: ["local"]}}
-	}' >"$T/config/jig/sessions.json"
-	chown -R "$USER_NAME:" "$T" && chmod 600 "$T/config/jig/sessions.json"
+	}' >"$T/home/.config/jig/sessions.json"
+	chown -R "$USER_NAME:" "$T" && chmod 700 "$T/home" && chmod 600 "$T/home/.config/jig/sessions.json"
 }
 # refused DIR PATTERN: exit 2, one line matching PATTERN, nothing on stdout.
 refused() {
 	set +e
-	runuser -u "$USER_NAME" -- env -C "$1" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state" XDG_RUNTIME_DIR="$RT" \
+	unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$T/home" "$H" \
+		runuser -u "$USER_NAME" -- env -C "$1" HOME="$H" XDG_RUNTIME_DIR="$RT" \
 		TERM=xterm "$JIG_TEST_PREFIX/bin/jig" session --dry-run >"$T/out" 2>"$T/err"
 	rc=$?
 	set -e
@@ -48,7 +53,8 @@ refused() {
 }
 accepted() {
 	set +e
-	runuser -u "$USER_NAME" -- env -C "$1" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state" XDG_RUNTIME_DIR="$RT" \
+	unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$T/home" "$H" \
+		runuser -u "$USER_NAME" -- env -C "$1" HOME="$H" XDG_RUNTIME_DIR="$RT" \
 		TERM=xterm "$JIG_TEST_PREFIX/bin/jig" session --dry-run --json >"$T/out" 2>"$T/err"
 	rc=$?
 	set -e

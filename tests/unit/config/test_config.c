@@ -2,7 +2,8 @@
  * for the directory or the file is "no configuration"; any other failure
  * to open or read either is a refusal naming the file and the error, in
  * jig_config_read and in its callers (http.json: a request is never sent
- * without the operator's binding; agents.json; sessions.json). One owner
+ * without the operator's binding; agents.json; the session map is read from
+ * the account by host/session/places.c, decision 215). One owner
  * and mode rule by secrecy. Runs as root: EACCES is the shell tests'
  * (deps.config_dir_unreadable, review.refuse_agent_config_unreadable,
  * session.map_unreadable); here ENOTDIR, ELOOP, EMFILE and a link to
@@ -23,7 +24,6 @@
 #include "config/agent_config.h"
 #include "config/config.h"
 #include "effects/bindings.h"
-#include "session/map.h"
 
 static char home[64], cfg[128];
 
@@ -232,22 +232,6 @@ static void agents_json_unreadable_refuses(void **state)
 	refused(jig_agent_provider_get("fake", false, &p, &e), &e, "agents.json", "mode 0600");
 }
 
-static void sessions_json_unreadable_refuses(void **state)
-{
-	(void)state;
-	struct jig_session_map m;
-	struct jig_error e = {0};
-	assert_true(jig_session_map_load(&m, &e) < 0);
-	if (!strstr(e.msg, "no repository map") || !strstr(e.msg, "sessions.json"))
-		fail_msg("absent: %s", e.msg);
-	sh("touch '%s/jig'", home);
-	refused(jig_session_map_load(&m, &e), &e, "sessions.json", "Not a directory: cannot read the operator configuration");
-	sh("rm '%s/jig'", home);
-	put("sessions.json", 0600, "{}");
-	sh("ln '%s/jig/sessions.json' '%s/second-link'", home);
-	refused(jig_session_map_load(&m, &e), &e, "sessions.json", "one link");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,7 +243,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(one_rule_by_secrecy, setup, teardown),
 		cmocka_unit_test_setup_teardown(http_json_unreadable_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(agents_json_unreadable_refuses, setup, teardown),
-		cmocka_unit_test_setup_teardown(sessions_json_unreadable_refuses, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
