@@ -13,6 +13,7 @@
 #include "policy/scope_argv.h"
 #include "run/reaper.h"
 #include "run/terminal.h"
+#include "session/broker.h"
 #include "sandbox/scope.h"
 #include "session/internal.h"
 #include "util/cleanup.h"
@@ -151,9 +152,13 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 			jig_terminal_stop(&term);
 		return r;
 	}
-	r = jig_session_instance(&s->t, sr.rt.id, jig_caller_home(), &sr.it, e);
+	struct jig_broker broker = {.pid = -1};
+	r = jig_broker_start(&broker, s, sr.rt.id, e);
+	if (!r)
+		r = jig_session_instance(&s->t, sr.rt.id, jig_caller_home(), &sr.it, e);
 	if (!r)
 		r = run_scope(&sr, argv, res, e);
+	jig_broker_stop(&broker);
 	if (sr.reaper.pid > 0)
 		jig_reaper_stop(&sr.reaper);
 	if (sr.init_fd >= 0)

@@ -151,6 +151,11 @@ static int where_facts(struct jig_session *s, const struct jig_session_request *
 		return r;
 	if (snprintf(s->tmpdir, sizeof(s->tmpdir), "%s/jig/sessions/" JIG_SESSION_ID_SLOT "/tmp", s->runtime) >= (int)sizeof(s->tmpdir))
 		return jig_err(e, JIG_E_USAGE, "session: $XDG_RUNTIME_DIR is too long");
+	/* The broker's socket directory: jig's own, under the caller's home
+	 * (a bind source is never below /run); "@session" made the launch's id. */
+	if (snprintf(s->broker_dir, sizeof(s->broker_dir), "%s/.local/state/jig/sessions/" JIG_SESSION_ID_SLOT "/broker",
+		     jig_caller_home()) >= (int)sizeof(s->broker_dir))
+		return jig_err(e, JIG_E_USAGE, "session: the home directory's path is too long");
 	/* jig-sessions/, beside jig's own state: a writable bind never lies
 	 * inside jig's own directories (decision 145; decision 135). */
 	if (jig_user_dir("XDG_STATE_HOME", ".local/state", state, sizeof(state)) < 0)
@@ -185,7 +190,7 @@ int jig_session_prepare(const struct jig_session_request *rq, struct jig_session
 			.program = json_string_value(json_array_get(json_object_get(s->w.client, "command"), 0)),
 			.trees = s->trees, .n_trees = s->n_trees, .worktree = s->w.worktree, .rw = s->w.rw,
 			.common_dir = within(s->w.common_dir, s->w.worktree) ? NULL : s->w.common_dir,
-			.git_dir = s->w.common_dir, .cwd = s->w.cwd, .state_root = s->state_root, .tmpdir = s->tmpdir,
+			.git_dir = s->w.common_dir, .cwd = s->w.cwd, .state_root = s->state_root, .tmpdir = s->tmpdir, .broker_dir = s->broker_dir,
 			.term = term_of_caller(s->term, sizeof(s->term)), .map_env = s->env, .network = s->network};
 		r = jig_session_build(s, e);
 	}
