@@ -153,11 +153,22 @@ static char *remote_config(const struct conf *c, int dir, size_t *len)
 	pid_t pid = spawn_git(c, dir, io, args, 4);
 	close(p[1]);
 	close(nul);
-	char *buf = NULL;
-	struct jig_error e;
-	if (jig_read_fd(p[0], 1u << 20, "git config", &buf, len, NULL, &e) < 0)
-		buf = NULL;
+	size_t cap = 1u << 20, got = 0;
+	char *buf = malloc(cap + 1);
+	ssize_t n = 1;
+	while (buf && got < cap && (n = read(p[0], buf + got, cap - got)) != 0)
+		if (n > 0)
+			got += (size_t)n;
+		else if (errno != EINTR)
+			break;
 	close(p[0]);
+	if (buf && (n != 0 || got >= cap)) { /* an error, or more than a repository's remotes need */
+		free(buf);
+		buf = NULL;
+	}
+	if (buf)
+		buf[got] = '\0';
+	*len = got;
 	int st;
 	waitpid(pid, &st, 0);
 	/* 1: no such key (no remote at all) */
@@ -165,7 +176,7 @@ static char *remote_config(const struct conf *c, int dir, size_t *len)
 		free(buf);
 		return NULL;
 	}
-	return buf ? buf : calloc(1, 1);
+	return buf;
 }
 
 static bool ssh_url(const char *u)
