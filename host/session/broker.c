@@ -412,6 +412,16 @@ static int make_dir(char *path, struct jig_error *e)
 	}
 }
 
+void jig_broker_git_sha256(char out[JIG_SHA256_HEX])
+{
+	struct jig_broker b = {.pid = -1};
+	struct jig_error e = {0};
+	int fd = open_git(&b, &e);
+	if (fd >= 0)
+		close(fd);
+	snprintf(out, JIG_SHA256_HEX, "%s", fd >= 0 ? b.git_sha256 : "");
+}
+
 int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const char *id, struct jig_error *e)
 {
 	b->pid = -1;

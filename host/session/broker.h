@@ -38,6 +38,8 @@ struct jig_broker {
  * signed snapshot; the pinned git opened and hashed; the broker forked.
  * -code with e, nothing left running. */
 int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const char *id, struct jig_error *e);
+/* The pinned git's SHA-256 (hex) as it is now, or "" when it cannot be read. */
+void jig_broker_git_sha256(char out[JIG_SHA256_HEX]);
 /* Ends the broker and every request it serves, and removes its directory.
  * Idempotent. */
 void jig_broker_stop(struct jig_broker *b);
