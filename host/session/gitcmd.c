@@ -101,6 +101,19 @@ static bool helper_transport(const char *a, bool network)
 	return true;
 }
 
+/* An absolute path or a ".." component: a path Git would read outside the
+ * worktree (`git diff A B` with a path outside compares files, as if
+ * --no-index). */
+static bool outside_path(const char *a)
+{
+	if (a[0] == '/')
+		return true;
+	for (const char *c = a; (c = strstr(c, "..")) != NULL; c += 2)
+		if ((c == a || c[-1] == '/') && (c[2] == '/' || c[2] == '\0'))
+			return true;
+	return false;
+}
+
 static int refuse_opt(const json_t *refused, const char *sub, const char *a, size_t n, struct jig_error *e)
 {
 	char name[64];
@@ -126,8 +139,12 @@ static int check_args(const struct jig_git_policy *p, const char *sub, int argc,
 		if (dashdash || a[0] != '-' || strcmp(a, "-") == 0) {
 			if (!operands)
 				return jig_err(e, JIG_E_USAGE, "git %s: takes no operand in a session (\"%.64s\")", sub, a);
-			if (out->network && !out->remote)
+			if (out->network && !out->remote) {
 				out->remote = a;
+				continue;
+			}
+			if (outside_path(a))
+				return jig_err(e, JIG_E_USAGE, "git %s: \"%.64s\" names a path outside the worktree; refused in a session", sub, a);
 			continue;
 		}
 		if (strcmp(a, "--") == 0) {

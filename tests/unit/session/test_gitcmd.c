@@ -149,6 +149,12 @@ static void test_options_that_run_or_read(void **state)
 	refused("push --repo=https://evil.test/x", "git push --repo: refused");
 	refused("status --short=x", "an option a session's git may not use");
 	refused("fetch --multiple a b", "git fetch --multiple: refused");
+	/* A path outside the worktree: `git diff A B` would compare the files. */
+	refused("diff /etc/shadow /dev/null", "git diff: \"/etc/shadow\" names a path outside the worktree");
+	refused("diff ../../.ssh/id_ed25519 x", "names a path outside the worktree");
+	refused("add -- sub/../../x", "names a path outside the worktree");
+	allowed("log main..feature");
+	allowed("diff HEAD~2...HEAD -- src/a..b");
 }
 
 static void test_transports(void **state)
