@@ -153,9 +153,11 @@ static int where_facts(struct jig_session *s, const struct jig_session_request *
 		return jig_err(e, JIG_E_USAGE, "session: $XDG_RUNTIME_DIR is too long");
 	/* The broker's socket directory: jig's own, under the caller's home
 	 * (a bind source is never below /run); "@session" made the launch's id. */
-	if (snprintf(s->broker_dir, sizeof(s->broker_dir), "%s/.local/state/jig/sessions/" JIG_SESSION_ID_SLOT "/broker",
-		     jig_caller_home()) >= (int)sizeof(s->broker_dir))
-		return jig_err(e, JIG_E_USAGE, "session: the home directory's path is too long");
+	const char *home = jig_caller_home();
+	if (!home || home[0] != '/' ||
+	    snprintf(s->broker_dir, sizeof(s->broker_dir), "%s/.local/state/jig/sessions/" JIG_SESSION_ID_SLOT "/broker", home) >=
+		    (int)sizeof(s->broker_dir))
+		return jig_err(e, JIG_E_USAGE, "session: your account's home directory (passwd) is missing or too long; the broker's socket is below it");
 	/* jig-sessions/, beside jig's own state: a writable bind never lies
 	 * inside jig's own directories (decision 145; decision 135). */
 	if (jig_user_dir("XDG_STATE_HOME", ".local/state", state, sizeof(state)) < 0)
