@@ -1,6 +1,7 @@
 /* The session's command broker: see broker.h. */
 #include "session/broker.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -412,6 +413,45 @@ static int make_dir(char *path, struct jig_error *e)
 	}
 }
 
+/* Removes a broker directory's files, the directory and its <id> parent. */
+static void remove_dir(char *dir)
+{
+	static const char *const files[] = {"sock", "gitconfig", NULL};
+	char p[PATH_MAX + 16];
+	for (const char *const *f = files; *f; f++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, *f);
+		unlink(p);
+	}
+	rmdir(dir);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(dir); /* .../sessions/<id> */
+		*slash = '/';
+	}
+}
+
+/* The broker directories of sessions that are gone (jig killed): an id
+ * whose runtime directory the runtime sweep has removed, or never had. */
+static void sweep(const char *sessions, const char *runtime)
+{
+	DIR *d = opendir(sessions);
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL) {
+		char p[PATH_MAX + 64], rt[PATH_MAX + 64];
+		struct stat st;
+		if (strlen(de->d_name) != 32 || strspn(de->d_name, "0123456789abcdef") != 32)
+			continue;
+		if (snprintf(rt, sizeof(rt), "%s/jig/sessions/%s", runtime, de->d_name) >= (int)sizeof(rt) || lstat(rt, &st) == 0 ||
+		    errno != ENOENT)
+			continue;
+		if (snprintf(p, sizeof(p), "%s/%s/broker", sessions, de->d_name) < (int)sizeof(p))
+			remove_dir(p);
+	}
+	if (d)
+		closedir(d);
+}
+
 void jig_broker_git_sha256(char out[JIG_SHA256_HEX])
 {
 	struct jig_broker b = {.pid = -1};
@@ -436,6 +476,9 @@ int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const ch
 	}
 	snprintf(c.home, sizeof(c.home), "%s", b->dir);
 	snprintf(c.global, sizeof(c.global), "%s/gitconfig", b->dir);
+	char sessions[PATH_MAX];
+	snprintf(sessions, sizeof(sessions), "%.*s", (int)(slot - s->broker_dir), s->broker_dir);
+	sweep(sessions, s->runtime);
 	int r = load_policy(s, &c, e);
 	if (r)
 		return r;
@@ -488,17 +531,6 @@ void jig_broker_stop(struct jig_broker *b)
 	b->pid = -1;
 	if (!b->dir[0])
 		return;
-	static const char *const files[] = {"sock", "gitconfig", NULL};
-	char p[sizeof(b->dir) + 16];
-	for (const char *const *f = files; *f; f++) {
-		snprintf(p, sizeof(p), "%s/%s", b->dir, *f);
-		unlink(p);
-	}
-	rmdir(b->dir);
-	char *slash = strrchr(b->dir, '/');
-	if (slash) {
-		*slash = '\0';
-		rmdir(b->dir); /* .../sessions/<id> */
-	}
+	remove_dir(b->dir);
 	b->dir[0] = '\0';
 }

@@ -36,6 +36,8 @@ struct jig_broker {
  * its missing parents, each the caller's and no link), its socket "sock"
  * and Git's global configuration "gitconfig"; the policy read from the
  * signed snapshot; the pinned git opened and hashed; the broker forked.
+ * First the directories of sessions that are gone (no runtime directory
+ * left after the runtime sweep) are removed.
  * -code with e, nothing left running. */
 int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const char *id, struct jig_error *e);
 /* The pinned git's SHA-256 (hex) as it is now, or "" when it cannot be read. */

@@ -101,7 +101,11 @@ refused() {
 
 scratch_git_through_broker() { :; }
 case_git_through_broker() {
+	# What a killed session left: removed (no runtime directory of that id).
+	stale="$HOME/.local/state/jig/sessions/0123456789abcdef0123456789abcdef"
+	mkdir -p "$stale/broker" && echo x >"$stale/broker/gitconfig"
 	session
+	[ ! -e "$stale" ] || fail "a gone session's broker directory stays"
 	[ "$rc" -eq 0 ] || fail "exit $rc"
 	grep -qx "GIT=/.jig/shim/git SSH=/.jig/shim/ssh" "$S/out" || fail "git and ssh on PATH are not jig's shim"
 	for c in switch add commit branch push fetch back env_ssh; do ok "$c"; done
