@@ -56,6 +56,8 @@ static int add_facts(json_t *doc, const struct jig_session_facts *f, struct jig_
 	for (i = 0; i < f->n_git_ro && !JIG_FAULT_FAILS("session git guard"); i++)
 		add_bind(doc, f->git_ro[i], f->git_ro[i], false);
 	add_bind(doc, f->state_root, f->state_root, true);
+	if (f->broker_dir)
+		add_bind(doc, f->broker_dir, JIG_SESSION_BROKER_TARGET, false);
 	for (i = 0; i < f->n_extra; i++)
 		add_bind(doc, f->extra[i].source, f->extra[i].target, false);
 	json_object_set_new(doc, "cwd", json_string(f->cwd));

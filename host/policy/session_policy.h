@@ -17,6 +17,7 @@
 
 #define JIG_SESSION_KIND "session"
 #define JIG_SESSION_ID_SLOT "@session"
+#define JIG_SESSION_BROKER_TARGET "/.jig/broker" /* where the scope's git and ssh shim finds the broker's socket */
 
 struct jig_session_facts {
 	const char *name;	  /* the scope's name */
@@ -32,6 +33,8 @@ struct jig_session_facts {
 	const char *cwd;
 	const char *state_root;	  /* writable, HOME */
 	const char *tmpdir;	  /* ".../jig/sessions/@session/tmp" */
+	const char *broker_dir;	  /* "~/.local/state/jig/sessions/@session/broker": the broker's socket, read-only at
+				     JIG_SESSION_BROKER_TARGET; NULL: none */
 	const char *term;	  /* TERM */
 	json_t *map_env;	  /* the map's non-secret environment (client, then provider) */
 	json_t *network;	  /* "none" or the exact-network object */

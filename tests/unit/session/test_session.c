@@ -403,6 +403,7 @@ static int setup(void **state)
 	mk("plain");
 	mk("client");
 	mk("state");
+	mk("libexec/shim"); /* the snapshot's git and ssh shim (session-broker) */
 	put("client/agent", "%s", "#!/bin/sh\n");
 	put("repo-wt/.git", "gitdir: %s/repo/.git/worktrees/wt\n", dir);
 	put("repo/.git/worktrees/wt/commondir", "%s", "../..\n");
