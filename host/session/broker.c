@@ -21,39 +21,25 @@
 
 #include "session/gitcmd.h"
 #include "session/internal.h"
+#include "policy/scope_argv.h"
+#include "sandbox/scope.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 
 struct conf {
 	struct jig_git_policy policy;
 	const char *worktree;
 	const json_t *remotes; /* the map's approved git_remotes (may be NULL) */
-	int git_fd;
-	char home[PATH_MAX], global[PATH_MAX + 16];
+	const struct jig_session *s; /* the catalog, snapshot and verifier the git scope is composed from */
+	const char *const *local; /* the approved remotes that are local paths: bound when git may reach a remote */
 };
-
-/* Git's environment, all of it jig's: nothing of the agent's is forwarded. */
-static void git_env(const struct conf *c, char **env, char (*buf)[2 * PATH_MAX + 64])
-{
-	snprintf(buf[0], sizeof(buf[0]), "HOME=%s", c->home);
-	snprintf(buf[1], sizeof(buf[1]), "GIT_CONFIG_GLOBAL=%s", c->global);
-	static const char *const fixed[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "TERM=dumb", "GIT_CONFIG_NOSYSTEM=1",
-					    "GIT_ATTR_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=/bin/false",
-					    "SSH_ASKPASS=/bin/false", "GIT_EDITOR=false", "GIT_SEQUENCE_EDITOR=false",
-					    "GIT_PAGER=cat", "PAGER=cat", "GIT_MERGE_AUTOEDIT=no", "GIT_ALLOW_PROTOCOL=file:https", NULL};
-	size_t n = 0;
-	env[n++] = buf[0];
-	env[n++] = buf[1];
-	for (const char *const *f = fixed; *f; f++)
-		env[n++] = (char *)*f;
-	env[n] = NULL;
-}
 
 /* Configuration that wins over the repository's (the command line's -c is
  * Git's highest precedence): nothing Git would run on jig's side. */
 static const char *const forced[] = {
 	"core.hooksPath=/dev/null", "core.fsmonitor=false", "core.sshCommand=false", "credential.helper=",
 	"core.askPass=/bin/false", "core.pager=cat", "core.editor=false", "sequence.editor=false",
-	"protocol.allow=never", "protocol.https.allow=always", "protocol.file.allow=always",
+	"protocol.allow=never", "protocol.file.allow=always",
 	"http.followRedirects=false", "submodule.recurse=false", "fetch.recurseSubmodules=false",
 	"push.recurseSubmodules=no", "commit.gpgSign=false", "tag.gpgSign=false", "gpg.program=false", NULL};
 #define N_FORCED (sizeof(forced) / sizeof(forced[0]) - 1)
@@ -74,40 +60,65 @@ static void say(int fd, const char *fmt, ...)
 	}
 }
 
-/* The pinned git with jig's -c, then args, in dir, on the descriptors io.
- * Returns its pid, or -1. */
-static pid_t spawn_git(const struct conf *c, int dir, const int io[3], const char *const *args, size_t n)
+/* In the request's child: the pinned git with jig's -c, then args, in its
+ * own scope (jig_launch, the sandbox module), on the descriptors io. Its
+ * exit status, 128+n for a signal, or 126 with one line on io[2]. */
+static int git_scoped(const struct conf *c, const char *cwd, const int io[3], const char *const *args, size_t n,
+		      const char *const *remotes)
 {
-	const char *argv[2 * N_FORCED + JIG_BROKER_MAX_ARGS + 2];
+	const char *call[2 * N_FORCED + JIG_BROKER_MAX_ARGS + 1], *argv[2 * N_FORCED + JIG_BROKER_MAX_ARGS + 8];
 	size_t k = 0;
-	argv[k++] = "git";
 	for (size_t i = 0; i < N_FORCED; i++) {
-		argv[k++] = "-c";
-		argv[k++] = forced[i];
+		call[k++] = "-c";
+		call[k++] = forced[i];
 	}
-	for (size_t i = 0; i < n && k + 1 < sizeof(argv) / sizeof(argv[0]); i++)
-		argv[k++] = args[i];
-	argv[k] = NULL;
-	char *env[24], buf[2][2 * PATH_MAX + 64];
-	git_env(c, env, buf);
+	for (size_t i = 0; i < n && k < sizeof(call) / sizeof(call[0]); i++)
+		call[k++] = args[i];
+	char name[40];
+	snprintf(name, sizeof(name), "session-git-%d", (int)getpid());
+	struct jig_scope_template t;
+	struct jig_sandbox sb;
+	struct jig_error e = {0};
+	const struct jig_session *ss = c->s;
+	struct jig_session_git_facts gf = {.name = name, .snapshot_dir = ss->snap.dirpath, .home = jig_caller_home(),
+					   .worktree = ss->w.worktree, .git_dir = ss->w.common_dir, .rw = ss->w.rw, .cwd = cwd,
+					   .remotes = remotes};
+	int init_fd = -1, r = jig_session_git_compose(&ss->cat, &gf, &t, &e);
+	if (!r && (r = jig_scope_argv(&t, call, k, argv, sizeof(argv) / sizeof(argv[0]), &e)) == 0 &&
+	    (r = jig_sandbox_open(&sb, &c->s->snap, &e)) == 0) {
+		if ((init_fd = jig_verifier_open((struct jig_verifier *)&c->s->v, &c->s->snap, JIG_SESSION_INIT_FILE, &e)) < 0)
+			r = init_fd;
+		const struct jig_scope_slot slots[] = {{"stdin", io[0]}, {"stdout", io[1]}, {"stderr", io[2]}};
+		struct jig_scope_result res;
+		struct jig_launch st = {.sb = &sb, .t = &t, .run = {.slots = slots, .n_slots = 3},
+					.l = {.init_fd = init_fd, .argv = argv, .abort_fd = -1}, .stop = JIG_LAUNCH_STOP_NONE};
+		if (!r && (r = jig_launch(&st, &res, &e)) == 0) {
+			if (res.held_fd >= 0)
+				close(res.held_fd);
+			jig_sandbox_close(&sb);
+			if (res.exit_status >= 0 && !res.signal)
+				return res.exit_status;
+			if (res.signal)
+				return 128 + res.signal;
+			say(io[2], "jig: git: its scope failed: %s", res.error[0] ? res.error : jig_scope_outcome_name(res.outcome));
+			return JIG_BROKER_REFUSED;
+		}
+		jig_sandbox_close(&sb);
+	}
+	say(io[2], "jig: git: cannot start its scope: %s", e.msg);
+	return JIG_BROKER_REFUSED;
+}
+
+/* The scoped git in a child of the request. Returns its pid, or -1. */
+static pid_t spawn_git(const struct conf *c, const char *cwd, const int io[3], const char *const *args, size_t n,
+		       const char *const *remotes)
+{
 	pid_t pid = fork();
 	if (pid != 0)
 		return pid;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	for (int i = 0; i < 3; i++)
-		if (dup2(io[i], 100 + i) < 0)
-			_exit(127);
-	for (int i = 0; i < 3; i++)
-		if (dup2(100 + i, i) < 0)
-			_exit(127);
-	if (dup2(c->git_fd, 103) < 0 || fchdir(dir) < 0)
-		_exit(127);
-	close_range(3, 102, 0);
-	close_range(104, ~0U, 0);
 	signal(SIGPIPE, SIG_DFL);
-	fexecve(103, (char *const *)argv, env);
-	say(2, "jig: git: cannot run the pinned %s: %s", JIG_BROKER_GIT, strerror(errno));
-	_exit(127);
+	_exit(git_scoped(c, cwd, io, args, n, remotes));
 }
 
 static int wait_status(pid_t pid, int conn)
@@ -143,7 +154,7 @@ static bool inside(int fd, const char *worktree, char *path, size_t cap)
 
 /* The repository's remote configuration as the pinned git reads it
  * (jig's environment, no pager): "key\nvalue\0" entries, or NULL. */
-static char *remote_config(const struct conf *c, int dir, size_t *len)
+static char *remote_config(const struct conf *c, const char *dir, size_t *len)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -151,7 +162,7 @@ static char *remote_config(const struct conf *c, int dir, size_t *len)
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	static const char *const args[] = {"config", "-z", "--get-regexp", "^(remote|url)\\.", NULL};
 	int io[3] = {nul, p[1], nul};
-	pid_t pid = spawn_git(c, dir, io, args, 4);
+	pid_t pid = spawn_git(c, dir, io, args, 4, NULL);
 	close(p[1]);
 	close(nul);
 	size_t cap = 1u << 20, got = 0;
@@ -188,12 +199,19 @@ static bool ssh_url(const char *u)
 	return colon && colon != u && (!slash || colon < slash) && u[0] != '/';
 }
 
+/* The git scope has no network yet (decision 222). */
+static bool https_url(const char *u)
+{
+	return strncmp(u, "https://", 8) == 0 || strncmp(u, "http://", 7) == 0;
+}
+#define HTTPS_REFUSED "jig: git %s: %s: HTTPS remotes are not available to the session's git yet (its scope has no network; decision 222)"
+
 /* A remote Git would reach: its name (or NULL: every remote) in the
  * repository's configuration, or an approved URL. */
-static int check_remote(const struct conf *c, int dir, const char *remote, const char *sub, int err)
+static int check_remote(const struct conf *c, const char *dir, const char *remote, const char *sub, int err)
 {
 	if (remote && jig_git_remote_approved(c->remotes, remote))
-		return ssh_url(remote) ? (say(err, "jig: git %s %s: SSH remotes are not available in a session yet (Slice 4A's SSH chain)", sub, remote), -1) : 0;
+		return https_url(remote) ? (say(err, HTTPS_REFUSED, sub, remote), -1) : ssh_url(remote) ? (say(err, "jig: git %s %s: SSH remotes are not available in a session yet (Slice 4A's SSH chain)", sub, remote), -1) : 0;
 	size_t len, nurls = 0;
 	char *cfg = remote_config(c, dir, &len);
 	if (!cfg) {
@@ -220,6 +238,9 @@ static int check_remote(const struct conf *c, int dir, const char *remote, const
 			if (!v || !jig_git_remote_approved(c->remotes, v)) {
 				say(err, "jig: git %s: remote \"%.*s\" (%s) is not one of the map's approved git_remotes; refused", sub,
 				    (int)(dot - name), name, v ? v : "");
+				r = -1;
+			} else if (https_url(v)) {
+				say(err, HTTPS_REFUSED, sub, v);
 				r = -1;
 			} else if (ssh_url(v)) {
 				say(err, "jig: git %s: %s is an SSH remote; SSH remotes are not available in a session yet (Slice 4A's SSH chain)", sub, v);
@@ -316,14 +337,14 @@ static int serve(const struct conf *c, int conn)
 			close(dir);
 		return JIG_BROKER_REFUSED;
 	}
-	if (ck.network && check_remote(c, dir, ck.remote, argv[ck.sub], err) < 0) {
-		close(dir);
+	close(dir);
+	/* The remote check is policy; the scope below is what holds if it
+	 * were wrong: the test-only fault skips it (session_broker). */
+	if (ck.network && !JIG_FAULT_FAILS("session broker remote check") && check_remote(c, path, ck.remote, argv[ck.sub], err) < 0)
 		return JIG_BROKER_REFUSED;
-	}
 	/* -C is done: the rest from the subcommand (or --version). */
 	int from = ck.sub > 0 ? ck.sub : argc - 1;
-	pid_t pid = spawn_git(c, dir, io, argv + from, (size_t)(argc - from));
-	close(dir);
+	pid_t pid = spawn_git(c, path, io, argv + from, (size_t)(argc - from), ck.network ? c->local : NULL);
 	if (pid < 0) {
 		say(err, "jig: git: cannot start: %s", strerror(errno));
 		return JIG_BROKER_REFUSED;
@@ -465,7 +486,21 @@ void jig_broker_git_sha256(char out[JIG_SHA256_HEX])
 int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const char *id, struct jig_error *e)
 {
 	b->pid = -1;
-	struct conf c = {.worktree = s->w.worktree, .remotes = json_object_get(s->w.repo, "git_remotes"), .git_fd = -1};
+	struct conf c = {.worktree = s->w.worktree, .remotes = json_object_get(s->w.repo, "git_remotes"), .s = s};
+	/* The approved local remotes (a path or file:// URL): the binds a
+	 * fetch, pull or push gets in the git scope. */
+	static const char *local[JIG_BROKER_MAX_REMOTES + 1];
+	size_t nl = 0, i;
+	json_t *v;
+	json_array_foreach(c.remotes, i, v) {
+		const char *u = json_string_value(v);
+		if (u && strncmp(u, "file://", 7) == 0)
+			u += 7;
+		if (u && u[0] == '/' && nl < JIG_BROKER_MAX_REMOTES && access(u, F_OK) == 0)
+			local[nl++] = u;
+	}
+	local[nl] = NULL;
+	c.local = local;
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	const char *slot = strstr(s->broker_dir, "/" JIG_SESSION_ID_SLOT "/");
 	if (!slot || snprintf(b->dir, sizeof(b->dir), "%.*s/%s%s", (int)(slot - s->broker_dir), s->broker_dir, id,
@@ -474,22 +509,19 @@ int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const ch
 		b->dir[0] = '\0';
 		return jig_err(e, JIG_E_USAGE, "session: the broker's socket path %s/sock is too long", s->broker_dir);
 	}
-	snprintf(c.home, sizeof(c.home), "%s", b->dir);
-	snprintf(c.global, sizeof(c.global), "%s/gitconfig", b->dir);
 	char sessions[PATH_MAX];
 	snprintf(sessions, sizeof(sessions), "%.*s", (int)(slot - s->broker_dir), s->broker_dir);
 	sweep(sessions, s->runtime);
 	int r = load_policy(s, &c, e);
 	if (r)
 		return r;
-	if ((c.git_fd = open_git(b, e)) < 0) {
+	int git_fd = open_git(b, e), lfd = -1;
+	if (git_fd < 0) {
 		jig_git_policy_free(&c.policy);
-		return c.git_fd;
+		return git_fd;
 	}
-	char cfg[PATH_MAX + 64];
-	int lfd = -1;
-	snprintf(cfg, sizeof(cfg), "[safe]\n\tdirectory = %s\n", s->w.worktree);
-	if ((r = make_dir(b->dir, e)) == 0 && (r = jig_write_file_at(AT_FDCWD, c.global, cfg, strlen(cfg), 0600, e)) < 0)
+	close(git_fd);
+	if ((r = make_dir(b->dir, e)) < 0)
 		;
 	else if ((lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
 		 bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sa.sun_path, 0600) < 0 || listen(lfd, 16) < 0)
@@ -505,18 +537,13 @@ int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const ch
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_IGN);
-		if (dup2(lfd, 3) < 0 || dup2(c.git_fd, 4) < 0)
-			_exit(1);
-		c.git_fd = 4;
-		int nul = open("/dev/null", O_RDWR);
+		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (nul >= 0 && (dup2(nul, 0) < 0 || dup2(nul, 1) < 0))
 			_exit(1);
-		close_range(5, ~0U, 0);
-		broker_loop(&c, 3, parent);
+		broker_loop(&c, lfd, parent);
 	}
 	if (lfd >= 0)
 		close(lfd);
-	close(c.git_fd);
 	jig_git_policy_free(&c.policy);
 	return r;
 }

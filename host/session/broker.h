@@ -23,6 +23,7 @@
 #define JIG_BROKER_MAX_ARGS 256
 #define JIG_BROKER_REFUSED 126 /* the exit status of a refused request */
 #define JIG_BROKER_GIT "/usr/bin/git"
+#define JIG_BROKER_MAX_REMOTES 32 /* approved local remotes bound into the git scope */
 
 struct jig_session;
 

@@ -36,6 +36,9 @@ git -C "$S/repo" config user.email operator@example.test
 echo one >"$S/repo/file" && git -C "$S/repo" add file && git -C "$S/repo" commit -qm one
 git -C "$S/repo" remote add origin "$S/remote.git"
 git -C "$S/repo" push -q origin main
+# Outside the worktree, readable by the operator, approved by no one.
+git init -q -b main "$S/secret.git" && echo s >"$S/secret.git/f" && git -C "$S/secret.git" add f &&
+	git -C "$S/secret.git" -c user.name=o -c user.email=o@example.test commit -qm SECRET-CANARY
 git -C "$S/repo" remote add elsewhere https://git.example.test:444/r.git
 # The operator's own hook: jig's git runs no hook (core.hooksPath=/dev/null).
 printf '#!/bin/sh\ntouch "%s/canary-hook"\n' "$S" >"$S/repo/.git/hooks/post-commit"
@@ -47,6 +50,14 @@ cat >"$S/agent/agent" <<EOF
 #!/usr/bin/sh
 run() { name=\$1; shift; "\$@" >"\$TMPDIR/out" 2>"\$TMPDIR/err"; echo "RC \$name \$?"; echo "ERR \$name \$(head -n 1 "\$TMPDIR/err")"; echo "LINES \$name \$(wc -l <"\$TMPDIR/err")"; }
 cd "$S/repo"
+# The second round (the operator's fault skips the broker's remote check):
+# what the git scope holds by itself.
+if [ -e "$S/agent/fault-round" ]; then
+	run contained_push git push "$S/unapproved.git" feature
+	run contained_fetch git fetch "$S/secret.git" main
+	echo "FETCHED \$(git log -1 --format=%s FETCH_HEAD 2>/dev/null)"
+	exit 0
+fi
 echo "GIT=\$(command -v git) SSH=\$(command -v ssh)"
 run switch git switch -c feature
 echo two >file
@@ -127,6 +138,18 @@ case_git_through_broker() {
 	[ -z "$(git -C "$S/unapproved.git" for-each-ref)" ] || fail "the unapproved remote was pushed to"
 	[ ! -e "$HOME/.local/state/jig/sessions" ] || [ -z "$(ls -A "$HOME/.local/state/jig/sessions")" ] ||
 		fail "the broker's directory stays after the session: $(ls "$HOME/.local/state/jig/sessions")"
+	# The git scope (decision 222): with the broker's remote check skipped
+	# by the test-only fault, a path outside the worktree, its Git
+	# directory and the approved remotes is not there for git.
+	touch "$S/agent/fault-round"
+	JIG_FAULT_FAIL="session broker remote check" session
+	[ "$rc" -eq 0 ] || fail "fault round: exit $rc"
+	grep -Eq "^RC contained_push [0-9]+$" "$S/out" && ! grep -qx "RC contained_push 0" "$S/out" ||
+		fail "the brokered git reached a repository outside its scope: $(grep -E "^(RC|ERR) contained_push " "$S/out" | tr '\n' ' ')"
+	! grep -qx "RC contained_push 126" "$S/out" || fail "contained_push was refused by policy, not held by the scope: $(grep "^ERR contained_push " "$S/out")"
+	[ -z "$(git -C "$S/unapproved.git" for-each-ref)" ] || fail "the brokered git pushed outside its scope"
+	! grep -qx "RC contained_fetch 0" "$S/out" || fail "the brokered git fetched from outside its scope"
+	! grep -q "SECRET-CANARY" "$S/out" || fail "the operator's repository outside the scope was read: $(grep FETCHED "$S/out")"
 }
 
 [ $# -eq 1 ] || { echo "usage: $0 CASE" >&2; exit 2; }
