@@ -76,6 +76,7 @@ run ext git fetch "ext::sh -c touch% $S/canary-ext"
 run unapproved_path git push "$S/unapproved.git" feature
 run unapproved_remote git push elsewhere feature
 run unapproved_url git push https://git.example.test:444/r.git feature
+run https_approved git push https://git.example.test:443/ok.git feature
 run outside_c git -C / status
 run alias git st
 cd "\$TMPDIR"
@@ -89,7 +90,7 @@ jq -n --arg s "$S" '{
   clients: {fake: {command: [($s + "/agent/agent")], trees: [($s + "/agent"), "/usr/bin"]}},
   providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
   repositories: {repo: {root: ($s + "/repo"), mode: "rw", context: "personal", default_provider: "local",
-                        providers: ["local"], git_remotes: [($s + "/remote.git")]}}
+                        providers: ["local"], git_remotes: [($s + "/remote.git"), "https://git.example.test:443/ok.git"]}}
 }' >"$HOME/.config/jig/sessions.json"
 chmod 600 "$HOME/.config/jig/sessions.json"
 
@@ -131,6 +132,7 @@ case_git_through_broker() {
 	refused unapproved_path "jig: git push: \"$S/unapproved.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
 	refused unapproved_remote "jig: git push: remote \"elsewhere\" (https://git.example.test:444/r.git) is not one of the map's approved git_remotes; refused"
 	refused unapproved_url "jig: git push: \"https://git.example.test:444/r.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused https_approved "jig: git push: https://git.example.test:443/ok.git: HTTPS remotes are not available to the session's git yet (its scope has no network; decision 222)"
 	refused outside_c "jig: git -C: runs only inside the session's worktree $S/repo; refused"
 	refused alias "jig: git st: not a subcommand a session may run (aliases are not honoured; \`jig session --dry-run\` lists the policy)"
 	refused outside_cwd "jig: git: runs only inside the session's worktree $S/repo; refused"
