@@ -195,6 +195,8 @@ static bool ssh_url(const char *u)
 {
 	if (strncmp(u, "ssh://", 6) == 0 || strncmp(u, "git+ssh://", 10) == 0)
 		return true;
+	if (strstr(u, "://")) /* another scheme's URL: "https:" is not scp-like host:path */
+		return false;
 	const char *colon = strchr(u, ':'), *slash = strchr(u, '/');
 	return colon && colon != u && (!slash || colon < slash) && u[0] != '/';
 }
