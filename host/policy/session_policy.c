@@ -56,6 +56,8 @@ static int add_facts(json_t *doc, const struct jig_session_facts *f, struct jig_
 	for (i = 0; i < f->n_git_ro && !JIG_FAULT_FAILS("session git guard"); i++)
 		add_bind(doc, f->git_ro[i], f->git_ro[i], false);
 	add_bind(doc, f->state_root, f->state_root, true);
+	if (f->broker_dir)
+		add_bind(doc, f->broker_dir, JIG_SESSION_BROKER_TARGET, false);
 	for (i = 0; i < f->n_extra; i++)
 		add_bind(doc, f->extra[i].source, f->extra[i].target, false);
 	json_object_set_new(doc, "cwd", json_string(f->cwd));
@@ -134,5 +136,36 @@ int jig_session_instance(const struct jig_scope_template *tmpl, const char *id, 
 		out->argv = tmpl->argv;
 		out->hold = tmpl->hold;
 	}
+	return r;
+}
+
+int jig_session_git_compose(const struct jig_catalog *c, const struct jig_session_git_facts *f, struct jig_scope_template *t,
+			    struct jig_error *e)
+{
+	struct jig_scope_facts sf = {.kind = JIG_SESSION_GIT_KIND, .name = f->name, .snapshot_dir = f->snapshot_dir, .home = f->home};
+	struct jig_scope_template base;
+	memset(t, 0, sizeof(*t));
+	int r = jig_catalog_compose(c, &sf, &base, e);
+	if (r)
+		return r;
+	json_t *doc = json_deep_copy(base.policy.doc);
+	if (doc) {
+		add_bind(doc, f->worktree, f->worktree, f->rw);
+		add_bind(doc, f->git_dir, f->git_dir, f->rw);
+		for (size_t i = 0; f->remotes && f->remotes[i]; i++)
+			add_bind(doc, f->remotes[i], f->remotes[i], true);
+		json_object_set_new(doc, "cwd", json_string(f->cwd));
+	}
+	char *txt = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	struct jig_error inner = {0};
+	if (!txt || jig_scope_policy_parse(txt, strlen(txt), f->home, JIG_POLICY_SLOTS, &t->policy, &inner) < 0)
+		r = jig_err(e, inner.code ? inner.code : JIG_E_INTERNAL, "the session's git scope: %s", txt ? inner.msg : "out of memory");
+	free(txt);
+	if (!r) {
+		t->argv = base.argv;
+		base.argv = NULL;
+	}
+	jig_scope_template_free(&base);
 	return r;
 }

@@ -16,7 +16,9 @@
 #include "util/error.h"
 
 #define JIG_SESSION_KIND "session"
+#define JIG_SESSION_GIT_KIND "session-git" /* the brokered git's scope (decision 222) */
 #define JIG_SESSION_ID_SLOT "@session"
+#define JIG_SESSION_BROKER_TARGET "/.jig/broker" /* where the scope's git and ssh shim finds the broker's socket */
 
 struct jig_session_facts {
 	const char *name;	  /* the scope's name */
@@ -32,6 +34,8 @@ struct jig_session_facts {
 	const char *cwd;
 	const char *state_root;	  /* writable, HOME */
 	const char *tmpdir;	  /* ".../jig/sessions/@session/tmp" */
+	const char *broker_dir;	  /* "~/.local/state/jig/sessions/@session/broker": the broker's socket, read-only at
+				     JIG_SESSION_BROKER_TARGET; NULL: none */
 	const char *term;	  /* TERM */
 	json_t *map_env;	  /* the map's non-secret environment (client, then provider) */
 	json_t *network;	  /* "none" or the exact-network object */
@@ -46,5 +50,19 @@ int jig_session_compose(const struct jig_catalog *c, const struct jig_session_fa
  * argv and hold are tmpl's, borrowed: free only out->policy. */
 int jig_session_instance(const struct jig_scope_template *tmpl, const char *id, const char *home,
 			 struct jig_scope_template *out, struct jig_error *e);
+
+/* The session's brokered git (issue 45, decision 222): the catalog's
+ * "session-git" kind with the worktree and its Git directory bound at
+ * their own paths (writable as the session's mode: the Git directory is
+ * read-only only in the agent's scope), each of remotes (approved local
+ * remotes, NULL-terminated; NULL: none) writable, cwd the request's. */
+struct jig_session_git_facts {
+	const char *name, *snapshot_dir, *home;
+	const char *worktree, *git_dir, *cwd;
+	bool rw;
+	const char *const *remotes;
+};
+int jig_session_git_compose(const struct jig_catalog *c, const struct jig_session_git_facts *f, struct jig_scope_template *t,
+			    struct jig_error *e);
 
 #endif

@@ -30,7 +30,7 @@ struct jig_session {
 	bool snap_open, v_open;
 	struct jig_catalog cat;
 	char manifest_sha256[JIG_SHA256_HEX], catalog_sha256[JIG_SHA256_HEX], identity[JIG_SHA256_HEX];
-	char runtime[PATH_MAX], tmpdir[PATH_MAX], state_root[PATH_MAX], term[64], name[40];
+	char runtime[PATH_MAX], tmpdir[PATH_MAX], broker_dir[PATH_MAX], state_root[PATH_MAX], term[64], name[40];
 	char home[PATH_MAX];		   /* the password database's, physical */
 	char state_rel[PATH_MAX];	   /* state_root below home */
 	bool loopback;

@@ -16,6 +16,7 @@
 #include "policy/scope_argv.h"
 #include "run/reaper.h"
 #include "run/terminal.h"
+#include "session/broker.h"
 #include "sandbox/scope.h"
 #include "session/internal.h"
 #include "session/places.h"
@@ -239,17 +240,22 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 			jig_terminal_stop(&term);
 		return r;
 	}
-	r = jig_session_instance(&s->t, sr.rt.id, jig_caller_home(), &sr.it, e);
+	struct jig_broker broker = {.pid = -1};
+	r = jig_broker_start(&broker, s, sr.rt.id, e);
+	if (!r)
+		r = jig_session_instance(&s->t, sr.rt.id, jig_caller_home(), &sr.it, e);
 	if (!r && JIG_FAULT_FAILS("session-instance"))
 		r = jig_err(e, JIG_E_HOST, "session: the launch failed before the scope (fault point \"session-instance\")");
 	if (!r) {
 		r = run_scope(&sr, argv, res, e);
-		/* Nothing of the agent runs now: what mounts could not stop
-		 * (a new nested .git, a changed .gitattributes...) is found,
-		 * reported and a new .git quarantined before the operator's
-		 * next git (decision 212). */
+		/* Nothing of the agent runs now, nor of its brokered git: what
+		 * mounts could not stop (a new nested .git, a changed
+		 * .gitattributes...) is found, reported and a new .git
+		 * quarantined before the operator's next git (decision 212). */
+		jig_broker_stop(&broker);
 		jig_session_git_end(&s->git, stderr);
 	}
+	jig_broker_stop(&broker);
 	if (sr.reaper.pid > 0)
 		jig_reaper_stop(&sr.reaper);
 	if (sr.init_fd >= 0)

@@ -188,10 +188,15 @@ static bool approved(json_t *repo, const char *prov)
 	return false;
 }
 
+static bool git_remote_ok(const char *u)
+{
+	return (strncmp(u, "https://", 8) == 0 && u[8] && !strpbrk(u, " \t\n")) || abs_normal(u);
+}
+
 static int parse_repo(json_t *doc, const char *id, json_t *p, const char *what, struct jig_error *e)
 {
 	static const char *const keys[] = {"root", "worktrees", "mode", "context", "default_provider", "providers",
-					   "capabilities", "about", NULL};
+					   "capabilities", "git_remotes", "about", NULL};
 	char w[128];
 	snprintf(w, sizeof(w), "%s: repositories.%s", what, id);
 	const char *root = json_string_value(json_object_get(p, "root"));
@@ -218,6 +223,9 @@ static int parse_repo(json_t *doc, const char *id, json_t *p, const char *what, 
 		r = jig_err(e, JIG_E_USAGE, "%s.default_provider: \"%.40s\" is not one of its approved providers", w, json_string_value(dflt));
 	if (!r && dflt && !json_is_string(dflt))
 		r = str_list(p, "default_provider", w, NULL, "a provider id", e);
+	/* The remotes the session's git may reach (Slice 4A): exact URLs. */
+	if (!r)
+		r = str_list(p, "git_remotes", w, git_remote_ok, "an https:// URL or an absolute path to a repository", e);
 	json_t *caps = json_object_get(p, "capabilities");
 	if (!r && caps && (!json_is_array(caps) || json_array_size(caps) != 0))
 		r = jig_err(e, JIG_E_USAGE, "%s.capabilities: the catalog offers no session capability yet; [] or absent", w);

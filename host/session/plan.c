@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "session/broker.h"
+#include "session/gitcmd.h"
 #include "session/internal.h"
 #include "util/text.h"
 
@@ -14,11 +16,26 @@ static json_t *high_risk_json(unsigned bits)
 	return a;
 }
 
+/* The broker's policies (Slice 4A): the snapshot's git command policy by
+ * its manifest digest, the pinned git by its own, the approved remotes. */
+static json_t *broker_json(const struct jig_session *s)
+{
+	char pol[JIG_SHA256_HEX] = "", git[JIG_SHA256_HEX] = "";
+	const struct jig_manifest_file *f = jig_manifest_find_file(&s->snap.m, JIG_GIT_POLICY_FILE);
+	if (f)
+		jig_hex(f->sha256, JIG_SHA256_LEN, pol);
+	jig_broker_git_sha256(git);
+	json_t *rem = json_object_get(s->w.repo, "git_remotes");
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s}", "socket", JIG_SESSION_BROKER_TARGET "/sock", "git_policy",
+			 JIG_GIT_POLICY_FILE, "git_policy_sha256", pol, "git", JIG_BROKER_GIT, "git_sha256", git, "git_remotes",
+			 rem ? json_deep_copy(rem) : json_array(), "ssh", "refused");
+}
+
 json_t *jig_session_plan_json(const struct jig_session *s)
 {
 	json_t *argv = json_object_get(s->doc, "argv");
 	json_t *caps = json_object_get(s->w.repo, "capabilities");
-	return json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s},s:{s:s,s:s},s:{s:s,s:s,s:s,s:O},s:{s:s,s:O},s:s,s:o,s:o,"
+	json_t *plan = json_pack("{s:s,s:{s:s,s:s,s:s,s:s,s:s,s:s,s:s},s:{s:s,s:s},s:{s:s,s:s,s:s,s:O},s:{s:s,s:O},s:s,s:o,s:o,"
 			 "s:{s:s,s:s,s:s},s:s,s:s,s:O,s:o}",
 			 "schema", JIG_SESSION_PLAN_FORMAT,
 			 "repository", "id", s->w.repo_id, "root", s->w.root, "worktree", s->w.worktree, "common_dir",
@@ -32,6 +49,9 @@ json_t *jig_session_plan_json(const struct jig_session *s)
 			 "snapshot", "manifest_sha256", s->manifest_sha256, "launch_identity", s->identity, "catalog_sha256",
 			 s->catalog_sha256, "map_sha256", s->map.sha256, "policy_sha256", s->sha256, "argv", argv,
 			 "permission_plan", jig_scope_plan_json(&s->t.policy));
+	if (plan)
+		json_object_set_new(plan, "broker", broker_json(s));
+	return plan;
 }
 
 static void line(FILE *out, const char *label, const char *value)
@@ -71,6 +91,14 @@ void jig_session_plan_print(const struct jig_session *s, FILE *out)
 	line(out, "snapshot", s->manifest_sha256);
 	line(out, "map sha256", s->map.sha256);
 	line(out, "policy sha256", s->sha256);
+	char pol[JIG_SHA256_HEX] = "?", git[JIG_SHA256_HEX];
+	const struct jig_manifest_file *f = jig_manifest_find_file(&s->snap.m, JIG_GIT_POLICY_FILE);
+	if (f)
+		jig_hex(f->sha256, JIG_SHA256_LEN, pol);
+	jig_broker_git_sha256(git);
+	snprintf(buf, sizeof(buf), "through jig's broker: %s (sha256 %s), policy %s (sha256 %s), %zu approved remote(s); ssh refused",
+		 JIG_BROKER_GIT, git, JIG_GIT_POLICY_FILE, pol, json_array_size(json_object_get(s->w.repo, "git_remotes")));
+	line(out, "git", buf);
 	fprintf(out, "  %-14s", "program");
 	size_t i;
 	json_t *v;

@@ -152,6 +152,13 @@ static int where_facts(struct jig_session *s, const struct jig_session_request *
 		return r;
 	if (snprintf(s->tmpdir, sizeof(s->tmpdir), "%s/jig/sessions/" JIG_SESSION_ID_SLOT "/tmp", s->runtime) >= (int)sizeof(s->tmpdir))
 		return jig_err(e, JIG_E_USAGE, "session: $XDG_RUNTIME_DIR is too long");
+	/* The broker's socket directory: jig's own, under the caller's home
+	 * (a bind source is never below /run); "@session" made the launch's id. */
+	const char *home = jig_caller_home();
+	if (!home || home[0] != '/' ||
+	    snprintf(s->broker_dir, sizeof(s->broker_dir), "%s/.local/state/jig/sessions/" JIG_SESSION_ID_SLOT "/broker", home) >=
+		    (int)sizeof(s->broker_dir))
+		return jig_err(e, JIG_E_USAGE, "session: your account's home directory (passwd) is missing or too long; the broker's socket is below it");
 	/* jig-sessions/, beside jig's own state: a writable bind never lies
 	 * inside jig's own directories (decision 145; decision 135). One per
 	 * repository (its root's digest), below the password database's home,
@@ -191,7 +198,7 @@ int jig_session_prepare(const struct jig_session_request *rq, struct jig_session
 			.name = s->name, .snapshot_dir = s->snap.dirpath, .home = jig_caller_home(),
 			.program = json_string_value(json_array_get(json_object_get(s->w.client, "command"), 0)),
 			.trees = s->trees, .n_trees = s->n_trees, .worktree = s->w.worktree, .rw = s->w.rw,
-			.git_ro = (const char *const *)s->git.ro, .n_git_ro = s->git.n_ro, .cwd = s->w.cwd, .state_root = s->state_root, .tmpdir = s->tmpdir,
+			.git_ro = (const char *const *)s->git.ro, .n_git_ro = s->git.n_ro, .cwd = s->w.cwd, .state_root = s->state_root, .tmpdir = s->tmpdir, .broker_dir = s->broker_dir,
 			.term = term_of_caller(s->term, sizeof(s->term)), .map_env = s->env, .network = s->network};
 		r = jig_session_build(s, e);
 	}

@@ -274,7 +274,8 @@ case_plan_text() {
 		"TMPDIR *$RT/jig/sessions/@session/tmp" "provider *local at 127.0.0.1:1234 \\(loopback" \
 		"state root *$(state_of "$T/repo")" "capabilities *none" "high-risk +none" \
 		"policy sha256 [0-9a-f]{64}" \
-		"program *$T/client/bin/agent --interactive --model local-7b" "dry run: nothing was started"; do
+		"program *$T/client/bin/agent --interactive --model local-7b" "dry run: nothing was started" \
+		"git *through jig's broker: /usr/bin/git \(sha256 [0-9a-f]{64}\), policy libexec/git-command.json \(sha256 [0-9a-f]{64}\), 0 approved remote\(s\); ssh refused"; do
 		grep -Eq -- "$want" "$T/out" || fail "plan lacks /$want/"
 	done
 	! grep -q "cache" "$T/out" || fail "the plan names a policy cache (issue 44: there is none)"
@@ -293,6 +294,11 @@ case_plan_json() {
 	  and (has("cache_path") or has("cache_hit") | not)
 	  and .argv == [($t + "/client/bin/agent"), "--interactive", "--verbose"]
 	  and .permission_plan.schema == "jig-permission-plan/1"' "$T/out" >/dev/null || fail "plan json: $(cat "$T/out")"
+	# The broker's policies and their digests (issue 45, Slice 4A).
+	jq -e --arg g "$(sha256sum /usr/bin/git | cut -d" " -f1)" '.broker.socket == "/.jig/broker/sock"
+	  and .broker.git == "/usr/bin/git" and .broker.git_sha256 == $g and .broker.git_policy == "libexec/git-command.json"
+	  and (.broker.git_policy_sha256 | test("^[0-9a-f]{64}$")) and .broker.git_remotes == [] and .broker.ssh == "refused"' \
+		"$T/out" >/dev/null || fail "plan json broker: $(jq .broker "$T/out")"
 	# The environment allowlist: the map's, jig's; no credential.
 	jq -e '.permission_plan.env | (has("HOME") and has("TMPDIR") and has("TERM") and .AGENT_MODE == "session"
 	  and (has("OPENAI_API_KEY") | not))' "$T/out" >/dev/null || fail "plan env: $(jq .permission_plan.env "$T/out")"

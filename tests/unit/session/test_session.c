@@ -307,6 +307,51 @@ static char *compose(const char *cat_text, bool rw, const char *endpoint, const 
 	return out;
 }
 
+/* The brokered git's scope (decision 222): the catalog's session-git kind,
+ * the worktree, its Git directory and the approved local remotes, nothing
+ * of the caller's home, no network, git's environment only. */
+static void git_scope_composed(void **state)
+{
+	(void)state;
+	char *cat = catalog_text(), wt[256], gd[256], rem[256];
+	snprintf(wt, sizeof(wt), "%s/repo", dir);
+	snprintf(gd, sizeof(gd), "%s/repo/.git", dir);
+	snprintf(rem, sizeof(rem), "%s/client", dir);
+	struct jig_catalog c;
+	struct jig_error e = {0};
+	assert_int_equal(jig_catalog_parse(cat, strlen(cat), &c, &e), 0);
+	const char *remotes[] = {rem, NULL};
+	struct jig_session_git_facts f = {.name = "session-git-1", .snapshot_dir = dir, .home = "/home/operator-canary",
+					  .worktree = wt, .git_dir = gd, .rw = true, .cwd = wt, .remotes = remotes};
+	struct jig_scope_template t;
+	if (jig_session_git_compose(&c, &f, &t, &e) < 0)
+		fail_msg("compose: %s", e.msg);
+	const char *out = t.policy.canonical;
+	assert_string_equal(t.argv[0], "/usr/bin/git");
+	assert_non_null(strstr(out, "\"network\":\"none\""));
+	assert_non_null(strstr(out, "\"GIT_CONFIG_GLOBAL\":\"/dev/null\""));
+	assert_non_null(strstr(out, "\"HOME\":\"/tmp\""));
+	assert_null(strstr(out, "operator-canary"));
+	char want[600];
+	snprintf(want, sizeof(want), "\"source\":\"%s\",\"target\":\"%s\",\"write\":true", gd, gd);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), "\"source\":\"%s\",\"target\":\"%s\",\"write\":true", rem, rem);
+	assert_non_null(strstr(out, want));
+	snprintf(want, sizeof(want), "\"cwd\":\"%s\"", wt);
+	assert_non_null(strstr(out, want));
+	jig_scope_template_free(&t);
+	/* No remote outside a fetch, pull or push; read-only in an ro session. */
+	f.remotes = NULL;
+	f.rw = false;
+	assert_int_equal(jig_session_git_compose(&c, &f, &t, &e), 0);
+	assert_null(strstr(t.policy.canonical, rem));
+	snprintf(want, sizeof(want), "\"source\":\"%s\",\"target\":\"%s\",\"write\":true", gd, gd);
+	assert_null(strstr(t.policy.canonical, want));
+	jig_scope_template_free(&t);
+	jig_catalog_free(&c);
+	free(cat);
+}
+
 static void composition_is_canonical(void **state)
 {
 	(void)state;
@@ -403,6 +448,7 @@ static int setup(void **state)
 	mk("plain");
 	mk("client");
 	mk("state");
+	mk("libexec/shim"); /* the snapshot's git and ssh shim (session-broker) */
 	put("client/agent", "%s", "#!/bin/sh\n");
 	put("repo-wt/.git", "gitdir: %s/repo/.git/worktrees/wt\n", dir);
 	put("repo/.git/worktrees/wt/commondir", "%s", "../..\n");
@@ -437,6 +483,7 @@ int main(void)
 		cmocka_unit_test(state_root_kept),
 		cmocka_unit_test(where),
 		cmocka_unit_test(composition_is_canonical),
+		cmocka_unit_test(git_scope_composed),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

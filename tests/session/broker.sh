@@ -1,0 +1,158 @@
+#!/bin/sh
+# The session's command broker (issue 45 must-show 2, seed 001 Slice 4A),
+# in the supported-host lane as the unprivileged user: a fake agent in an
+# rw session runs `git` and `ssh` from its PATH, which are jig's shim; jig's
+# broker outside the scope checks each request and runs the pinned git.
+# Through it the agent commits, switches branch, fetches and pushes to a
+# fixture remote the map approves (a local bare repository); each bypass
+# is refused with one line: direct ssh, -c core.sshCommand, --upload-pack,
+# an ext:: transport, a remote the map does not approve (a path, an HTTPS
+# host and port), -C outside the worktree, git run from outside the
+# worktree; the repository's own post-commit hook does not run;
+# GIT_SSH_COMMAND and GIT_DIR in the agent's environment have no
+# effect (the shim forwards no environment). Requirements: docs/session.md
+# ("Git through jig").
+set -eu
+: "${JIG_TEST_PREFIX:?}"
+JIG="$JIG_TEST_PREFIX/bin/jig"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+if [ "${ROOT_MODE:-}" = 1 ]; then
+	u=$(id -u jigtest)
+	mkdir -p "/run/user/$u" && chown jigtest: "/run/user/$u" && chmod 700 "/run/user/$u"
+	exit 0
+fi
+
+RT=/run/user/$(id -u)
+export XDG_RUNTIME_DIR="$RT"
+S=$(mktemp -d "$HOME/jig-broker.XXXXXX")
+trap 'rm -rf "$S"' EXIT
+mkdir -p "$S/agent" "$HOME/.config/jig"
+git init -q --bare "$S/remote.git"
+git init -q --bare "$S/unapproved.git"
+git init -q -b main "$S/repo"
+git -C "$S/repo" config user.name "Fixture Operator"
+git -C "$S/repo" config user.email operator@example.test
+echo one >"$S/repo/file" && git -C "$S/repo" add file && git -C "$S/repo" commit -qm one
+git -C "$S/repo" remote add origin "$S/remote.git"
+git -C "$S/repo" push -q origin main
+# Outside the worktree, readable by the operator, approved by no one.
+git init -q -b main "$S/secret.git" && echo s >"$S/secret.git/f" && git -C "$S/secret.git" add f &&
+	git -C "$S/secret.git" -c user.name=o -c user.email=o@example.test commit -qm SECRET-CANARY
+git -C "$S/repo" remote add elsewhere https://git.example.test:444/r.git
+# The operator's own hook: jig's git runs no hook (core.hooksPath=/dev/null).
+printf '#!/bin/sh\ntouch "%s/canary-hook"\n' "$S" >"$S/repo/.git/hooks/post-commit"
+chmod 755 "$S/repo/.git/hooks/post-commit"
+
+# The fake agent: "RC name rc" and "ERR name <its first stderr line>" per
+# command, then what git printed where asked.
+cat >"$S/agent/agent" <<EOF
+#!/usr/bin/sh
+run() { name=\$1; shift; "\$@" >"\$TMPDIR/out" 2>"\$TMPDIR/err"; echo "RC \$name \$?"; echo "ERR \$name \$(head -n 1 "\$TMPDIR/err")"; echo "LINES \$name \$(wc -l <"\$TMPDIR/err")"; }
+cd "$S/repo"
+# The second round (the operator's fault skips the broker's remote check):
+# what the git scope holds by itself.
+if [ -e "$S/agent/fault-round" ]; then
+	run contained_push git push "$S/unapproved.git" feature
+	run contained_fetch git fetch "$S/secret.git" main
+	echo "FETCHED \$(git log -1 --format=%s FETCH_HEAD 2>/dev/null)"
+	exit 0
+fi
+echo "GIT=\$(command -v git) SSH=\$(command -v ssh)"
+run switch git switch -c feature
+echo two >file
+run add git add file
+run commit git commit -qm two
+run branch sh -c 'git rev-parse --abbrev-ref HEAD >"\$TMPDIR/branch"'
+echo "BRANCH \$(cat "\$TMPDIR/branch")"
+run push git push -q -u origin feature
+run fetch git fetch -q origin
+run back git switch -q main
+run ssh ssh git@git.example.test
+run ssh_path /.jig/shim/ssh -p 22 example.test
+run config_ssh git -c core.sshCommand="touch $S/canary-c" fetch origin
+run upload_pack git fetch --upload-pack="touch $S/canary-u" origin
+run ext git fetch "ext::sh -c touch% $S/canary-ext"
+run unapproved_path git push "$S/unapproved.git" feature
+run unapproved_remote git push elsewhere feature
+run unapproved_url git push https://git.example.test:444/r.git feature
+run https_approved git push https://git.example.test:443/ok.git feature
+run outside_c git -C / status
+run alias git st
+cd "\$TMPDIR"
+run outside_cwd git status
+cd "$S/repo"
+run env_ssh env GIT_SSH_COMMAND="touch $S/canary-env" GIT_DIR=/nonexistent git fetch -q origin
+EOF
+chmod 755 "$S/agent/agent"
+jq -n --arg s "$S" '{
+  format: "jig-sessions/1",
+  clients: {fake: {command: [($s + "/agent/agent")], trees: [($s + "/agent"), "/usr/bin"]}},
+  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
+  repositories: {repo: {root: ($s + "/repo"), mode: "rw", context: "personal", default_provider: "local",
+                        providers: ["local"], git_remotes: [($s + "/remote.git"), "https://git.example.test:443/ok.git"]}}
+}' >"$HOME/.config/jig/sessions.json"
+chmod 600 "$HOME/.config/jig/sessions.json"
+
+session() {
+	set +e
+	(cd "$S/repo" && "$JIG" session </dev/null >"$S/out" 2>"$S/err")
+	rc=$?
+	set -e
+	tr -d '\r' <"$S/out" >"$S/o" && mv "$S/o" "$S/out"
+	echo "--- jig session (exit $rc)"
+	cat "$S/out" && tail -n 3 "$S/err"
+}
+ok() { grep -qx "RC $1 0" "$S/out" || fail "$1 did not succeed: $(grep -E "^(RC|ERR) $1 " "$S/out" | tr '\n' ' ')"; }
+# refused NAME LINE: exit 126 and exactly one stderr line, LINE.
+refused() {
+	grep -qx "RC $1 126" "$S/out" || fail "$1 was not refused: $(grep -E "^(RC|ERR) $1 " "$S/out" | tr '\n' ' ')"
+	grep -qxF "ERR $1 $2" "$S/out" || fail "$1 said: $(grep "^ERR $1 " "$S/out")"
+	grep -qx "LINES $1 1" "$S/out" || fail "$1 said more than one line"
+}
+
+scratch_git_through_broker() { :; }
+case_git_through_broker() {
+	# What a killed session left: removed (no runtime directory of that id).
+	stale="$HOME/.local/state/jig/sessions/0123456789abcdef0123456789abcdef"
+	mkdir -p "$stale/broker" && echo x >"$stale/broker/gitconfig"
+	session
+	[ ! -e "$stale" ] || fail "a gone session's broker directory stays"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	grep -qx "GIT=/.jig/shim/git SSH=/.jig/shim/ssh" "$S/out" || fail "git and ssh on PATH are not jig's shim"
+	for c in switch add commit branch push fetch back env_ssh; do ok "$c"; done
+	grep -qx "BRANCH feature" "$S/out" || fail "git's output did not come back to the agent"
+	[ "$(git -C "$S/remote.git" log -1 --format=%s feature)" = two ] || fail "the push did not reach the fixture remote"
+	[ "$(git -C "$S/repo" rev-parse --abbrev-ref HEAD)" = main ] || fail "the switch back did not happen"
+	refused ssh "jig: ssh is not available in a session: Git reaches remotes through jig"
+	refused ssh_path "jig: ssh is not available in a session: Git reaches remotes through jig"
+	refused config_ssh "jig: git -c: configuration on the command line is refused in a session (Git's configuration is jig's)"
+	refused upload_pack "jig: git fetch --upload-pack: refused in a session (names the program Git runs for the remote side)"
+	refused ext "jig: git fetch: the transport of \"ext::sh -c touch% $S/canary-ext\" is refused in a session (ext:: and fd:: run programs; remotes are the map's)"
+	refused unapproved_path "jig: git push: \"$S/unapproved.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused unapproved_remote "jig: git push: remote \"elsewhere\" (https://git.example.test:444/r.git) is not one of the map's approved git_remotes; refused"
+	refused unapproved_url "jig: git push: \"https://git.example.test:444/r.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused https_approved "jig: git push: https://git.example.test:443/ok.git: HTTPS remotes are not available to the session's git yet (its scope has no network; decision 222)"
+	refused outside_c "jig: git -C: runs only inside the session's worktree $S/repo; refused"
+	refused alias "jig: git st: not a subcommand a session may run (aliases are not honoured; \`jig session --dry-run\` lists the policy)"
+	refused outside_cwd "jig: git: runs only inside the session's worktree $S/repo; refused"
+	for c in c u ext env hook; do [ ! -e "$S/canary-$c" ] || fail "canary-$c: a program the agent named ran"; done
+	[ -z "$(git -C "$S/unapproved.git" for-each-ref)" ] || fail "the unapproved remote was pushed to"
+	[ ! -e "$HOME/.local/state/jig/sessions" ] || [ -z "$(ls -A "$HOME/.local/state/jig/sessions")" ] ||
+		fail "the broker's directory stays after the session: $(ls "$HOME/.local/state/jig/sessions")"
+	# The git scope (decision 222): with the broker's remote check skipped
+	# by the test-only fault, a path outside the worktree, its Git
+	# directory and the approved remotes is not there for git.
+	touch "$S/agent/fault-round"
+	JIG_FAULT_FAIL="session broker remote check" session
+	[ "$rc" -eq 0 ] || fail "fault round: exit $rc"
+	grep -Eq "^RC contained_push [0-9]+$" "$S/out" && ! grep -qx "RC contained_push 0" "$S/out" ||
+		fail "the brokered git reached a repository outside its scope: $(grep -E "^(RC|ERR) contained_push " "$S/out" | tr '\n' ' ')"
+	! grep -qx "RC contained_push 126" "$S/out" || fail "contained_push was refused by policy, not held by the scope: $(grep "^ERR contained_push " "$S/out")"
+	[ -z "$(git -C "$S/unapproved.git" for-each-ref)" ] || fail "the brokered git pushed outside its scope"
+	! grep -qx "RC contained_fetch 0" "$S/out" || fail "the brokered git fetched from outside its scope"
+	! grep -q "SECRET-CANARY" "$S/out" || fail "the operator's repository outside the scope was read: $(grep FETCHED "$S/out")"
+}
+
+[ $# -eq 1 ] || { echo "usage: $0 CASE" >&2; exit 2; }
+"case_$1"
