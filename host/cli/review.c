@@ -57,6 +57,11 @@ static json_t *changes(const struct jig_project *p, const struct jig_plan *pl, c
 	*was = NULL;
 	bool have = jig_plan_admitted(p, admitted, &ignored) == 0;
 	*already = have && strcmp(admitted, pl->sha256) == 0;
+	if (*already) { /* and its stored Plan intact: else it is shown and admitted again, rewritten */
+		json_t *doc = jig_plan_admitted_doc(p, admitted);
+		*already = doc != NULL;
+		json_decref(doc);
+	}
 	if (!have)
 		admitted[0] = '\0';
 	if (!have || *already)
