@@ -92,7 +92,7 @@ int jig_cli_open_snapshot(struct jig_snapshot *s, int json)
 
 void jig_cli_verification_note(const struct jig_verifier *v)
 {
-	if (v->note[0])
+	if (v->note[0] && !v->note_quiet)
 		fprintf(stderr, "jig: note: %s; hashed afresh\n", v->note);
 }
 

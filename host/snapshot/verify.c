@@ -132,8 +132,15 @@ static void load(struct jig_verifier *v)
 		return ignore(v, "is truncated, corrupted or of another version");
 	len -= MAC_LINE_LEN;
 	cache_mac(v, buf, len, want);
-	if (!jig_state_mac_equal(have, want))
-		return ignore(v, "was not written with your operator key (forged, or another key's)");
+	if (!jig_state_mac_equal(have, want)) {
+		/* Said in --json's cache_ignored, not on stderr: a cache written
+		 * under an earlier key (a new key, a copied home) is expected and
+		 * needs nothing from the operator; forged or not, it is ignored
+		 * and rewritten (decision 193). */
+		ignore(v, "was not written with your operator key (forged, or another key's)");
+		v->note_quiet = true;
+		return;
+	}
 	buf[len] = '\0';
 	size_t lines = 0;
 	for (const char *c = buf + hl + 1, *end = buf + len; (c = memchr(c, '\n', (size_t)(end - c))); c++)

@@ -56,6 +56,7 @@ struct jig_verifier {
 	char root[PATH_MAX]; /* the snapshot's canonical directory */
 	struct jig_snapshot_dirmemo memo; /* the last checked parent directory */
 	char note[PATH_MAX + 128]; /* why the stored cache was ignored, or "" */
+	bool note_quiet; /* ...and not worth a line: another key's cache (decision 193) */
 	unsigned hashed, reused;
 	uint64_t hashed_bytes;
 	uint64_t elapsed_ns; /* spent verifying (cache load and write included) */
