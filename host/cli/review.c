@@ -49,23 +49,19 @@ static bool ask_yes(bool *asked)
 /* The admitted Plan, when it is not this one: its document and the
  * changes since it (flow/plan_diff.h), or NULL (none admitted, or its
  * document is gone: then the Plan is shown as at a first review).
- * *already: this very Plan is the admitted one. */
+ * *already: this very Plan is admitted, its stored text intact (else shown and admitted again). */
 static json_t *changes(const struct jig_project *p, const struct jig_plan *pl, char admitted[JIG_SHA256_HEX], json_t **was,
 		       bool *already)
 {
 	struct jig_error ignored;
 	*was = NULL;
 	bool have = jig_plan_admitted(p, admitted, &ignored) == 0;
-	*already = have && strcmp(admitted, pl->sha256) == 0;
-	if (*already) { /* and its stored Plan intact: else it is shown and admitted again, rewritten */
-		json_t *doc = jig_plan_admitted_doc(p, admitted);
-		*already = doc != NULL;
+	json_t *doc = have && strcmp(admitted, pl->sha256) == 0 ? jig_plan_admitted_doc(p, admitted) : NULL;
+	if ((*already = doc != NULL) || !have) {
 		json_decref(doc);
-	}
-	if (!have)
-		admitted[0] = '\0';
-	if (!have || *already)
+		admitted[have ? JIG_SHA256_HEX - 1 : 0] = '\0';
 		return NULL;
+	}
 	json_t *c = (*was = jig_plan_admitted_doc(p, admitted)) ? jig_plan_diff(p, *was, pl->doc, true) : NULL;
 	if (!c) {
 		json_decref(*was);
