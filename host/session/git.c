@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "session/map.h"
 #include "util/cleanup.h"
 #include "util/fault.h"
 
@@ -28,19 +29,10 @@ static bool within(const char *p, const char *dir)
 	return strncmp(p, dir, n) == 0 && (p[n] == '/' || p[n] == '\0');
 }
 
-/* A small regular file's first line, no link followed at its last component. */
+/* where.c's reader, its refusal said as the session's. */
 static int first_line(const char *path, char *out, size_t cap, struct jig_error *e)
 {
-	jig_autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return jig_err(e, JIG_E_USAGE, "session: %s: %s; refused", path, fd < 0 ? strerror(errno) : "not a regular file");
-	ssize_t n = read(fd, out, cap - 1);
-	if (n <= 0 || (size_t)n == cap - 1)
-		return jig_err(e, JIG_E_USAGE, "session: %s: empty, unreadable or too long; refused", path);
-	out[n] = '\0';
-	out[strcspn(out, "\n")] = '\0';
-	return 0;
+	return jig_session_read_line(path, out, cap, e) ? jig_err_prefix(e, JIG_E_USAGE, "session: ") : 0;
 }
 
 /* dir/rel (rel absolute: itself), physical, a directory; 1 when it is not one. */

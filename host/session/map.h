@@ -51,6 +51,9 @@ struct jig_session_where {
 /* The repository of cwd (physical; the innermost .git, read as files, no
  * git run) and its map entry: an unknown repository, an unregistered
  * worktree, a .git that is a link or unreadable are refused. */
+/* A small regular file's first line into out (no link followed at its
+ * last component): 0, or a refusal naming path (where.c; git.c too). */
+int jig_session_read_line(const char *path, char *out, size_t cap, struct jig_error *e);
 int jig_session_map_resolve(const struct jig_session_map *m, const char *cwd, struct jig_session_where *w,
 			    struct jig_error *e);
 /* The provider: requested (NULL: the entry's one default) among the

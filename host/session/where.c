@@ -14,8 +14,7 @@
 #include "session/map.h"
 #include "util/cleanup.h"
 
-/* A small regular file's first line (no link followed at its last component). */
-static int read_line(const char *path, char *out, size_t cap, struct jig_error *e)
+int jig_session_read_line(const char *path, char *out, size_t cap, struct jig_error *e)
 {
 	jig_autoclose int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
@@ -72,7 +71,7 @@ static int git_dirs(struct jig_session_where *w, bool is_file, struct jig_error 
 	int r;
 	if (is_file) {
 		snprintf(p, sizeof(p), "%s/.git", w->worktree);
-		if ((r = read_line(p, line, sizeof(line), e)))
+		if ((r = jig_session_read_line(p, line, sizeof(line), e)))
 			return r;
 		if (strncmp(line, "gitdir: ", 8) != 0)
 			return jig_err(e, JIG_E_USAGE, "%s: not a \"gitdir: PATH\" file; refused", p);
@@ -83,7 +82,7 @@ static int git_dirs(struct jig_session_where *w, bool is_file, struct jig_error 
 	snprintf(p, sizeof(p), "%s/commondir", gitdir);
 	struct stat st;
 	if (lstat(p, &st) == 0) {
-		if ((r = read_line(p, line, sizeof(line), e)) || (r = physical(gitdir, line, w->common_dir, p, e)))
+		if ((r = jig_session_read_line(p, line, sizeof(line), e)) || (r = physical(gitdir, line, w->common_dir, p, e)))
 			return r;
 	} else
 		snprintf(w->common_dir, sizeof(w->common_dir), "%s", gitdir);
