@@ -76,6 +76,23 @@ static int add_facts(json_t *doc, const struct jig_session_facts *f, struct jig_
 	return 0;
 }
 
+/* The composed policy text (with the facts added) parsed into t, base's
+ * argv moved into it; base and txt freed. r: an earlier failure. */
+static int adopt(struct jig_scope_template *base, char *txt, const char *home, const char *what, int r,
+		 struct jig_scope_template *t, struct jig_error *e)
+{
+	struct jig_error inner = {0};
+	if (!r && (!txt || jig_scope_policy_parse(txt, strlen(txt), home, JIG_POLICY_SLOTS, &t->policy, &inner) < 0))
+		r = jig_err(e, inner.code ? inner.code : JIG_E_INTERNAL, "%s: %s", what, txt ? inner.msg : "out of memory");
+	free(txt);
+	if (!r) {
+		t->argv = base->argv;
+		base->argv = NULL;
+	}
+	jig_scope_template_free(base);
+	return r;
+}
+
 int jig_session_compose(const struct jig_catalog *c, const struct jig_session_facts *f, struct jig_scope_template *t,
 			struct jig_error *e)
 {
@@ -90,16 +107,9 @@ int jig_session_compose(const struct jig_catalog *c, const struct jig_session_fa
 	char *txt = r ? NULL : json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	memset(t, 0, sizeof(*t));
-	struct jig_error inner = {0};
-	if (!r && (!txt || jig_scope_policy_parse(txt, strlen(txt), f->home, JIG_POLICY_SLOTS, &t->policy, &inner) < 0))
-		r = jig_err(e, inner.code ? inner.code : JIG_E_INTERNAL, "session %s: %s", f->name, txt ? inner.msg : "out of memory");
-	free(txt);
-	if (!r) {
-		t->argv = base.argv;
-		base.argv = NULL;
-	}
-	jig_scope_template_free(&base);
-	return r;
+	char what[256];
+	snprintf(what, sizeof(what), "session %s", f->name);
+	return adopt(&base, txt, f->home, what, r, t, e);
 }
 
 static int instance_policy(const struct jig_scope_policy *tmpl, const char *id, const char *home,
@@ -158,14 +168,5 @@ int jig_session_git_compose(const struct jig_catalog *c, const struct jig_sessio
 	}
 	char *txt = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
-	struct jig_error inner = {0};
-	if (!txt || jig_scope_policy_parse(txt, strlen(txt), f->home, JIG_POLICY_SLOTS, &t->policy, &inner) < 0)
-		r = jig_err(e, inner.code ? inner.code : JIG_E_INTERNAL, "the session's git scope: %s", txt ? inner.msg : "out of memory");
-	free(txt);
-	if (!r) {
-		t->argv = base.argv;
-		base.argv = NULL;
-	}
-	jig_scope_template_free(&base);
-	return r;
+	return adopt(&base, txt, f->home, "the session's git scope", 0, t, e);
 }
