@@ -23,7 +23,7 @@
 
 #define JIG_SESSIONS_DIR "sessions"
 #define JIG_SESSION_REF_HEX 32
-#define JIG_SESSION_FORMAT "jig-agent-session/1"
+#define JIG_SESSION_FORMAT "jig-agent-session/2"
 
 /* Whose a session is: the reference works only here. */
 struct jig_session_scope {
