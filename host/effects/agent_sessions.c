@@ -121,9 +121,9 @@ static json_t *verified(const char *buf, size_t n, const char *name, const struc
 	return h;
 }
 
-/* Whether stored session name verifies (and, with sc, is of sc's Flow and
- * route): only what verifies counts towards the caps. */
-static bool counted(int dfd, const char *name, const struct jig_state_binding *b, const struct jig_session_scope *sc)
+/* Whether stored session name counts towards the caps: 0 it does not
+ * verify (ignored), 1 it does, 2 it does and is of sc's Flow and route. */
+static int counted(int dfd, const char *name, const struct jig_state_binding *b, const struct jig_session_scope *sc)
 {
 	struct jig_error ignored;
 	jig_autoclose int fd = b ? jig_state_open(dfd, name, "retained session", &ignored) : -1;
@@ -132,9 +132,9 @@ static bool counted(int dfd, const char *name, const struct jig_state_binding *b
 	size_t hl;
 	json_t *h = n > 0 ? verified(buf, (size_t)n, name, b, &hl) : NULL;
 	const char *flow = json_string_value(json_object_get(h, "flow")), *route = json_string_value(json_object_get(h, "route"));
-	bool yes = h && (!sc || (strcmp(flow, sc->flow) == 0 && strcmp(route, sc->route) == 0));
+	int c = !h ? 0 : strcmp(flow, sc->flow) == 0 && strcmp(route, sc->route) == 0 ? 2 : 1;
 	json_decref(h);
-	return yes;
+	return c;
 }
 
 /* Removes expired sessions and stale partial writes; with sc, counts the
@@ -168,10 +168,9 @@ static int prune(int dfd, time_t now, const char *ref, char found[64], const str
 			unlinkat(dfd, de->d_name, 0);
 			continue;
 		}
-		if (sc && counted(dfd, de->d_name, b, NULL)) {
-			(*available)++;
-			*in_scope += counted(dfd, de->d_name, b, sc);
-		}
+		int c = sc ? counted(dfd, de->d_name, b, sc) : 0;
+		*available += c > 0;
+		*in_scope += c == 2;
 		if (ref && strcmp(r, ref) == 0 && strlen(de->d_name) < 64) /* parse_name: <= 45 */
 			memcpy(found, de->d_name, strlen(de->d_name) + 1);
 	}

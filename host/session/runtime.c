@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,7 +16,6 @@
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
-#include "util/json.h"
 
 /* Opens the next component c beneath cur (closed) with no-follow; on
  * failure says which component of path broke which rule. */
