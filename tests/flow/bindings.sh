@@ -619,5 +619,27 @@ case_progress_terminal() {
 	nothing_left
 }
 
+case_child_outputs_read() {
+	# Issue 46 item 3 (decision 272): the root of tests/flow/children reads
+	# its child's counts.json through jig.call's result (read), type-checked
+	# by init.child_outputs_typecheck; a path the call did not import throws,
+	# naming what it did.
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p"
+	cp -r "$JIG_SOURCE/tests/flow/children" "$T/p"
+	cp "$JIG_TEST_PREFIX/lib/jig/current/libexec/runtime/jig.d.ts" "$T/p/jig.d.ts"
+	(cd "$T/p" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }
+	printf 'one two three\nfour five\n' >"$T/text"
+	set +e
+	(cd "$T/p" && "$JIG" run digest --output "$T/pkt" --input text="$T/text") >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -eq 0 ] || fail "the Run failed: exit $rc"
+	cat "$T/pkt/files/summary.md"
+	printf 'imported: counts.json\nwords: 5\nlines: 2\nother: jig.call count: "summary.md" is not an output this call imported; it imported counts.json\n' >"$T/want"
+	cmp -s "$T/want" "$T/pkt/files/summary.md" || fail "the root did not read its child's output: $(cat "$T/pkt/files/summary.md")"
+	nothing_left
+}
 "case_$1"
 echo "PASS: $1"
