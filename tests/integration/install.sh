@@ -120,10 +120,12 @@ case_man_synopsis() {
 	done
 	sed -n '/^SYNOPSIS$/,/^DESCRIPTION$/p' "$T/man.txt" | grep '^       jig ' | sed 's/^ *//' >"$T/synopsis"
 	cat "$T/synopsis"
-	# jig help's commands: "  NAME [SUB] ..." lines of its commands block
-	# (a two-word command's second word is lower case, not an argument).
+	# jig help's commands: "  NAME [SUB] ..." lines of its commands block,
+	# before the description's column (a two-word command's second word is
+	# lower case, not an argument).
 	"$JIG" help | awk '/^commands:/ { on = 1; next } /^$/ { on = 0 } on && /^  [a-z]/ {
-		c = $1; if ($2 ~ /^[a-z]+$/) c = c " " $2; print c }' >"$T/commands"
+		l = substr($0, 3); sub(/  .*/, "", l); n = split(l, w, " ")
+		c = w[1]; if (n > 1 && w[2] ~ /^[a-z]+$/) c = c " " w[2]; print c }' >"$T/commands"
 	[ "$(wc -l <"$T/commands")" -ge 15 ] || fail "too few commands read from jig help: $(cat "$T/commands")"
 	while read -r c; do
 		grep -q "^jig $c\( \|$\)" "$T/synopsis" || fail "the SYNOPSIS lacks jig $c"
@@ -131,7 +133,7 @@ case_man_synopsis() {
 	grep -q "^jig --version$" "$T/synopsis" && grep -q "^jig session --evidence" "$T/synopsis" || fail "the SYNOPSIS lacks --version or session --evidence"
 	sed -n '/^EXIT STATUS$/,/^ENVIRONMENT$/p' "$T/man.txt" >"$T/exit"
 	"$JIG" help | sed -n '/^exit status:/,/^$/p' | awk '/^  [0-9]/ { print $1 }' | while read -r n; do
-		grep -qx "       $n" "$T/exit" || fail "EXIT STATUS lacks $n"
+		grep -Eq "^ +$n( |$)" "$T/exit" || fail "EXIT STATUS lacks $n"
 	done
 	"$JIG" help | grep -o -- '--[a-z][a-z-]*' | sort -u | while read -r f; do
 		grep -q -- "$f" "$T/man.txt" || fail "the man page does not name $f"
