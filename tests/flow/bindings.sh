@@ -631,7 +631,7 @@ case_child_outputs_read() {
 	(cd "$T/p" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }
 	printf 'one two three\nfour five\n' >"$T/text"
 	set +e
-	(cd "$T/p" && "$JIG" run digest --output "$T/pkt" --input text="$T/text") >"$T/out" 2>"$T/err" </dev/null
+	(cd "$T/p" && "$JIG" run digest --output "$T/pkt" --input text="$T/text" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
 	set -e
 	cat "$T/out" "$T/err"
