@@ -566,6 +566,29 @@ case_s05_import_never_replaces() {
 	nothing_left
 }
 
+# Issue 47, R-S05: an import is all or nothing. The write map brings
+# three files; the third rename fails (test fault "third import rename"):
+# the two renamed before it are taken back, none of the three is in the
+# caller's /output, the call fails saying so, and the caller goes on.
+case_s05_import_all_or_nothing() {
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json","out.txt":"from-x.txt","from-y.txt":"from-y.txt"}}}},"a":{}}'
+	EXTRA= run '{"root":{"calls":[["x"]]},"a":{"write":{"out.txt":"o","from-y.txt":"y"}}}' &&
+		[ "$rc" -eq 0 ] && [ -f "$T/pkt/files/from-x.txt" ] && [ -f "$T/pkt/files/from-y.txt" ] || fail "without the fault, the import: $(ls "$T/pkt/files" 2>&1)"
+	printf '%s\n' '{"root":{"calls":[["x"]]},"a":{"write":{"out.txt":"o","from-y.txt":"y"}}}' >"$T/plan"
+	chmod -R u+w "$T/pkt" && rm -rf "$T/pkt"
+	set +e
+	(cd "$T/p" && JIG_FAULT_FAIL="third import rename" "$JIG" run root --output "$T/pkt" --input plan="$T/plan" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the caller did not go on (exit $rc)"
+	res '.calls[0].error' | grep -q "import into /output/.*; the files imported before it were taken back: nothing was imported" || fail "the call: $(res '.calls[0]')"
+	for f in from-x.json from-x.txt from-y.txt; do
+		[ ! -e "$T/pkt/files/$f" ] || fail "$f was imported by a failed import"
+	done
+	nothing_left
+}
+
 # Issue 33, R-S05, decision 115: when the supervisor cannot mount a
 # caller's output (test fault "output mount"), the launcher refuses and
 # the caller's Flow never starts: one line, nothing published, nothing
