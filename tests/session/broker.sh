@@ -156,8 +156,8 @@ case_git_through_broker() {
 
 # Over SSH (decisions 235-237): an sshd of jigtest's on 127.0.0.1:22022 with
 # fixture host and user keys, the operator's known_hosts, the personal and
-# work contexts' own ssh-agents (each holding its own key; the server would
-# accept either). Through the broker the agent commits, switches branch,
+# work contexts' own ssh-agents (each holding its own key, the personal one
+# the work key too; the server would accept either). Through the broker the agent commits, switches branch,
 # pushes and fetches over SSH; each bypass is refused with one line: direct
 # ssh, -c core.sshCommand, ext::, an unapproved host, port or alias, and the
 # personal context's socket replaced mid-session by the work agent's.
@@ -182,6 +182,10 @@ case_git_over_ssh() {
 		agents="$agents $(echo "$out" | sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p')"
 		SSH_AUTH_SOCK="$HOME/.ssh/agent-$c.sock" ssh-add -q "$K/$c"
 	done
+	# The personal agent holds the work key too, loaded first: only the
+	# approved key may be offered (IdentitiesOnly with its public half).
+	SSH_AUTH_SOCK="$HOME/.ssh/agent-personal.sock" ssh-add -q -D
+	SSH_AUTH_SOCK="$HOME/.ssh/agent-personal.sock" ssh-add -q "$K/work" "$K/personal"
 	trap 'kill $(cat "$S/sshd/pid") $agents 2>/dev/null; rm -rf "$S"' EXIT
 	git init -q --bare "$S/ssh-remote.git"
 	git -C "$S/repo" push -q "$S/ssh-remote.git" main
