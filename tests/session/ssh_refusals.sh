@@ -164,4 +164,4 @@ case_ssh_known_hosts_inside_repository() {
 }
 
 [ $# -eq 1 ] || { echo "usage: $0 CASE" >&2; exit 2; }
-"case_$1"; [ -z "${SHOW:-}" ] || cat "$T/out" "$T/err"
+"case_$1"
