@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "policy/session_policy.h"
 #include "session/sshchain.h"
 
 static void url_alias(void **state)
@@ -124,8 +125,53 @@ static void config_text(void **state)
 	json_decref(hosts);
 }
 
+/* An SSH request's git scope (decision 236): exactly its host's loopback
+ * port, jig's ssh directory, the known_hosts and the agent read-only, ssh
+ * allowed; any other request: no network, file only. */
+static void ssh_scope_composed(void **state)
+{
+	(void)state;
+	FILE *fp = fopen(JIG_SOURCE_DIR "/policy/catalog.json", "rb");
+	assert_non_null(fp);
+	static char cat[1 << 20];
+	size_t n = fread(cat, 1, sizeof(cat), fp);
+	fclose(fp);
+	struct jig_catalog c;
+	struct jig_error e = {0};
+	assert_int_equal(jig_catalog_parse(cat, n, &c, &e), 0);
+	const struct jig_scope_bind ro[] = {{"/home/op/.local/state/jig/sessions/x/ssh", JIG_SSH_DIR_TARGET},
+					    {"/home/op/.ssh/agent-personal.sock", JIG_SSH_AGENT_TARGET},
+					    {"/home/op/.ssh/known_hosts", JIG_SSH_KNOWN_HOSTS_TARGET "/fixture"}};
+	json_t *net = json_pack("{s:[s]}", "loopback", "127.0.0.1:22022");
+	struct jig_session_git_facts f = {.name = JIG_SESSION_GIT_KIND, .snapshot_dir = "/opt/jig/lib/jig", .home = "/home/op",
+					  .worktree = "/srv/repo", .git_dir = "/srv/repo/.git", .rw = true, .cwd = "/srv/repo",
+					  .network = net, .ro = ro, .n_ro = 3, .ssh = true};
+	struct jig_scope_template t;
+	if (jig_session_git_compose(&c, &f, &t, &e) < 0)
+		fail_msg("compose: %s", e.msg);
+	const char *out = t.policy.canonical;
+	assert_non_null(strstr(out, "\"loopback\":[\"127.0.0.1:22022\"]"));
+	assert_non_null(strstr(out, "\"connect\":[]"));
+	assert_non_null(strstr(out, "\"GIT_ALLOW_PROTOCOL\":\"file:ssh\""));
+	for (size_t i = 0; i < 3; i++) {
+		char want[300];
+		snprintf(want, sizeof(want), "{\"source\":\"%s\",\"target\":\"%s\"}", ro[i].source, ro[i].target);
+		if (!strstr(out, want))
+			fail_msg("no read-only bind %s in %s", want, out);
+	}
+	jig_scope_template_free(&t);
+	f.network = NULL, f.ro = NULL, f.n_ro = 0, f.ssh = false;
+	assert_int_equal(jig_session_git_compose(&c, &f, &t, &e), 0);
+	assert_non_null(strstr(t.policy.canonical, "\"network\":\"none\""));
+	assert_non_null(strstr(t.policy.canonical, "\"GIT_ALLOW_PROTOCOL\":\"file\""));
+	assert_null(strstr(t.policy.canonical, "/.jig/ssh"));
+	jig_scope_template_free(&t);
+	json_decref(net);
+	jig_catalog_free(&c);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(url_alias), cmocka_unit_test(agent_match), cmocka_unit_test(config_text)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(url_alias), cmocka_unit_test(agent_match), cmocka_unit_test(config_text), cmocka_unit_test(ssh_scope_composed)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
