@@ -8,7 +8,7 @@ PKGS="
   libarchive-dev libcmocka-dev nettle-dev libyaml-dev libmicrohttpd-dev
   bubblewrap uidmap
   valgrind hyperfine python3 python3-jsonschema curl clang musl-tools gnuplot-nox
-  zsh man-db bsdextrautils
+  zsh man-db bsdextrautils bash-completion
   chromium wrk
   lintian spin
   openssh-client openssh-server
