@@ -134,6 +134,16 @@ int jig_publish_collect(struct jig_publish *p, int held_fd, char *const *allowed
 	return 0;
 }
 
+int jig_publish_discard_files(struct jig_publish *p, json_t *list, struct jig_error *e)
+{
+	json_array_clear(list);
+	jig_remove_tree(p->stagefd, "files");
+	if (mkdirat(p->stagefd, "files", 0500) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "--output %s: cannot empty the stage's files: %s; nothing published", p->output,
+			       strerror(errno));
+	return 0;
+}
+
 /* R-S07: what the stage holds beside files/ (record.json, an interrupted
  * Run's checkpoint) owner-only and read-only, like files/ and below. */
 static int seal(struct jig_publish *p)
