@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "run/why.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
@@ -164,8 +165,15 @@ static json_t *packet_view(json_t *rec, const struct jig_display_artifact *arts,
 			json_array_append_new(files, json_pack("{s:s,s:o,s:O}", "id", arts[i].id, "name",
 							       jig_display_str(json_object_get(v, "path")), "size",
 							       json_object_get(v, "size")));
+	/* The headline first: jig run's, jig inspect's and jig why's words. */
+	char head[1024];
+	jig_why_headline(rec, NULL, head, sizeof(head));
+	json_t *sum = json_pack("{s:s}", "headline", head);
+	json_t *picked = jig_display_pick(rec, summary);
+	json_object_update(sum, picked);
+	json_decref(picked);
 	return json_pack("{s:s,s:s,s:b,s:o,s:[o],s:o,s:o,s:o,s:o}", "format", "jig-display-view/1", "kind", "packet",
-			 "final", 1, "summary", jig_display_pick(rec, summary), "scopes", scope, "logs", logs, "effects", effects,
+			 "final", 1, "summary", sum, "scopes", scope, "logs", logs, "effects", effects,
 			 "children", jig_display_children(json_object_get(rec, "children"), 0), "artifacts", files);
 }
 

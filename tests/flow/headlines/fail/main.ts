@@ -5,7 +5,7 @@ import { writeFileSync } from "node:fs";
 export default async function (jig) {
   const [mode, arg] = jig.read("mode").toString().trim().split(" ");
   switch (mode) {
-    case "hog": { const held: Buffer[] = []; for (;;) held.push(Buffer.alloc(64 << 20, 1)); }
+    case "hog": { const held = []; for (;;) held.push(Buffer.alloc(1 << 20, 1)); }
     // "live" in the logs, then it sleeps: the test signals it only after the marker
     case "sleep": jig.log("live"); await new Promise((r) => setTimeout(r, Number(arg))); jig.write("result.json", "{}"); return;
     case "segv": process.kill(process.pid, "SIGSEGV"); await new Promise((r) => setTimeout(r, 5000)); return;
