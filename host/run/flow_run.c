@@ -27,6 +27,7 @@
 #include "run/recovery.h"
 #include "run/record.h"
 #include "run/run0.h"
+#include "run/why.h"
 #include "sandbox/scope.h"
 #include "snapshot/verify.h"
 #include "util/cleanup.h"
@@ -378,7 +379,9 @@ static void display_retire(struct run *r, json_t *rec)
 	r->live = NULL;
 	if (!l || !rec)
 		return jig_live_close(l);
-	const char *failed = jig_live_finish(l, r->pub.stagefd, rec, why, sizeof(why));
+	char head[1024];
+	jig_why_headline(rec, r->req->output, head, sizeof(head)); /* jig run's first line */
+	const char *failed = jig_live_finish(l, r->pub.stagefd, rec, head, why, sizeof(why));
 	if (failed)
 		json_object_set_new(rec, "command_cleanup", json_pack("{s:s,s:s}", "display", "failed", "why", failed));
 }

@@ -184,7 +184,13 @@ static void s_deadline(const struct subject *s, char *cause, char *remedy)
 		snprintf(busy, sizeof(busy), "; it used %llu ms of CPU in %llu ms, most of its %llu.%llu CPU share, so it was CPU-bound",
 			 (unsigned long long)(cpu / 1000), (unsigned long long)wall, (unsigned long long)(quota / 100000),
 			 (unsigned long long)(quota % 100000 / 10000));
-	snprintf(cause, WHY_TEXT, "%s passed its deadline of %llu ms and was fenced%s", s->where, (unsigned long long)ms, busy);
+	/* At its memory limit without a kill: the kernel kept reclaiming
+	 * (and the Flow kept waiting on it) rather than ending it. */
+	uint64_t mem = limit(s, "memory_bytes");
+	char full[120] = "";
+	if (mem && num(t, "memory_peak_bytes") >= mem)
+		snprintf(full, sizeof(full), "; its memory reached its scope's limit of %llu MiB", (unsigned long long)(mem >> 20));
+	snprintf(cause, WHY_TEXT, "%s passed its deadline of %llu ms and was fenced%s%s", s->where, (unsigned long long)ms, busy, full);
 	if (s->type == SUBJECT_RUN)
 		snprintf(remedy, WHY_TEXT,
 			 "give the Run a longer deadline: jig run %s --timeout N (s, m or h; at most 24h); it counts from the Run's "

@@ -225,7 +225,8 @@ static void headlines(void **state)
 	headline_is(REC("failed", "the Flow did not complete", TERM(1, 0, 9, "oom"), ""), "pkt",
 		    "flow f ran out of memory: the kernel killed it 1 time(s) at its scope's limit of 256 MiB (peak 256 MiB)", "memory");
 	headline_is(REC("timeout", "the Run passed its 30000 ms deadline", TERM(0, 0, 0, "timeout"), ""), "pkt",
-		    "flow f passed its deadline of 30000 ms and was fenced; it used 900 ms of CPU in 1000 ms, most of its 1.0 CPU share, so it was CPU-bound",
+		    "flow f passed its deadline of 30000 ms and was fenced; it used 900 ms of CPU in 1000 ms, most of its 1.0 CPU share, so it was CPU-bound; "
+		    "its memory reached its scope's limit of 256 MiB",
 		    "deadline");
 	headline_is(REC("cancelled", "cancelled by the operator: SIGINT (signal 2); the scope was fenced", TERMX("cancelled", 0, "false"), ""),
 		    "pkt", "flow f was cancelled by the operator: SIGINT (signal 2); the scope was fenced", "cancelled");
