@@ -51,12 +51,10 @@ same() {
 	! grep -q "nothing jig refused" "$T/why.$n" || fail "$mode: jig why contradicts the headline"
 }
 
-# The table in two cases (the lane's VM time): the limits and signals,
-# then the refusals, the failed child and the operator's SIGINT.
+# The table in three cases (the lane's VM time): the limits and signals;
+# the refusals and the operator's SIGINT; memory (the root's, a child's).
 case_table_limits() {
 	project
-	run 1 fail hog --timeout 25s
-	same "^flow fail ran out of memory: the kernel killed it [0-9]+ time\(s\) at its scope's limit of [0-9]+ MiB \(peak [0-9]+ MiB\)$"
 	run 2 fail "sleep 120000" --timeout 3s
 	same "^flow fail passed its deadline of 3000 ms and was fenced"
 	run 3 fail "sleep 120000" --timeout 5m --expiry 12s
@@ -64,12 +62,12 @@ case_table_limits() {
 	[ "$(rec status)" = cancelled ] && [ "$(rec termination.outcome)" = cancelled ] || fail "expiry: not recorded as cancelled"
 	run 4 fail segv
 	same "^flow fail (crashed with|was killed by) SIGSEGV \(signal 11, (no )?core dumped\)"
-	# An undeclared output: a failed packet with the record and the logs,
-	# nothing published as output, exit 1 (not 2, "usage").
 }
 
 case_table_refusals() {
 	project
+	# An undeclared output: a failed packet with the record and the logs,
+	# nothing published as output, exit 1 (not 2, "usage").
 	run 5 fail undeclared
 	same "output extra.md: is not a declared output of the Flow \(it declares result.json\)"
 	[ "$(rec status)" = failed ] && [ "$(rec 'outputs | length')" = 0 ] || fail "undeclared: $(rec status), outputs $(rec outputs)"
@@ -78,8 +76,6 @@ case_table_refusals() {
 	[ -z "$(find "$T/pkt.$n" -perm /077)" ] || fail "undeclared: the packet is not private"
 	run 6 fail http
 	same "^flow fail asked for the HTTP route \"nope\", which its flow.json does not grant: refused"
-	run 7 parent x
-	same "^flow parent failed: child Flow kid \(binding kid\) ran out of memory"
 	# SIGINT from the operator, provably while the Run is live: the Flow's
 	# process runs (it sleeps 120 s after logging "live"), and its record
 	# keeps that log line and says cancelled, not succeeded.
@@ -91,6 +87,15 @@ case_table_refusals() {
 	same "^flow fail was cancelled by the operator: SIGINT \(signal 2\); the scope was fenced"
 	[ "$(rec status)" = cancelled ] && [ "$(rec termination.outcome)" = cancelled ] || fail "SIGINT: not recorded as cancelled"
 	rec 'logs[]' | grep -q live || fail "SIGINT: the Flow had not run"
+}
+
+# Memory: the root's kill and a child's, each named with its peak and limit.
+case_table_memory() {
+	project
+	run 1 fail hog --timeout 100s
+	same "^flow fail ran out of memory: the kernel killed it [0-9]+ time\(s\) at its scope's limit of [0-9]+ MiB \(peak [0-9]+ MiB\)$"
+	run 7 parent x --timeout 100s
+	same "^flow parent failed: child Flow kid \(binding kid\) ran out of memory: the kernel killed it [0-9]+ time\(s\) at its scope's limit of [0-9]+ MiB \(peak [0-9]+ MiB\)$"
 }
 
 case_lines() {
