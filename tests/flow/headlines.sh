@@ -76,6 +76,8 @@ case_table_refusals() {
 	[ -z "$(find "$T/pkt.$n" -perm /077)" ] || fail "undeclared: the packet is not private"
 	run 6 fail http
 	same "^flow fail asked for the HTTP route \"nope\", which its flow.json does not grant: refused"
+	jq -r '.effects[0] | .error // .reason' "$T/pkt.$n/record.json" | grep -q 'no reviewed http route "nope"; its http routes: ok$' ||
+		fail "http: the refusal does not list the routes there are"
 	# SIGINT from the operator, provably while the Run is live: the Flow's
 	# process runs (it sleeps 120 s after logging "live"), and its record
 	# keeps that log line and says cancelled, not succeeded.
