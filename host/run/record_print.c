@@ -243,10 +243,15 @@ static void print_head(FILE *out, const char *packet, json_t *rec)
 	jig_text_put(out, packet);
 	fputs(": ", out);
 	jig_text_put(out, head);
-	put_field(out, "\n  status ", rec, "status", "");
-	if (json_string_length(json_object_get(rec, "error"))) { /* a stack trace as lines */
-		fputs(": ", out);
-		jig_text_put_lines(out, "    ", json_string_value(json_object_get(rec, "error")));
+	/* A Run that did not succeed: its status and whole error (a stack
+	 * trace as lines) below the headline. */
+	const char *status = json_string_value(json_object_get(rec, "status"));
+	if (!status || strcmp(status, "succeeded") != 0 || json_string_length(json_object_get(rec, "error"))) {
+		put_field(out, "\n  status ", rec, "status", "");
+		if (json_string_length(json_object_get(rec, "error"))) {
+			fputs(": ", out);
+			jig_text_put_lines(out, "    ", json_string_value(json_object_get(rec, "error")));
+		}
 	}
 	put_field(out, "\n  plan ", rec, "plan_sha256", "\n");
 	put_field(out, "  package ", rec, "package_sha256", "\n");
