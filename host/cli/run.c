@@ -105,11 +105,7 @@ static int coordinator(void *arg, const char *run_dir)
 		const char *why = json_string_value(json_object_get(out.record, "error"));
 		char head[1024];
 		jig_why_headline(out.record, inv->req.output, head, sizeof(head));
-		fputs("jig: ", stderr);
-		jig_text_put(stderr, head);
-		fputs("; packet ", stderr);
-		jig_text_put(stderr, inv->req.output);
-		fputc('\n', stderr);
+		jig_why_put_run_line(stderr, head, inv->req.output);
 		if (why && why[0] && !strstr(head, why)) {
 			fputs("  error: ", stderr);
 			jig_text_put_lines(stderr, "    ", why);
@@ -171,6 +167,9 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 	struct jig_outer_bounds b = {.expiry_at_ms = inv.req.expiry_ms ? started + (long long)inv.req.expiry_ms : -1};
 	code = jig_run_outer(inv.req.output, &b, coordinator, &inv, &e);
 	free_inputs(&inv.req);
+	char head[1024]; /* a coordinator killed after it published: its headline first */
+	if (code < 0 && !inv.json && jig_why_packet_headline(inv.req.output, head, sizeof(head)) == 0)
+		jig_why_put_run_line(stderr, head, inv.req.output);
 	if (code < 0) {
 		jig_cli_fail(inv.json, &e);
 		return e.code;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -173,6 +174,15 @@ static int supervise(pid_t c, int sfd, struct jig_outer_bounds *b)
 	return status;
 }
 
+/* The coordinator published its packet before it was lost: the
+ * destination's record is there. */
+static bool packet_published(const char *output, struct stat *st)
+{
+	char rec[PATH_MAX];
+	return output && snprintf(rec, sizeof(rec), "%s/record.json", output) < (int)sizeof(rec) && lstat(rec, st) == 0 &&
+	       S_ISREG(st->st_mode);
+}
+
 /* Why the outer command killed its coordinator, for the message. */
 static void kill_reason(const struct jig_outer_bounds *b, char *why, size_t cap)
 {
@@ -246,12 +256,16 @@ int jig_run_outer(const char *output, struct jig_outer_bounds *b, int (*coordina
 		return WEXITSTATUS(status);
 	}
 	char msg[1536] = "";
-	/* Saved progress only after confirmed fencing (run/recovery.h). */
-	int published = cleanup_lost(c, output, run_dir, msg, sizeof(msg)) ? jig_recovery_run(run_dir, output, c, WTERMSIG(status), msg, sizeof(msg)) : 0;
+	/* Saved progress only after confirmed fencing (run/recovery.h); a
+	 * packet the coordinator published before it was killed stands (the
+	 * destination did not exist when the command started). */
+	struct stat st;
+	bool had = packet_published(output, &st);
+	int published = cleanup_lost(c, output, run_dir, msg, sizeof(msg)) && !had ? jig_recovery_run(run_dir, output, c, WTERMSIG(status), msg, sizeof(msg)) : had;
 	jig_lease_remove_run_dir(run_dir); /* once its scope is fenced */
 	jig_lease_close(&lease);
 	char why[256];
 	kill_reason(b, why, sizeof(why));
 	return jig_err(e, JIG_E_INTERNAL, "%sthe coordinator (pid %d) was killed by signal %d before it finished%s%s", why, (int)c,
-		       WTERMSIG(status), published == 1 ? "" : "; nothing was published", msg);
+		       WTERMSIG(status), had ? "; its packet was published before" : published == 1 ? "" : "; nothing was published", msg);
 }

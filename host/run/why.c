@@ -7,9 +7,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 
+#include "run/record.h"
+#include "util/cleanup.h"
 #include "util/limits.h"
 #include "util/text.h"
 
@@ -543,6 +546,27 @@ void jig_why_headline(json_t *rec, const char *packet, char *buf, size_t cap)
 	json_t *ex = jig_why_explain(rec, packet);
 	headline(buf, cap, rec, ex);
 	json_decref(ex);
+}
+
+void jig_why_put_run_line(FILE *f, const char *head, const char *packet)
+{
+	fputs("jig: ", f);
+	jig_text_put(f, head);
+	fputs("; packet ", f);
+	jig_text_put(f, packet);
+	fputc('\n', f);
+}
+
+int jig_why_packet_headline(const char *packet, char *buf, size_t cap)
+{
+	jig_autoclose int pfd = open(packet, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	json_t *rec = NULL;
+	struct jig_error e = {0};
+	if (pfd < 0 || jig_record_load(pfd, packet, &rec, &e) < 0)
+		return -1;
+	jig_why_headline(rec, packet, buf, cap);
+	json_decref(rec);
+	return 0;
 }
 
 json_t *jig_why_doc(json_t *doc, const char *source, const char *packet)

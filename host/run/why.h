@@ -17,6 +17,11 @@
  * child before the Flow's own error that followed it). Text taken from the record is kept as it is (printing makes it
  * inert). */
 json_t *jig_why_explain(json_t *rec, const char *packet);
+/* jig run's first line: "jig: HEAD; packet PACKET", inert. */
+void jig_why_put_run_line(FILE *f, const char *head, const char *packet);
+/* The headline of the packet at path, when one was published there (its
+ * coordinator may have been killed after publishing): 0 with buf, or -1. */
+int jig_why_packet_headline(const char *packet, char *buf, size_t cap);
 /* The jig-why/1 document: the Run's facts, its headline and its
  * explanations. packet: where the record was read (NULL: from the
  * project's last-Run entry, which names its own). */
