@@ -224,7 +224,7 @@ static void s_expiry(const struct subject *s, char *cause, char *remedy)
 
 static void s_output_cap(const struct subject *s, char *cause, char *remedy)
 {
-	snprintf(cause, WHY_TEXT, "%s: its output passed a packet's caps (%s); nothing was published", s->where, s->error);
+	snprintf(cause, WHY_TEXT, "%s: its output passed a packet's caps (%s); no file was published", s->where, s->error);
 	snprintf(remedy, WHY_TEXT, "a packet holds at most %llu MiB, %d files and %d entries: the contract's caps, no flag raises "
 				   "them; write less (summarise, compress) or split the work over several Runs",
 		 JIG_OUTPUT_MAX_BYTES >> 20, JIG_OUTPUT_MAX_FILES, JIG_OUTPUT_MAX_ENTRIES);
@@ -232,13 +232,13 @@ static void s_output_cap(const struct subject *s, char *cause, char *remedy)
 
 static void s_output_undeclared(const struct subject *s, char *cause, char *remedy)
 {
-	snprintf(cause, WHY_TEXT, "%s wrote a file its flow.json does not declare (%s); nothing was published", s->where, s->error);
+	snprintf(cause, WHY_TEXT, "%s wrote a file its flow.json does not declare (%s); no file was published", s->where, s->error);
 	snprintf(remedy, WHY_TEXT, "add the path to \"outputs\" in the Flow's flow.json and review again (jig review), or stop writing it");
 }
 
 static void s_output_other(const struct subject *s, char *cause, char *remedy)
 {
-	snprintf(cause, WHY_TEXT, "%s: its output was refused (%s); nothing was published", s->where, s->error);
+	snprintf(cause, WHY_TEXT, "%s: its output was refused (%s); no file was published", s->where, s->error);
 	snprintf(remedy, WHY_TEXT, "write only plain, singly linked regular files at declared paths: no links, special or sparse "
 				   "files, no extended attributes (the contract refuses them)");
 }

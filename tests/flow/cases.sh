@@ -73,7 +73,7 @@ why_says() {
 }
 refused_output() { # an output refusal: a failed packet (its record and logs, no file), exit 1, one clear line (issue 46)
 	[ "$rc" -eq 1 ] || fail "exit $rc, not 1"
-	grep -q "output refused, nothing published: " "$T/err" || fail "not an output refusal"
+	grep -q "output refused, no file published: " "$T/err" || fail "not an output refusal"
 	grep -q -- "$1" "$T/err" || fail "reason does not say /$1/"
 	[ "$(rec status)" = failed ] && [ "$(rec 'outputs | length')" = 0 ] && [ -z "$(ls -A "$T/pkt/files")" ] || fail "output was published"
 	! ls -a "$T" | grep -q '^\.jig-stage' || fail "a stage was left behind"

@@ -89,15 +89,15 @@ static void deadline(void **state)
 static void oversized_output(void **state)
 {
 	(void)state;
-	expect(REFUSED("output refused, nothing published: output: more than 16777216 bytes", ""), "output-cap",
-	       "its output passed a packet's caps (output refused, nothing published: output: more than 16777216 bytes)",
+	expect(REFUSED("output refused, no file published: output: more than 16777216 bytes", ""), "output-cap",
+	       "its output passed a packet's caps (output refused, no file published: output: more than 16777216 bytes)",
 	       "a packet holds at most 16 MiB, 64 files and 256 entries", true);
 }
 
 static void undeclared_output(void **state)
 {
 	(void)state;
-	expect(REFUSED("output refused, nothing published: output extra.txt: is not a declared output of the Flow", ""),
+	expect(REFUSED("output refused, no file published: output extra.txt: is not a declared output of the Flow", ""),
 	       "output-undeclared", "wrote a file its flow.json does not declare", "add the path to \"outputs\"", false);
 }
 
@@ -259,10 +259,10 @@ static void headlines(void **state)
 	json_decref(doc);
 	/* An undeclared output is a failed packet now; refused before a Run,
 	 * no packet is named. */
-	headline_is(REC("failed", "output refused, nothing published: output extra.md: is not a declared output of the Flow (it declares a.md)",
+	headline_is(REC("failed", "output refused, no file published: output extra.md: is not a declared output of the Flow (it declares a.md)",
 			TERM(0, 0, 0, "exited"), ""),
 		    "pkt",
-		    "flow f wrote a file its flow.json does not declare (output refused, nothing published: output extra.md: is not a declared output of the Flow (it declares a.md)); nothing was published",
+		    "flow f wrote a file its flow.json does not declare (output refused, no file published: output extra.md: is not a declared output of the Flow (it declares a.md)); no file was published",
 		    "output-undeclared");
 	headline_is(REFUSED("flow f declares no input \\\"x\\\"; its inputs (flow.json): mode", ""), NULL,
 		    "flow f declares no input \"x\"; its inputs (flow.json): mode", "failed");
