@@ -359,10 +359,14 @@ static void s_signal(const struct subject *s, char *cause, char *remedy)
 	const char *abbrev = sig < 65 ? sigabbrev_np(sig) : NULL;
 	char logs[400];
 	bool crashed = strcmp(str(term(s), "outcome"), "crashed") == 0;
+	/* jig's own "the Flow was killed by …" is this line already: only what follows it */
+	const char *also = s->error;
+	if (strncmp(also, "the Flow was killed by ", 23) == 0)
+		also = strstr(also, "); ") ? strstr(also, "); ") + 3 : "";
 	snprintf(cause, WHY_TEXT, "%s %s %s%s (signal %d, %s)%s%s", s->where, crashed ? "crashed with" : "was killed by",
 		 abbrev ? "SIG" : "an unnamed signal",
 		 abbrev ? abbrev : "", sig, json_is_true(json_object_get(term(s), "core_dumped")) ? "core dumped" : "no core dumped",
-		 s->error[0] ? ": " : "", s->error);
+		 also[0] ? ": " : "", also);
 	snprintf(remedy, WHY_TEXT, "the Flow's process crashed or was killed inside its scope: fix the Flow (%s)", logs_at(s, logs, sizeof(logs)));
 }
 

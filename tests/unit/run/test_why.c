@@ -234,9 +234,9 @@ static void headlines(void **state)
 			TERMX("cancelled", 0, "false"), ""),
 		    "pkt", "flow f was cancelled: the command's expiry of 4000 ms passed (SIGTERM); the scope was fenced", "expiry");
 	headline_is(REC("failed", "the Flow was killed by SIGSEGV (signal 11, core dumped)", TERMX("crashed", 11, "true"), ""), NULL,
-		    "flow f crashed with SIGSEGV (signal 11, core dumped): the Flow was killed by SIGSEGV (signal 11, core dumped)", "signal");
+		    "flow f crashed with SIGSEGV (signal 11, core dumped)", "signal");
 	headline_is(REC("failed", "the Flow was killed by SIGKILL (signal 9, no core dumped)", TERMX("signaled", 9, "false"), ""), "pkt",
-		    "flow f was killed by SIGKILL (signal 9, no core dumped): the Flow was killed by SIGKILL (signal 9, no core dumped)", "signal");
+		    "flow f was killed by SIGKILL (signal 9, no core dumped)", "signal");
 	/* A refused effect, then the Flow's own error: the refusal heads. */
 	headline_is(REC("failed", "the Flow failed: Error: refused\\n    at main", TERM(0, 0, 0, "exited"),
 			",\"effects\":[{\"route\":\"leak\",\"outcome\":\"refused\",\"error\":\"flow f has no reviewed http route \\\"leak\\\"\"}]"),
