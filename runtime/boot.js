@@ -102,7 +102,17 @@ const jig = Object.freeze({
     try { return readdirSync("/input").sort(); } catch { return []; }
   },
   /** The bytes of one attached input (a Buffer); text with .toString(). */
-  read(name) { return readFileSync("/input/" + clean(name)); },
+  read(name) {
+    const p = clean(name), top = p.split("/")[0];
+    try { return readFileSync("/input/" + p); } catch (err) {
+      if (err?.code !== "ENOENT") throw err;
+      // No such input: say which ones the Flow has (flow.json "inputs").
+      const have = jig.inputs();
+      if (!have.includes(top))
+        throw new Error(`jig.read("${p}"): the Flow declares no input "${top}"; its inputs: ${have.length ? have.join(", ") : "none"}`);
+      throw new Error(`jig.read("${p}"): input "${top}" has no file ${p.slice(top.length + 1) || "here"}`);
+    }
+  },
   /** Writes one output file (declared in flow.json "outputs"). */
   write(path, data) {
     const p = "/output/" + clean(path);

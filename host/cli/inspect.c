@@ -17,6 +17,7 @@
 #include "../util/json.h"
 #include "../display/display.h"
 #include "../run/record.h"
+#include "../run/why.h"
 #include "commands.h"
 
 /* --display web: the packet's view served until the page closes it, a
@@ -33,7 +34,9 @@ static int present(const struct jig_snapshot *s, int pfd, json_t *rec, struct ji
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
-	int r = jig_display_packet(pfd, rec, &view, &arts, &n, e);
+	char head[1024];
+	jig_why_headline(rec, NULL, head, sizeof(head)); /* the first line jig inspect printed */
+	int r = jig_display_packet(pfd, rec, head, &view, &arts, &n, e);
 	if (!r)
 		r = jig_display_open(&d, s, arts, n, e);
 	else

@@ -9,6 +9,8 @@
 #include "../flow/timeout.h"
 #include "../run/flow_run.h"
 #include "../run/outer.h"
+#include "../run/why.h"
+#include "../util/text.h"
 #include "commands.h"
 
 #define USAGE "usage: jig run FLOW --output DIR [--input NAME=PATH]... [--timeout N(ms|s|m|h)] [--expiry N(ms|s|m|h)] [--project DIR] [--json] [--verification cached|strict|fast] [--display web]"
@@ -97,14 +99,18 @@ static int coordinator(void *arg, const char *run_dir)
 	if (inv->json)
 		jig_json_print(stdout, out.record);
 	else {
-		/* The error text is the Flow's own words: shown inert. */
+		/* The headline (jig inspect's and jig why's first line too),
+		 * then the Flow's own words as lines when the headline does not
+		 * hold them all: shown inert. */
 		const char *why = json_string_value(json_object_get(out.record, "error"));
-		fprintf(stderr, "jig: flow %s %s%s", inv->req.flow, json_string_value(json_object_get(out.record, "status")),
-			why && why[0] ? ": " : "");
-		jig_text_put(stderr, why);
-		fputs("; packet ", stderr);
-		jig_text_put(stderr, inv->req.output);
-		fputc('\n', stderr);
+		char head[1024];
+		jig_why_headline(out.record, inv->req.output, head, sizeof(head));
+		jig_why_put_run_line(stderr, head, inv->req.output);
+		if (why && why[0] && !strstr(head, why)) {
+			fputs("  error: ", stderr);
+			jig_text_put_lines(stderr, "    ", why);
+			fputc('\n', stderr);
+		}
 	}
 	/* The display's retirement failed: the Run's facts stand, the
 	 * command's own cleanup did not finish (docs/display.md). */
@@ -161,6 +167,9 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 	struct jig_outer_bounds b = {.expiry_at_ms = inv.req.expiry_ms ? started + (long long)inv.req.expiry_ms : -1};
 	code = jig_run_outer(inv.req.output, &b, coordinator, &inv, &e);
 	free_inputs(&inv.req);
+	char head[1024]; /* a coordinator killed after it published: its headline first */
+	if (code < 0 && !inv.json && jig_why_packet_headline(inv.req.output, head, sizeof(head)) == 0)
+		jig_why_put_run_line(stderr, head, inv.req.output);
 	if (code < 0) {
 		jig_cli_fail(inv.json, &e);
 		return e.code;

@@ -130,7 +130,7 @@ int jig_cmd_why(int argc, char **argv)
 		jig_cli_fail(json, &e);
 		return e.code;
 	}
-	json_t *out = jig_why_doc(doc, source);
+	json_t *out = jig_why_doc(doc, source, strcmp(source, "packet") == 0 ? what : NULL);
 	json_decref(doc);
 	if (!out) {
 		jig_err(&e, JIG_E_INTERNAL, "out of memory");

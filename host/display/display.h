@@ -118,15 +118,17 @@ void jig_live_fenced(struct jig_live *l, json_t *termination);
 /* The Run's record is made and its files staged beneath stagefd/files:
  * the final view, the captures, retirement. NULL, or why the command's
  * cleanup of the display failed (for the record). */
-const char *jig_live_finish(struct jig_live *l, int stagefd, json_t *rec, char *why, size_t cap);
+const char *jig_live_finish(struct jig_live *l, int stagefd, json_t *rec, const char *headline, char *why, size_t cap);
 /* Ends it if jig_live_finish did not (an error path). NULL is nothing. */
 void jig_live_close(struct jig_live *l);
 
 /* The packet view and its artifacts: every listed file re-read from the
  * packet pfd, hashed whole and compared with the record (so what is shown
- * is what was verified), its first JIG_DISPLAY_EXCERPT_BYTES kept. */
-int jig_display_packet(int pfd, json_t *rec, json_t **view, struct jig_display_artifact **arts, size_t *n_arts,
-		       struct jig_error *e);
+ * is what was verified), its first JIG_DISPLAY_EXCERPT_BYTES kept. The
+ * summary shows headline first: the caller's (jig_why_headline, the words
+ * of jig run, jig inspect and jig why; the display does not judge). */
+int jig_display_packet(int pfd, json_t *rec, const char *headline, json_t **view, struct jig_display_artifact **arts,
+		       size_t *n_arts, struct jig_error *e);
 void jig_display_artifacts_free(struct jig_display_artifact *arts, size_t n);
 
 #endif

@@ -176,7 +176,7 @@ static void stop_thread(struct jig_live *l)
 	l->running = false;
 }
 
-const char *jig_live_finish(struct jig_live *l, int stagefd, json_t *rec, char *why, size_t cap)
+const char *jig_live_finish(struct jig_live *l, int stagefd, json_t *rec, const char *headline, char *why, size_t cap)
 {
 	if (!l)
 		return NULL;
@@ -187,7 +187,7 @@ const char *jig_live_finish(struct jig_live *l, int stagefd, json_t *rec, char *
 	struct jig_error e = {0};
 	/* The staged files, hashed whole against the record as they are read:
 	 * the captures are what the record says was published. */
-	int r = jig_display_packet(stagefd, rec, &view, &arts, &n, &e);
+	int r = jig_display_packet(stagefd, rec, headline, &view, &arts, &n, &e);
 	if (!r) {
 		json_object_set_new(view, "kind", json_string("run"));
 		jig_display_set_artifacts(l->d, arts, n);

@@ -130,7 +130,7 @@ json_t *jig_display_children(json_t *list, int depth)
 	return out;
 }
 
-static json_t *packet_view(json_t *rec, const struct jig_display_artifact *arts, size_t n_arts)
+static json_t *packet_view(json_t *rec, const char *headline, const struct jig_display_artifact *arts, size_t n_arts)
 {
 	static const char *const summary[] = {"flow", "status", "error", "plan_sha256", "package_sha256", "timeout_ms",
 					      "started_ms", NULL};
@@ -164,8 +164,13 @@ static json_t *packet_view(json_t *rec, const struct jig_display_artifact *arts,
 			json_array_append_new(files, json_pack("{s:s,s:o,s:O}", "id", arts[i].id, "name",
 							       jig_display_str(json_object_get(v, "path")), "size",
 							       json_object_get(v, "size")));
+	/* The headline first: jig run's, jig inspect's and jig why's words. */
+	json_t *sum = json_pack("{s:s}", "headline", headline ? headline : "");
+	json_t *picked = jig_display_pick(rec, summary);
+	json_object_update(sum, picked);
+	json_decref(picked);
 	return json_pack("{s:s,s:s,s:b,s:o,s:[o],s:o,s:o,s:o,s:o}", "format", "jig-display-view/1", "kind", "packet",
-			 "final", 1, "summary", jig_display_pick(rec, summary), "scopes", scope, "logs", logs, "effects", effects,
+			 "final", 1, "summary", sum, "scopes", scope, "logs", logs, "effects", effects,
 			 "children", jig_display_children(json_object_get(rec, "children"), 0), "artifacts", files);
 }
 
@@ -218,7 +223,7 @@ static int capture(int files, json_t *o, struct jig_display_artifact *a, struct 
 	return 0;
 }
 
-int jig_display_packet(int pfd, json_t *rec, json_t **view, struct jig_display_artifact **arts, size_t *n_arts,
+int jig_display_packet(int pfd, json_t *rec, const char *headline, json_t **view, struct jig_display_artifact **arts, size_t *n_arts,
 		       struct jig_error *e)
 {
 	*view = NULL;
@@ -239,7 +244,7 @@ int jig_display_packet(int pfd, json_t *rec, json_t **view, struct jig_display_a
 		for (size_t i = 0; !r && i < n; i++)
 			r = capture(files, json_array_get(outputs, i), &a[i], e);
 	}
-	if (!r && !(*view = packet_view(rec, a, n)))
+	if (!r && !(*view = packet_view(rec, headline, a, n)))
 		r = jig_err(e, JIG_E_INTERNAL, "display: out of memory");
 	if (r) {
 		jig_display_artifacts_free(a, n);

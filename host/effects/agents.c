@@ -265,7 +265,8 @@ void jig_agent_effect(const struct jig_agent_effect_env *env, const struct jig_f
 	json_t *planned = g ? jig_plan_agent(env->plan, f->name, g->route) : NULL;
 	const struct jig_scope_template *t = g ? jig_plan_scope(env->plan, f->name, g->route) : NULL;
 	if (!g || !planned || (!t && !g->api))
-		return refuse(reply, ev, "flow %s has no reviewed agent route \"%.64s\"", f->name, route ? route : "");
+		return refuse(reply, ev, "flow %s has no reviewed agent route \"%.64s\"; its agent routes: %s", f->name, route ? route : "",
+			      jig_flow_routes(f, "agent", (char[300]){0}, 300));
 	char why[700];
 	size_t prompt_bytes;
 	json_t *prompt = prompt_of(op, g, &prompt_bytes, why, sizeof(why));

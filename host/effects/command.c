@@ -456,7 +456,8 @@ void jig_command_effect(const struct jig_command_effect_env *env, const struct j
 	const struct jig_command_grant *g = route ? jig_flow_command_grant(f, route) : NULL;
 	const struct jig_scope_template *t = g ? jig_plan_scope(env->plan, f->name, g->route) : NULL;
 	if (!g || !t)
-		return refuse(reply, ev, "flow %s has no reviewed command route \"%.64s\"", f->name, route ? route : "");
+		return refuse(reply, ev, "flow %s has no reviewed command route \"%.64s\"; its command routes: %s", f->name, route ? route : "",
+			      jig_flow_routes(f, "command", (char[300]){0}, 300));
 	json_object_set_new(ev, "scope_policy_sha256", json_string(t->policy.sha256));
 	if (g->input)
 		json_object_set_new(ev, "input", json_string(g->input));

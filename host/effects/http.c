@@ -113,7 +113,8 @@ static void http_effect(const struct jig_http_effect_env *env, const struct jig_
 		return refuse(reply, ev, "jig.http: unknown field \"%.40s\"", bad);
 	const struct jig_http_grant *g = route ? jig_flow_http_grant(f, route) : NULL;
 	if (!g)
-		return refuse(reply, ev, "flow %s has no reviewed http route \"%.64s\"", f->name, route ? route : "");
+		return refuse(reply, ev, "flow %s has no reviewed http route \"%.64s\"; its http routes: %s", f->name, route ? route : "",
+			      jig_flow_routes(f, "http", (char[300]){0}, 300));
 	/* A route that serves an API-backed Agent carries only that Agent's
 	 * reviewed requests (its model, prompt cap and turn count). */
 	const struct jig_agent_grant *ag = served_agent(f, g->route);

@@ -15,6 +15,7 @@
 #include "util/fault.h"
 #include "util/fileio.h"
 #include "util/json.h"
+#include "util/text.h"
 
 static int oom(struct jig_error *e)
 {
@@ -215,18 +216,19 @@ static int check_maps(const struct jig_flow *caller, const struct jig_binding *b
 		      struct jig_error *e)
 {
 	const char *w = caller->name, *n = b->name;
+	char list[400];
 	for (size_t i = 0; i < b->n_read; i++) {
 		if (!listed(child->inputs, child->n_inputs, b->read[i].child))
-			return jig_err(e, JIG_E_USAGE, "flow %s binding %s: read map: flow %s declares no input \"%s\"", w, n, child->name,
-				       b->read[i].child);
+			return jig_err(e, JIG_E_USAGE, "flow %s binding %s: read map: flow %s declares no input \"%s\"; its inputs: %s", w, n, child->name,
+				       b->read[i].child, jig_text_list(list, sizeof(list), child->inputs, child->n_inputs));
 		if (!listed(caller->inputs, caller->n_inputs, b->read[i].caller))
 			return jig_err(e, JIG_E_USAGE, "flow %s binding %s: read map: \"%s\" is not one of this Flow's declared inputs; a child borrows only its caller's whole inputs",
 				       w, n, b->read[i].caller);
 	}
 	for (size_t i = 0; i < b->n_res; i++) {
 		if (!listed(child->inputs, child->n_inputs, b->res[i].child))
-			return jig_err(e, JIG_E_USAGE, "flow %s binding %s: resources: flow %s declares no input \"%s\"", w, n, child->name,
-				       b->res[i].child);
+			return jig_err(e, JIG_E_USAGE, "flow %s binding %s: resources: flow %s declares no input \"%s\"; its inputs: %s", w, n, child->name,
+				       b->res[i].child, jig_text_list(list, sizeof(list), child->inputs, child->n_inputs));
 		for (size_t k = 0; k < b->n_read; k++)
 			if (strcmp(b->read[k].child, b->res[i].child) == 0)
 				return jig_err(e, JIG_E_USAGE, "flow %s binding %s: flow %s's input \"%s\" is both in the read map and a resource tree", w,

@@ -309,6 +309,20 @@ const struct jig_http_grant *jig_flow_http_grant(const struct jig_flow *f, const
 	return NULL;
 }
 
+const char *jig_flow_routes(const struct jig_flow *f, const char *kind, char *buf, size_t cap)
+{
+	size_t len = 0, n = 0;
+	buf[0] = '\0';
+	bool http = strcmp(kind, "http") == 0, agent = strcmp(kind, "agent") == 0;
+	size_t count = http ? f->n_http : agent ? f->n_agents : f->n_commands;
+	for (size_t i = 0; i < count && len < cap; i++, n++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "",
+					http ? f->http[i].route : agent ? f->agents[i].route : f->commands[i].route);
+	if (!n)
+		snprintf(buf, cap, "none");
+	return buf;
+}
+
 static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_flow *f,
 		      struct jig_error *e)
 {

@@ -134,6 +134,10 @@ const struct jig_agent_grant *jig_flow_agent_grant(const struct jig_flow *f, con
 /* The Flow's Project Command route, or NULL. */
 const struct jig_command_grant *jig_flow_command_grant(const struct jig_flow *f, const char *route);
 
+/* The Flow's routes of kind ("http", "agent" or "command") as "a, b" in
+ * buf, "none" when it has none: what a "no such route" refusal lists. */
+const char *jig_flow_routes(const struct jig_flow *f, const char *kind, char *buf, size_t cap);
+
 /* Names: [a-z0-9][a-z0-9_-]{0,63}. */
 int jig_valid_name(const char *s);
 

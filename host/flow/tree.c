@@ -14,6 +14,7 @@
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
+#include "util/text.h"
 
 #define MAX_DEPTH 16
 
@@ -165,8 +166,11 @@ static int check_file(const struct stat *st, const char *rel, const struct jig_t
 	if (l->reject_sparse && (uint64_t)st->st_blocks * 512 + 65536 < (uint64_t)st->st_size)
 		return jig_err(e, JIG_E_USAGE, "%s %s: is a sparse file (%lld bytes, %lld allocated); refused", l->what, rel,
 			       (long long)st->st_size, (long long)st->st_blocks * 512);
-	if (!allowed(l, rel))
-		return jig_err(e, JIG_E_USAGE, "%s %s: is not a declared output of the Flow", l->what, rel);
+	if (!allowed(l, rel)) { /* what is declared, so the fix is one look away */
+		char list[400];
+		return jig_err(e, JIG_E_USAGE, "%s %s: is not a declared output of the Flow (it declares %s)", l->what, rel,
+			       jig_text_list(list, sizeof(list), l->allowed, l->n_allowed));
+	}
 	if (++s->files > l->max_files)
 		return jig_err(e, JIG_E_USAGE, "%s: more than %zu files", l->what, l->max_files);
 	if (++s->entries > l->max_entries)

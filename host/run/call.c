@@ -131,8 +131,12 @@ void jig_call_op(void *caller_v, struct jig_run0 *r0, json_t *op)
 	char why[700] = "";
 	for (const char *k; !why[0] && (k = jig_effect_unknown_key(op, keys));)
 		snprintf(why, sizeof(why), "jig.call: unknown field \"%.40s\"", k);
-	if (!why[0] && !b)
-		snprintf(why, sizeof(why), "flow %s has no reviewed binding \"%.64s\"", caller->f->name, name ? name : "");
+	if (!why[0] && !b) { /* with the bindings it has */
+		size_t len = (size_t)snprintf(why, sizeof(why), "flow %s has no reviewed binding \"%.64s\"; its bindings:", caller->f->name,
+					      name ? name : "");
+		for (size_t i = 0; i < caller->f->n_bindings && len < sizeof(why); i++)
+			len += (size_t)snprintf(why + len, sizeof(why) - len, "%s %.64s", i ? "," : "", caller->f->bindings[i].name);
+	}
 	struct jig_child *c = why[0] ? NULL : jig_child_new(caller, r0, b, id, inputs);
 	if (!why[0] && !c)
 		snprintf(why, sizeof(why), "out of memory");

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +22,12 @@
 #include "run/call.h"
 #include "run/flow_effects.h"
 #include "run/history.h"
+#include "run/outer.h"
 #include "run/publish.h"
 #include "run/recovery.h"
 #include "run/record.h"
 #include "run/run0.h"
+#include "run/why.h"
 #include "sandbox/scope.h"
 #include "snapshot/verify.h"
 #include "util/cleanup.h"
@@ -32,6 +35,7 @@
 #include "util/fileio.h"
 #include "util/json.h"
 #include "util/progress.h"
+#include "util/text.h"
 
 struct run {
 	const struct jig_run_request *req;
@@ -89,9 +93,10 @@ static int check_inputs(const struct jig_run_request *req, const struct jig_flow
 		bool declared = false;
 		for (size_t j = 0; j < f->n_inputs; j++)
 			declared |= strcmp(f->inputs[j], req->inputs[k].name) == 0;
+		char list[400];
 		if (!declared)
-			return jig_err(e, JIG_E_USAGE, "flow %s declares no input \"%s\" (its inputs are in flow.json)", f->name,
-				       req->inputs[k].name);
+			return jig_err(e, JIG_E_USAGE, "flow %s declares no input \"%s\"; its inputs (flow.json): %s", f->name,
+				       req->inputs[k].name, jig_text_list(list, sizeof(list), f->inputs, f->n_inputs));
 	}
 	for (size_t j = 0; j < f->n_inputs; j++) {
 		bool given = false;
@@ -338,8 +343,18 @@ static const char *verdict(const struct run *r, char *why, size_t cap)
 	const char *status = "succeeded";
 	why[0] = '\0';
 	int sig = res->interrupted_by ? res->interrupted_by : r0->interrupted_by;
-	if (sig)
-		status = "cancelled", snprintf(why, cap, "cancelled by signal %d; the scope was fenced", sig);
+	/* The outer command says why it stopped us: the operator's signal
+	 * or the command's expiry (else the signal the supervisor saw). */
+	int cause = sig ? jig_outer_stop_cause() : 0;
+	if (cause > 0)
+		sig = cause;
+	const char *abbrev = sig > 0 && sig < 65 ? sigabbrev_np(sig) : NULL;
+	if (cause < 0)
+		status = "cancelled", snprintf(why, cap, "cancelled: the command's expiry of %llu ms passed (SIGTERM); the scope was fenced",
+					       (unsigned long long)r->req->expiry_ms);
+	else if (sig)
+		status = "cancelled", snprintf(why, cap, "cancelled by %sSIG%s (signal %d); the scope was fenced",
+					       cause > 0 ? "the operator: " : "", abbrev ? abbrev : "?", sig);
 	else if (r0->violation)
 		status = "failed", snprintf(why, cap, "%s", r0->error);
 	else if (res->outcome == JIG_SCOPE_TIMEOUT)
@@ -364,7 +379,9 @@ static void display_retire(struct run *r, json_t *rec)
 	r->live = NULL;
 	if (!l || !rec)
 		return jig_live_close(l);
-	const char *failed = jig_live_finish(l, r->pub.stagefd, rec, why, sizeof(why));
+	char head[1024];
+	jig_why_headline(rec, r->req->output, head, sizeof(head)); /* jig run's first line */
+	const char *failed = jig_live_finish(l, r->pub.stagefd, rec, head, why, sizeof(why));
 	if (failed)
 		json_object_set_new(rec, "command_cleanup", json_pack("{s:s,s:s}", "display", "failed", "why", failed));
 }
@@ -379,6 +396,13 @@ static int publish(struct run *r, struct jig_run_outcome *out, struct jig_error 
 	if (!rc && strcmp(status, "succeeded") == 0)
 		rc = r->res.held_fd < 0 ? jig_err(e, JIG_E_INTERNAL, "the scope's output was not held; nothing published")
 					: jig_publish_collect(&r->pub, r->res.held_fd, r->f->outputs, r->f->n_outputs, r->outputs, e);
+	/* A refused output fails the Run, it does not lose it: the packet
+	 * keeps the record and the logs, no file (issue 46). */
+	if (rc == -JIG_E_USAGE) {
+		status = "failed";
+		snprintf(why, sizeof(why), "%.600s", e->msg);
+		rc = jig_publish_discard_files(&r->pub, r->outputs, e);
+	}
 	if (rc)
 		return rc;
 	struct jig_record_facts facts = {.status = status, .why = why, .flow = r->f->name, .plan_sha256 = r->pl.sha256,

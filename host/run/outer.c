@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -74,10 +75,32 @@ struct escalation {
 
 /* The first stop signal: SIGTERM now, SIGKILL after the settlement or
  * the expiry's grace, whichever comes first. Later ones change nothing. */
-static void on_signal(struct escalation *x, pid_t c, long long now)
+/* Why the coordinator is stopped, for its record: the outer command's
+ * end of a pipe (one byte: the stop signal that arrived, or
+ * CAUSE_EXPIRY), and the coordinator's. */
+#define CAUSE_EXPIRY 0xff
+static int cause_pipe[2] = {-1, -1};
+
+static void tell_cause(int cause)
+{
+	unsigned char b = (unsigned char)cause;
+	if (cause_pipe[1] >= 0 && write(cause_pipe[1], &b, 1) != 1)
+		return; /* the record then names the signal the coordinator saw */
+}
+
+int jig_outer_stop_cause(void)
+{
+	unsigned char b;
+	if (cause_pipe[0] < 0 || read(cause_pipe[0], &b, 1) != 1)
+		return 0;
+	return b == CAUSE_EXPIRY ? -1 : b;
+}
+
+static void on_signal(struct escalation *x, pid_t c, long long now, int sig)
 {
 	if (x->termed)
 		return;
+	tell_cause(sig);
 	kill(c, SIGTERM);
 	x->termed = true;
 	x->signal_at = now;
@@ -92,6 +115,7 @@ static void on_time(struct escalation *x, struct jig_outer_bounds *b, pid_t c, l
 	if (x->expiry_at >= 0 && now >= x->expiry_at && !b->expired) {
 		b->expired = true;
 		if (!x->termed) {
+			tell_cause(CAUSE_EXPIRY);
 			kill(c, SIGTERM);
 			x->termed = true;
 			x->kill_at = x->expiry_at + JIG_EXPIRY_KILL_MS;
@@ -134,11 +158,12 @@ static int supervise(pid_t c, int sfd, struct jig_outer_bounds *b)
 		long long now = jig_outer_now_ms();
 		if (p[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
+			int first = 0;
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				;
+				first = first ? first : (int)si.ssi_signo;
 			/* A signal read after the expiry is later than it. */
-			if (x.expiry_at < 0 || now < x.expiry_at)
-				on_signal(&x, c, now);
+			if (first && (x.expiry_at < 0 || now < x.expiry_at))
+				on_signal(&x, c, now, first);
 		}
 		on_time(&x, b, c, now);
 		if (waitpid(c, &status, WNOHANG) == c)
@@ -147,6 +172,15 @@ static int supervise(pid_t c, int sfd, struct jig_outer_bounds *b)
 	if (pidfd >= 0)
 		close(pidfd);
 	return status;
+}
+
+/* The coordinator published its packet before it was lost: the
+ * destination's record is there. */
+static bool packet_published(const char *output, struct stat *st)
+{
+	char rec[PATH_MAX];
+	return output && snprintf(rec, sizeof(rec), "%s/record.json", output) < (int)sizeof(rec) && lstat(rec, st) == 0 &&
+	       S_ISREG(st->st_mode);
 }
 
 /* Why the outer command killed its coordinator, for the message. */
@@ -178,9 +212,13 @@ int jig_run_outer(const char *output, struct jig_outer_bounds *b, int (*coordina
 	sigset_t saved;
 	int sfd = jig_sandbox_interrupt_open(&saved); /* the stop signals, blocked */
 	pid_t parent = getpid();
+	if (pipe2(cause_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		cause_pipe[0] = cause_pipe[1] = -1; /* the record names the signal the coordinator saw */
 	fflush(NULL);
 	pid_t c = sfd < 0 ? -1 : fork();
 	if (c == 0) {
+		close(cause_pipe[1]);
+		cause_pipe[1] = -1;
 		/* Loss of the outer command is a cancellation (issue 18): the
 		 * stop signals stay blocked, so one that comes before the Flow
 		 * is launched waits for the supervisor's signalfd (it fences
@@ -197,8 +235,14 @@ int jig_run_outer(const char *output, struct jig_outer_bounds *b, int (*coordina
 		jig_lease_remove_run_dir(run_dir); /* done with it (its owner may be gone) */
 		_exit(code);
 	}
+	if (cause_pipe[0] >= 0)
+		close(cause_pipe[0]);
+	cause_pipe[0] = -1;
 	int status = c < 0 ? 0 : supervise(c, sfd, b);
 	jig_sandbox_interrupt_close(sfd, &saved);
+	if (cause_pipe[1] >= 0)
+		close(cause_pipe[1]);
+	cause_pipe[1] = -1;
 	if (c < 0) {
 		jig_lease_remove_run_dir(run_dir);
 		jig_lease_close(&lease);
@@ -212,12 +256,16 @@ int jig_run_outer(const char *output, struct jig_outer_bounds *b, int (*coordina
 		return WEXITSTATUS(status);
 	}
 	char msg[1536] = "";
-	/* Saved progress only after confirmed fencing (run/recovery.h). */
-	int published = cleanup_lost(c, output, run_dir, msg, sizeof(msg)) ? jig_recovery_run(run_dir, output, c, WTERMSIG(status), msg, sizeof(msg)) : 0;
+	/* Saved progress only after confirmed fencing (run/recovery.h); a
+	 * packet the coordinator published before it was killed stands (the
+	 * destination did not exist when the command started). */
+	struct stat st;
+	bool had = packet_published(output, &st);
+	int published = cleanup_lost(c, output, run_dir, msg, sizeof(msg)) && !had ? jig_recovery_run(run_dir, output, c, WTERMSIG(status), msg, sizeof(msg)) : had;
 	jig_lease_remove_run_dir(run_dir); /* once its scope is fenced */
 	jig_lease_close(&lease);
 	char why[256];
 	kill_reason(b, why, sizeof(why));
 	return jig_err(e, JIG_E_INTERNAL, "%sthe coordinator (pid %d) was killed by signal %d before it finished%s%s", why, (int)c,
-		       WTERMSIG(status), published == 1 ? "" : "; nothing was published", msg);
+		       WTERMSIG(status), had ? "; its packet was published before" : published == 1 ? "" : "; nothing was published", msg);
 }

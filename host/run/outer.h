@@ -27,6 +27,11 @@ struct jig_outer_bounds {
 	long long kill_after_ms; /* out: SIGKILL this long after the expiry (expired) or the first stop signal */
 };
 
+/* In the coordinator: why the outer command sent it SIGTERM, once it
+ * has: the stop signal that reached the outer command (SIGINT, SIGTERM,
+ * SIGHUP), -1 for the command's expiry, 0 when it has not said. */
+int jig_outer_stop_cause(void);
+
 /* CLOCK_MONOTONIC in ms: the clock of expiry_at_ms. */
 long long jig_outer_now_ms(void);
 

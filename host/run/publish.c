@@ -129,8 +129,18 @@ int jig_publish_collect(struct jig_publish *p, int held_fd, char *const *allowed
 	struct jig_error oe = {0};
 	JIG_FAULT_POINT("output copy");
 	if (files < 0 || jig_tree_copy(held_fd, "", files, &l, &st, &oe) < 0)
-		return jig_err(e, JIG_E_USAGE, "output refused, nothing published: %s", files < 0 ? strerror(errno) : oe.msg);
+		return jig_err(e, JIG_E_USAGE, "output refused, no file published: %s", files < 0 ? strerror(errno) : oe.msg);
 	fchmod(files, 0500);
+	return 0;
+}
+
+int jig_publish_discard_files(struct jig_publish *p, json_t *list, struct jig_error *e)
+{
+	json_array_clear(list);
+	jig_remove_tree(p->stagefd, "files");
+	if (mkdirat(p->stagefd, "files", 0500) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "--output %s: cannot empty the stage's files: %s; nothing published", p->output,
+			       strerror(errno));
 	return 0;
 }
 

@@ -37,11 +37,17 @@ void jig_publish_remove_stage(const char *output, const char *run_dir);
 /* Final validation: the held output directory copied into the stage's
  * files/ within the limits, only declared outputs; list gets one entry
  * per file (path, size, sha256). */
+/* -JIG_E_USAGE: the output was refused (e says why); the caller may
+ * still publish the record without files (jig_publish_discard_files). */
 int jig_publish_collect(struct jig_publish *p, int held_fd, char *const *allowed, size_t n_allowed, json_t *list,
 			struct jig_error *e);
 /* record.json into the stage, then the stage into place. */
 int jig_publish_commit(struct jig_publish *p, const char *record, struct jig_error *e);
 /* Removes an uncommitted stage; closes everything. */
 void jig_publish_close(struct jig_publish *p);
+
+/* An output refusal: the stage's files/ emptied (list cleared), so the
+ * packet holds the record and its logs, nothing published as output. */
+int jig_publish_discard_files(struct jig_publish *p, json_t *list, struct jig_error *e);
 
 #endif

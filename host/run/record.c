@@ -31,7 +31,9 @@ static json_t *record_of(const struct jig_record_facts *f, json_t *t)
 
 json_t *jig_record_new(const struct jig_record_facts *f, const struct jig_scope_result *res)
 {
-	json_t *t = json_pack("{s:s,s:i,s:i,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I}", "outcome", jig_scope_outcome_name(res->outcome),
+	/* A stop signal's fencing is a cancellation, not the scope's failure. */
+	const char *outcome = res->interrupted_by ? "cancelled" : jig_scope_outcome_name(res->outcome);
+	json_t *t = json_pack("{s:s,s:i,s:i,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I}", "outcome", outcome,
 			      "exit_status", res->exit_status, "signal", res->signal, "core_dumped", res->core_dumped != 0, "fenced",
 			      res->fenced != 0, "cleanup_confirmed", res->cleanup_confirmed != 0, "oom_kills", (json_int_t)res->oom_kills,
 			      "pids_max_hits", (json_int_t)res->pids_max_hits, "memory_peak_bytes", (json_int_t)res->memory_peak_bytes,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "run/why.h"
 #include "util/limits.h"
 #include "util/text.h"
 #include "util/units.h"
@@ -139,9 +140,11 @@ static void print_logs(FILE *out, const char *pfx, json_t *obj)
 	if (dropped)
 		fprintf(out, "%slogs: %lld more lines (%lld bytes) not kept: over %lld log bytes a Run keeps or %d lines\n", pfx,
 			int_field(dropped, "lines"), int_field(dropped, "bytes"), int_field(dropped, "kept_bytes_max"), JIG_RUN0_MAX_LOGS);
-	json_array_foreach(json_object_get(obj, "logs"), i, o) {
+	char more[256];
+	snprintf(more, sizeof(more), "%s    ", pfx);
+	json_array_foreach(json_object_get(obj, "logs"), i, o) { /* a logged stack trace as lines */
 		fprintf(out, "%slog ", pfx);
-		jig_text_put(out, json_string_value(o));
+		jig_text_put_lines(out, more, json_string_value(o));
 		fputc('\n', out);
 	}
 }
@@ -234,12 +237,22 @@ static void count_tree(json_t *children, size_t *effects, size_t *nodes, int dep
 static void print_head(FILE *out, const char *packet, json_t *rec)
 {
 	json_t *t = json_object_get(rec, "termination");
+	char head[1024];
+	jig_why_headline(rec, packet, head, sizeof(head)); /* jig run's and jig why's first line too */
 	fputs("packet ", out);
 	jig_text_put(out, packet);
-	put_field(out, ": flow ", rec, "flow", " ");
-	put_field(out, "", rec, "status", "");
-	if (json_string_length(json_object_get(rec, "error")))
-		put_field(out, ": ", rec, "error", "");
+	fputs(": ", out);
+	jig_text_put(out, head);
+	/* A Run that did not succeed: its status and whole error (a stack
+	 * trace as lines) below the headline. */
+	const char *status = json_string_value(json_object_get(rec, "status"));
+	if (!status || strcmp(status, "succeeded") != 0 || json_string_length(json_object_get(rec, "error"))) {
+		put_field(out, "\n  status ", rec, "status", "");
+		if (json_string_length(json_object_get(rec, "error"))) {
+			fputs(": ", out);
+			jig_text_put_lines(out, "    ", json_string_value(json_object_get(rec, "error")));
+		}
+	}
 	put_field(out, "\n  plan ", rec, "plan_sha256", "\n");
 	put_field(out, "  package ", rec, "package_sha256", "\n");
 	if (int_field(rec, "started_ms") > 0) {

@@ -7,8 +7,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 
+#include "run/record.h"
+#include "util/cleanup.h"
 #include "util/limits.h"
 #include "util/text.h"
 
@@ -20,6 +24,7 @@ struct subject {
 	json_t *node; /* the record, a child node, an effect or the history entry */
 	json_t *rec;  /* the root record (NULL for a refusal before any Run) */
 	const char *flow, *status, *error;
+	const char *packet; /* the packet that holds the record, or NULL: none was made */
 	char where[160];
 };
 
@@ -55,9 +60,11 @@ static json_t *term(const struct subject *s)
 	return json_object_get(s->node, "termination");
 }
 
-/* The root scope's limit key (0: the record does not hold its policy). */
+/* The scope's limit key (0: the record does not hold it). */
 static uint64_t limit(const struct subject *s, const char *k)
 {
+	if (s->type == SUBJECT_CHILD) /* a child node keeps its scope's limits */
+		return num(json_object_get(s->node, "limits"), k);
 	return s->type == SUBJECT_RUN ? num(json_object_get(json_object_get(json_object_get(s->rec, "scope"), "policy"), "limits"), k) : 0;
 }
 
@@ -75,6 +82,7 @@ static bool m_deadline(const struct subject *s)
 	return is_run_or_child(s) && (strcmp(s->status, "timeout") == 0 || strcmp(str(term(s), "outcome"), "timeout") == 0);
 }
 static bool m_cancelled(const struct subject *s) { return is_run_or_child(s) && strcmp(s->status, "cancelled") == 0; }
+static bool m_expiry(const struct subject *s) { return m_cancelled(s) && has(s, "expiry"); }
 static bool m_output_cap(const struct subject *s)
 {
 	return (has(s, "output") && has(s, ": more than") && !has(s, "Run/0: ")) || has(s, "ENOSPC") || has(s, "No space left on device");
@@ -179,7 +187,13 @@ static void s_deadline(const struct subject *s, char *cause, char *remedy)
 		snprintf(busy, sizeof(busy), "; it used %llu ms of CPU in %llu ms, most of its %llu.%llu CPU share, so it was CPU-bound",
 			 (unsigned long long)(cpu / 1000), (unsigned long long)wall, (unsigned long long)(quota / 100000),
 			 (unsigned long long)(quota % 100000 / 10000));
-	snprintf(cause, WHY_TEXT, "%s passed its deadline of %llu ms and was fenced%s", s->where, (unsigned long long)ms, busy);
+	/* At its memory limit without a kill: the kernel kept reclaiming
+	 * (and the Flow kept waiting on it) rather than ending it. */
+	uint64_t mem = limit(s, "memory_bytes");
+	char full[120] = "";
+	if (mem && num(t, "memory_peak_bytes") >= mem)
+		snprintf(full, sizeof(full), "; its memory reached its scope's limit of %llu MiB", (unsigned long long)(mem >> 20));
+	snprintf(cause, WHY_TEXT, "%s passed its deadline of %llu ms and was fenced%s%s", s->where, (unsigned long long)ms, busy, full);
 	if (s->type == SUBJECT_RUN)
 		snprintf(remedy, WHY_TEXT,
 			 "give the Run a longer deadline: jig run %s --timeout N (s, m or h; at most 24h); it counts from the Run's "
@@ -190,16 +204,27 @@ static void s_deadline(const struct subject *s, char *cause, char *remedy)
 			 "a child's deadline is what is left of its caller's; give the Run a longer --timeout, or make the child's work smaller");
 }
 
+/* The Run's error says how: "cancelled by the operator (SIGINT) ..." or
+ * "cancelled: the command's expiry ... passed ..." (run/flow_run.c). */
 static void s_cancelled(const struct subject *s, char *cause, char *remedy)
 {
-	snprintf(cause, WHY_TEXT, "%s was cancelled: %s", s->where, s->error[0] ? s->error : "by a signal");
-	snprintf(remedy, WHY_TEXT, "nothing in the project refused it: it was interrupted (a signal, or the command's --expiry "
-				   "passed); run it again, with a longer --expiry if the expiry ended it");
+	if (strncmp(s->error, "cancelled", 9) == 0)
+		snprintf(cause, WHY_TEXT, "%s was %s", s->where, s->error);
+	else
+		snprintf(cause, WHY_TEXT, "%s was cancelled: %s", s->where, s->error[0] ? s->error : "by a signal");
+	snprintf(remedy, WHY_TEXT, "nothing in the project refused it: a stop signal interrupted it; run it again");
+}
+
+static void s_expiry(const struct subject *s, char *cause, char *remedy)
+{
+	s_cancelled(s, cause, remedy);
+	snprintf(remedy, WHY_TEXT, "nothing in the project refused it: the command's expiry ended it; run it again with a longer "
+				   "one: jig run %s --expiry N (s, m or h)", s->flow);
 }
 
 static void s_output_cap(const struct subject *s, char *cause, char *remedy)
 {
-	snprintf(cause, WHY_TEXT, "%s: its output passed a packet's caps (%s); nothing was published", s->where, s->error);
+	snprintf(cause, WHY_TEXT, "%s: its output passed a packet's caps (%s); no file was published", s->where, s->error);
 	snprintf(remedy, WHY_TEXT, "a packet holds at most %llu MiB, %d files and %d entries: the contract's caps, no flag raises "
 				   "them; write less (summarise, compress) or split the work over several Runs",
 		 JIG_OUTPUT_MAX_BYTES >> 20, JIG_OUTPUT_MAX_FILES, JIG_OUTPUT_MAX_ENTRIES);
@@ -207,13 +232,13 @@ static void s_output_cap(const struct subject *s, char *cause, char *remedy)
 
 static void s_output_undeclared(const struct subject *s, char *cause, char *remedy)
 {
-	snprintf(cause, WHY_TEXT, "%s wrote a file its flow.json does not declare (%s); nothing was published", s->where, s->error);
+	snprintf(cause, WHY_TEXT, "%s wrote a file its flow.json does not declare (%s); no file was published", s->where, s->error);
 	snprintf(remedy, WHY_TEXT, "add the path to \"outputs\" in the Flow's flow.json and review again (jig review), or stop writing it");
 }
 
 static void s_output_other(const struct subject *s, char *cause, char *remedy)
 {
-	snprintf(cause, WHY_TEXT, "%s: its output was refused (%s); nothing was published", s->where, s->error);
+	snprintf(cause, WHY_TEXT, "%s: its output was refused (%s); no file was published", s->where, s->error);
 	snprintf(remedy, WHY_TEXT, "write only plain, singly linked regular files at declared paths: no links, special or sparse "
 				   "files, no extended attributes (the contract refuses them)");
 }
@@ -318,23 +343,48 @@ static void s_record_cut(const struct subject *s, char *cause, char *remedy)
 	snprintf(remedy, WHY_TEXT, "the cap is the contract's: log less, make fewer effect calls per Run");
 }
 
+/* "the logs (jig inspect P)", or where they are when no packet is named. */
+static const char *logs_at(const struct subject *s, char *buf, size_t cap)
+{
+	if (s->packet)
+		snprintf(buf, cap, "its logs: jig inspect %.300s", s->packet);
+	else
+		snprintf(buf, cap, "its logs are in its packet's record: jig inspect the --output directory of its jig run");
+	return buf;
+}
+
 static void s_signal(const struct subject *s, char *cause, char *remedy)
 {
-	snprintf(cause, WHY_TEXT, "%s was killed by signal %llu (%s)", s->where, (unsigned long long)num(term(s), "signal"),
-		 s->error);
-	snprintf(remedy, WHY_TEXT, "the Flow's process crashed or was killed inside its scope: see its logs (jig inspect) and fix the Flow");
+	int sig = (int)num(term(s), "signal");
+	const char *abbrev = sig < 65 ? sigabbrev_np(sig) : NULL;
+	char logs[400];
+	bool crashed = strcmp(str(term(s), "outcome"), "crashed") == 0;
+	/* jig's own "the Flow was killed by …" is this line already: only what follows it */
+	const char *also = s->error;
+	if (strncmp(also, "the Flow was killed by ", 23) == 0)
+		also = strstr(also, "); ") ? strstr(also, "); ") + 3 : "";
+	snprintf(cause, WHY_TEXT, "%s %s %s%s (signal %d, %s)%s%s", s->where, crashed ? "crashed with" : "was killed by",
+		 abbrev ? "SIG" : "an unnamed signal",
+		 abbrev ? abbrev : "", sig, json_is_true(json_object_get(term(s), "core_dumped")) ? "core dumped" : "no core dumped",
+		 also[0] ? ": " : "", also);
+	snprintf(remedy, WHY_TEXT, "the Flow's process crashed or was killed inside its scope: fix the Flow (%s)", logs_at(s, logs, sizeof(logs)));
 }
 
 static void s_flow_error(const struct subject *s, char *cause, char *remedy)
 {
-	snprintf(cause, WHY_TEXT, "%s failed in its own code: %s", s->where, s->error);
-	snprintf(remedy, WHY_TEXT, "nothing jig refused: fix the Flow (its logs: jig inspect PACKET)");
+	const char *own = strncmp(s->error, "the Flow failed: ", 17) == 0 ? s->error + 17 : s->error;
+	snprintf(cause, WHY_TEXT, "%s failed in its own code: %s", s->where, own);
+	char logs[400];
+	snprintf(remedy, WHY_TEXT, "fix the Flow (%s)", logs_at(s, logs, sizeof(logs)));
 }
 
 static void s_failed(const struct subject *s, char *cause, char *remedy)
 {
 	snprintf(cause, WHY_TEXT, "%s %s: %s", s->where, s->status[0] ? s->status : "failed", s->error);
-	snprintf(remedy, WHY_TEXT, "see the message; jig inspect PACKET shows the whole record");
+	if (s->packet)
+		snprintf(remedy, WHY_TEXT, "see the message; jig inspect %.300s shows the whole record", s->packet);
+	else
+		snprintf(remedy, WHY_TEXT, "see the message: nothing ran to the end, so no packet holds more");
 }
 
 /* Matched in order; the first row that matches a subject explains it. */
@@ -344,6 +394,7 @@ static const struct row rows[] = {
 	{"memory", m_memory, s_memory, true},
 	{"tasks", m_tasks, s_tasks, true},
 	{"deadline", m_deadline, s_deadline, false},
+	{"expiry", m_expiry, s_expiry, false},
 	{"cancelled", m_cancelled, s_cancelled, false},
 	{"output-cap", m_output_cap, s_output_cap, true},
 	{"output-undeclared", m_output_undeclared, s_output_undeclared, false},
@@ -367,7 +418,8 @@ static const struct row rows[] = {
 	{"failed", m_failed, s_failed, false},
 };
 
-static void explain_one(json_t *out, const struct subject *s)
+/* The first row that matches s, appended to out; the row's kind, or NULL. */
+static const char *explain_one(json_t *out, const struct subject *s)
 {
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		if (!rows[i].match(s))
@@ -376,17 +428,18 @@ static void explain_one(json_t *out, const struct subject *s)
 		rows[i].say(s, cause, remedy);
 		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:b}", "kind", rows[i].kind, "where", s->where, "cause", cause,
 						     "remedy", remedy, "contract_forbids", rows[i].forbids));
-		return;
+		return rows[i].kind;
 	}
+	return NULL;
 }
 
-static void explain_effects(json_t *out, json_t *rec, json_t *node, const char *where, const char *flow)
+static void explain_effects(json_t *out, json_t *rec, json_t *node, const char *where, const char *flow, const char *packet)
 {
 	size_t i;
 	json_t *ev;
 	json_array_foreach(json_object_get(node, "effects"), i, ev) {
 		struct subject s = {.type = SUBJECT_EFFECT, .node = ev, .rec = rec, .flow = flow, .status = str(ev, "outcome"),
-				    .error = str(ev, "error")[0] ? str(ev, "error") : str(ev, "reason")};
+				    .error = str(ev, "error")[0] ? str(ev, "error") : str(ev, "reason"), .packet = packet};
 		snprintf(s.where, sizeof(s.where), "%s", where);
 		explain_one(out, &s);
 	}
@@ -394,23 +447,23 @@ static void explain_effects(json_t *out, json_t *rec, json_t *node, const char *
 
 /* A child node and its own children, depth-first (the record's tree is at
  * most 64 nodes). */
-static void explain_children(json_t *out, json_t *rec, json_t *node, int depth)
+static void explain_children(json_t *out, json_t *rec, json_t *node, int depth, const char *packet)
 {
 	size_t i;
 	json_t *c;
 	json_array_foreach(json_object_get(node, "children"), i, c) {
 		struct subject s = {.type = SUBJECT_CHILD, .node = c, .rec = rec, .flow = str(c, "flow"), .status = str(c, "status"),
-				    .error = str(c, "why")};
+				    .error = str(c, "why"), .packet = packet};
 		snprintf(s.where, sizeof(s.where), "child Flow %.64s (binding %.64s)", str(c, "flow"), str(c, "binding"));
 		if (strcmp(s.status, "succeeded") != 0)
 			explain_one(out, &s);
-		explain_effects(out, rec, c, s.where, s.flow);
+		explain_effects(out, rec, c, s.where, s.flow, packet);
 		if (depth < 16)
-			explain_children(out, rec, c, depth + 1);
+			explain_children(out, rec, c, depth + 1, packet);
 	}
 }
 
-json_t *jig_why_explain(json_t *doc)
+json_t *jig_why_explain(json_t *doc, const char *packet)
 {
 	json_t *out = json_array();
 	if (!out)
@@ -430,37 +483,108 @@ json_t *jig_why_explain(json_t *doc)
 			if (snapshot && (strncmp(str(ch, "subject"), "scope", 5) == 0 || strstr(str(ch, "subject"), " worker_scope") ||
 					 strstr(str(ch, "subject"), " provider_scope") || strstr(str(ch, "subject"), " command_scope")))
 				continue;
-			struct subject s = {.type = SUBJECT_REFUSAL, .node = ch, .rec = rec, .flow = flow, .status = "refused", .error = ""};
+			struct subject s = {.type = SUBJECT_REFUSAL, .node = ch, .rec = rec, .flow = flow, .status = "refused", .error = "",
+					    .packet = NULL};
 			snprintf(s.where, sizeof(s.where), "flow %.64s", str(ch, "flow")[0] ? str(ch, "flow") : flow);
 			explain_one(out, &s);
 		}
 		if (!json_array_size(json_object_get(refusal, "changes"))) {
 			struct subject s = {.type = SUBJECT_REFUSAL, .node = refusal, .rec = rec, .flow = flow, .status = "refused",
-					    .error = str(refusal, "error")};
+					    .error = str(refusal, "error"), .packet = NULL};
 			snprintf(s.where, sizeof(s.where), "flow %.64s", flow);
 			explain_one(out, &s);
 		}
 	}
 	if (rec) {
 		struct subject s = {.type = SUBJECT_RUN, .node = rec, .rec = rec, .flow = flow, .status = str(rec, "status"),
-				    .error = str(rec, "error")};
+				    .error = str(rec, "error"), .packet = packet};
 		snprintf(s.where, sizeof(s.where), "flow %.64s", flow);
-		if (strcmp(s.status, "succeeded") != 0)
-			explain_one(out, &s);
-		explain_effects(out, rec, rec, s.where, flow);
-		explain_children(out, rec, rec, 0);
+		json_t *own = json_array();
+		const char *kind = strcmp(s.status, "succeeded") != 0 && own ? explain_one(own, &s) : NULL;
+		/* The Flow's own error after what caused it (a refused effect,
+		 * a failed child): the first row is the headline's. */
+		bool follows = kind && (strcmp(kind, "flow-error") == 0 || strcmp(kind, "failed") == 0);
+		if (!follows)
+			json_array_extend(out, own);
+		size_t before = json_array_size(out);
+		explain_effects(out, rec, rec, s.where, flow, packet);
+		explain_children(out, rec, rec, 0, packet);
+		if (follows && json_array_size(out) > before) {
+			json_t *x = json_array_get(own, 0);
+			json_object_set_new(x, "remedy", json_string("the Flow's own error followed from what is explained above it: "
+								     "address that first"));
+		}
+		if (follows)
+			json_array_extend(out, own);
+		json_decref(own);
 	}
 	return out;
 }
 
-json_t *jig_why_doc(json_t *doc, const char *source)
+/* The headline: a refusal's own line (jig run's, after "jig: "), or the
+ * first explanation's first line (named after the Flow when it is a
+ * child's), or the status when there is none. */
+static void headline(char *buf, size_t cap, json_t *doc, json_t *ex)
+{
+	bool history = json_object_get(doc, "record") || json_object_get(doc, "refusal");
+	json_t *rec = history ? json_object_get(doc, "record") : doc;
+	const char *flow = str(rec ? rec : doc, "flow"), *status = str(rec, "status"), *refused = NULL;
+	if (history && json_object_get(doc, "refusal"))
+		status = "refused", refused = str(json_object_get(doc, "refusal"), "error");
+	const char *cause = json_string_value(json_object_get(json_array_get(ex, 0), "cause"));
+	char own[100];
+	snprintf(own, sizeof(own), "flow %.64s ", flow);
+	size_t n = strlen(own);
+	if (refused && refused[0])
+		snprintf(buf, cap, "%.*s", (int)jig_text_first_line(refused), refused);
+	else if (!cause || strcmp(status, "succeeded") == 0)
+		snprintf(buf, cap, "flow %s %s", flow, status);
+	else if (strncmp(cause, own, n) == 0 || (strncmp(cause, own, n - 1) == 0 && cause[n - 1] == ':'))
+		snprintf(buf, cap, "%.*s", (int)jig_text_first_line(cause), cause);
+	else
+		snprintf(buf, cap, "flow %s %s: %.*s", flow, status, (int)jig_text_first_line(cause), cause);
+}
+
+void jig_why_headline(json_t *rec, const char *packet, char *buf, size_t cap)
+{
+	json_t *ex = jig_why_explain(rec, packet);
+	headline(buf, cap, rec, ex);
+	json_decref(ex);
+}
+
+void jig_why_put_run_line(FILE *f, const char *head, const char *packet)
+{
+	fputs("jig: ", f);
+	jig_text_put(f, head);
+	fputs("; packet ", f);
+	jig_text_put(f, packet);
+	fputc('\n', f);
+}
+
+int jig_why_packet_headline(const char *packet, char *buf, size_t cap)
+{
+	jig_autoclose int pfd = open(packet, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	json_t *rec = NULL;
+	struct jig_error e = {0};
+	if (pfd < 0 || jig_record_load(pfd, packet, &rec, &e) < 0)
+		return -1;
+	jig_why_headline(rec, packet, buf, cap);
+	json_decref(rec);
+	return 0;
+}
+
+json_t *jig_why_doc(json_t *doc, const char *source, const char *packet)
 {
 	bool history = json_object_get(doc, "record") || json_object_get(doc, "refusal");
 	json_t *rec = history ? json_object_get(doc, "record") : doc;
 	const char *status = json_object_get(doc, "refusal") ? "refused" : str(rec, "status");
-	json_t *ex = jig_why_explain(doc);
-	json_t *out = json_pack("{s:s,s:s,s:s,s:s,s:o}", "format", JIG_WHY_FORMAT, "source", source, "flow",
-				str(rec ? rec : doc, "flow"), "status", status, "explanations", ex ? ex : json_array());
+	if (history && rec && json_string_value(json_object_get(doc, "packet")))
+		packet = json_string_value(json_object_get(doc, "packet"));
+	json_t *ex = jig_why_explain(doc, packet);
+	char head[WHY_TEXT + 200];
+	headline(head, sizeof(head), doc, ex);
+	json_t *out = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "format", JIG_WHY_FORMAT, "source", source, "flow",
+				str(rec ? rec : doc, "flow"), "status", status, "headline", head, "explanations", ex ? ex : json_array());
 	if (out && history && json_object_get(doc, "packet"))
 		json_object_set(out, "packet", json_object_get(doc, "packet"));
 	if (out && history && json_object_get(doc, "at_ms"))
@@ -472,14 +596,11 @@ void jig_why_print(FILE *out, json_t *doc)
 {
 	json_t *ex = json_object_get(doc, "explanations"), *x;
 	size_t i;
-	fputs("flow ", out);
-	jig_text_put(out, str(doc, "flow"));
-	fputs(": ", out);
-	jig_text_put(out, str(doc, "status"));
+	/* The headline first: the words jig run and jig inspect print first. */
+	jig_text_put(out, str(doc, "headline"));
 	if (json_string_value(json_object_get(doc, "packet"))) {
-		fputs(" (packet ", out);
+		fputs("; packet ", out);
 		jig_text_put(out, str(doc, "packet"));
-		fputs(")", out);
 	}
 	fputc('\n', out);
 	if (!json_array_size(ex))
@@ -488,7 +609,7 @@ void jig_why_print(FILE *out, json_t *doc)
 		fputs("- ", out);
 		jig_text_put(out, str(x, "kind"));
 		fputs(": ", out);
-		jig_text_put(out, str(x, "cause"));
+		jig_text_put_lines(out, "    ", str(x, "cause"));
 		fputs(json_is_true(json_object_get(x, "contract_forbids")) ? "\n  the contract forbids more: " : "\n  remedy: ", out);
 		jig_text_put(out, str(x, "remedy"));
 		fputc('\n', out);

@@ -91,12 +91,9 @@ size_t jig_text_utf8_prefix(const char *s, size_t len, size_t max)
 	return max;
 }
 
-void jig_text_put(FILE *f, const char *s)
+static void put_range(FILE *f, const char *s, size_t len)
 {
-	if (!s)
-		return;
 	char buf[1024];
-	size_t len = strlen(s);
 	/* Chunked at character boundaries: jig_text_inert stops before a piece
 	 * that does not fit, so convert input in slices and resume after the
 	 * bytes it consumed. */
@@ -109,4 +106,38 @@ void jig_text_put(FILE *f, const char *s)
 		s += take;
 		len -= take;
 	}
+}
+
+void jig_text_put(FILE *f, const char *s)
+{
+	if (s)
+		put_range(f, s, strlen(s));
+}
+
+void jig_text_put_lines(FILE *f, const char *indent, const char *s)
+{
+	for (const char *nl; s && (nl = strchr(s, '\n')); s = nl + 1) {
+		/* a CRLF ends a line too: its CR is the line break's, not text */
+		put_range(f, s, (size_t)(nl - s) - (nl > s && nl[-1] == '\r'));
+		fputc('\n', f);
+		fputs(indent, f);
+	}
+	jig_text_put(f, s);
+}
+
+size_t jig_text_first_line(const char *s)
+{
+	size_t n = s ? strcspn(s, "\n") : 0;
+	return n && s[n] == '\n' && s[n - 1] == '\r' ? n - 1 : n;
+}
+
+const char *jig_text_list(char *buf, size_t cap, char *const *names, size_t n)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && len < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", names[i]);
+	if (!n)
+		snprintf(buf, cap, "none");
+	return buf;
 }

@@ -27,6 +27,20 @@ char *jig_text_inert_dup(const char *src);
 /* Writes the inert form of s (NULL: nothing) to f. */
 void jig_text_put(FILE *f, const char *s);
 
+/* Writes s (NULL: nothing) as lines, each inert: a line feed (or CR LF)
+ * in s ends a line and the next starts after indent (jig's own, so a
+ * Flow's text cannot start a line that looks like jig's); no line feed
+ * after the last. A stack trace reads as lines, still inert. */
+void jig_text_put_lines(FILE *f, const char *indent, const char *s);
+
+/* The length of s's first line (before a line feed or CR LF; NULL: 0):
+ * what a headline shows of a multi-line message. */
+size_t jig_text_first_line(const char *s);
+
+/* names[0..n) as "a, b, c" in buf (cut at cap), "none" when n is 0: what
+ * a "no such" message lists of what there is. Returns buf. */
+const char *jig_text_list(char *buf, size_t cap, char *const *names, size_t n);
+
 /* How many of s's len bytes to keep to keep at most max without splitting
  * a UTF-8 sequence: len if it fits, else max backed up to a lead byte. */
 size_t jig_text_utf8_prefix(const char *s, size_t len, size_t max);

@@ -53,13 +53,13 @@ try {
   ok('the root\'s effects: ' + rootEffects[0]);
   const rows = await page.$$eval('#timeline tr.tl-row', (rs) => rs.map((r) => {
     const bar = r.querySelector('.tl-bar');
-    const m = [...r.querySelectorAll('meter')].map((e) => [e.value, e.max]);
+    const m = [...r.querySelectorAll('meter')].map((e) => [e.value, e.max, e.high, e.classList.contains('at-limit')]);
     return { scope: r.dataset.scope, left: bar && parseFloat(bar.style.left), width: bar && parseFloat(bar.style.width),
       px: bar && bar.getBoundingClientRect().width, meters: m, text: r.textContent };
   }));
   if (rows.length !== 4) fail('timeline rows: ' + JSON.stringify(rows));
   const want = [['Run hostile-report', 0, 87, 12345678, 536870912], ['x \u2192 child', 10, 50, 31457280, 268435456],
-    ['y \u2192 grandchild', 20, 20, 1048576, 134217728], ['z \u2192 second', 40, 40, 2097152, 268435456]];
+    ['y \u2192 grandchild', 20, 20, 134217728, 134217728], ['z \u2192 second', 40, 40, 2097152, 268435456]];
   for (let i = 0; i < 4; i++) {
     const [scope, off, wall, peak, limit] = want[i], r = rows[i];
     if (r.scope !== scope || Math.abs(r.left - 100 * off / 87) > 0.01 || Math.abs(r.width - 100 * wall / 87) > 0.01 || !(r.px > 0))
@@ -67,6 +67,12 @@ try {
     if (r.meters.length !== 2 || r.meters[0][0] !== peak || r.meters[0][1] !== limit) fail('memory meter ' + i + ': ' + JSON.stringify(r));
     if (!r.text.includes(' of ') || !r.text.includes('CPU on average')) fail('timeline text ' + i + ': ' + r.text);
   }
+  // Issue 46: every meter warns from 90 % of its limit, and the one at
+  // its limit (y's memory) is marked so, the others not.
+  if (!rows.every((r) => r.meters.every((m) => Math.abs(m[2] - 0.9 * m[1]) < 1e-6 * m[1])))
+    fail('a meter without its warning range: ' + JSON.stringify(rows.map((r) => r.meters)));
+  if (!rows[2].meters[0][3] || rows.some((r, i) => i !== 2 && r.meters[0][3])) fail('at-limit: ' + JSON.stringify(rows.map((r) => r.meters)));
+  ok('the memory meter at its limit warns (y: 128 MiB of 128 MiB)');
   if (!rows[1].text.includes('peak 31457280 bytes (30 MiB) of 268435456 bytes (256 MiB), 11.7%') || !rows[1].text.includes('0.40 of 0.50 CPU on average'))
     fail('timeline x: ' + rows[1].text);
   ok('the timeline: ' + rows.map((r) => r.scope + ' at ' + r.left.toFixed(1) + '% for ' + r.width.toFixed(1) + '%').join(', '));

@@ -70,7 +70,7 @@ rec = {"format": "jig-run-record/1", "status": "succeeded", "error": "", "flow":
                                    "started_ms": 1700000000020,
                                    "limits": {"memory_bytes": 134217728, "tasks": 32, "cpu_quota_us": 50000, "wall_ms": 30000},
                                    "termination": {"outcome": "exited", "exit_status": 0, "signal": 0, "wall_ms": 20,
-                                                   "memory_peak_bytes": 1048576, "cpu_usec": 5000},
+                                                   "memory_peak_bytes": 134217728, "cpu_usec": 5000},
                                    "effects": [{"effect": "command", "route": "run", "outcome": "exited", "exit_code": 0,
                                                 "stdout_bytes": 10, "stderr_bytes": 0, "cleanup_confirmed": True}],
                                    "logs": ["grandchild says y"]}]},
@@ -264,7 +264,7 @@ case_page_and_headers() {
 	expect "GET /api/view" 200 "$(req "GET /api/view HTTP/1.1\r\n$(H)$(CAPH)Origin: http://127.0.0.1:$PORT\r\nConnection: close\r\n\r\n")"
 	grep -qi '^Content-Security-Policy: default-src' "$T/resp" || fail "view lacks the CSP"
 	! grep -qi '^Access-Control-' "$T/resp" || fail "view has CORS headers"
-	sed -n '/^{/p' "$T/resp" | jq -e '.kind == "packet" and .final and (.artifacts | length) == 3 and .summary.flow == "hostile-report"' >/dev/null ||
+	sed -n '/^{/p' "$T/resp" | jq -e '.kind == "packet" and .final and (.artifacts | length) == 3 and .summary.flow == "hostile-report" and .summary.headline == "flow hostile-report succeeded"' >/dev/null ||
 		fail "view: $(cat "$T/resp")"
 	# Nothing in the view names a path outside the packet.
 	! grep -q "$T" "$T/resp" || fail "the view names the packet's location"

@@ -71,11 +71,13 @@ why_says() {
 	grep -q -- "^- $1: .*$2" "$T/why" || fail "jig why does not explain $1 /$2/"
 	grep -Eq "^  (remedy|the contract forbids more): " "$T/why" || fail "jig why names no remedy"
 }
-refused_output() { # an output refusal: nothing published, one clear line
-	[ "$rc" -ne 0 ] || fail "jig run succeeded"
-	grep -q "output refused, nothing published: " "$T/err" || fail "not an output refusal"
+refused_output() { # an output refusal: a failed packet (its record and logs, no file), exit 1, one clear line (issue 46)
+	[ "$rc" -eq 1 ] || fail "exit $rc, not 1"
+	grep -q "output refused, no file published: " "$T/err" || fail "not an output refusal"
 	grep -q -- "$1" "$T/err" || fail "reason does not say /$1/"
-	nothing_published
+	[ "$(rec status)" = failed ] && [ "$(rec 'outputs | length')" = 0 ] && [ -z "$(ls -A "$T/pkt/files")" ] || fail "output was published"
+	! ls -a "$T" | grep -q '^\.jig-stage' || fail "a stage was left behind"
+	no_run_dir
 }
 
 # --- 1. the examples end to end -----------------------------------------------------
@@ -1005,14 +1007,16 @@ EXACT='"\u001b]52;c;cHduZWQ=\u0007 bs\b\b del\u007f c1\u009b31m bidi\u202egnp.ex
 case_hostile_text_error() {
 	project "$HOSTILE"; hostile text-error
 	[ "$rc" -eq 1 ] && [ "$(rec status)" = failed ] || fail "the Run did not fail"
-	grep -q 'the Flow failed: Error: \\x1b\[2K\\r\\x1b\[1Ajig: flow hostile succeeded; packet /tmp/forged\\n\\x1b\]0;pwned-title\\x07\\x1b\]52;c;cHduZWQ=\\x07 bs\\x08\\x08 del\\x7f c1\\u009b31m bidi\\u202egnp.exe\\u2066x\\u2069 lone\\rCR' "$T/err" || fail "the error is not shown escaped"
+	# as lines (issue 46), each inert and after jig's indent
+	grep -q '^jig: flow hostile failed in its own code: Error: \\x1b\[2K\\r\\x1b\[1Ajig: flow hostile succeeded; packet /tmp/forged; packet ' "$T/err" &&
+		grep -q '^    \\x1b\]0;pwned-title\\x07\\x1b\]52;c;cHduZWQ=\\x07 bs\\x08\\x08 del\\x7f c1\\u009b31m bidi\\u202egnp.exe\\u2066x\\u2069 lone\\rCR' "$T/err" || fail "the error is not shown escaped"
 	no_raw_controls "$T/out" "$T/err"; no_forged_line "$T/out" "$T/err"
 	# The record keeps the exact text; inspect shows it (and the logs) inert.
 	jq -e --argjson x "$EXACT" '(.error | contains($x)) and (.logs[0] | contains($x))' "$T/pkt/record.json" >/dev/null || fail "the record lost the exact text"
 	"$JIG" inspect "$T/pkt" >"$T/inspect" 2>&1 || true
 	cat "$T/inspect"
 	no_raw_controls "$T/inspect"; no_forged_line "$T/inspect"
-	grep -q '^  log .*\\x1b\]52;c;cHduZWQ=\\x07' "$T/inspect" && grep -q '^  log second\\x1b\[31m line$' "$T/inspect" || fail "inspect does not show the logs escaped"
+	grep -q '^      \\x1b\]0;pwned-title\\x07\\x1b\]52;c;cHduZWQ=\\x07' "$T/inspect" && grep -q '^  log second\\x1b\[31m line$' "$T/inspect" || fail "inspect does not show the logs escaped"
 	"$JIG" inspect "$T/pkt" --json >"$T/inspect.json"
 	no_raw_controls "$T/inspect.json"
 	jq -e --argjson x "$EXACT" '(.record.error | contains($x)) and (.record.logs[0] | contains($x))' "$T/inspect.json" >/dev/null || fail "inspect --json lost the exact text"
@@ -1029,7 +1033,7 @@ case_hostile_text_name() {
 	no_raw_controls "$T/out" "$T/err"; no_forged_line "$T/out" "$T/err"
 	hostile text-name --json
 	no_raw_controls "$T/out" "$T/err"
-	jq -e '.schema == "jig-error/1"' "$T/out" >/dev/null || fail "no jig-error/1"
+	jq -e '.status == "failed" and (.error | contains("names must be"))' "$T/out" >/dev/null || fail "no failed record"
 }
 case_hostile_text_log() {
 	project "$HOSTILE"; hostile text-log
@@ -1045,7 +1049,7 @@ case_crash_names_signal() {
 	[ "$rc" -eq 1 ] && [ "$(rec termination.signal)" = 11 ] || fail "not a SIGSEGV crash"
 	core=$(rec termination.core_dumped)
 	want="no core dumped"; [ "$core" = true ] && want="core dumped"
-	grep -q "jig: flow hostile failed: the Flow was killed by SIGSEGV (signal 11, $want)" "$T/err" || fail "the crash message does not name SIGSEGV and the core flag"
+	grep -Eq "^jig: flow hostile (crashed with|was killed by) SIGSEGV \(signal 11, $want\)" "$T/err" || fail "the crash message does not name SIGSEGV and the core flag"
 	"$JIG" inspect "$T/pkt" | grep -q "signal 11" || fail "inspect"
 }
 # Every writable mount in the Flow's scope is in its Plan with its cap;

@@ -169,11 +169,18 @@
   // The timeline: the Run's scope and each child's, placed by when it
   // started and how long it ran, with its memory peak and average CPU
   // against its scope's limits (what the record carries).
+  // At 90 % of its limit a meter is in its "high" (warning) range, and
+  // marked at-limit at the limit itself (issue 46: a memory meter at 100 %
+  // was green beside an out-of-memory kill).
   function meter(value, max) {
     const m = el('meter');
     m.min = 0;
     m.max = max > 0 ? max : 1;
     m.value = Math.min(value, m.max);
+    m.optimum = 0;
+    m.low = m.max * 0.75;
+    m.high = m.max * 0.9;
+    if (value >= m.max * 0.99) m.classList.add('at-limit');
     return m;
   }
   function timelineRow(t, r, origin, total) {

@@ -147,7 +147,10 @@ static void printed_inert(void **state)
 	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)out[i] < 0x20 && out[i] != '\n')
 			fail_msg("raw control 0x%02x in: %s", out[i], out);
-	assert_non_null(strstr(out, "packet pkt\\x1b[2J: flow f failed: x\\n\\x1b]52;c;AA==\\x07jig: flow f succeeded\\u202e\n"));
+	/* the headline (the error's first line), then the error as lines:
+	 * each after jig's indent, so none can pass for jig's own line */
+	assert_non_null(strstr(out, "packet pkt\\x1b[2J: flow f crashed with SIGSEGV (signal 11, core dumped): x\n"
+				    "  status failed: x\n    \\x1b]52;c;AA==\\x07jig: flow f succeeded\\u202e\n"));
 	assert_non_null(strstr(out, "signal 11 (core dumped)"));
 	assert_non_null(strstr(out, "  log \\u009b31m\\r\n"));
 	assert_non_null(strstr(out, "  http r refused: \\x1b[1A\n"));

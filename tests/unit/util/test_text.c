@@ -88,12 +88,29 @@ static void errors_are_one_inert_line(void **state)
 		assert_true((unsigned char)*p >= 0x20 && *p != 0x7f);
 }
 
+/* Issue 46: a stack trace as lines, each inert, after jig's own indent. */
+static void lines_stay_inert(void **state)
+{
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	jig_text_put_lines(f, "    ", "Error: a\n  at b\x1b[2J\r\n  at c\rjig: d\n");
+	fclose(f);
+	assert_string_equal(buf, "Error: a\n      at b\\x1b[2J\n      at c\\rjig: d\n    ");
+	free(buf);
+	assert_int_equal(jig_text_first_line("Error: a\r\nb"), 8);
+	assert_int_equal(jig_text_first_line("one"), 3);
+	assert_int_equal(jig_text_first_line(NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(printable_unchanged),	     cmocka_unit_test(controls_escaped),
 		cmocka_unit_test(bidi_escaped),		     cmocka_unit_test(invalid_utf8_escaped),
 		cmocka_unit_test(truncation_keeps_whole_pieces), cmocka_unit_test(errors_are_one_inert_line),
+		cmocka_unit_test(lines_stay_inert),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,133 @@
+#!/bin/sh
+# Failure headlines (issue 46, must-show 1): one Flow per outcome (out of
+# memory, deadline, expiry, a crash, an undeclared output, a refused
+# effect, a failed child, SIGINT from the operator while the Run is live);
+# for each, the first line of jig run, of jig inspect and of jig why say
+# the same words, built by one function (run/why.c); the undeclared output
+# is a failed packet with the Flow's logs, exit 1. case_lines: a stack
+# trace shown as inert lines, and jig.read of an undeclared input.
+# Requirements: R-C10, R-H03, R-L05 (docs/requirements.md).
+set -eu
+: "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
+JIG="$JIG_TEST_PREFIX/bin/jig"
+
+T=$(mktemp -d /tmp/jig-headlines.XXXXXX)
+trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+project() {
+	cp -r "$JIG_SOURCE/tests/flow/headlines" "$T/p"
+	(cd "$T/p" && "$JIG" review --yes >"$T/review.out") || { cat "$T/review.out"; fail "review failed"; }
+}
+# run N FLOW MODE ARGS...: jig run in the background; $outer, packet $T/pkt.N
+start() {
+	n=$1 flow=$2 mode=$3; shift 3
+	printf '%s\n' "$mode" >"$T/mode.$n"
+	in=""; [ "$flow" = fail ] && in="--input mode=$T/mode.$n"
+	# shellcheck disable=SC2086
+	(cd "$T/p" && exec "$JIG" run "$flow" $in --output "$T/pkt.$n" "$@") >"$T/out.$n" 2>"$T/err.$n" </dev/null &
+	outer=$!
+}
+over() {
+	set +e; wait "$outer"; rc=$?; set -e
+	echo "--- $flow $mode (exit $rc, $(date +%T))"; cat "$T/err.$n"
+	[ ! -f "$T/pkt.$n/record.json" ] || jq -c '{status, error, termination}' "$T/pkt.$n/record.json"
+}
+run() { start "$@"; over; }
+rec() { jq -r ".$1" "$T/pkt.$n/record.json"; }
+# same PATTERN [RC]: jig run's, jig inspect's and jig why's first lines
+# are one headline (the same words) matching PATTERN; exit RC (1).
+same() {
+	[ "$rc" -eq "${2:-1}" ] || fail "$mode: exit $rc, not ${2:-1}"
+	[ -f "$T/pkt.$n/record.json" ] || fail "$mode: no record"
+	"$JIG" inspect "$T/pkt.$n" >"$T/inspect.$n" 2>&1 || { cat "$T/inspect.$n"; fail "$mode: jig inspect failed"; }
+	"$JIG" why "$T/pkt.$n" >"$T/why.$n" 2>&1 || { cat "$T/why.$n"; fail "$mode: jig why failed"; }
+	r=$(head -1 "$T/err.$n" | sed -e 's/^jig: //' -e "s|; packet $T/pkt.$n\$||")
+	i=$(head -1 "$T/inspect.$n" | sed -e "s|^packet $T/pkt.$n: ||")
+	w=$(head -1 "$T/why.$n")
+	printf 'run:     %s\ninspect: %s\nwhy:     %s\n' "$r" "$i" "$w"
+	[ "$r" = "$i" ] && [ "$i" = "$w" ] || fail "$mode: the three first lines differ"
+	printf '%s\n' "$r" | grep -Eq -- "$1" || fail "$mode: the headline does not name /$1/"
+	! grep -q "nothing jig refused" "$T/why.$n" || fail "$mode: jig why contradicts the headline"
+}
+
+# The table in three cases (the lane's VM time): the limits and signals;
+# the refusals and the operator's SIGINT; memory (the root's, a child's).
+case_table_limits() {
+	project
+	run 2 fail "sleep 120000" --timeout 3s
+	same "^flow fail passed its deadline of 3000 ms and was fenced"
+	# The expiry: a coordinator that settles within the 250 ms grace
+	# publishes a record that says so (the same headline three times);
+	# one that does not (TCG) is killed (R-L05) and jig run's first line
+	# names the expiry, nothing published.
+	run 3 fail "sleep 120000" --timeout 5m --expiry 12s
+	if [ -f "$T/pkt.$n/record.json" ]; then
+		same "^flow fail was cancelled: the command's expiry of 12000 ms passed \(SIGTERM\)"
+		[ "$(rec status)" = cancelled ] && [ "$(rec termination.outcome)" = cancelled ] || fail "expiry: not recorded as cancelled"
+	else
+		[ "$rc" -eq 1 ] && head -1 "$T/err.$n" | grep -q "^jig: the command's expiry passed and the coordinator did not settle" ||
+			fail "expiry: jig run's first line does not name it"
+		[ ! -e "$T/pkt.$n" ] || fail "expiry: a partial packet"
+	fi
+	run 4 fail segv
+	same "^flow fail (crashed with|was killed by) SIGSEGV \(signal 11, (no )?core dumped\)"
+}
+
+case_table_refusals() {
+	project
+	# An undeclared output: a failed packet with the record and the logs,
+	# nothing published as output, exit 1 (not 2, "usage").
+	run 5 fail undeclared
+	same "output extra.md: is not a declared output of the Flow \(it declares result.json\)"
+	[ "$(rec status)" = failed ] && [ "$(rec 'outputs | length')" = 0 ] || fail "undeclared: $(rec status), outputs $(rec outputs)"
+	[ -z "$(ls -A "$T/pkt.$n/files")" ] || fail "undeclared: files were published: $(ls -A "$T/pkt.$n/files")"
+	rec 'logs[]' | grep -q "wrote extra.md" || fail "undeclared: the Flow's logs were not kept"
+	[ -z "$(find "$T/pkt.$n" -perm /077)" ] || fail "undeclared: the packet is not private"
+	run 6 fail http
+	same "^flow fail asked for the HTTP route \"nope\", which its flow.json does not grant: refused"
+	jq -r '.effects[0] | .error // .reason' "$T/pkt.$n/record.json" | grep -q 'no reviewed http route "nope"; its http routes: ok$' ||
+		fail "http: the refusal does not list the routes there are"
+	# SIGINT from the operator, provably while the Run is live: the Flow's
+	# process runs (it sleeps 120 s after logging "live"), and its record
+	# keeps that log line and says cancelled, not succeeded.
+	start 8 fail "sleep 120000"
+	i=0; until pgrep -f /.jig/runtime/boot.js >/dev/null; do i=$((i+1)); [ $i -lt 1200 ] || fail "the Flow did not start"; sleep 0.05; done
+	sleep 1
+	kill -INT "$outer"
+	over
+	same "^flow fail was cancelled by the operator: SIGINT \(signal 2\); the scope was fenced"
+	[ "$(rec status)" = cancelled ] && [ "$(rec termination.outcome)" = cancelled ] || fail "SIGINT: not recorded as cancelled"
+	rec 'logs[]' | grep -q live || fail "SIGINT: the Flow had not run"
+}
+
+# Memory: the root's kill and a child's, each named with its peak and limit.
+case_table_memory() {
+	project
+	run 1 fail hog --timeout 100s
+	same "^flow fail ran out of memory: the kernel killed it [0-9]+ time\(s\) at its scope's limit of [0-9]+ MiB \(peak [0-9]+ MiB\)$"
+	run 7 parent x --timeout 100s
+	same "^flow parent failed: child Flow kid \(binding kid\) ran out of memory: the kernel killed it [0-9]+ time\(s\) at its scope's limit of [0-9]+ MiB \(peak [0-9]+ MiB\)$"
+}
+
+case_lines() {
+	project
+	# A stack trace: lines, each inert, the first one the headline's.
+	run 1 fail trace
+	same "first line"
+	grep -q '^ *at second line$' "$T/err.$n" || fail "jig run: the trace is not shown as lines"
+	grep -q '^ *at second line$' "$T/inspect.$n" || fail "jig inspect: the trace is not shown as lines"
+	grep -q '^ *at second line$' "$T/why.$n" || fail "jig why: the trace is not shown as lines"
+	grep -q 'at \\x1b\[31mthird' "$T/err.$n" "$T/inspect.$n" || fail "the control characters are not escaped"
+	! grep -q "$(printf '\033')" "$T/err.$n" "$T/inspect.$n" "$T/why.$n" || fail "a raw terminal sequence was printed"
+	# jig.read of an undeclared input names the declared ones.
+	run 2 fail readsecret
+	same 'jig.read\("secret"\): the Flow declares no input "secret"; its inputs: mode'
+	# jig run --input of an undeclared name lists the declared ones.
+	printf 'x\n' >"$T/m"
+	set +e; (cd "$T/p" && "$JIG" run fail --input mode="$T/m" --input other="$T/m" --output "$T/pkt.x") 2>"$T/err.x"; rc=$?; set -e
+	cat "$T/err.x"
+	[ "$rc" -eq 2 ] && grep -q 'flow fail declares no input "other"; its inputs (flow.json): mode' "$T/err.x" || fail "--input: no list"
+}
+
+. "$JIG_SOURCE/tests/vm/case-main.sh"
