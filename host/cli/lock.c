@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jig/sandbox.h>
+
 #include "../prepare/prepare.h"
+#include "../sandbox/door.h"
 #include "commands.h"
 
 #define USAGE "usage: jig lock [FLOW] [--project DIR] [--json] [--verification cached|strict|fast]"
@@ -36,10 +39,36 @@ static int lock_one(struct jig_project *p, struct jig_flow *f, struct jig_prepar
 		return r;
 	if (!json)
 		printf("%s %s/bun.lock: %zu packages, %zu bytes%s\n", res.changed ? "wrote" : "unchanged", f->dir, res.packages,
-		       res.bytes, res.refreshed ? " (refreshed)" : "");
+		       res.bytes, res.refreshed && res.changed ? " (refreshed)" : "");
 	json_array_append_new(done, json_pack("{s:s,s:s+,s:I,s:I,s:b,s:b,s:s}", "flow", f->name, "path", f->dir, "/bun.lock",
 					      "packages", (json_int_t)res.packages, "bytes", (json_int_t)res.bytes, "changed",
 					      res.changed, "refreshed", res.refreshed, "registry", ph->registry));
+	return 0;
+}
+
+/* On a host that cannot contain the installer scope, jig lock refuses
+ * before any Plan is printed (issue 46): the module's first problem, as
+ * jig host check shows it (no delegation is none when systemd gives a
+ * delegated scope). */
+static int host_ready(const struct jig_snapshot *s, struct jig_error *e)
+{
+	struct jig_sandbox sb;
+	struct jig_probe_result res;
+	if (jig_sandbox_open(&sb, s, e) < 0)
+		return -e->code;
+	int r = jig_sandbox_probe(&sb, &res, e);
+	jig_sandbox_close(&sb);
+	if (r < 0)
+		return r;
+	char why[128];
+	for (uint32_t i = 0; i < res.problem_count; i++) {
+		const struct jig_host_problem *pr = &res.problems[i];
+		if (strcmp(pr->id, "no-delegation") == 0 && jig_cli_systemd_usable(why, sizeof(why)))
+			continue;
+		return jig_err(e, JIG_E_HOST,
+			       "this host cannot contain the installer scope jig lock runs the pinned Bun in (%s: %s); jig host check says what is missing; nothing was resolved or written",
+			       pr->id, pr->what);
+	}
 	return 0;
 }
 
@@ -92,7 +121,7 @@ int jig_cmd_lock(int argc, char **argv)
 	}
 	json_t *done = json_array();
 	struct jig_prepare_phase ph;
-	if (!(r = jig_cli_verify_installation(&s, &v, &e))) {
+	if (!(r = jig_cli_verify_installation(&s, &v, &e)) && !(r = host_ready(&s, &e))) {
 		jig_cli_sweep(); /* it launches installer scopes: what abandoned Runs left first */
 		if (!(r = jig_prepare_phase_begin(&ph, &s, &v, &e))) {
 			r = lock_all(&p, name, &ph, json, done, &e);

@@ -995,7 +995,7 @@ case_http_exact_body() {
 	[ "$(res 0 .sent)" = "$want" ] || fail "the Flow built $(res 0 .sent)"
 	[ "$(sed -n 's|^POST /ok none ||p' "$T/srv.log")" = "$want" ] || fail "the service received: $(cat "$T/srv.log")"
 	[ "$(res 0 .text | jq -r .body)" = "$want" ] || fail "the service answered: $(res 0 .text)"
-	expect_refused 1 "maximum"
+	expect_refused 1 "at \"/north\": .*out of range"
 	expect_refused 2 "the body must be its JSON text"
 	expect_refused 3 "is not one JSON value"
 	[ "$(wc -l <"$T/srv.log")" -eq 1 ] || fail "a refused body was sent: $(cat "$T/srv.log")"

@@ -696,7 +696,9 @@ case_lock_then_review() {
 case_lock_refresh_unreachable() {
 	# jig lock refreshes a lock that passes review's checks (its pins kept
 	# though the registry has a newer pad); with the registry unreachable
-	# it exits 6 naming the operator's npm.json, and bun.lock is unchanged.
+	# a lock that still holds is "unchanged", never "(refreshed)"; one that
+	# needs the registry exits 6 naming the operator's npm.json, and
+	# bun.lock is unchanged.
 	serve
 	project "$(greet_spec)"
 	python3 "$REGISTRY" make "$T/reg" "$(mktemp -d "$T/x.XXXXXX")" "$(spec '{"jig-fixture-pad": "1.0.1"}' "$(pkg jig-fixture-pad 1.0.1 "$(jq -cn --arg js "$PAD_JS" '{files: {"index.js": $js}}')")")"
@@ -706,6 +708,12 @@ case_lock_refresh_unreachable() {
 	grep -q '"jig-fixture-pad@1.0.0"' "$T/p/uses/bun.lock" && ! grep -q '1\.0\.1' "$T/p/uses/bun.lock" || fail "the refresh moved a pin"
 	cp "$T/p/uses/bun.lock" "$T/lock.before"
 	stop
+	# Issue 46: the lock still holds and Bun needs no registry to say so;
+	# nothing was refreshed, and the line does not claim it was.
+	lock uses
+	[ "$rc" -eq 0 ] || fail "jig lock of a lock that holds failed (exit $rc)"
+	grep -q "^unchanged uses/bun.lock: 2 packages, [0-9]* bytes$" "$T/lock.out" || fail "the result line: $(tail -n 1 "$T/lock.out")"
+	cmp -s "$T/p/uses/bun.lock" "$T/lock.before" || fail "bun.lock changed"
 	jq '.dependencies["jig-fixture-pad"] = "^1.0.1"' "$T/p/uses/package.json" >"$T/x" && mv "$T/x" "$T/p/uses/package.json"
 	lock uses --json
 	[ "$rc" -eq 6 ] || fail "exit $rc, expected 6"
