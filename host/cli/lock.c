@@ -38,8 +38,8 @@ static int lock_one(struct jig_project *p, struct jig_flow *f, struct jig_prepar
 	if (r)
 		return r;
 	if (!json)
-		printf("%s %s/bun.lock: %zu packages, %zu bytes%s\n", res.changed ? "wrote" : "unchanged", f->dir, res.packages,
-		       res.bytes, res.refreshed && res.changed ? " (refreshed)" : "");
+		printf("%s %s/bun.lock: %zu package%s, %zu bytes%s\n", res.changed ? "wrote" : "unchanged", f->dir, res.packages,
+		       res.packages == 1 ? "" : "s", res.bytes, res.refreshed && res.changed ? " (refreshed)" : "");
 	json_array_append_new(done, json_pack("{s:s,s:s+,s:I,s:I,s:b,s:b,s:s}", "flow", f->name, "path", f->dir, "/bun.lock",
 					      "packages", (json_int_t)res.packages, "bytes", (json_int_t)res.bytes, "changed",
 					      res.changed, "refreshed", res.refreshed, "registry", ph->registry));

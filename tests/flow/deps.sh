@@ -275,6 +275,8 @@ case_legal_npm_names() {
 	cat "$T/p/uses/main.ts"
 	review
 	[ "$rc" -eq 0 ] || fail "review failed: $(cat "$T/review.err")"
+	# one package is "1 package" (issue 46)
+	grep -q "npm dependencies: prepared installation sha256 [0-9a-f]\{64\} (1 package, [0-9]* files" "$T/review.out" || fail "the Plan's count: $(grep 'npm dependencies' "$T/review.out")"
 	tree_paths >"$T/paths"
 	printf '%s' "$names" | jq -r '.[]' | while IFS= read -r n; do
 		grep -qxF "jig-fixture-names/$n" "$T/paths" || fail "the installation lacks $n"
