@@ -13,9 +13,21 @@
 
 #define USAGE "usage: jig lock [FLOW] [--project DIR] [--json] [--verification cached|strict|fast]"
 
-static void show(const struct jig_lock_plan *pl, void *arg)
+struct shown {
+	int json;
+	const struct jig_snapshot *s;
+};
+
+static int host_ready(const struct jig_snapshot *s, struct jig_error *e);
+
+/* The lock's Plan, once this host can run it (a refusal before any Plan). */
+static int show(const struct jig_lock_plan *pl, void *arg, struct jig_error *e)
 {
-	FILE *out = *(int *)arg ? stderr : stdout;
+	const struct shown *sh = arg;
+	int r = host_ready(sh->s, e);
+	if (r)
+		return r;
+	FILE *out = sh->json ? stderr : stdout;
 	fprintf(out,
 		"jig lock: flow %s: the pinned Bun resolves the dependencies of %s/package.json against the registry %s\n"
 		"  (the operator's npm.json), with this host's network, no package script, nothing installed; the requests are\n"
@@ -28,13 +40,15 @@ static void show(const struct jig_lock_plan *pl, void *arg)
 	fprintf(out, "  in the installer scope, its policy sha256 %s:\n", pl->policy->sha256);
 	jig_scope_plan_print(pl->policy, "    ", out);
 	fflush(out);
+	return 0;
 }
 
 static int lock_one(struct jig_project *p, struct jig_flow *f, struct jig_prepare_phase *ph, int json, json_t *done,
 		    struct jig_error *e)
 {
 	struct jig_lock_result res;
-	int r = jig_prepare_lock(p, f, ph, show, &json, &res, e);
+	struct shown sh = {json, ph->snapshot};
+	int r = jig_prepare_lock(p, f, ph, show, &sh, &res, e);
 	if (r)
 		return r;
 	if (!json)
@@ -121,7 +135,7 @@ int jig_cmd_lock(int argc, char **argv)
 	}
 	json_t *done = json_array();
 	struct jig_prepare_phase ph;
-	if (!(r = jig_cli_verify_installation(&s, &v, &e)) && !(r = host_ready(&s, &e))) {
+	if (!(r = jig_cli_verify_installation(&s, &v, &e))) {
 		jig_cli_sweep(); /* it launches installer scopes: what abandoned Runs left first */
 		if (!(r = jig_prepare_phase_begin(&ph, &s, &v, &e))) {
 			r = lock_all(&p, name, &ph, json, done, &e);

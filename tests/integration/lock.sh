@@ -58,8 +58,6 @@ case_refused_source_before_network() {
 	refused 2 "flow csv-report: package.json: dependencies.a" csv-report
 }
 
-"case_$1"
-echo "PASS: $1"
 case_unsupported_host_refused_before_plan() {
 	# Issue 46: on a host that cannot contain the installer scope (this
 	# lane's: no cgroup v2), jig lock refuses with exit 3 naming the
@@ -73,3 +71,6 @@ case_unsupported_host_refused_before_plan() {
 	[ ! -s "$T/out" ] || fail "something was printed before the refusal: $(head -3 "$T/out")"
 	CONFIG=""
 }
+
+"case_$1"
+echo "PASS: $1"
