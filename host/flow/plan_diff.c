@@ -294,7 +294,10 @@ static void walk(struct diff *d, const char *path, const char *key, json_t *a, j
 		return walk_list(d, path, key ? key : "", a, b);
 	if (!a || !b) { /* a part one of the Plans does not have: never "-> nothing" */
 		value(va, a ? a : b);
-		snprintf(detail, sizeof(detail), a ? "" : " (%s)", va);
+		if (a) /* clang: no empty format string (the fuzz build) */
+			detail[0] = '\0';
+		else
+			snprintf(detail, sizeof(detail), " (%s)", va);
 		return add(d, a ? "removed" : "added", path, a ? " removed" : " added", detail);
 	}
 	value(va, a);
