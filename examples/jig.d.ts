@@ -162,6 +162,13 @@ export interface CallResult {
 	readonly started: boolean | null;
 	/** This Flow's output paths the binding's write map filled (already in its output). */
 	readonly outputs: readonly string[];
+	/**
+	 * What the child wrote: the bytes of one of `outputs`, as this Flow's
+	 * output holds it now (this Flow may since have replaced it);
+	 * `.toString("utf8")` for text. Throws ("jig.call BINDING: …", naming
+	 * `outputs`) for any other path. Nothing else of the child is readable.
+	 */
+	read(path: string): JigBytes;
 }
 
 /** One Run Checkpoint save (flow.json "checkpoint": true). */

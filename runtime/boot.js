@@ -88,8 +88,18 @@ function pump() {
     // jig has imported the write map's accepted files into this Flow's
     // /output (staged where this Flow cannot see, then renamed, never
     // replacing a file): outputs names them.
-    const imported = Object.keys(r.outputs || {});
-    c.resolve(Object.freeze({ ok: r.ok, outcome: r.outcome, error: r.error, started: r.started, outputs: Object.freeze(imported) }));
+    // read(path) is the caller's typed way to what the child wrote
+    // (decision 272): one of these paths only, as /output holds it now.
+    const imported = Object.freeze(Object.keys(r.outputs || {}));
+    const binding = c.binding;
+    c.resolve(Object.freeze({
+      ok: r.ok, outcome: r.outcome, error: r.error, started: r.started, outputs: imported,
+      read(path) {
+        if (!imported.includes(path))
+          throw new Error(`jig.call ${binding}: "${path}" is not an output this call imported; it imported ${imported.length ? imported.join(", ") : "nothing"}`);
+        return readFileSync("/output/" + clean(path));
+      },
+    }));
   }
   if (calls.size && !pumping) { pumping = true; setImmediate(pump); }
 }
@@ -218,8 +228,9 @@ const jig = Object.freeze({
    * its deadline is the binding's, capped by the root's. Resolves to
    * { ok, outcome ("succeeded", "failed", "timeout", "cancelled", "killed":
    * its scope was killed from outside while it ran), error, started (whether
-   * the child's Flow started at all), outputs }: outputs are this Flow's output paths that the write map
-   * filled from the child's accepted output (already copied to /output).
+   * the child's Flow started at all), outputs, read(path) }: outputs are this Flow's output paths that the write map
+   * filled from the child's accepted output (already copied to /output);
+   * read(path) returns one of them (a Buffer) and throws for any other path.
    * Rejects when jig refuses the call before dispatch (no such binding,
    * the shape rules, the root budget).
    * options.inputs, if given: { child input: this Flow's input name }, each

@@ -8,11 +8,14 @@ PKGS="
   libarchive-dev libcmocka-dev nettle-dev libyaml-dev libmicrohttpd-dev
   bubblewrap uidmap
   valgrind hyperfine python3 python3-jsonschema curl clang musl-tools gnuplot-nox
-  zsh man-db bsdextrautils
+  zsh man-db bsdextrautils bash-completion
   chromium wrk
   lintian spin
+  openssh-client openssh-server
   qemu-system-x86 busybox-static linux-image-amd64 kmod cpio
 "
+# openssh-server is test-only: session_broker.git_over_ssh runs its own sshd
+# as the test user on 127.0.0.1 (Debian's package also enables ssh.service).
 # Bun comes from the npm registry (scripts/bun.sh); Debian's npm unless the
 # machine already has one (e.g. with a NodeSource nodejs).
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"

@@ -17,7 +17,7 @@ CC=clang cmake -S . -B "$B" -DJIG_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DJIG_MODULE_
 par=${JIG_FUZZ_JOBS:-$(nproc)}
 cmake --build "$B" -j "$par" >/dev/null
 TARGETS=${*:-manifest catalog scope_policy schema0 url tarball deps acp_request record project agents timeout run0 recipe checkpoint worker_http worker_agent
-	worker_command acp_message run0_effects resolved_lock connect}
+	worker_command acp_message run0_effects resolved_lock connect session_map gitcmd}
 
 # The corpus of each target: the committed one (fuzz/corpus/TARGET, the
 # coverage-minimal set of the longer runs, seeded from the tests' inputs),
@@ -67,6 +67,17 @@ printf '{"op":"checkpoint","files":{"notes/a.txt":"one\\n","b.md":"# \\u00e9"},"
 printf '{"op":"checkpoint","state":null}' | seed checkpoint empty
 for t in 30s 1m 500ms 2h 0s 99999999999999999999s; do printf '%s' "$t" | seed timeout "$t"; done
 seed recipe example <examples/markdown/meeting-actions/recipe.md
+# jig session's map (with one endpoint after the NUL) and the brokered git's argv.
+{ printf '{"format":"jig-sessions/1","clients":{"fake":{"command":["/opt/a/agent"],"trees":["/opt/a","/usr/bin"]}},'
+  printf '"providers":{"local":{"client":"fake","endpoint":"127.0.0.1:1234"},"far":{"client":"fake","endpoint":"api.example.test:443"}},'
+  printf '"repositories":{"repo":{"root":"/home/u/repo","mode":"rw","context":"personal","default_provider":"local",'
+  printf '"providers":["local","far"],"git_remotes":["/home/u/remote.git"]}}}'; nul; printf '127.0.0.1:1234'; } | seed session_map map
+for ep in '[::1]:80' '0177.0.0.1:1' 'localhost.:9' 'a.example:65536' '2130706433:1'; do printf '{}\000%s' "$ep" | seed session_map "ep$(printf '%s' "$ep" | cksum | cut -d' ' -f1)"; done
+{ printf 'commit'; nul; printf -- '-m'; nul; printf 'msg'; } | seed gitcmd commit
+{ printf -- '-c'; nul; printf 'core.fsmonitor=x'; nul; printf 'status'; } | seed gitcmd config
+{ printf 'push'; nul; printf 'ext::sh -c x'; nul; printf 'main'; } | seed gitcmd ext
+{ printf 'fetch'; nul; printf 'origin'; } | seed gitcmd fetch
+{ printf 'P\n'; cat policy/git-command.json; } | seed gitcmd policy
 # Worker results: what plugins/http and plugins/acp write (their formats
 # in sdk/include/jig/http.h, acp.h), and a command's streams.
 printf '{"format":"jig-http-result/1","outcome":"response","status":200,"headers":[["content-type","text/plain"]],"body_base64":"aGk=","request_bytes":10,"response_bytes":2,"header_bytes":30,"connect_ms":1,"total_ms":2,"redirect_not_followed":false}' | seed worker_http response

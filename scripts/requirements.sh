@@ -4,23 +4,27 @@
 #
 #   scripts/requirements.sh [BUILD_DIR]
 #
-# - every ID of REQUIREMENTS.md has exactly one map row ("| R-X00 | ..."),
-#   and every map row is an ID REQUIREMENTS.md has. REQUIREMENTS.md is
-#   $JIG_REQUIREMENTS, else ../shared/design/REQUIREMENTS.md beside the
-#   checkout ($JIG_REQUIREMENTS_MAP replaces the map, for the tests);
-#   without it (a clone alone) the rows are checked against
-#   themselves: no ID twice and no gap in a letter's numbers, said so;
+# - every ID of the list has exactly one map row ("| R-X00 | ..."), and
+#   every map row is an ID the list has. The list is docs/requirement-ids.txt,
+#   shipped with the project ($JIG_REQUIREMENTS replaces it,
+#   $JIG_REQUIREMENTS_MAP the map, for the tests); where
+#   ../shared/design/REQUIREMENTS.md is beside the checkout
+#   ($JIG_REQUIREMENTS_UPSTREAM for the tests), the shipped list must hold
+#   exactly its IDs (else it is out of date);
 # - every test name the file cites (`prefix.name`, prefix being one of
 #   ctest's, `*` matching any run of characters) is a test of BUILD_DIR's
 #   `ctest -N` (default: build);
-# - a row whose status is "proven" names at least one test;
+# - a row whose status is "proven" names at least one test, and its own
+#   words do not say otherwise ("not done", "fake agent", "by
+#   construction", "untested", ...: then it is "partly");
 # - no row is still "in progress" (issue 33 filled them in).
 # One line per finding; exit 1 if there is any.
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
 map=${JIG_REQUIREMENTS_MAP:-docs/requirements.md}
-req=${JIG_REQUIREMENTS:-../shared/design/REQUIREMENTS.md}
+req=${JIG_REQUIREMENTS:-docs/requirement-ids.txt}
+upstream=${JIG_REQUIREMENTS_UPSTREAM:-../shared/design/REQUIREMENTS.md}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bad=0
@@ -38,24 +42,17 @@ sort "$tmp/row_ids" | uniq -d | while read -r id; do
 	echo "requirements.sh: $id has more than one row in $map" >&2
 	echo x >>"$tmp/bad"
 done
-if [ -f "$req" ]; then
-	sed -n 's/^- \(R-[A-Z][0-9][0-9]\) .*/\1/p' "$req" | sort -u >"$tmp/req_ids"
-	[ -s "$tmp/req_ids" ] || fail "no IDs found in $req"
-	sort -u "$tmp/row_ids" >"$tmp/row_ids_sorted"
-	for id in $(comm -23 "$tmp/req_ids" "$tmp/row_ids_sorted"); do fail "$id (in $req) has no row in $map"; done
-	for id in $(comm -13 "$tmp/req_ids" "$tmp/row_ids_sorted"); do fail "$id has a row in $map but is not in $req"; done
-	echo "requirements.sh: $(wc -l <"$tmp/req_ids") IDs of $req, each with one row"
-else
-	echo "requirements.sh: $req not found; checking the rows against themselves (no ID twice, no gap)"
-	for letter in $(sed 's/^R-\([A-Z]\).*/\1/' "$tmp/row_ids" | sort -u); do
-		max=$(grep "^R-$letter" "$tmp/row_ids" | sed 's/^R-.//' | sort -n | tail -1)
-		n=1
-		while [ "$n" -le "${max#0}" ]; do
-			id=$(printf 'R-%s%02d' "$letter" "$n")
-			grep -qx "$id" "$tmp/row_ids" || fail "$id has no row in $map (R-$letter goes up to $max)"
-			n=$((n + 1))
-		done
-	done
+[ -f "$req" ] || { echo "requirements.sh: no $req" >&2; exit 1; }
+sed -n 's/^- \(R-[A-Z][0-9][0-9]\) .*/\1/p' "$req" | sort -u >"$tmp/req_ids"
+[ -s "$tmp/req_ids" ] || fail "no IDs found in $req"
+sort -u "$tmp/row_ids" >"$tmp/row_ids_sorted"
+for id in $(comm -23 "$tmp/req_ids" "$tmp/row_ids_sorted"); do fail "$id (in $req) has no row in $map"; done
+for id in $(comm -13 "$tmp/req_ids" "$tmp/row_ids_sorted"); do fail "$id has a row in $map but is not in $req"; done
+echo "requirements.sh: $(wc -l <"$tmp/req_ids") IDs of $req, each with one row"
+if [ -z "${JIG_REQUIREMENTS:-}" ] && [ -f "$upstream" ]; then
+	sed -n 's/^- \(R-[A-Z][0-9][0-9]\) .*/\1/p' "$upstream" | sort -u >"$tmp/up_ids"
+	for id in $(comm -13 "$tmp/req_ids" "$tmp/up_ids"); do fail "$id (in $upstream) is missing from $req: copy the list again"; done
+	for id in $(comm -23 "$tmp/req_ids" "$tmp/up_ids"); do fail "$id (in $req) is no longer in $upstream: copy the list again"; done
 fi
 [ ! -f "$tmp/bad" ] || bad=1
 
@@ -87,5 +84,12 @@ awk -F'|' '
 	{ id = $2; gsub(/ /, "", id); tests = ""; for (i = 5; i <= NF; i++) tests = tests $i }
 	$4 ~ /^ proven/ && tests !~ /`/ { print "requirements.sh: " id " is \"proven\" but names no test" > "/dev/stderr"; bad = 1 }
 	$4 ~ /in progress/ { print "requirements.sh: " id " is still \"in progress\"" > "/dev/stderr"; bad = 1 }
+	$4 ~ /^ proven/ {
+		st = tolower($4)
+		n = split("not done|not exercised|not built|not yet|not proven|not tested|untested|not measured|not met|fake agent|fake client|by construction|follow from the shape|no test", w, "|")
+		for (i = 1; i <= n; i++) if (index(st, w[i])) {
+			print "requirements.sh: " id " is \"proven\" but its own words say \"" w[i] "\": make it \"partly: ...\"" > "/dev/stderr"; bad = 1; break
+		}
+	}
 	END { exit bad }' "$tmp/rows" || bad=1
 exit "$bad"

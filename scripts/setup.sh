@@ -2,7 +2,8 @@
 # Fresh Debian machine -> jig installed with a signed snapshot, then the main
 # job. Run as root (it installs Debian packages): scripts/setup.sh (no sudo
 # needed; from a user with sudo: sudo scripts/setup.sh)
-# PREFIX (default /opt/jig) and BUILD (default ./build) may be set.
+# PREFIX (default /opt/jig) and BUILD (default ./build) may be set. jig,
+# its man page and completions are linked into /usr/local (scripts/link.sh).
 set -eu
 cd "$(dirname "$0")/.."
 # Debian's own tools first: a developer's PATH may start with version
@@ -27,6 +28,8 @@ cmake --build "$BUILD" -j "$(nproc)"
 scripts/bun.sh "$BUILD/bun"
 cmake --install "$BUILD" --prefix "$PREFIX" >/dev/null
 echo "== jig installed in $PREFIX"
+# jig, man jig and its completion for every new shell (decision 270).
+scripts/link.sh "$PREFIX"
 runuser -u jigtest -- "$PREFIX/bin/jig" modules list
 runuser -u jigtest -- "$PREFIX/bin/jig" modules verify
 set +e

@@ -41,7 +41,7 @@ wait "$asan_build" || asan_ok=1
 # before the VM lane: the lane's pool takes every core (one 1-vCPU lane VM
 # a core, tests/CMakeLists.txt JIG_VM_LANES), so beside it the fuzzers would
 # only take CPU from the lane (decision 151).
-echo "== tests: fuzz smoke (libFuzzer, clang, ASan+UBSan; 5 s a target, 21 targets, $jobs at a time)"
+echo "== tests: fuzz smoke (libFuzzer, clang, ASan+UBSan; 5 s a target, 24 targets, $jobs at a time)"
 scripts/fuzz.sh 5
 # The supported-host cases: the pool's JIG_VM_LANES lanes (default: one a
 # core) side by side, one case a lane at a time (ctest's resource

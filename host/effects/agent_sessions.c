@@ -1,6 +1,11 @@
 /* The retained-session store: one file per session in .jig/sessions,
  * named "<created>-<ref>" (the creation time in seconds, the reference in
- * hex), holding one JSON header line and then the history's bytes. */
+ * hex), holding one JSON header line and then the history's bytes. Every
+ * file is read and written through the trusted-state store (state/state.h):
+ * its owner and mode rule, its bounded reader, its write-then-rename; the
+ * header carries the operator's MAC bound to the project (decision 230),
+ * and an entry whose MAC does not verify is ignored: never restored, never
+ * counted (decision 231). */
 #include "effects/agent_sessions.h"
 
 #include <dirent.h>
@@ -16,10 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "state/state.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fault.h"
 #include "util/fileio.h"
+#include "util/json.h"
 
 #define HEADER_MAX 4096
 #define CLOCK_SLACK_S 300 /* a creation time this far ahead of now is not believed */
@@ -27,18 +34,14 @@
 #define TMP_STALE_S 3600
 #define NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 
-/* The store, locked: its directory (created 0700), the caller's, not a link. */
+/* The store, locked: its directory under the store's rule (created 0700,
+ * the caller's, not a link). */
 static int open_store(int statefd, struct jig_error *e)
 {
-	if (mkdirat(statefd, JIG_SESSIONS_DIR, 0700) < 0 && errno != EEXIST)
-		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": cannot create: %s", strerror(errno));
-	int fd = openat(statefd, JIG_SESSIONS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		if (fd >= 0)
-			close(fd);
-		return jig_err(e, JIG_E_USAGE, ".jig/" JIG_SESSIONS_DIR ": %s", fd < 0 ? "not a directory of yours" : "not yours alone (mode 0700); refused");
-	}
+	int fd = jig_state_subdir(statefd, JIG_SESSIONS_DIR, true);
+	if (fd < 0)
+		return jig_err(e, JIG_E_USAGE, ".jig/" JIG_SESSIONS_DIR ": %s",
+			       errno == EPERM ? "not yours alone (mode 0700); refused" : "not a directory of yours (a link is never followed); refused");
 	if (flock(fd, LOCK_EX) < 0) {
 		close(fd);
 		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": cannot lock: %s", strerror(errno));
@@ -63,27 +66,82 @@ static bool expired(long long created, time_t now)
 	return created > (long long)now + CLOCK_SLACK_S || (long long)now - created >= JIG_SESSION_TTL_S;
 }
 
-/* Whether stored session name belongs to sc's Flow and route. A file
- * whose header cannot be read counts only towards the store's cap (it
- * could never be restored). */
-static bool of_scope(int dfd, const char *name, const struct jig_session_scope *sc)
+static const char *const FACTS[] = {"flow", "route", "identity_sha256", "session_id", "path", "rollout_sha256"};
+#define N_FACTS (sizeof(FACTS) / sizeof(FACTS[0]))
+
+/* The entry's MAC: its reference, creation time and facts, bound to the
+ * project and the operator (state/state.h). */
+static void entry_mac(const struct jig_state_binding *b, const char *ref, long long created, json_t *h,
+		      unsigned char out[JIG_STATE_MAC_LEN])
 {
-	jig_autoclose int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	char buf[HEADER_MAX];
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
-	char *nl = n > 0 ? memchr(buf, '\n', (size_t)n) : NULL;
-	json_error_t je;
-	json_t *h = nl ? json_loadb(buf, (size_t)(nl - buf), JSON_REJECT_DUPLICATES, &je) : NULL;
-	const char *flow = json_string_value(json_object_get(h, "flow")), *route = json_string_value(json_object_get(h, "route"));
-	bool mine = flow && route && strcmp(flow, sc->flow) == 0 && strcmp(route, sc->route) == 0;
-	json_decref(h);
-	return mine;
+	char c[24];
+	const void *parts[2 + N_FACTS];
+	size_t lens[2 + N_FACTS];
+	snprintf(c, sizeof(c), "%lld", created);
+	parts[0] = ref, parts[1] = c;
+	for (size_t i = 0; i < N_FACTS; i++)
+		parts[2 + i] = json_string_value(json_object_get(h, FACTS[i])) ?: "";
+	for (size_t i = 0; i < 2 + N_FACTS; i++)
+		lens[i] = strlen(parts[i]);
+	jig_state_bound_mac(b, JIG_SESSION_FORMAT, parts, lens, 2 + N_FACTS, out);
 }
 
-/* Removes expired sessions and stale partial writes; counts the rest (and
- * those of sc's Flow and route, if sc) and finds ref's file name (if ref). */
-static int prune(int dfd, time_t now, const char *ref, char found[64], const struct jig_session_scope *sc, int *available,
-		 int *in_scope, struct jig_error *e)
+/* The header of entry name from its first bytes buf[n]: exactly the keys
+ * jig writes, its creation time the name's, its MAC this operator's for
+ * this project (b NULL: no key, nothing verifies). NULL: ignored, never
+ * trusted. *hlen: the header line's length. */
+static json_t *verified(const char *buf, size_t n, const char *name, const struct jig_state_binding *b, size_t *hlen)
+{
+	static const char *const keys[] = {"format", "flow", "route", "identity_sha256", "created", "session_id", "path",
+					   "rollout_bytes", "rollout_sha256", "mac", NULL};
+	const char *nl = memchr(buf, '\n', n < HEADER_MAX ? n : HEADER_MAX), *ref;
+	long long created;
+	struct jig_error ignored;
+	json_t *h = NULL;
+	if (!b || !nl || parse_name(name, &created, &ref) < 0 ||
+	    jig_json_parse_object(buf, (size_t)(nl - buf), "session header", &h, &ignored) < 0)
+		return NULL;
+	bool ok = jig_json_only_keys(h, keys, "session header", &ignored) == 0 &&
+		  strcmp(json_string_value(json_object_get(h, "format")) ?: "", JIG_SESSION_FORMAT) == 0 &&
+		  json_integer_value(json_object_get(h, "created")) == created && json_is_integer(json_object_get(h, "rollout_bytes"));
+	for (size_t i = 0; ok && i < N_FACTS; i++)
+		ok = json_is_string(json_object_get(h, FACTS[i]));
+	unsigned char mac[JIG_STATE_MAC_LEN], want[JIG_STATE_MAC_LEN];
+	const char *hex = json_string_value(json_object_get(h, "mac"));
+	if (ok && hex && strlen(hex) == 2 * JIG_STATE_MAC_LEN && jig_unhex(hex, mac, sizeof(mac)) == 0) {
+		entry_mac(b, ref, created, h, want);
+		ok = jig_state_mac_equal(mac, want);
+	} else
+		ok = false;
+	if (!ok) {
+		json_decref(h);
+		return NULL;
+	}
+	*hlen = (size_t)(nl - buf);
+	return h;
+}
+
+/* Whether stored session name counts towards the caps: 0 it does not
+ * verify (ignored), 1 it does, 2 it does and is of sc's Flow and route. */
+static int counted(int dfd, const char *name, const struct jig_state_binding *b, const struct jig_session_scope *sc)
+{
+	struct jig_error ignored;
+	jig_autoclose int fd = b ? jig_state_open(dfd, name, "retained session", &ignored) : -1;
+	char buf[HEADER_MAX];
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf), 0) : -1;
+	size_t hl;
+	json_t *h = n > 0 ? verified(buf, (size_t)n, name, b, &hl) : NULL;
+	const char *flow = json_string_value(json_object_get(h, "flow")), *route = json_string_value(json_object_get(h, "route"));
+	int c = !h ? 0 : strcmp(flow, sc->flow) == 0 && strcmp(route, sc->route) == 0 ? 2 : 1;
+	json_decref(h);
+	return c;
+}
+
+/* Removes expired sessions and stale partial writes; with sc, counts the
+ * rest that verify under b (and those of sc's Flow and route); with ref,
+ * finds ref's file name (verified or not: take says why not). */
+static int prune(int dfd, time_t now, const char *ref, char found[64], const struct jig_state_binding *b,
+		 const struct jig_session_scope *sc, int *available, int *in_scope, struct jig_error *e)
 {
 	int fd = dup(dfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -110,9 +168,9 @@ static int prune(int dfd, time_t now, const char *ref, char found[64], const str
 			unlinkat(dfd, de->d_name, 0);
 			continue;
 		}
-		(*available)++;
-		if (sc && of_scope(dfd, de->d_name, sc))
-			(*in_scope)++;
+		int c = sc ? counted(dfd, de->d_name, b, sc) : 0;
+		*available += c > 0;
+		*in_scope += c == 2;
 		if (ref && strcmp(r, ref) == 0 && strlen(de->d_name) < 64) /* parse_name: <= 45 */
 			memcpy(found, de->d_name, strlen(de->d_name) + 1);
 	}
@@ -136,33 +194,33 @@ int jig_session_take(int statefd, const struct jig_session_scope *sc, const char
 		return dfd;
 	char name[64];
 	int available, in_scope, r;
-	if ((r = prune(dfd, time(NULL), ref, name, NULL, &available, &in_scope, e)) < 0)
+	if ((r = prune(dfd, time(NULL), ref, name, NULL, NULL, &available, &in_scope, e)) < 0)
 		return r;
 	if (!name[0])
 		return jig_err(e, JIG_E_USAGE, "session %.8s…: unknown, expired (after 24 h) or already used; not restored", ref);
+	struct jig_state_binding b;
+	struct jig_error why = {0};
+	if (jig_state_binding(statefd, false, &b, &why) < 0)
+		return jig_err(e, JIG_E_USAGE, "session %.8s…: not restored (and not consumed): %s", ref, why.msg);
 	jig_autofree char *buf = NULL;
-	size_t len;
-	struct stat st;
-	if ((r = jig_read_file_at(dfd, name, HEADER_MAX + JIG_SESSION_MAX_BYTES, "retained session", &buf, &len, &st, e)) < 0)
-		return r;
-	if (st.st_uid != geteuid() || (st.st_mode & 077))
-		return jig_err(e, JIG_E_USAGE, "session %.8s…: the stored file is not yours alone; refused", ref);
-	char *nl = memchr(buf, '\n', len < HEADER_MAX ? len : HEADER_MAX);
-	json_error_t je;
-	json_t *h = nl ? json_loadb(buf, (size_t)(nl - buf), JSON_REJECT_DUPLICATES, &je) : NULL;
-	long long created = 0;
-	const char *unused;
-	parse_name(name, &created, &unused);
+	size_t len = 0, hl = 0;
+	r = jig_state_read(dfd, name, HEADER_MAX + JIG_SESSION_MAX_BYTES, "its stored entry", &buf, &len, &why);
+	json_t *h = r < 0 ? NULL : verified(buf, len, name, &b, &hl);
+	jig_state_binding_clear(&b);
+	/* Decision 231: refused (the Flow sees it), not started fresh. */
+	if (!h)
+		return jig_err(e, JIG_E_USAGE,
+			       "session %.8s…: not restored (and not consumed): %s; it is ignored, never trusted: start a new session", ref,
+			       r < 0 ? why.msg : "its stored entry was not made by you for this project (copied, planted or edited)");
 	const char *flow = json_string_value(json_object_get(h, "flow")), *route = json_string_value(json_object_get(h, "route"));
 	const char *idsha = json_string_value(json_object_get(h, "identity_sha256"));
 	const char *sid = json_string_value(json_object_get(h, "session_id")), *path = json_string_value(json_object_get(h, "path"));
-	const char *fmt = json_string_value(json_object_get(h, "format")), *sha = json_string_value(json_object_get(h, "rollout_sha256"));
-	size_t body = nl ? len - (size_t)(nl + 1 - buf) : 0;
+	const char *sha = json_string_value(json_object_get(h, "rollout_sha256"));
+	const char *body = buf + hl + 1;
+	size_t blen = len - hl - 1;
 	unsigned char want[JIG_SHA256_LEN], got[JIG_SHA256_LEN];
-	if (!fmt || strcmp(fmt, JIG_SESSION_FORMAT) != 0 || !flow || !route || !idsha || !sid || !path || !sha ||
-	    json_integer_value(json_object_get(h, "created")) != created || body > JIG_SESSION_MAX_BYTES ||
-	    strlen(sha) != 2 * JIG_SHA256_LEN || jig_unhex(sha, want, JIG_SHA256_LEN) < 0 ||
-	    (jig_sha256(nl + 1, body, got), memcmp(want, got, JIG_SHA256_LEN) != 0)) {
+	if (blen > JIG_SESSION_MAX_BYTES || strlen(sha) != 2 * JIG_SHA256_LEN || jig_unhex(sha, want, JIG_SHA256_LEN) < 0 ||
+	    (jig_sha256(body, blen, got), memcmp(want, got, JIG_SHA256_LEN) != 0)) {
 		json_decref(h);
 		return jig_err(e, JIG_E_INTEGRITY, "session %.8s…: the stored session is damaged; not restored", ref);
 	}
@@ -180,24 +238,10 @@ int jig_session_take(int statefd, const struct jig_session_scope *sc, const char
 		return jig_err(e, JIG_E_USAGE, "session %.8s…: already used; not restored", ref);
 	}
 	fsync(dfd);
-	*history = json_pack("{s:s,s:s,s:s%}", "session_id", sid, "path", path, "rollout", nl + 1, body);
+	*history = json_pack("{s:s,s:s,s:s%}", "session_id", sid, "path", path, "rollout", body, blen);
 	json_decref(h);
 	if (!*history)
 		return jig_err(e, JIG_E_INTEGRITY, "session %.8s…: the stored history is not UTF-8 text; not restored", ref);
-	return 0;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
 	return 0;
 }
 
@@ -227,27 +271,20 @@ static bool restorable(const char *id, const char *path)
 	       strncmp(c + n - 6 - il, id, il) == 0;
 }
 
-int jig_session_put(int statefd, const struct jig_session_scope *sc, json_t *history, char ref[JIG_SESSION_REF_HEX + 1],
-		    struct jig_error *e)
+/* Stores history under the binding b (the caller holds it). */
+static int put(int statefd, const struct jig_session_scope *sc, json_t *history, const struct jig_state_binding *b,
+	       char ref[JIG_SESSION_REF_HEX + 1], struct jig_error *e)
 {
 	const char *sid = json_string_value(json_object_get(history, "session_id"));
 	const char *path = json_string_value(json_object_get(history, "path"));
 	json_t *ro = json_object_get(history, "rollout");
-	if (!sid || !path || !json_is_string(ro))
-		return jig_err(e, JIG_E_INTEGRITY, "the worker's session history is malformed; not retained");
-	if (!restorable(sid, path))
-		return jig_err(e, JIG_E_INTEGRITY,
-			       "the worker's session history has a session id or path jig would not restore (plain names, "
-			       "rollout-…-SESSIONID.jsonl at most 4 levels deep); not retained");
-	if (json_string_length(ro) > JIG_SESSION_MAX_BYTES)
-		return jig_err(e, JIG_E_USAGE, "the session history is over %u bytes; not retained", JIG_SESSION_MAX_BYTES);
 	jig_autoclose int dfd = open_store(statefd, e);
 	if (dfd < 0)
 		return dfd;
 	time_t now = time(NULL);
 	char unused[64];
 	int available, in_scope, r;
-	if ((r = prune(dfd, now, NULL, unused, sc, &available, &in_scope, e)) < 0)
+	if ((r = prune(dfd, now, NULL, unused, b, sc, &available, &in_scope, e)) < 0)
 		return r;
 	if (available >= JIG_SESSIONS_MAX)
 		return jig_err(e, JIG_E_USAGE,
@@ -265,28 +302,38 @@ int jig_session_put(int statefd, const struct jig_session_scope *sc, json_t *his
 	 * empty on every failure. */
 	ref[0] = '\0';
 	char fresh[JIG_SESSION_REF_HEX + 1];
-	unsigned char rnd[JIG_SESSION_REF_HEX / 2], sha[JIG_SHA256_LEN];
+	unsigned char rnd[JIG_SESSION_REF_HEX / 2], sha[JIG_SHA256_LEN], mac[JIG_STATE_MAC_LEN];
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return jig_err(e, JIG_E_INTERNAL, "getrandom: %s", strerror(errno));
 	jig_hex(rnd, sizeof(rnd), fresh);
-	char shahex[JIG_SHA256_HEX], tmp[64], name[64];
+	char shahex[JIG_SHA256_HEX], machex[2 * JIG_STATE_MAC_LEN + 1], tmp[64], name[64];
 	jig_sha256(json_string_value(ro), json_string_length(ro), sha);
 	jig_hex(sha, sizeof(sha), shahex);
 	json_t *h = json_pack("{s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:I,s:s}", "format", JIG_SESSION_FORMAT, "flow", sc->flow, "route",
 			      sc->route, "identity_sha256", sc->identity_sha256, "created", (json_int_t)now, "session_id", sid,
 			      "path", path, "rollout_bytes", (json_int_t)json_string_length(ro), "rollout_sha256", shahex);
+	entry_mac(b, fresh, (long long)now, h, mac);
+	jig_hex(mac, sizeof(mac), machex);
+	json_object_set_new(h, "mac", json_string(machex));
 	jig_autofree char *line = h ? json_dumps(h, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(h);
-	if (!line || strlen(line) >= HEADER_MAX)
+	size_t ll = line ? strlen(line) : 0, len = ll + 1 + json_string_length(ro);
+	if (!line || ll >= HEADER_MAX)
 		return jig_err(e, JIG_E_INTERNAL, "the session header does not fit");
+	jig_autofree char *data = malloc(len);
+	if (!data)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	memcpy(data, line, ll);
+	data[ll] = '\n';
+	memcpy(data + ll + 1, json_string_value(ro), json_string_length(ro));
 	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s", fresh);
 	snprintf(name, sizeof(name), "%lld-%s", (long long)now, fresh);
-	int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": cannot write: %s", strerror(errno));
-	bool ok = write_all(fd, line, strlen(line)) == 0 && write_all(fd, "\n", 1) == 0 &&
-		  write_all(fd, json_string_value(ro), json_string_length(ro)) == 0 && fsync(fd) == 0;
-	ok = close(fd) == 0 && ok;
+	/* Written whole by the store under a temporary name, then committed
+	 * by its rename to the reference's name. */
+	struct jig_error w = {0};
+	bool ok = jig_state_write(dfd, tmp, data, len, &w) == 0;
+	if (!ok)
+		errno = EIO;
 	/* Between the written history and its commit (docs/reliability.md):
 	 * a coordinator stopped or killed here, or a commit that fails, gives
 	 * no reference. */
@@ -296,9 +343,32 @@ int jig_session_put(int statefd, const struct jig_session_scope *sc, json_t *his
 	if (!ok || renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE) < 0) {
 		int err = errno;
 		unlinkat(dfd, tmp, 0);
-		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": cannot store the session: %s", strerror(err));
+		return jig_err(e, JIG_E_INTERNAL, ".jig/" JIG_SESSIONS_DIR ": cannot store the session: %s", w.msg[0] ? w.msg : strerror(err));
 	}
 	fsync(dfd);
 	memcpy(ref, fresh, sizeof(fresh));
 	return 0;
+}
+
+int jig_session_put(int statefd, const struct jig_session_scope *sc, json_t *history, char ref[JIG_SESSION_REF_HEX + 1],
+		    struct jig_error *e)
+{
+	const char *sid = json_string_value(json_object_get(history, "session_id"));
+	const char *path = json_string_value(json_object_get(history, "path"));
+	json_t *ro = json_object_get(history, "rollout");
+	if (!sid || !path || !json_is_string(ro))
+		return jig_err(e, JIG_E_INTEGRITY, "the worker's session history is malformed; not retained");
+	if (!restorable(sid, path))
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "the worker's session history has a session id or path jig would not restore (plain names, "
+			       "rollout-…-SESSIONID.jsonl at most 4 levels deep); not retained");
+	if (json_string_length(ro) > JIG_SESSION_MAX_BYTES)
+		return jig_err(e, JIG_E_USAGE, "the session history is over %u bytes; not retained", JIG_SESSION_MAX_BYTES);
+	struct jig_state_binding b;
+	struct jig_error why = {0};
+	if (jig_state_binding(statefd, true, &b, &why) < 0)
+		return jig_err(e, JIG_E_USAGE, "the session is not retained: %s", why.msg);
+	int r = put(statefd, sc, history, &b, ref, e);
+	jig_state_binding_clear(&b);
+	return r;
 }

@@ -11,8 +11,10 @@
  * time, pruned whenever the store is used). A reference is taken atomically: exactly one caller gets the
  * history, before the client starts; a failed or interrupted turn does not
  * put it back. New references exist only after the store committed them.
- * The store is sensitive local data under the admission store's ownership
- * checks, not encrypted storage. */
+ * Every entry goes through the trusted-state store (state/state.h) and
+ * carries the operator's MAC bound to the project (decision 230); one that
+ * does not verify (copied, planted, edited) is never restored nor counted
+ * (decision 231). Sensitive local data, not encrypted storage. */
 #ifndef JIG_EFFECTS_AGENT_SESSIONS_H
 #define JIG_EFFECTS_AGENT_SESSIONS_H
 
@@ -23,7 +25,7 @@
 
 #define JIG_SESSIONS_DIR "sessions"
 #define JIG_SESSION_REF_HEX 32
-#define JIG_SESSION_FORMAT "jig-agent-session/1"
+#define JIG_SESSION_FORMAT "jig-agent-session/2"
 
 /* Whose a session is: the reference works only here. */
 struct jig_session_scope {
@@ -33,8 +35,9 @@ struct jig_session_scope {
 
 /* Takes ref out of the store of statefd (<project>/.jig). On success
  * *history is {"session_id", "path", "rollout"} and no one else can take
- * it. An unknown, expired, used or foreign reference is refused
- * (-JIG_E_USAGE, one line) and nothing is consumed. */
+ * it. An unknown, expired, used or foreign reference, or one whose entry
+ * does not verify, is refused (-JIG_E_USAGE, one line) and nothing is
+ * consumed. */
 int jig_session_take(int statefd, const struct jig_session_scope *sc, const char *ref, json_t **history,
 		     struct jig_error *e);
 

@@ -12,6 +12,7 @@
 #include "flow/plan.h"
 #include "util/limits.h"
 #include "util/cleanup.h"
+#include "util/fault.h"
 #include "util/fileio.h"
 #include "util/json.h"
 
@@ -458,8 +459,12 @@ int jig_binding_plan(const struct jig_project *p, const struct jig_plan *pl, jso
 			return r;
 		any |= p->flows[i].bound;
 	}
+	/* The fault point stands for a jig built with another reservation
+	 * policy (one task less), so a test can run one against an admission
+	 * made under this one (bindings.budget_policy_pinned, R-L04). */
+	json_int_t tasks = JIG_FAULT_FAILS("another reservation policy") ? JIG_ROOT_TASKS - 1 : JIG_ROOT_TASKS;
 	if (any && !(*budget = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "format", JIG_ROOT_BUDGET_FORMAT, "memory_bytes",
-					 (json_int_t)JIG_ROOT_MEMORY_BYTES, "tasks", (json_int_t)JIG_ROOT_TASKS, "cpu_quota_us",
+					 (json_int_t)JIG_ROOT_MEMORY_BYTES, "tasks", tasks, "cpu_quota_us",
 					 (json_int_t)JIG_ROOT_CPU_QUOTA_US, "cpu_period_us", (json_int_t)100000, "root_siblings",
 					 (json_int_t)JIG_ROOT_SIBLINGS, "child_flows", (json_int_t)JIG_CHILD_FLOWS, "child_levels",
 					 (json_int_t)JIG_CHILD_LEVELS, "borrowing", 0)))

@@ -294,7 +294,7 @@ static void walk(struct diff *d, const char *path, const char *key, json_t *a, j
 		return walk_list(d, path, key ? key : "", a, b);
 	if (!a || !b) { /* a part one of the Plans does not have: never "-> nothing" */
 		value(va, a ? a : b);
-		if (a) /* clang: no empty format string (the fuzz build) */
+		if (a)
 			detail[0] = '\0';
 		else
 			snprintf(detail, sizeof(detail), " (%s)", va);

@@ -164,6 +164,12 @@ int jig_session_git_compose(const struct jig_catalog *c, const struct jig_sessio
 		add_bind(doc, f->git_dir, f->git_dir, f->rw);
 		for (size_t i = 0; f->remotes && f->remotes[i]; i++)
 			add_bind(doc, f->remotes[i], f->remotes[i], true);
+		for (size_t i = 0; i < f->n_ro; i++)
+			add_bind(doc, f->ro[i].source, f->ro[i].target, false);
+		if (f->network)
+			json_object_set(doc, "network", f->network);
+		if (f->ssh)
+			json_object_set_new(json_object_get(doc, "env"), "GIT_ALLOW_PROTOCOL", json_string("file:ssh"));
 		json_object_set_new(doc, "cwd", json_string(f->cwd));
 	}
 	char *txt = doc ? json_dumps(doc, JSON_COMPACT) : NULL;

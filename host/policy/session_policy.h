@@ -61,6 +61,13 @@ struct jig_session_git_facts {
 	const char *worktree, *git_dir, *cwd;
 	bool rw;
 	const char *const *remotes;
+	/* An SSH request (decision 236): its exact network (NULL: "none"),
+	 * its read-only binds (jig's ssh configuration, the operator's
+	 * known_hosts, the context's agent socket) and ssh allowed. */
+	json_t *network;
+	const struct jig_scope_bind *ro;
+	size_t n_ro;
+	bool ssh;
 };
 int jig_session_git_compose(const struct jig_catalog *c, const struct jig_session_git_facts *f, struct jig_scope_template *t,
 			    struct jig_error *e);

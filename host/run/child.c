@@ -257,29 +257,65 @@ static int import_parent(int root, const char *to, const char **base)
 	return dir;
 }
 
+/* Puts the files an import renamed so far back into its stage (never
+ * replacing anything), so that a failed import leaves nothing imported.
+ * false: one could not be moved back; it stays in the caller's /output
+ * and the record says which. */
+static bool unimport(struct jig_child *c, int root, int stage, json_t *staged, size_t done)
+{
+	bool all = true;
+	const char *to;
+	json_t *k;
+	size_t i = 0;
+	json_object_foreach(staged, to, k) {
+		if (i++ == done)
+			break;
+		const char *base;
+		jig_autoclose int dir = import_parent(root, to, &base);
+		if (dir < 0 || renameat2(dir, base, stage, json_string_value(k), RENAME_NOREPLACE) < 0)
+			all = false;
+		else
+			json_object_del(c->staged, to);
+	}
+	return all;
+}
+
 /* The native caller owner's import (decision 115): unless the caller is
  * fenced, each staged file is renamed into the caller's /output, never
- * replacing anything there; then the stage goes. */
+ * replacing anything there; one that cannot be renamed undoes the ones
+ * before it (all or nothing, issue 47); then the stage goes. */
 static int import_stage(struct jig_child *c, int root, const char *stage_path, int stage, json_t *staged)
 {
 	struct pollfd p = {c->caller->abort_fd, POLLIN, 0};
 	int r = poll(&p, 1, 0) != 0 ? failf(c, "import", "the caller ended before the import; nothing was imported") : 0;
 	const char *to, *base;
 	json_t *k;
+	size_t done = 0;
 	JIG_FAULT_POINT("import stage"); /* staged, hidden, not yet renamed */
 	json_object_foreach(staged, to, k) {
 		if (r)
 			break;
 		jig_autoclose int dir = import_parent(root, to, &base);
-		if (dir < 0 || renameat2(stage, json_string_value(k), dir, base, RENAME_NOREPLACE) < 0) {
+		/* The test fault "third import rename": the third rename fails
+		 * (binding.s05_import_all_or_nothing). */
+		bool fault = done == 2 && JIG_FAULT_FAILS("third import rename");
+		if (dir < 0 || fault || renameat2(stage, json_string_value(k), dir, base, RENAME_NOREPLACE) < 0) {
+			int err = fault ? EIO : errno;
 			char what[300];
 			snprintf(what, sizeof(what), "import into /output/%s", to);
-			r = failf(c, what, strerror(errno));
+			char detail[300];
+			bool back = unimport(c, root, stage, staged, done);
+			snprintf(detail, sizeof(detail), "%s%s", strerror(err),
+				 !done ? ""
+				 : back ? "; the files imported before it were taken back: nothing was imported"
+					: "; a file imported before it could not be taken back and stays in the caller's /output");
+			r = failf(c, what, detail);
 			break;
 		}
 		char at[PATH_MAX];
 		snprintf(at, sizeof(at), "/output/%s", to);
 		json_object_set_new(c->staged, to, json_string(at));
+		done++;
 	}
 	jig_remove_tree(root, stage_path);
 	return r;

@@ -21,6 +21,7 @@
 
 #include "session/gitcmd.h"
 #include "session/internal.h"
+#include "session/sshchain.h"
 #include "policy/scope_argv.h"
 #include "sandbox/scope.h"
 #include "util/fault.h"
@@ -32,6 +33,20 @@ struct conf {
 	const json_t *remotes; /* the map's approved git_remotes (may be NULL) */
 	const struct jig_session *s; /* the catalog, snapshot and verifier the git scope is composed from */
 	const char *const *local; /* the approved remotes that are local paths: bound when git may reach a remote */
+	const struct jig_ssh_chain *ssh; /* the context's agent and SSH hosts, jig's ssh directory */
+};
+
+/* What an SSH request gets in its git scope (decision 236): exactly its
+ * hosts' loopback ports, jig's ssh directory, each host's known_hosts and
+ * the context's agent socket, read-only. */
+#define MAX_SSH 8
+struct git_net {
+	size_t n; /* SSH hosts the request reaches */
+	char alias[MAX_SSH][40];
+	json_t *network;
+	struct jig_scope_bind ro[MAX_SSH + 2];
+	size_t n_ro;
+	char kh[MAX_SSH][80];
 };
 
 /* Configuration that wins over the repository's (the command line's -c is
@@ -64,25 +79,33 @@ static void say(int fd, const char *fmt, ...)
  * own scope (jig_launch, the sandbox module), on the descriptors io. Its
  * exit status, 128+n for a signal, or 126 with one line on io[2]. */
 static int git_scoped(const struct conf *c, const char *cwd, const int io[3], const char *const *args, size_t n,
-		      const char *const *remotes)
+		      const char *const *remotes, const struct git_net *net)
 {
-	const char *call[2 * N_FORCED + JIG_BROKER_MAX_ARGS + 1], *argv[2 * N_FORCED + JIG_BROKER_MAX_ARGS + 8];
+	const char *call[2 * N_FORCED + JIG_BROKER_MAX_ARGS + 3], *argv[2 * N_FORCED + JIG_BROKER_MAX_ARGS + 10];
 	size_t k = 0;
+	bool ssh = net && net->n;
 	for (size_t i = 0; i < N_FORCED; i++) {
 		call[k++] = "-c";
-		call[k++] = forced[i];
+		/* jig's ssh, with jig's configuration, only for a checked SSH request */
+		call[k++] = ssh && strcmp(forced[i], "core.sshCommand=false") == 0 ? "core.sshCommand=" JIG_SSH_COMMAND : forced[i];
+	}
+	if (ssh) {
+		call[k++] = "-c";
+		call[k++] = "protocol.ssh.allow=always";
 	}
 	for (size_t i = 0; i < n && k < sizeof(call) / sizeof(call[0]); i++)
 		call[k++] = args[i];
-	char name[40];
-	snprintf(name, sizeof(name), "session-git-%d", (int)getpid());
+	/* One name: the Plan's git scope is this one (its cgroup is below a
+	 * per-launch jig-<pid>-<n> directory, so requests never collide). */
+	const char *name = JIG_SESSION_GIT_KIND;
 	struct jig_scope_template t;
 	struct jig_sandbox sb;
 	struct jig_error e = {0};
 	const struct jig_session *ss = c->s;
 	struct jig_session_git_facts gf = {.name = name, .snapshot_dir = ss->snap.dirpath, .home = jig_caller_home(),
 					   .worktree = ss->w.worktree, .git_dir = ss->w.common_dir, .rw = ss->w.rw, .cwd = cwd,
-					   .remotes = remotes};
+					   .remotes = remotes, .network = ssh ? net->network : NULL, .ro = ssh ? net->ro : NULL,
+					   .n_ro = ssh ? net->n_ro : 0, .ssh = ssh};
 	int init_fd = -1, r = jig_session_git_compose(&ss->cat, &gf, &t, &e);
 	if (!r && (r = jig_scope_argv(&t, call, k, argv, sizeof(argv) / sizeof(argv[0]), &e)) == 0 &&
 	    (r = jig_sandbox_open(&sb, &c->s->snap, &e)) == 0) {
@@ -111,14 +134,14 @@ static int git_scoped(const struct conf *c, const char *cwd, const int io[3], co
 
 /* The scoped git in a child of the request. Returns its pid, or -1. */
 static pid_t spawn_git(const struct conf *c, const char *cwd, const int io[3], const char *const *args, size_t n,
-		       const char *const *remotes)
+		       const char *const *remotes, const struct git_net *net)
 {
 	pid_t pid = fork();
 	if (pid != 0)
 		return pid;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	signal(SIGPIPE, SIG_DFL);
-	_exit(git_scoped(c, cwd, io, args, n, remotes));
+	_exit(git_scoped(c, cwd, io, args, n, remotes, net));
 }
 
 static int wait_status(pid_t pid, int conn)
@@ -162,7 +185,7 @@ static char *remote_config(const struct conf *c, const char *dir, size_t *len)
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	static const char *const args[] = {"config", "-z", "--get-regexp", "^(remote|url)\\.", NULL};
 	int io[3] = {nul, p[1], nul};
-	pid_t pid = spawn_git(c, dir, io, args, 4, NULL);
+	pid_t pid = spawn_git(c, dir, io, args, 4, NULL, NULL);
 	close(p[1]);
 	close(nul);
 	size_t cap = 1u << 20, got = 0;
@@ -191,16 +214,6 @@ static char *remote_config(const struct conf *c, const char *dir, size_t *len)
 	return buf;
 }
 
-static bool ssh_url(const char *u)
-{
-	if (strncmp(u, "ssh://", 6) == 0 || strncmp(u, "git+ssh://", 10) == 0)
-		return true;
-	if (strstr(u, "://")) /* another scheme's URL: "https:" is not scp-like host:path */
-		return false;
-	const char *colon = strchr(u, ':'), *slash = strchr(u, '/');
-	return colon && colon != u && (!slash || colon < slash) && u[0] != '/';
-}
-
 /* The git scope has no network yet (decision 222). */
 static bool https_url(const char *u)
 {
@@ -210,10 +223,28 @@ static bool https_url(const char *u)
 
 /* A remote Git would reach: its name (or NULL: every remote) in the
  * repository's configuration, or an approved URL. */
-static int check_remote(const struct conf *c, const char *dir, const char *remote, const char *sub, int err)
+static int need_ssh(struct git_net *net, const char *url, const char *sub, int err)
+{
+	char alias[40];
+	if (jig_ssh_url_alias(url, alias, sizeof(alias)) < 0) { /* the map approves ssh:// URLs only */
+		say(err, "jig: git %s: %s: only ssh://[USER@]ALIAS/PATH remotes of the map reach SSH; refused", sub, url);
+		return -1;
+	}
+	for (size_t i = 0; i < net->n; i++)
+		if (strcmp(net->alias[i], alias) == 0)
+			return 0;
+	if (net->n == MAX_SSH) {
+		say(err, "jig: git %s: more than %d SSH hosts in one command; refused", sub, MAX_SSH);
+		return -1;
+	}
+	snprintf(net->alias[net->n++], sizeof(net->alias[0]), "%s", alias);
+	return 0;
+}
+
+static int check_remote(const struct conf *c, const char *dir, const char *remote, const char *sub, int err, struct git_net *net)
 {
 	if (remote && jig_git_remote_approved(c->remotes, remote))
-		return https_url(remote) ? (say(err, HTTPS_REFUSED, sub, remote), -1) : ssh_url(remote) ? (say(err, "jig: git %s %s: SSH remotes are not available in a session yet (Slice 4A's SSH chain)", sub, remote), -1) : 0;
+		return https_url(remote) ? (say(err, HTTPS_REFUSED, sub, remote), -1) : jig_ssh_url(remote) ? need_ssh(net, remote, sub, err) : 0;
 	size_t len, nurls = 0;
 	char *cfg = remote_config(c, dir, &len);
 	if (!cfg) {
@@ -244,10 +275,8 @@ static int check_remote(const struct conf *c, const char *dir, const char *remot
 			} else if (https_url(v)) {
 				say(err, HTTPS_REFUSED, sub, v);
 				r = -1;
-			} else if (ssh_url(v)) {
-				say(err, "jig: git %s: %s is an SSH remote; SSH remotes are not available in a session yet (Slice 4A's SSH chain)", sub, v);
+			} else if (jig_ssh_url(v) && need_ssh(net, v, sub, err) < 0)
 				r = -1;
-			}
 		} else if (strcmp(key, "fetch") != 0 && strcmp(key, "push") != 0 && strcmp(key, "tagopt") != 0 &&
 			   strcmp(key, "prune") != 0 && strcmp(key, "prunetags") != 0) {
 			say(err, "jig: git %s: %s is not honoured in a session; refused", sub, k);
@@ -260,6 +289,42 @@ static int check_remote(const struct conf *c, const char *dir, const char *remot
 		r = -1;
 	}
 	return r;
+}
+
+/* An SSH request's scope facts (decision 236): each host of the context
+ * with its known_hosts, the agent checked again (the socket may have been
+ * replaced since the launch), the network exactly the hosts' ports. */
+static int ssh_facts(const struct conf *c, struct git_net *net, const char *sub, int err)
+{
+	const struct jig_ssh_chain *ch = c->ssh;
+	if (!ch->dir[0]) {
+		say(err, "jig: git %s: the session has no SSH chain (no SSH remote in the map); refused", sub);
+		return -1;
+	}
+	json_t *lo = json_array();
+	net->network = json_pack("{s:o}", "loopback", lo);
+	net->ro[net->n_ro++] = (struct jig_scope_bind){.source = ch->dir, .target = JIG_SSH_DIR_TARGET};
+	net->ro[net->n_ro++] = (struct jig_scope_bind){.source = ch->agent, .target = JIG_SSH_AGENT_TARGET};
+	for (size_t i = 0; i < net->n; i++) {
+		json_t *h = json_object_get(ch->hosts, net->alias[i]);
+		const char *host = json_string_value(json_object_get(h, "host"));
+		struct jig_error e = {0};
+		if (!host || strcmp(host, "127.0.0.1") != 0) {
+			/* A host beyond loopback needs ssh to reach jig's CONNECT
+			 * relay: not built (decision 237). */
+			say(err, "jig: git %s: SSH host %s (%s) is not on 127.0.0.1; the session's git reaches only loopback SSH hosts yet (decision 237)", sub,
+			    net->alias[i], host ? host : "?");
+			return -1;
+		}
+		if (jig_ssh_agent_check(ch->context, ch->agent, net->alias[i], json_object_get(h, "fingerprints"), ch->repositories, NULL, 0, &e) < 0) {
+			say(err, "jig: git %s: %s", sub, strncmp(e.msg, "session: ", 9) == 0 ? e.msg + 9 : e.msg);
+			return -1;
+		}
+		json_array_append_new(lo, json_sprintf("127.0.0.1:%lld", (long long)json_integer_value(json_object_get(h, "port"))));
+		snprintf(net->kh[i], sizeof(net->kh[i]), JIG_SSH_KNOWN_HOSTS_TARGET "/%s", net->alias[i]);
+		net->ro[net->n_ro++] = (struct jig_scope_bind){.source = json_string_value(json_object_get(h, "known_hosts")), .target = net->kh[i]};
+	}
+	return 0;
 }
 
 /* One request on conn: the shim's argv, cwd and descriptors. Returns the
@@ -342,11 +407,14 @@ static int serve(const struct conf *c, int conn)
 	close(dir);
 	/* The remote check is policy; the scope below is what holds if it
 	 * were wrong: the test-only fault skips it (session_broker). */
-	if (ck.network && !JIG_FAULT_FAILS("session broker remote check") && check_remote(c, path, ck.remote, argv[ck.sub], err) < 0)
+	struct git_net net = {0};
+	if (ck.network && !JIG_FAULT_FAILS("session broker remote check") && check_remote(c, path, ck.remote, argv[ck.sub], err, &net) < 0)
+		return JIG_BROKER_REFUSED;
+	if (net.n && ssh_facts(c, &net, argv[ck.sub], err) < 0)
 		return JIG_BROKER_REFUSED;
 	/* -C is done: the rest from the subcommand (or --version). */
 	int from = ck.sub > 0 ? ck.sub : argc - 1;
-	pid_t pid = spawn_git(c, path, io, argv + from, (size_t)(argc - from), ck.network ? c->local : NULL);
+	pid_t pid = spawn_git(c, path, io, argv + from, (size_t)(argc - from), ck.network ? c->local : NULL, &net);
 	if (pid < 0) {
 		say(err, "jig: git: cannot start: %s", strerror(errno));
 		return JIG_BROKER_REFUSED;
@@ -449,6 +517,8 @@ static void remove_dir(char *dir)
 	char *slash = strrchr(dir, '/');
 	if (slash) {
 		*slash = '\0';
+		snprintf(p, sizeof(p), "%s/ssh", dir); /* jig's ssh directory (sshchain.h) */
+		jig_ssh_chain_remove(p);
 		rmdir(dir); /* .../sessions/<id> */
 		*slash = '/';
 	}
@@ -523,7 +593,15 @@ int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const ch
 		return git_fd;
 	}
 	close(git_fd);
+	/* The SSH chain (decision 235): checked before the launch, jig's ssh
+	 * directory beside the broker's (never bound into the agent's scope). */
+	static struct jig_ssh_chain ssh;
+	char ssh_dir[PATH_MAX];
+	snprintf(ssh_dir, sizeof(ssh_dir), "%.*s/ssh", (int)(strrchr(b->dir, '/') - b->dir), b->dir);
+	c.ssh = &ssh;
 	if ((r = make_dir(b->dir, e)) < 0)
+		;
+	else if ((r = jig_ssh_chain_start(&ssh, s->map.doc, s->w.repo, s->w.context, ssh_dir, e)) < 0)
 		;
 	else if ((lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
 		 bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sa.sun_path, 0600) < 0 || listen(lfd, 16) < 0)

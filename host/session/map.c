@@ -13,6 +13,7 @@
 
 #include "policy/scope_policy.h"
 #include "session/places.h"
+#include "session/sshchain.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -190,7 +191,91 @@ static bool approved(json_t *repo, const char *prov)
 
 static bool git_remote_ok(const char *u)
 {
-	return (strncmp(u, "https://", 8) == 0 && u[8] && !strpbrk(u, " \t\n")) || abs_normal(u);
+	char alias[64];
+	return (strncmp(u, "https://", 8) == 0 && u[8] && !strpbrk(u, " \t\n")) || abs_normal(u) ||
+	       jig_ssh_url_alias(u, alias, sizeof(alias)) == 0;
+}
+
+/* Each ssh:// remote names an SSH host of the repository's own context
+ * (decision 235): the other context's hosts, keys and agent never serve it. */
+static int ssh_remotes_in_context(json_t *doc, json_t *p, const char *ctx, const char *w, struct jig_error *e)
+{
+	json_t *hosts = json_object_get(json_object_get(json_object_get(doc, "contexts"), ctx), "ssh_hosts"), *v;
+	size_t i;
+	json_array_foreach(json_object_get(p, "git_remotes"), i, v) {
+		char alias[64];
+		if (jig_ssh_url_alias(json_string_value(v), alias, sizeof(alias)) == 0 && !json_object_get(hosts, alias))
+			return jig_err(e, JIG_E_USAGE, "%s.git_remotes[%zu] \"%.200s\": \"%s\" is not an SSH host of context \"%s\" (contexts.%s.ssh_hosts)",
+				       w, i, json_string_value(v), alias, ctx, ctx);
+	}
+	return 0;
+}
+
+static bool fingerprint_ok(const char *f)
+{
+	return strncmp(f, "SHA256:", 7) == 0 && strlen(f + 7) == 43 &&
+	       strspn(f + 7, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") == 43;
+}
+
+/* contexts.<personal|work>: the context's own ssh-agent socket and its
+ * approved SSH hosts (decision 235). */
+static int parse_context(json_t *doc, const char *id, json_t *c, const char *what, struct jig_error *e)
+{
+	(void)doc;
+	static const char *const keys[] = {"ssh_agent", "ssh_hosts", "about", NULL};
+	static const char *const hkeys[] = {"host", "port", "known_hosts", "fingerprints", "about", NULL};
+	char w[128];
+	snprintf(w, sizeof(w), "%s: contexts.%s", what, id);
+	const char *agent = json_string_value(json_object_get(c, "ssh_agent"));
+	json_t *hosts = json_object_get(c, "ssh_hosts"), *h;
+	int r = jig_json_usage(jig_json_only_keys(c, keys, w, e), e);
+	if (!r && strcmp(id, "personal") != 0 && strcmp(id, "work") != 0)
+		r = jig_err(e, JIG_E_USAGE, "%s: a context is \"personal\" or \"work\"", w);
+	if (!r && (!agent || !abs_normal(agent)))
+		r = jig_err(e, JIG_E_USAGE, "%s.ssh_agent: the absolute, physical path of the context's own ssh-agent socket", w);
+	if (!r && (strncmp(agent, "/run/", 5) == 0 || strncmp(agent, "/var/run/", 9) == 0))
+		r = jig_err(e, JIG_E_USAGE, "%s.ssh_agent %s: below /run nothing but a regular file is bound into a scope; start the context's agent with `ssh-agent -a ~/.ssh/agent-%s.sock`", w, agent, id);
+	if (!r && (!json_is_object(hosts) || json_object_size(hosts) == 0 || json_object_size(hosts) > 16))
+		r = jig_err(e, JIG_E_USAGE, "%s.ssh_hosts: an object of 1 to 16 ALIAS: {host, port, known_hosts, fingerprints}", w);
+	const char *alias;
+	json_object_foreach(r ? NULL : hosts, alias, h) {
+		char hw[200], ep[320];
+		snprintf(hw, sizeof(hw), "%s.ssh_hosts.%.40s", w, alias);
+		const char *host = json_string_value(json_object_get(h, "host")), *kh = json_string_value(json_object_get(h, "known_hosts")), *why;
+		json_int_t port = json_integer_value(json_object_get(h, "port"));
+		json_t *fps = json_object_get(h, "fingerprints"), *v;
+		bool lo;
+		if (!valid_id(alias) || !json_is_object(h))
+			return jig_err(e, JIG_E_USAGE, "%s: an alias of [a-z0-9_-] (at most %d) naming an object", hw, MAX_ID);
+		if ((r = jig_json_usage(jig_json_only_keys(h, hkeys, hw, e), e)))
+			return r;
+		snprintf(ep, sizeof(ep), "%.255s:%lld", host ? host : "", (long long)port);
+		if (!host || !json_is_integer(json_object_get(h, "port")) || (why = jig_session_endpoint_check(ep, &lo)) != NULL)
+			return jig_err(e, JIG_E_USAGE, "%s: host \"%.80s\" and port: %s", hw, host ? host : "",
+				       host && json_is_integer(json_object_get(h, "port")) ? why : "a DNS name or IP address and a port 1-65535");
+		if (!kh || !abs_normal(kh))
+			return jig_err(e, JIG_E_USAGE, "%s.known_hosts: the absolute, physical path of the operator's known_hosts for it", hw);
+		if (!json_is_array(fps) || json_array_size(fps) == 0 || json_array_size(fps) > 16)
+			return jig_err(e, JIG_E_USAGE, "%s.fingerprints: 1 to 16 approved keys' fingerprints (\"SHA256:...\", as ssh-add -l prints them)", hw);
+		size_t i;
+		json_array_foreach(fps, i, v)
+			if (!json_is_string(v) || !fingerprint_ok(json_string_value(v)))
+				return jig_err(e, JIG_E_USAGE, "%s.fingerprints[%zu]: \"SHA256:\" and 43 base64 characters (ssh-add -l)", hw, i);
+	}
+	if (!r && json_object_get(c, "about") && !json_is_string(json_object_get(c, "about")))
+		r = jig_err(e, JIG_E_USAGE, "%s.about: a string", w);
+	return r;
+}
+
+/* The two contexts' agents apart: one socket never serves both. */
+static int agents_apart(json_t *doc, const char *what, struct jig_error *e)
+{
+	json_t *ctx = json_object_get(doc, "contexts");
+	const char *p = json_string_value(json_object_get(json_object_get(ctx, "personal"), "ssh_agent"));
+	const char *w = json_string_value(json_object_get(json_object_get(ctx, "work"), "ssh_agent"));
+	if (p && w && strcmp(p, w) == 0)
+		return jig_err(e, JIG_E_USAGE, "%s: contexts.personal and contexts.work name the same ssh_agent %s; each context has its own agent", what, p);
+	return 0;
 }
 
 static int parse_repo(json_t *doc, const char *id, json_t *p, const char *what, struct jig_error *e)
@@ -225,7 +310,9 @@ static int parse_repo(json_t *doc, const char *id, json_t *p, const char *what, 
 		r = str_list(p, "default_provider", w, NULL, "a provider id", e);
 	/* The remotes the session's git may reach (Slice 4A): exact URLs. */
 	if (!r)
-		r = str_list(p, "git_remotes", w, git_remote_ok, "an https:// URL or an absolute path to a repository", e);
+		r = str_list(p, "git_remotes", w, git_remote_ok, "an https:// URL, an ssh://[USER@]ALIAS/PATH URL or an absolute path to a repository", e);
+	if (!r)
+		r = ssh_remotes_in_context(doc, p, ctx, w, e);
 	json_t *caps = json_object_get(p, "capabilities");
 	if (!r && caps && (!json_is_array(caps) || json_array_size(caps) != 0))
 		r = jig_err(e, JIG_E_USAGE, "%s.capabilities: the catalog offers no session capability yet; [] or absent", w);
@@ -285,7 +372,7 @@ static int one_client(json_t *doc, const char *id, json_t *v, const char *what, 
 
 int jig_session_map_parse(const char *buf, size_t len, const char *what, struct jig_session_map *m, struct jig_error *e)
 {
-	static const char *const keys[] = {"format", "clients", "providers", "repositories", NULL};
+	static const char *const keys[] = {"format", "clients", "providers", "repositories", "contexts", NULL};
 	memset(m, 0, sizeof(*m));
 	snprintf(m->what, sizeof(m->what), "%s", what);
 	const char *format;
@@ -301,6 +388,10 @@ int jig_session_map_parse(const char *buf, size_t len, const char *what, struct 
 		r = parse_section(doc, "clients", what, one_client, e);
 	if (!r)
 		r = parse_section(doc, "providers", what, parse_provider, e);
+	if (!r && json_object_get(doc, "contexts"))
+		r = parse_section(doc, "contexts", what, parse_context, e);
+	if (!r)
+		r = agents_apart(doc, what, e);
 	if (!r)
 		r = parse_section(doc, "repositories", what, parse_repo, e);
 	if (!r)

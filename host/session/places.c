@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "state/state.h"
 #include "util/cleanup.h"
 
 int jig_session_home(char *out, size_t cap, struct jig_error *e)
@@ -98,8 +99,10 @@ int jig_session_outside_repositories(json_t *repos, const char *const *more, con
 	return 0;
 }
 
-/* name beneath parent: jig's own directory, created 0700; the caller's, its
- * mode put back to 0700 (said, one line) when anything changed it. */
+/* name beneath parent: jig's own directory, made and opened by the
+ * trusted-state store's directory rule (the caller's, 0700, no link
+ * followed; decision 233); a mode anything changed is put back to 0700
+ * first and said, one line. */
 static int own_dir(int parent, const char *name, const char *path, struct jig_error *e)
 {
 	struct stat st;
@@ -110,17 +113,16 @@ static int own_dir(int parent, const char *name, const char *path, struct jig_er
 	if (st.st_uid != geteuid())
 		return jig_err(e, JIG_E_USAGE, "session: state root %s is owned by uid %u, not by you; refused (remove it)", path, (unsigned)st.st_uid);
 	if ((st.st_mode & 07777) != 0700) {
-		/* No link followed (glibc refuses a link with AT_SYMLINK_NOFOLLOW). */
+		/* Before it is opened (an agent's chmod 000 closes it to us too);
+		 * no link followed (glibc refuses a link with AT_SYMLINK_NOFOLLOW). */
 		if (fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) < 0)
 			return jig_err(e, JIG_E_USAGE, "session: state root %s has mode %04o and cannot be put back to 0700: %s; refused (chmod 700 %s)",
 				       path, (unsigned)(st.st_mode & 07777), strerror(errno), path);
 		fprintf(stderr, "jig: the state root %s had mode %04o; put back to 0700\n", path, (unsigned)(st.st_mode & 07777));
 	}
-	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = jig_state_subdir(parent, name, false);
 	if (fd < 0)
-		return jig_err(e, JIG_E_USAGE, "session: state root %s: %s; refused", path, strerror(errno));
-	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
-		return close(fd), jig_err(e, JIG_E_USAGE, "session: state root %s changed while it was checked; refused", path);
+		return jig_err(e, JIG_E_USAGE, "session: state root %s changed while it was checked; refused", path);
 	return fd;
 }
 

@@ -5,6 +5,8 @@
 #include "session/broker.h"
 #include "session/gitcmd.h"
 #include "session/internal.h"
+#include "session/sshchain.h"
+#include "util/fileio.h"
 #include "util/text.h"
 
 static json_t *high_risk_json(unsigned bits)
@@ -16,8 +18,37 @@ static json_t *high_risk_json(unsigned bits)
 	return a;
 }
 
+/* The scope each brokered git request runs in (decision 238): the
+ * session-git kind as a request from the worktree's root with no remote
+ * gets it; a fetch, pull or push adds its approved local remotes or SSH
+ * host (listed beside it), nothing else. */
+static int git_scope(const struct jig_session *s, struct jig_scope_template *t, struct jig_error *e)
+{
+	struct jig_session_git_facts gf = {.name = JIG_SESSION_GIT_KIND, .snapshot_dir = s->snap.dirpath, .home = jig_caller_home(),
+					   .worktree = s->w.worktree, .git_dir = s->w.common_dir, .rw = s->w.rw, .cwd = s->w.worktree};
+	return jig_session_git_compose(&s->cat, &gf, t, e);
+}
+
+/* The context's SSH hosts the repository's git_remotes name, and its agent. */
+static json_t *ssh_hosts(const struct jig_session *s, const char **agent)
+{
+	json_t *ctx = json_object_get(json_object_get(s->map.doc, "contexts"), s->w.context), *out = json_object(), *v;
+	size_t i;
+	*agent = json_string_value(json_object_get(ctx, "ssh_agent"));
+	json_array_foreach(json_object_get(s->w.repo, "git_remotes"), i, v) {
+		char alias[64];
+		if (jig_ssh_url_alias(json_string_value(v), alias, sizeof(alias)) == 0)
+			json_object_set_new(out, alias, json_deep_copy(json_object_get(json_object_get(ctx, "ssh_hosts"), alias)));
+	}
+	json_t *h;
+	const char *k;
+	json_object_foreach(out, k, h) json_object_del(h, "about");
+	return out;
+}
+
 /* The broker's policies (Slice 4A): the snapshot's git command policy by
- * its manifest digest, the pinned git by its own, the approved remotes. */
+ * its manifest digest, the pinned git by its own, the approved remotes,
+ * the git scope's policy and digest, the SSH hosts and the agent. */
 static json_t *broker_json(const struct jig_session *s)
 {
 	char pol[JIG_SHA256_HEX] = "", git[JIG_SHA256_HEX] = "";
@@ -26,9 +57,22 @@ static json_t *broker_json(const struct jig_session *s)
 		jig_hex(f->sha256, JIG_SHA256_LEN, pol);
 	jig_broker_git_sha256(git);
 	json_t *rem = json_object_get(s->w.repo, "git_remotes");
-	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s}", "socket", JIG_SESSION_BROKER_TARGET "/sock", "git_policy",
-			 JIG_GIT_POLICY_FILE, "git_policy_sha256", pol, "git", JIG_BROKER_GIT, "git_sha256", git, "git_remotes",
-			 rem ? json_deep_copy(rem) : json_array(), "ssh", "refused");
+	const char *agent;
+	json_t *hosts = ssh_hosts(s, &agent);
+	json_t *b = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:o}", "socket", JIG_SESSION_BROKER_TARGET "/sock", "git_policy",
+			      JIG_GIT_POLICY_FILE, "git_policy_sha256", pol, "git", JIG_BROKER_GIT, "git_sha256", git, "git_remotes",
+			      rem ? json_deep_copy(rem) : json_array(), "ssh", "refused", "ssh_hosts", hosts);
+	if (b && json_object_size(hosts))
+		json_object_set_new(b, "ssh_agent", json_pack("{s:s,s:s}", "context", s->w.context, "socket", agent ? agent : ""));
+	struct jig_scope_template t;
+	struct jig_error e = {0};
+	if (b && git_scope(s, &t, &e) == 0) {
+		json_object_set_new(b, "git_scope", json_pack("{s:s,s:s,s:o}", "name", t.policy.name, "policy_sha256", t.policy.sha256,
+							      "permission_plan", jig_scope_plan_json(&t.policy)));
+		jig_scope_template_free(&t);
+	} else if (b)
+		json_object_set_new(b, "git_scope", json_pack("{s:s}", "error", e.msg));
+	return b;
 }
 
 json_t *jig_session_plan_json(const struct jig_session *s)
@@ -99,6 +143,24 @@ void jig_session_plan_print(const struct jig_session *s, FILE *out)
 	snprintf(buf, sizeof(buf), "through jig's broker: %s (sha256 %s), policy %s (sha256 %s), %zu approved remote(s); ssh refused",
 		 JIG_BROKER_GIT, git, JIG_GIT_POLICY_FILE, pol, json_array_size(json_object_get(s->w.repo, "git_remotes")));
 	line(out, "git", buf);
+	const char *agent, *alias;
+	json_t *hosts = ssh_hosts(s, &agent), *h;
+	json_object_foreach(hosts, alias, h) {
+		snprintf(buf, sizeof(buf), "%s at %s:%lld (known_hosts %s, %zu approved key(s), the %s context's agent %s)", alias,
+			 json_string_value(json_object_get(h, "host")), (long long)json_integer_value(json_object_get(h, "port")),
+			 json_string_value(json_object_get(h, "known_hosts")), json_array_size(json_object_get(h, "fingerprints")),
+			 s->w.context, agent ? agent : "?");
+		line(out, "ssh host", buf);
+	}
+	json_decref(hosts);
+	struct jig_scope_template t;
+	struct jig_error e = {0};
+	if (git_scope(s, &t, &e) == 0) {
+		fprintf(out, "  git's scope (each brokered request; a fetch, pull or push adds its approved local remote, or its SSH host's port, jig's ssh configuration, the known_hosts and the agent):\n");
+		jig_scope_plan_print(&t.policy, "    ", out);
+		jig_scope_template_free(&t);
+	} else
+		line(out, "git's scope", e.msg);
 	fprintf(out, "  %-14s", "program");
 	size_t i;
 	json_t *v;

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,10 +12,10 @@
 #include <jansson.h>
 
 #include "run/lease.h"
+#include "state/state.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
-#include "util/json.h"
 
 /* Opens the next component c beneath cur (closed) with no-follow; on
  * failure says which component of path broke which rule. */
@@ -104,26 +103,22 @@ int jig_runtime_jig_dir(const char *sub, char *out, size_t n, struct jig_error *
 	return fd;
 }
 
-static int write_lease(int fd, json_t *doc)
-{
-	char *txt = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
-	size_t len = txt ? strlen(txt) : 0;
-	ssize_t w = txt && len <= JIG_LEASE_MAX_BYTES ? pwrite(fd, txt, len, 0) : -1;
-	free(txt);
-	if (w != (ssize_t)len || ftruncate(fd, (off_t)len) < 0 || fsync(fd) < 0)
-		return errno = errno ? errno : EIO, -1;
-	return 0;
-}
-
-/* The lease's first facts: who holds it. */
-static json_t *lease_doc(void)
+/* The lease's facts: who holds it (boot id, uid, pid and its start time)
+ * and the scope's cgroup (NULL: not known yet); malloc'd text, or NULL. */
+static char *lease_text(const char *cgroup)
 {
 	char boot[64];
 	unsigned long long start;
 	if (jig_boot_id(boot, sizeof(boot)) < 0 || jig_proc_start(getpid(), &start) < 0)
 		return NULL;
-	return json_pack("{s:s,s:s,s:I,s:i,s:I,s:n}", "format", JIG_SESSION_LEASE_FORMAT, "boot_id", boot, "uid",
-			 (json_int_t)geteuid(), "pid", (int)getpid(), "start", (json_int_t)start, "cgroup");
+	json_t *doc = json_pack("{s:s,s:s,s:I,s:i,s:I,s:o}", "format", JIG_SESSION_LEASE_FORMAT, "boot_id", boot, "uid",
+				(json_int_t)geteuid(), "pid", (int)getpid(), "start", (json_int_t)start, "cgroup",
+				cgroup ? json_string(cgroup) : json_null());
+	char *txt = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(doc);
+	if (txt && strlen(txt) > JIG_LEASE_MAX_BYTES)
+		free(txt), txt = NULL;
+	return txt;
 }
 
 /* In the staging directory sfd/stage: the lease (locked, written) and tmp/. */
@@ -132,19 +127,15 @@ static int fill_stage(struct jig_session_rt *rt, int sfd, const char *stage, str
 	rt->root_fd = openat(sfd, stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (rt->root_fd < 0 || fchmod(rt->root_fd, 0700) < 0)
 		return jig_err(e, JIG_E_HOST, "%s: cannot open the session's directory: %s", rt->root, strerror(errno));
-	/* Locked and written before it has its name (a rename keeps the lock):
-	 * a sweep never finds it free or empty while its owner lives. */
-	rt->lease_fd = openat(rt->root_fd, JIG_LEASE_FILE ".new", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (rt->lease_fd < 0 || flock(rt->lease_fd, LOCK_EX | LOCK_NB) < 0 || fchmod(rt->lease_fd, 0600) < 0)
-		return jig_err(e, JIG_E_HOST, "%s/" JIG_LEASE_FILE ": cannot create and lock the session's lease: %s", rt->root, strerror(errno));
-	json_t *doc = lease_doc();
-	int w = doc ? write_lease(rt->lease_fd, doc) : -1;
-	json_decref(doc);
-	if (w == 0)
-		w = renameat(rt->root_fd, JIG_LEASE_FILE ".new", rt->root_fd, JIG_LEASE_FILE);
-	if (w < 0)
+	/* Locked and written before it has its name (the store's lease,
+	 * decision 232): a sweep never finds it free or empty while its owner
+	 * lives. */
+	jig_autofree char *txt = lease_text(NULL);
+	if (!txt)
 		return jig_err(e, JIG_E_HOST, "%s/" JIG_LEASE_FILE ": cannot record the boot id, pid and start time: %s", rt->root,
 			       strerror(errno ? errno : EIO));
+	if ((rt->lease_fd = jig_state_lease_create(rt->root_fd, JIG_LEASE_FILE, txt, strlen(txt), e)) < 0)
+		return jig_err_prefix(e, JIG_E_HOST, "%s/", rt->root);
 	if (mkdirat(rt->root_fd, "tmp", 0700) < 0 || fchmodat(rt->root_fd, "tmp", 0700, AT_SYMLINK_NOFOLLOW) < 0)
 		return jig_err(e, JIG_E_HOST, "%s: cannot create it 0700: %s", rt->tmpdir, strerror(errno));
 	return 0;
@@ -195,20 +186,12 @@ bool jig_session_cgroup_path_ok(const char *p)
 
 int jig_session_rt_set_cgroup(struct jig_session_rt *rt, const char *cgroup, struct jig_error *e)
 {
-	jig_autofree char *buf = NULL;
-	size_t len;
-	json_t *doc = NULL;
 	if (!cgroup || !jig_session_cgroup_path_ok(cgroup))
 		return jig_err(e, JIG_E_INTERNAL, "the session's cgroup is not an absolute cgroup v2 path");
-	if (rt->lease_fd < 0 || lseek(rt->lease_fd, 0, SEEK_SET) < 0 ||
-	    jig_read_fd(rt->lease_fd, JIG_LEASE_MAX_BYTES, "the session's lease", &buf, &len, NULL, e) < 0 ||
-	    jig_json_parse_object(buf, len, "the session's lease", &doc, e) < 0)
-		return jig_err_prefix(e, JIG_E_INTERNAL, "%s: ", rt->root);
-	int r = json_object_set_new(doc, "cgroup", json_string(cgroup)) < 0 || write_lease(rt->lease_fd, doc) < 0
-			? jig_err(e, JIG_E_INTERNAL, "%s/" JIG_LEASE_FILE ": cannot record the cgroup: %s", rt->root, strerror(errno ? errno : EIO))
-			: 0;
-	json_decref(doc);
-	return r;
+	jig_autofree char *txt = lease_text(cgroup);
+	if (rt->lease_fd < 0 || !txt || jig_state_lease_rewrite(rt->lease_fd, txt, strlen(txt)) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "%s/" JIG_LEASE_FILE ": cannot record the cgroup: %s", rt->root, strerror(errno ? errno : EIO));
+	return 0;
 }
 
 void jig_session_rt_close(struct jig_session_rt *rt)

@@ -8,6 +8,7 @@
 
 #include "session/internal.h"
 #include "session/places.h"
+#include "session/sshchain.h"
 #include "snapshot/identity.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -191,6 +192,13 @@ int jig_session_prepare(const struct jig_session_request *rq, struct jig_session
 		r = where_facts(s, rq, e);
 	if (!r)
 		r = jig_session_git_resolve(&s->git, s->w.root, s->w.worktree, s->w.common_dir, s->w.rw, e);
+	/* The SSH chain's checks (decision 235): a missing, stale, foreign or
+	 * substituted agent socket, or one without an approved key, refuses
+	 * here, so a dry run says what the launch would (checked again then,
+	 * and before each SSH request). */
+	struct jig_ssh_chain ssh;
+	if (!r)
+		r = jig_ssh_chain_start(&ssh, s->map.doc, s->w.repo, s->w.context, NULL, e);
 	if (!r && !(r = client_facts(s, e)) && !(r = argv_facts(s, rq->agent_args, e)) && !(r = env_network(s, e)))
 		r = open_snapshot(s, e);
 	if (!r) {

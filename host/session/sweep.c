@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include <jansson.h>
 
 #include "run/lease.h"
+#include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -92,16 +92,12 @@ static const char *still_owned(json_t *doc, char *why, size_t cap)
 	return NULL;
 }
 
-/* Reads the lease (taken) and decides: true when the directory may go. */
-static bool abandoned(int lfd, const char *dir, const char *name)
+/* Decides on the lease's bytes (taken): true when the directory may go. */
+static bool abandoned(const char *buf, size_t len, const char *dir, const char *name)
 {
-	jig_autofree char *buf = NULL;
-	size_t len = 0;
 	char why[400];
 	struct jig_error e = {0};
 	json_t *doc = NULL;
-	if (jig_read_fd(lfd, JIG_LEASE_MAX_BYTES, "its lease", &buf, &len, NULL, &e) < 0)
-		return kept(dir, name, "its lease cannot be read (%s)", strerror(errno)), false;
 	if (len == 0)
 		return kept(dir, name, "its lease is empty"), false;
 	if (jig_json_parse_object(buf, len, "its lease", &doc, &e) < 0)
@@ -124,8 +120,15 @@ static int sweep_one(int sfd, const char *dir, const char *name)
 	jig_autoclose int dfd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0 || fstat(dfd, &dst) < 0 || dst.st_ino != st.st_ino || dst.st_dev != st.st_dev)
 		return 0; /* gone or replaced meanwhile */
-	jig_autoclose int lfd = openat(dfd, JIG_LEASE_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (lfd < 0 && errno == ENOENT) {
+	/* The lease through the store (decision 232): the caller's, 0600, one
+	 * link, no link followed, taken (its lock free) and bounded; anything
+	 * else is not acted on. */
+	jig_autoclose int lfd = -1;
+	jig_autofree char *buf = NULL;
+	size_t len = 0;
+	struct jig_error le = {0};
+	int t = jig_state_lease_take(dfd, JIG_LEASE_FILE, JIG_LEASE_MAX_BYTES, "its lease", &lfd, &buf, &len, &le);
+	if (t == -JIG_E_USAGE) {
 		/* Removed a moment ago by its owner (the lease goes just before the directory)? */
 		nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
 		if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -139,14 +142,10 @@ static int sweep_one(int sfd, const char *dir, const char *name)
 		}
 		return kept(dir, name, "it has no lease"), 0;
 	}
-	if (lfd < 0 || fstat(lfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
-		return kept(dir, name, "its lease is not a regular file of the caller's with one link"), 0;
-	if (flock(lfd, LOCK_EX | LOCK_NB) < 0)
-		return errno == EWOULDBLOCK ? 0 : (kept(dir, name, "cannot lock its lease: %s", strerror(errno)), 0); /* held: a live session */
-	if (fstat(lfd, &st) < 0 || st.st_nlink == 0)
-		return 0; /* removed meanwhile by its owner or another sweep */
-	if (!abandoned(lfd, dir, name))
-		return 0;
+	if (t < 0)
+		return kept(dir, name, "%s", le.msg), 0;
+	if (t == 0 || !abandoned(buf, len, dir, name))
+		return 0; /* held (a live session), removed meanwhile, or kept */
 	jig_lease_remove_dir_at(sfd, name);
 	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return kept(dir, name, "it could not be removed entirely (a mount inside it?)"), 0;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -80,21 +81,28 @@ int jig_state_subdir(int dirfd, const char *name, bool create)
 	return fd;
 }
 
-int jig_state_read(int dirfd, const char *rel, size_t cap, const char *what, char **out, size_t *len,
-		   struct jig_error *e)
+int jig_state_open(int dirfd, const char *rel, const char *what, struct jig_error *e)
 {
-	jig_autoclose int fd = jig_open_beneath(dirfd, rel, O_RDONLY | O_NONBLOCK);
+	int fd = jig_open_beneath(dirfd, rel, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		return jig_err(e, errno == ENOENT ? JIG_E_USAGE : JIG_E_INTEGRITY, "%s: %s", what,
 			       errno == ELOOP	 ? "is or passes through a symbolic link"
 			       : errno == EACCES ? "not a regular file of yours with mode 0600 and one link (it cannot be read)"
 						 : strerror(errno));
 	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return jig_err(e, JIG_E_INTERNAL, "%s: fstat: %s", what, strerror(errno));
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0777) != 0600 || st.st_nlink != 1)
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0777) != 0600 ||
+	    st.st_nlink != 1) {
+		close(fd);
 		return jig_err(e, JIG_E_INTEGRITY, "%s: not a regular file of yours with mode 0600 and one link", what);
-	return jig_read_fd(fd, cap, what, out, len, NULL, e);
+	}
+	return fd;
+}
+
+int jig_state_read(int dirfd, const char *rel, size_t cap, const char *what, char **out, size_t *len,
+		   struct jig_error *e)
+{
+	jig_autoclose int fd = jig_state_open(dirfd, rel, what, e);
+	return fd < 0 ? fd : jig_read_fd(fd, cap, what, out, len, NULL, e);
 }
 
 int jig_state_write(int dirfd, const char *rel, const void *data, size_t len, struct jig_error *e)
@@ -313,7 +321,7 @@ bool jig_state_mac_equal(const unsigned char a[JIG_STATE_MAC_LEN], const unsigne
 	return memeql_sec(a, b, JIG_STATE_MAC_LEN) != 0;
 }
 
-/* --- the admission -------------------------------------------------------- */
+/* --- entries bound to a project ------------------------------------------ */
 
 /* The project's identity: its directory's canonical path and (st_dev,
  * st_ino); a copy, an extraction elsewhere or a clone is another
@@ -337,6 +345,98 @@ static int identity(int rootfd, struct identity *id)
 	snprintf(id->uid, sizeof(id->uid), "%u", (unsigned)getuid());
 	return 0;
 }
+
+int jig_state_binding(int statefd, bool create, struct jig_state_binding *b, struct jig_error *e)
+{
+	struct identity id;
+	jig_autoclose int rootfd = openat(statefd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0 || identity(rootfd, &id) < 0)
+		return jig_err(e, JIG_E_NOT_ADMITTED, "the project's canonical path cannot be had");
+	int r = jig_state_operator_key(create, rootfd, b->key, e);
+	if (r)
+		return r;
+	snprintf(b->path, sizeof(b->path), "%s", id.path);
+	memcpy(b->dev, id.dev, sizeof(b->dev));
+	memcpy(b->ino, id.ino, sizeof(b->ino));
+	memcpy(b->uid, id.uid, sizeof(b->uid));
+	return 0;
+}
+
+void jig_state_binding_clear(struct jig_state_binding *b)
+{
+	explicit_bzero(b->key, sizeof(b->key));
+}
+
+void jig_state_bound_mac(const struct jig_state_binding *b, const char *domain, const void *const *parts,
+			 const size_t *lens, size_t n, unsigned char out[JIG_STATE_MAC_LEN])
+{
+	const void *all[16];
+	size_t l[16], k = 0;
+	for (; k < n && k < 12; k++)
+		all[k] = parts[k], l[k] = lens[k];
+	const char *const mine[] = {b->path, b->dev, b->ino, b->uid};
+	for (size_t i = 0; i < 4; i++, k++)
+		all[k] = mine[i], l[k] = strlen(mine[i]);
+	jig_state_mac(b->key, domain, all, l, k, out);
+}
+
+/* --- leases --------------------------------------------------------------- */
+
+int jig_state_lease_rewrite(int fd, const void *data, size_t len)
+{
+	if (pwrite(fd, data, len, 0) != (ssize_t)len || ftruncate(fd, (off_t)len) < 0 || fsync(fd) < 0)
+		return errno = errno ? errno : EIO, -1;
+	return 0;
+}
+
+int jig_state_lease_create(int dirfd, const char *rel, const void *data, size_t len, struct jig_error *e)
+{
+	char tmp[128];
+	if (!jig_path_is_normal_relative(rel) || strchr(rel, '/') ||
+	    (size_t)snprintf(tmp, sizeof(tmp), ".%s.new", rel) >= sizeof(tmp))
+		return jig_err(e, JIG_E_INTERNAL, "%s: not a lease's name", rel);
+	int fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || fchmod(fd, 0600) < 0 || jig_state_lease_rewrite(fd, data, len) < 0 ||
+	    renameat(dirfd, tmp, dirfd, rel) < 0) {
+		int err = errno ? errno : EIO;
+		if (fd >= 0) {
+			unlinkat(dirfd, tmp, 0);
+			close(fd);
+		}
+		return jig_err(e, JIG_E_HOST, "%s: cannot create, lock and write it: %s", rel, strerror(err));
+	}
+	return fd;
+}
+
+int jig_state_lease_take(int dirfd, const char *rel, size_t cap, const char *what, int *fd, char **out, size_t *len,
+			 struct jig_error *e)
+{
+	*fd = -1;
+	*out = NULL;
+	int lfd = jig_state_open(dirfd, rel, what, e);
+	if (lfd < 0)
+		return lfd;
+	struct stat st;
+	if (flock(lfd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno;
+		close(lfd);
+		return err == EWOULDBLOCK ? 0 : jig_err(e, JIG_E_INTEGRITY, "%s: cannot lock it: %s", what, strerror(err));
+	}
+	if (fstat(lfd, &st) < 0 || st.st_nlink == 0) { /* removed meanwhile by its holder or another sweep */
+		close(lfd);
+		return 0;
+	}
+	int r = jig_read_fd(lfd, cap, what, out, len, NULL, e);
+	if (r < 0) {
+		close(lfd);
+		e->code = JIG_E_INTEGRITY; /* its line kept: not "absent" */
+		return -JIG_E_INTEGRITY;
+	}
+	*fd = lfd;
+	return 1;
+}
+
+/* --- the admission -------------------------------------------------------- */
 
 static void admission_mac(const unsigned char key[JIG_OPERATOR_KEY_LEN], const char *sha, const struct identity *id,
 			  unsigned char out[JIG_STATE_MAC_LEN])

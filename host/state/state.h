@@ -3,7 +3,10 @@
  * here: the admission (.jig/admission.json, .jig/admitted/<sha>.json), the
  * last-Run entries (.jig/runs/), the verification cache and its signature
  * and catalog memos (the operator's cache directory), and the operator's
- * secret (~/.local/state/jig/operator.key, from the account).
+ * secret (~/.local/state/jig/operator.key, from the account), retained
+ * Agent sessions (.jig/sessions/, effects/agent_sessions.c) and jig
+ * session's leases ($XDG_RUNTIME_DIR/jig/sessions/<id>/lease,
+ * session/runtime.c, session/sweep.c) (decisions 230-234).
  *
  * One rule for all of it: the caller's, files 0600 and directories 0700,
  * one link, opened descriptor-relative with O_NOFOLLOW (no symbolic link
@@ -40,9 +43,12 @@ int jig_state_project_dir(int rootfd, const char *root, bool create, struct jig_
  * create: an fd, or -1 with errno (EPERM: not the caller's or not 0700). */
 int jig_state_subdir(int dirfd, const char *name, bool create);
 
-/* One state file rel (a normalised relative path) beneath dirfd: the
- * caller's, 0600, one link, regular, at most cap bytes; *out is
- * NUL-terminated. Errors name what. */
+/* One state file rel (a normalised relative path) beneath dirfd, opened
+ * read-only under the rule (the caller's, 0600, one link, regular, no link
+ * followed): an fd, or -JIG_E_USAGE when absent, else -JIG_E_INTEGRITY,
+ * e's line naming what. */
+int jig_state_open(int dirfd, const char *rel, const char *what, struct jig_error *e);
+/* The same, read whole: at most cap bytes; *out is NUL-terminated. */
 int jig_state_read(int dirfd, const char *rel, size_t cap, const char *what, char **out, size_t *len,
 		   struct jig_error *e);
 /* Replaces rel beneath dirfd (its directory opened without following a
@@ -66,6 +72,43 @@ void jig_state_mac(const unsigned char key[JIG_OPERATOR_KEY_LEN], const char *do
 		   const size_t *lens, size_t n, unsigned char out[JIG_STATE_MAC_LEN]);
 /* Constant-time comparison of two MACs. */
 bool jig_state_mac_equal(const unsigned char a[JIG_STATE_MAC_LEN], const unsigned char b[JIG_STATE_MAC_LEN]);
+
+/* What binds an entry of a project's .jig to its operator and place: the
+ * operator's secret and the project's identity (the canonical path,
+ * st_dev and st_ino of the directory holding .jig, and the uid), as the
+ * admission is bound. */
+struct jig_state_binding {
+	unsigned char key[JIG_OPERATOR_KEY_LEN];
+	char path[4096], dev[24], ino[24], uid[16];
+};
+/* The binding of the project whose .jig is statefd (its parent directory);
+ * the key made on first use when create. 0, or -JIG_E_NOT_ADMITTED (no
+ * key, a refused key) with a line saying why. Cleared by
+ * jig_state_binding_clear. */
+int jig_state_binding(int statefd, bool create, struct jig_state_binding *b, struct jig_error *e);
+void jig_state_binding_clear(struct jig_state_binding *b);
+/* jig_state_mac under b's key over domain, the n parts, then b's project
+ * identity and uid: an entry copied to another project, another user or
+ * made without the key does not verify. */
+void jig_state_bound_mac(const struct jig_state_binding *b, const char *domain, const void *const *parts,
+			 const size_t *lens, size_t n, unsigned char out[JIG_STATE_MAC_LEN]);
+
+/* A lease (jig session's, decision 232): rel beneath dirfd made by
+ * write-then-rename as a new file of the caller's, 0600, locked (flock
+ * LOCK_EX) before it has its name, so the name never shows an unlocked or
+ * partial lease while its holder lives: the locked fd, or a negative code.
+ * jig_state_lease_rewrite replaces its whole content in place, the one
+ * entry written so: its lock belongs to its inode, and a reader reads it
+ * only once it holds that lock. */
+int jig_state_lease_create(int dirfd, const char *rel, const void *data, size_t len, struct jig_error *e);
+int jig_state_lease_rewrite(int fd, const void *data, size_t len);
+/* Takes a free lease rel beneath dirfd under the rule (the caller's, 0600,
+ * one link, regular, no link followed) and reads it (at most cap bytes):
+ * 1 with *fd holding its lock and *out its bytes; 0 when it is held (its
+ * holder lives) or was removed meanwhile; -JIG_E_USAGE when absent; else
+ * -JIG_E_INTEGRITY with e's line naming what is wrong (not acted on). */
+int jig_state_lease_take(int dirfd, const char *rel, size_t cap, const char *what, int *fd, char **out, size_t *len,
+			 struct jig_error *e);
 
 /* Admits plan_text (its SHA-256 is sha) for the project (rootfd, root;
  * statefd its .jig): admitted/<sha>.json, then admission.json

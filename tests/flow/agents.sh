@@ -507,24 +507,26 @@ case_retained_session_scope() {
 	expect_refused 0 "route ask does not retain sessions"
 }
 case_retained_session_store_cap() {
-	# R-A10: at most 16 available sessions per project; a full store keeps
-	# the answer and says why the session was not retained.
+	# R-A10, R-V08 (decisions 230-231): the cap counts only the store's own
+	# entries, each MACed under the operator's key for this project: 16
+	# files planted in .jig/sessions fill nothing and restore nothing (one
+	# line, nothing run). The cap with jig's own entries (16 available, the
+	# 17th not retained, room after one expires): unit.agent_sessions.
 	retaining
 	mkdir -p "$T/p/.jig/sessions" && chmod 700 "$T/p/.jig/sessions"
 	now=$(date +%s) i=0
 	while [ $i -lt 16 ]; do
-		: >"$T/p/.jig/sessions/$now-$(printf '%032x' $i)"; i=$((i + 1))
+		f="$T/p/.jig/sessions/$now-$(printf '%032x' $i)"
+		printf '{"format":"jig-agent-session/2"}\nplanted\n' >"$f" && chmod 600 "$f"; i=$((i + 1))
 	done
 	steps '[{"do":"agent","route":"ask","input":"first"}]'
 	succeeded
 	expect_ok 0
-	[ "$(ref 0)" = null ] && res 0 .sessionError | grep -q "holds 16 sessions" || fail "a 17th session: $(res 0 '')"
-	[ "$(ev 0 .session.retained)" = false ] || fail "evidence"
-	# One expires: the next one fits.
-	mv "$T/p/.jig/sessions/$now-$(printf '%032x' 0)" "$T/p/.jig/sessions/$((now - 90000))-$(printf '%032x' 0)"
-	steps '[{"do":"agent","route":"ask","input":"first"}]'
-	ref 0 | grep -Eq '^[0-9a-f]{32}$' || fail "not retained after one expired: $(res 0 '')"
-	[ "$(store | wc -l)" = 16 ] || fail "store: $(store | wc -l)"
+	ref 0 | grep -Eq '^[0-9a-f]{32}$' || fail "planted entries filled the store: $(res 0 '')"
+	[ "$(store | wc -l)" = 17 ] || fail "store: $(store | wc -l)"
+	steps "[{\"do\":\"agent\",\"route\":\"ask\",\"input\":\"x\",\"session\":\"$(printf '%032x' 3)\"}]"
+	expect_refused 0 "not restored (and not consumed): its stored entry was not made by you for this project"
+	[ "$(store | wc -l)" = 17 ] || fail "a planted entry was consumed: $(store | wc -l)"
 }
 case_retained_session_credential() {
 	# R-A10: a history holding the credential is not retained.

@@ -566,6 +566,29 @@ case_s05_import_never_replaces() {
 	nothing_left
 }
 
+# Issue 47, R-S05: an import is all or nothing. The write map brings
+# three files; the third rename fails (test fault "third import rename"):
+# the two renamed before it are taken back, none of the three is in the
+# caller's /output, the call fails saying so, and the caller goes on.
+case_s05_import_all_or_nothing() {
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json","out.txt":"from-x.txt","from-y.txt":"from-y.txt"}}}},"a":{}}'
+	EXTRA= run '{"root":{"calls":[["x"]]},"a":{"write":{"out.txt":"o","from-y.txt":"y"}}}' &&
+		[ "$rc" -eq 0 ] && [ -f "$T/pkt/files/from-x.txt" ] && [ -f "$T/pkt/files/from-y.txt" ] || fail "without the fault, the import: $(ls "$T/pkt/files" 2>&1)"
+	printf '%s\n' '{"root":{"calls":[["x"]]},"a":{"write":{"out.txt":"o","from-y.txt":"y"}}}' >"$T/plan"
+	chmod -R u+w "$T/pkt" && rm -rf "$T/pkt"
+	set +e
+	(cd "$T/p" && JIG_FAULT_FAIL="third import rename" "$JIG" run root --output "$T/pkt" --input plan="$T/plan" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the caller did not go on (exit $rc)"
+	res '.calls[0].error' | grep -q "import into /output/.*; the files imported before it were taken back: nothing was imported" || fail "the call: $(res '.calls[0]')"
+	for f in from-x.json from-x.txt from-y.txt; do
+		[ ! -e "$T/pkt/files/$f" ] || fail "$f was imported by a failed import"
+	done
+	nothing_left
+}
+
 # Issue 33, R-S05, decision 115: when the supervisor cannot mount a
 # caller's output (test fault "output mount"), the launcher refuses and
 # the caller's Flow never starts: one line, nothing published, nothing
@@ -619,5 +642,27 @@ case_progress_terminal() {
 	nothing_left
 }
 
+case_child_outputs_read() {
+	# Issue 46 item 3 (decision 272): the root of tests/flow/children reads
+	# its child's counts.json through jig.call's result (read), type-checked
+	# by init.child_outputs_typecheck; a path the call did not import throws,
+	# naming what it did.
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p"
+	cp -r "$JIG_SOURCE/tests/flow/children" "$T/p"
+	cp "$JIG_TEST_PREFIX/lib/jig/current/libexec/runtime/jig.d.ts" "$T/p/jig.d.ts"
+	(cd "$T/p" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }
+	printf 'one two three\nfour five\n' >"$T/text"
+	set +e
+	(cd "$T/p" && "$JIG" run digest --output "$T/pkt" --input text="$T/text" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -eq 0 ] || fail "the Run failed: exit $rc"
+	cat "$T/pkt/files/summary.md"
+	printf 'imported: counts.json\nwords: 5\nlines: 2\nother: jig.call count: "summary.md" is not an output this call imported; it imported counts.json\n' >"$T/want"
+	cmp -s "$T/want" "$T/pkt/files/summary.md" || fail "the root did not read its child's output: $(cat "$T/pkt/files/summary.md")"
+	nothing_left
+}
 "case_$1"
 echo "PASS: $1"

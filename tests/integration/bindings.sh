@@ -160,18 +160,30 @@ case_refuse_bad_bindings() {
 }
 
 case_budget_policy_pinned() {
-	# R-B02: the fixed reservation policy is part of the Plan's identity:
-	# plan_sha256 is the SHA-256 of the canonical Plan, which holds
-	# root_budget, so a jig with another policy computes another Plan and
-	# a Run of the old admission is refused until it is reviewed again.
+	# R-L04, R-B02: the fixed reservation policy is part of what an
+	# admission admits. The Plan holds root_budget, and a jig with another
+	# policy (the test build's fault point "another reservation policy":
+	# one task less) derives another Plan from the same project, so a Run
+	# of the admission made under this one is refused "review again" and
+	# nothing runs; its own review admits, and the first jig is refused
+	# in turn (issue 47: the old case only edited the Plan's JSON).
 	project '{"root":{"bindings":{"x":{"flow":"a"}}},"a":{}}'
 	ok
 	review --json >"$T/plan.json"
-	jq -e '.plan.root_budget.format == "jig-root-budget/1"' "$T/plan.json" >/dev/null || fail "no root_budget"
-	sha=$(jq -cjS .plan "$T/plan.json" | sha256sum | cut -d' ' -f1)
-	[ "$sha" = "$(jq -r .plan_sha256 "$T/plan.json")" ] || fail "plan_sha256 is not the canonical Plan's digest"
-	other=$(jq -cjS '.plan | .root_budget.tasks = 577' "$T/plan.json" | sha256sum | cut -d' ' -f1)
-	[ "$other" != "$sha" ] || fail "the policy is outside the identity"
+	jq -e '.plan.root_budget.format == "jig-root-budget/1" and .plan.root_budget.tasks == 576' "$T/plan.json" >/dev/null || fail "no root_budget"
+	echo '{}' >"$T/in.json"
+	mkdir -p "$T/o" && chown "$USER_NAME" "$T/o"
+	other() { (cd "$T/p" && runuser -u "$USER_NAME" -- env JIG_FAULT_FAIL="another reservation policy" "$JIG_TEST_PREFIX/bin/jig" "$@"); }
+	set +e; other run root --input plan="$T/in.json" --output "$T/o/pkt" >"$T/out" 2>"$T/err"; rc=$?; set -e
+	cat "$T/err"
+	[ "$rc" -eq 4 ] && grep -q "review again" "$T/err" || fail "a jig with another reservation policy ran the old admission (exit $rc)"
+	[ ! -e "$T/o/pkt" ] || fail "something was published"
+	other review --json >"$T/other.json" 2>/dev/null || true
+	jq -e '.plan.root_budget.tasks == 575' "$T/other.json" >/dev/null || fail "the fault point did not change the policy"
+	[ "$(jq -r .plan_sha256 "$T/other.json")" != "$(jq -r .plan_sha256 "$T/plan.json")" ] || fail "another policy, the same Plan"
+	other review --yes >/dev/null 2>&1 || fail "the other jig's own review"
+	set +e; (cd "$T/p" && jig run root --input plan="$T/in.json" --output "$T/o/pkt" >"$T/out" 2>"$T/err"); rc=$?; set -e
+	[ "$rc" -eq 4 ] && grep -q "review again" "$T/err" || fail "this jig ran the other policy's admission (exit $rc): $(cat "$T/err")"
 }
 
 # res_project: root -> a, a's input "docs" from the resource tree shared/docs.

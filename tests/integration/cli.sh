@@ -1,7 +1,7 @@
 #!/bin/sh
 # The command line a new user meets (issue 35), plain lane: jig list, the
 # "no such Flow" and "not a jig project" messages, jig help against
-# docs/cli.md, man jig, bash and zsh completion. Each case_* is one ctest
+# docs/cli.md, bash and zsh completion (man jig: install.sh). Each case_* is one ctest
 # (cli.<case>); jig runs as the unprivileged user.
 set -eu
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
@@ -115,17 +115,6 @@ case_help_lists_doc_flags() {
 		grep -q "\`$n\` " "$JIG_SOURCE/docs/cli.md" || fail "docs/cli.md: no exit status $n"
 	done
 	"$JIG" help | grep -q "allow-resolution-network" || fail "the issue's missing flag"
-}
-case_man_renders() {
-	# man jig: installed, made from jig help (the same text), renders.
-	page=$JIG_TEST_PREFIX/share/man/man1/jig.1.gz
-	[ -f "$page" ] || fail "no $page"
-	MANWIDTH=120 man -l "$page" 2>"$T/warn" | col -bx >"$T/man.txt"
-	[ ! -s "$T/warn" ] || fail "man warns: $(cat "$T/warn")"
-	grep -q "^NAME" "$T/man.txt" && grep -q "^EXIT STATUS" "$T/man.txt" || fail "sections: $(head -20 "$T/man.txt")"
-	"$JIG" help | grep '^  [a-z0-9]' | sed 's/  */ /g' | while read -r l; do
-		sed 's/  */ /g' "$T/man.txt" | grep -qF -- "$l" || fail "the man page lacks jig help's \"$l\""
-	done
 }
 # compl_bash LINE: what bash completion offers for "jig LINE" in $T/p.
 compl_bash() {

@@ -13,7 +13,8 @@ case_requirements_map() {
 
 # The check fails, naming what is wrong: a test name that does not exist,
 # a glob matching nothing, a missing row, a row twice, a "proven" row
-# without a test.
+# without a test, a "proven" row whose own note says otherwise (issue 47),
+# and a shipped ID list older than REQUIREMENTS.md.
 case_requirements_map_catches() {
 	t=$(mktemp -d)
 	trap 'rm -rf "$t"' EXIT
@@ -23,8 +24,10 @@ case_requirements_map_catches() {
 		-e '/^| R-C06 |/p' \
 		-e 's/^| R-C09 | \(.*\) | proven | .* |$/| R-C09 | \1 | proven | — |/' \
 		-e 's/^| R-C10 | \(.*\) | proven | \(.*\) |$/| R-C10 | \1 | in progress | \2 |/' \
+		-e 's/^| R-C11 | \(.*\) | proven | \(.*\) |$/| R-C11 | \1 | proven (the real client is not exercised) | \2 |/' \
 		"$JIG_SOURCE/docs/requirements.md" >"$t/map.md"
-	if JIG_REQUIREMENTS_MAP="$t/map.md" sh "$JIG_SOURCE/scripts/requirements.sh" "$JIG_BUILD" 2>"$t/err" >/dev/null; then
+	{ cat "$JIG_SOURCE/docs/requirement-ids.txt"; echo "- R-Z99 A promise added upstream after the copy."; } >"$t/upstream.md"
+	if JIG_REQUIREMENTS_MAP="$t/map.md" JIG_REQUIREMENTS_UPSTREAM="$t/upstream.md" sh "$JIG_SOURCE/scripts/requirements.sh" "$JIG_BUILD" 2>"$t/err" >/dev/null; then
 		fail "the check passed a broken map"
 	fi
 	cat "$t/err"
@@ -34,6 +37,8 @@ case_requirements_map_catches() {
 	grep -q 'R-C06 has more than one row' "$t/err" || fail "a row twice not named"
 	grep -q 'R-C09 is "proven" but names no test' "$t/err" || fail "a proven row without a test not named"
 	grep -q 'R-C10 is still "in progress"' "$t/err" || fail "a row in progress not named"
+	grep -q 'R-C11 is "proven" but its own words say "not exercised"' "$t/err" || fail "a proven row contradicted by its note not named"
+	grep -q 'R-Z99 .* is missing from .*requirement-ids.txt' "$t/err" || fail "a stale ID list not named"
 }
 
 "case_$1"

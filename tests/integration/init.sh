@@ -160,6 +160,65 @@ case_wrong_call_fails_typecheck() {
 	for k in 2 3 4; do grep -q "hello/wrong$k.ts.*error TS" "$T/out" || fail "wrong$k.ts passed"; done
 	! grep -q "hello/main.ts" "$T/out" || fail "the template itself failed"
 }
+case_child_outputs_typecheck() {
+	# Issue 46 item 3 (decision 272): a root Flow reads what its child wrote
+	# through jig.call's typed result (CallResult.read), and the project
+	# type-checks against the shipped declaration; a wrong use of it
+	# (a number for the path, the bytes as a string, writing to outputs)
+	# fails the check, each with its error.
+	[ -x "$TSC" ] || fail "no TypeScript at $TSC"
+	cp -r "$JIG_SOURCE/tests/flow/children" "$T/c"
+	cp "$SNAP/runtime/jig.d.ts" "$T/c/jig.d.ts"
+	cp "$SNAP/init/tsconfig.json" "$T/c/tsconfig.json"
+	node "$TSC" -p "$T/c/tsconfig.json" --listFiles >"$T/files" || { cat "$T/files"; fail "the child-output Flows do not type-check"; }
+	grep -qx "$T/c/digest/main.ts" "$T/files" && grep -qx "$T/c/count/main.ts" "$T/files" || fail "not checked: $(grep main.ts "$T/files")"
+	grep -q 'r\.read("counts\.json")' "$T/c/digest/main.ts" && ! grep -q 'from "node:fs"' "$T/c/digest/main.ts" || fail "the root does not use the typed API"
+	printf '%s\n' 'import type { CallResult } from "../jig";' 'export function wrong(r: CallResult) {' \
+		'  r.read(1);' '  const s: string = r.read("a");' '  r.outputs.push("b");' '  return s;' '}' >"$T/c/digest/wrong.ts"
+	set +e; node "$TSC" -p "$T/c/tsconfig.json" >"$T/out" 2>&1; rc=$?; set -e
+	cat "$T/out"
+	[ "$rc" -ne 0 ] || fail "the wrong uses passed the type check"
+	grep -q "wrong.ts(3,.*error TS2345" "$T/out" && grep -q "wrong.ts(4,.*error TS2322" "$T/out" && grep -q "wrong.ts(5,.*error TS2339" "$T/out" ||
+		fail "a wrong use passed"
+}
+case_npm_types_recipe() {
+	# Issue 46 item 3 (decision 273): docs/dependencies.md's command,
+	# "Types for your editor and tsc", against the suite's loopback
+	# registry: a Flow importing a typed npm package fails the check
+	# without it (no module), passes with it, and a wrong call of the
+	# package fails (its types are used); bun.lock is unchanged.
+	[ -x "$TSC" ] || fail "no TypeScript at $TSC"
+	cmd=$(grep -- '--frozen-lockfile --ignore-scripts$' "$JIG_SOURCE/docs/dependencies.md" | sed 's/^    //')
+	[ -n "$cmd" ] || fail "docs/dependencies.md has no types recipe"
+	jig init "$T/n" --flow greeter >/dev/null
+	python3 "$JIG_SOURCE/tests/flow/registry.py" make "$T/reg" "$T/n/greeter" '{"name": "greeter", "dependencies": {"greet": "1.0.0"},
+		"packages": [{"name": "greet", "version": "1.0.0", "files": {"index.js": "exports.greet = (n) => \"hello \" + n;\n",
+		"index.d.ts": "export declare function greet(name: string): string;\n"}}]}'
+	printf '%s\n' 'import { greet } from "greet";' 'import type { Jig } from "../jig";' \
+		'export default function (jig: Jig) {' '  jig.write("summary.md", greet(jig.read("text").toString("utf8")));' '}' >"$T/n/greeter/main.ts"
+	mkdir "$T/home"
+	chown -R "$USER_NAME" "$T/n" "$T/reg" "$T/home"
+	lock=$(sha256sum <"$T/n/greeter/bun.lock")
+	set +e; node "$TSC" -p "$T/n/tsconfig.json" >"$T/out" 2>&1; rc=$?; set -e
+	[ "$rc" -ne 0 ] && grep -q "greeter/main.ts.*error TS2307: Cannot find module 'greet'" "$T/out" || fail "checked without the recipe: $(cat "$T/out")"
+	SERVER=""
+	. "$JIG_SOURCE/tests/flow/registry.sh"
+	mkdir "$T/config"
+	registry_serve "$T/config"
+	trap 'kill "$SERVER" 2>/dev/null || true; rm -rf "$T"' EXIT
+	cmd=$(printf '%s' "$cmd" | sed "s|^cd csv-columns |cd $T/n/greeter |; s|https://registry.npmjs.org/|http://127.0.0.1:$PORT/|; s|/opt/jig/|$JIG_TEST_PREFIX/|")
+	echo "recipe: $cmd"
+	runuser -u "$USER_NAME" -- env HOME="$T/home" sh -c "$cmd" || fail "the recipe failed"
+	cat "$T/log"
+	grep -q "^GET /greet/-/greet-1.0.0.tgz$" "$T/log" || fail "not installed from the operator's registry"
+	[ "$(sha256sum <"$T/n/greeter/bun.lock")" = "$lock" ] || fail "the recipe changed bun.lock"
+	node "$TSC" -p "$T/n/tsconfig.json" --listFiles >"$T/files" || { cat "$T/files"; fail "the Flow does not type-check after the recipe"; }
+	grep -qx "$T/n/greeter/node_modules/greet/index.d.ts" "$T/files" || fail "the package's types were not used"
+	sed -i 's/greet(jig.read("text").toString("utf8"))/greet(42)/' "$T/n/greeter/main.ts"
+	set +e; node "$TSC" -p "$T/n/tsconfig.json" >"$T/out" 2>&1; rc=$?; set -e
+	cat "$T/out"
+	[ "$rc" -ne 0 ] && grep -q "greeter/main.ts.*error TS2345" "$T/out" || fail "a wrong call of the package passed"
+}
 case_schemas_validate_examples() {
 	# Issue 35 item 2: every example's (and the test fixtures') jig.json and flow.json,
 	# and the operator files the tests write, validate against the shipped

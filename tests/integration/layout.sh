@@ -118,15 +118,19 @@ case_security_policy() {
 	grep -q "SECURITY.md" README.md || fail "the README does not link SECURITY.md"
 }
 
-# Issue 44 (decisions 190-194): one trusted-state store. No file outside
-# host/state/ opens, reads, writes or stats an entry of <project>/.jig or
-# the operator's state or cache directory by itself: the admission, the
-# last-Run entries, the verification cache and the operator key are read
-# and written only through host/state/ (one owner/mode rule, one bounded
-# reader, one write-then-rename, the operator MAC). Flagged outside it: a
-# file call on statefd, JIG_STATE_DIR or ".jig"; the names admission.json,
-# operator.key and verification.cache; jig_user_dir of XDG_STATE_HOME or
-# XDG_CACHE_HOME. Allowed, each with its reason:
+# Issue 44 (decisions 190-194, 230-234): one trusted-state store. No file
+# outside host/state/ opens, reads, writes or stats an entry of
+# <project>/.jig, the operator's state or cache directory, the retained
+# Agent sessions (.jig/sessions) or jig session's state root and leases by
+# itself: the admission, the last-Run entries, the verification cache, the
+# operator key, retained sessions and session leases are read and written
+# only through host/state/ (one owner/mode rule, one bounded reader, one
+# write-then-rename, the operator MAC). Flagged outside it: a file call on
+# statefd, JIG_STATE_DIR, ".jig", JIG_SESSIONS_DIR, JIG_SESSION_STATE_DIR,
+# "jig-sessions" or a state_root; in host/session/, a file call on a lease
+# (JIG_LEASE_FILE, "lease"); the names admission.json, operator.key and
+# verification.cache; jig_user_dir of XDG_STATE_HOME or XDG_CACHE_HOME.
+# Allowed, each with its reason:
 #   host/flow/store.c, host/flow/capture.c, host/flow/prepared.c,
 #   host/prepare/prepare.c: the package store's content (.jig/store/:
 #     blobs, package manifests, prepared records), content-addressed and
@@ -134,16 +138,20 @@ case_security_policy() {
 #   host/flow/plan_diff.c: reads package manifests of that store for a diff;
 #   host/flow/gc.c: reclaims that store (it reads the admission and the
 #     last-Run entries through host/state/);
-#   host/flow/memo.c: the admission memo, being removed (issue 44);
-#   host/effects/agent_sessions.c: retained Agent sessions (.jig/sessions),
-#     not yet moved into the store (docs/status.md);
-#   host/session/: jig session's own state (its map and per-repository
-#     state under XDG_STATE_HOME), outside this store (docs/status.md).
-STATE_ALLOWED='^host/(state/|flow/store\.c|flow/capture\.c|flow/prepared\.c|prepare/prepare\.c|flow/plan_diff\.c|flow/gc\.c|flow/memo\.c|effects/agent_sessions\.c|session/)'
+#   host/session/evidence.c: writes `jig session --evidence` reports below
+#     the state directory and never reads one back: an output, not state.
+# The list only shrinks: host/effects/agent_sessions.c, all of
+# host/session/ and the removed host/flow/memo.c left it (decisions
+# 230-234).
+STATE_ALLOWED='^host/(state/|flow/store\.c|flow/capture\.c|flow/prepared\.c|prepare/prepare\.c|flow/plan_diff\.c|flow/gc\.c|session/evidence\.c:)'
+STATE_CALLS='\b(open|openat|jig_open_beneath|jig_read_file_at|jig_write_file_at|jig_write_file_replace_at|fstatat|mkdirat|faccessat|fchmodat|renameat2?|unlinkat|linkat|fopen|jig_remove_tree)\('
 # state_direct DIR: every such line of DIR's host/ outside the allowed files.
 state_direct() {
-	(cd "$1" && grep -rnE '\b(open|openat|jig_open_beneath|jig_read_file_at|jig_write_file_at|jig_write_file_replace_at|fstatat|mkdirat|faccessat|renameat2?|unlinkat|linkat|fopen)\([^;]*(statefd|JIG_STATE_DIR|"\.jig)|"admission\.json"|operator\.key|"verification\.cache"|jig_user_dir\("XDG_(STATE|CACHE)_HOME"' \
-		host --include='*.c' --include='*.h' 2>/dev/null || true) | grep -Ev "$STATE_ALLOWED" || true
+	(cd "$1" && {
+		grep -rnE "$STATE_CALLS"'[^;]*(statefd|JIG_STATE_DIR|"\.jig|JIG_SESSIONS_DIR|JIG_SESSION_STATE_DIR|jig-sessions|state_root)|"admission\.json"|operator\.key|"verification\.cache"|jig_user_dir\("XDG_(STATE|CACHE)_HOME"' \
+			host --include='*.c' --include='*.h' 2>/dev/null
+		grep -rnE "$STATE_CALLS"'[^;]*(JIG_LEASE_FILE|"lease)' host/session --include='*.c' --include='*.h' 2>/dev/null
+	} || true) | grep -Ev "$STATE_ALLOWED" || true
 }
 case_state_only_through_the_store() {
 	found=$(state_direct .)
@@ -160,9 +168,22 @@ case_state_rule_fires() {
 		'int y(const struct jig_project *p) { return jig_read_file_at(p->statefd, "runs/a.json", 1, "x", 0, 0, 0, 0); }' \
 		'int z(int root) { return openat(root, JIG_STATE_DIR, O_RDONLY); }' \
 		'static const char k[] = "/.local/state/jig/operator.key";' \
-		'int w(char *d) { return jig_user_dir("XDG_CACHE_HOME", ".cache", d, 9); }'; do
+		'int w(char *d) { return jig_user_dir("XDG_CACHE_HOME", ".cache", d, 9); }' \
+		'int v(int statefd) { return mkdirat(statefd, JIG_SESSIONS_DIR, 0700); }' \
+		'int u(int jig) { return openat(jig, JIG_SESSIONS_DIR, O_RDONLY); }' \
+		'int t(int h) { return mkdirat(h, JIG_SESSION_STATE_DIR "/x", 0700); }' \
+		'int s(const char *state_root) { return open(state_root, O_RDONLY); }'; do
 		cp host/run/history.c "$t/host/run/history.c"
 		printf '%s\n' "$line" >>"$t/host/run/history.c"
+		[ -n "$(state_direct "$t")" ] || fail "not flagged: $line"
+	done
+	cp host/run/history.c "$t/host/run/history.c"
+	# a lease of jig session's, in any of its files but the allowed one
+	for line in 'int r(int d) { return openat(d, JIG_LEASE_FILE, O_RDONLY); }' 'int q(int d) { return unlinkat(d, "lease", 0); }'; do
+		for f in sweep.c runtime.c evidence.c; do
+			cp host/session/$f "$t/host/session/$f"
+		done
+		printf '%s\n' "$line" >>"$t/host/session/sweep.c"
 		[ -n "$(state_direct "$t")" ] || fail "not flagged: $line"
 	done
 }

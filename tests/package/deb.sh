@@ -27,7 +27,8 @@ case_deb() {
 	dpkg-deb --contents "$deb" | awk '{print $6}' >"$t/files"
 	for f in ./usr/bin/jig ./usr/bin/jig-snapshot ./usr/include/jig/module.h \
 		./usr/share/jig/sdk/jig-module.map ./usr/lib/jig/current ./usr/lib/jig/state.json \
-		./usr/share/doc/jig/copyright ./usr/share/doc/jig/changelog.gz; do
+		./usr/share/doc/jig/copyright ./usr/share/doc/jig/changelog.gz \
+		./usr/share/man/man1/jig.1.gz ./usr/share/bash-completion/completions/jig ./usr/share/zsh/site-functions/_jig; do
 		grep -qx "$f" "$t/files" || fail "$f is not in the package"
 	done
 	grep -q '^\./usr/lib/jig/snapshots/s[0-9]*/manifest\.sig$' "$t/files" || fail "no signed snapshot in the package"
@@ -71,6 +72,11 @@ case_deb() {
 		fail "dpkg -i into an empty root failed"
 	}
 	[ -x "$R/usr/bin/jig" ] || fail "no $R/usr/bin/jig after dpkg -i"
+	# Issue 46: the package's man page is the hand-written one (its
+	# synopsis names each command), and its completion is jig's.
+	MANWIDTH=100 man -l "$R/usr/share/man/man1/jig.1.gz" 2>/dev/null | col -bx | grep -q '^ *jig review \[--yes\]' ||
+		fail "the package's man page has no synopsis of jig review"
+	grep -q '^complete -F _jig jig$' "$R/usr/share/bash-completion/completions/jig" || fail "the package's bash completion is not jig's"
 	runuser -u jigtest -- "$R/usr/bin/jig" modules verify || fail "the installed package's jig modules verify exited $?"
 	runuser -u jigtest -- "$R/usr/bin/jig" modules list --json >"$t/list.json"
 	grep -q "\"$R/usr/lib/jig" "$t/list.json" || grep -q "$R/usr/lib/jig" "$t/list.json" ||

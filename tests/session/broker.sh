@@ -154,5 +154,108 @@ case_git_through_broker() {
 	! grep -q "SECRET-CANARY" "$S/out" || fail "the operator's repository outside the scope was read: $(grep FETCHED "$S/out")"
 }
 
+# Over SSH (decisions 235-237): an sshd of jigtest's on 127.0.0.1:22022 with
+# fixture host and user keys, the operator's known_hosts, the personal and
+# work contexts' own ssh-agents (each holding its own key, the personal one
+# the work key too; the server would accept either). Through the broker the agent commits, switches branch,
+# pushes and fetches over SSH; each bypass is refused with one line: direct
+# ssh, -c core.sshCommand, ext::, an unapproved host, port or alias, and the
+# personal context's socket replaced mid-session by the work agent's.
+# GIT_SSH_COMMAND in the agent's environment has no effect. The work key
+# never authenticates (the sshd's log).
+scratch_git_over_ssh() { :; }
+case_git_over_ssh() {
+	P=22022
+	K="$S/keys"
+	mkdir -p "$K" "$HOME/.ssh" "$S/sshd" && chmod 700 "$HOME/.ssh"
+	for k in host personal work; do ssh-keygen -q -t ed25519 -N '' -C "$k" -f "$K/$k"; done
+	cat "$K/personal.pub" "$K/work.pub" >"$S/sshd/authorized_keys"
+	printf '%s\n' "Port $P" "ListenAddress 127.0.0.1" "HostKey $K/host" "PidFile $S/sshd/pid" \
+		"AuthorizedKeysFile $S/sshd/authorized_keys" "StrictModes no" "UsePAM no" "PasswordAuthentication no" \
+		"KbdInteractiveAuthentication no" "LogLevel VERBOSE" >"$S/sshd/config"
+	/usr/sbin/sshd -f "$S/sshd/config" -E "$S/sshd/log" || fail "the fixture sshd did not start: $(cat "$S/sshd/log")"
+	echo "[127.0.0.1]:$P $(cut -d' ' -f1,2 "$K/host.pub")" >"$HOME/.ssh/known_hosts"
+	chmod 644 "$HOME/.ssh/known_hosts"
+	agents=""
+	for c in personal work; do
+		out=$(ssh-agent -a "$HOME/.ssh/agent-$c.sock")
+		agents="$agents $(echo "$out" | sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p')"
+		SSH_AUTH_SOCK="$HOME/.ssh/agent-$c.sock" ssh-add -q "$K/$c"
+	done
+	# The personal agent holds the work key too, loaded first: only the
+	# approved key may be offered (IdentitiesOnly with its public half).
+	SSH_AUTH_SOCK="$HOME/.ssh/agent-personal.sock" ssh-add -q -D
+	SSH_AUTH_SOCK="$HOME/.ssh/agent-personal.sock" ssh-add -q "$K/work" "$K/personal"
+	trap 'kill $(cat "$S/sshd/pid") $agents 2>/dev/null; rm -rf "$S"' EXIT
+	git init -q --bare "$S/ssh-remote.git"
+	git -C "$S/repo" push -q "$S/ssh-remote.git" main
+	url="ssh://jigtest@fixture$S/ssh-remote.git"
+	git -C "$S/repo" remote set-url origin "$url"
+	{
+		printf '%s\n' '#!/usr/bin/sh' \
+			'run() { name=$1; shift; "$@" >"$TMPDIR/out" 2>"$TMPDIR/err"; echo "RC $name $?"; echo "ERR $name $(head -n 1 "$TMPDIR/err")"; echo "LINES $name $(wc -l <"$TMPDIR/err")"; }'
+		echo "cd '$S/repo'"
+		echo 'run switch git switch -c feature'
+		echo 'echo two >file'
+		echo 'run add git add file'
+		echo 'run commit git commit -qm two'
+		echo 'run push git push -q -u origin feature'
+		echo 'run fetch git fetch -q origin'
+		echo 'run back git switch -q main'
+		echo "run env_ssh env GIT_SSH_COMMAND='touch $S/canary-env' git fetch -q origin"
+		echo "run ssh ssh -p $P jigtest@127.0.0.1 true"
+		echo "run config_ssh git -c core.sshCommand='touch $S/canary-c' fetch origin"
+		echo "run ext git fetch 'ext::ssh -p $P jigtest@127.0.0.1 %S r.git'"
+		echo "run unapproved_host git push ssh://jigtest@127.0.0.1$S/ssh-remote.git feature"
+		echo "run unapproved_port git push ssh://jigtest@fixture:2222$S/ssh-remote.git feature"
+		echo "run unapproved_alias git push ssh://jigtest@forge$S/ssh-remote.git feature"
+		# The operator's personal socket is replaced by the work agent's.
+		echo 'touch .jig-swap'
+		echo 'i=0; while [ ! -e .jig-swapped ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done'
+		echo 'run other_socket git push -q origin feature'
+		echo 'rm -f .jig-swap .jig-swapped'
+	} >"$S/agent/agent"
+	jq -n --arg s "$S" --arg h "$HOME" --arg pf "$(ssh-keygen -lf "$K/personal.pub" | cut -d' ' -f2)" \
+		--arg wf "$(ssh-keygen -lf "$K/work.pub" | cut -d' ' -f2)" --arg url "$url" --argjson p "$P" '{
+	  format: "jig-sessions/1",
+	  clients: {fake: {command: [($s + "/agent/agent")], trees: [($s + "/agent"), "/usr/bin"]}},
+	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
+	  contexts: {
+	    personal: {ssh_agent: ($h + "/.ssh/agent-personal.sock"),
+	               ssh_hosts: {fixture: {host: "127.0.0.1", port: $p, known_hosts: ($h + "/.ssh/known_hosts"), fingerprints: [$pf]}}},
+	    work: {ssh_agent: ($h + "/.ssh/agent-work.sock"),
+	           ssh_hosts: {forge: {host: "127.0.0.1", port: $p, known_hosts: ($h + "/.ssh/known_hosts"), fingerprints: [$wf]}}}},
+	  repositories: {repo: {root: ($s + "/repo"), mode: "rw", context: "personal", default_provider: "local",
+	                        providers: ["local"], git_remotes: [$url]}}
+	}' >"$HOME/.config/jig/sessions.json"
+	# The swap, outside the scope, when the agent asks for it.
+	(
+		i=0
+		while [ ! -e "$S/repo/.jig-swap" ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i + 1)); done
+		mv "$HOME/.ssh/agent-work.sock" "$HOME/.ssh/agent-personal.sock" && touch "$S/repo/.jig-swapped"
+	) &
+	session
+	wait
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	for c in switch add commit push fetch back env_ssh; do ok "$c"; done
+	[ "$(git -C "$S/ssh-remote.git" log -1 --format=%s feature)" = two ] || fail "the push over SSH did not reach the fixture remote"
+	[ "$(git -C "$S/repo" rev-parse --abbrev-ref HEAD)" = main ] || fail "the switch back did not happen"
+	[ "$(git -C "$S/repo" rev-parse origin/feature)" = "$(git -C "$S/ssh-remote.git" rev-parse feature)" ] ||
+		fail "the fetch over SSH did not update origin/feature"
+	refused ssh "jig: ssh is not available in a session: Git reaches remotes through jig"
+	refused config_ssh "jig: git -c: configuration on the command line is refused in a session (Git's configuration is jig's)"
+	refused ext "jig: git fetch: the transport of \"ext::ssh -p $P jigtest@127.0.0.1 %S r.git\" is refused in a session (ext:: and fd:: run programs; remotes are the map's)"
+	refused unapproved_host "jig: git push: \"ssh://jigtest@127.0.0.1$S/ssh-remote.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused unapproved_port "jig: git push: \"ssh://jigtest@fixture:2222$S/ssh-remote.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused unapproved_alias "jig: git push: \"ssh://jigtest@forge$S/ssh-remote.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused other_socket "jig: git push: the personal context's ssh agent $HOME/.ssh/agent-personal.sock holds none of the keys approved for fixture (contexts.personal.ssh_hosts.fixture.fingerprints); refused"
+	for c in c env; do [ ! -e "$S/canary-$c" ] || fail "canary-$c: a program the agent named ran"; done
+	wfp=$(ssh-keygen -lf "$K/work.pub" | cut -d' ' -f2)
+	grep -q "Accepted publickey for jigtest" "$S/sshd/log" || fail "no SSH login: $(tail -n 5 "$S/sshd/log")"
+	! grep -qF "$wfp" "$S/sshd/log" || fail "the work key was offered to the personal remote"
+	[ ! -e "$HOME/.local/state/jig/sessions" ] || [ -z "$(ls -A "$HOME/.local/state/jig/sessions")" ] ||
+		fail "the broker's or ssh directory stays after the session: $(ls -R "$HOME/.local/state/jig/sessions")"
+}
+
 [ $# -eq 1 ] || { echo "usage: $0 CASE" >&2; exit 2; }
 "case_$1"

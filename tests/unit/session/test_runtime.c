@@ -348,7 +348,7 @@ static void malformed_lease_kept(void **state)
 	assert_int_equal(sweep(), 0);
 	assert_true(there(ID_A) && there(ID_B) && there(ID_C));
 	assert_non_null(strstr(rt_said, ID_A ": its lease is free, but its owner (pid "));
-	assert_non_null(strstr(rt_said, ID_B ": its lease is not a regular file of the caller's with one link"));
+	assert_non_null(strstr(rt_said, ID_B ": its lease: is or passes through a symbolic link"));
 	assert_non_null(strstr(rt_said, ID_C ": it has no lease"));
 	rt_sh("rm -rf /run/user/0/jig/sessions/*");
 	char other[600];
@@ -358,6 +358,32 @@ static void malformed_lease_kept(void **state)
 	crafted(ID_A, other);
 	assert_int_equal(sweep(), 0);
 	assert_non_null(strstr(rt_said, ID_A ": its lease names another uid"));
+}
+
+/* Decision 232: a lease is read only through the trusted-state store's
+ * rule. Leases whose facts say their owner is gone, but another's, with a
+ * wider mode or a second link, are not acted on: each directory is kept
+ * and said; the same lease made right lets the next sweep remove it. */
+static void lease_outside_the_rule_kept(void **state)
+{
+	(void)state;
+	char facts[600];
+	snprintf(facts, sizeof(facts), "%s", lease_text(NULL, dead_pid(), 1, NULL));
+	crafted(ID_A, facts);
+	crafted(ID_B, facts);
+	crafted(ID_C, facts);
+	rt_sh("cd /run/user/0/jig/sessions && chown 1001 " ID_A "/lease && chmod 0644 " ID_B "/lease && ln " ID_C "/lease " ID_C "/tmp/second");
+	assert_int_equal(sweep(), 0);
+	assert_true(there(ID_A) && there(ID_B) && there(ID_C));
+	const char *ids[] = {ID_A, ID_B, ID_C};
+	for (size_t i = 0; i < 3; i++) {
+		char want[200];
+		snprintf(want, sizeof(want), "%s: its lease: not a regular file of yours with mode 0600 and one link", ids[i]);
+		if (!strstr(rt_said, want))
+			fail_msg("not said: %s in %s", want, rt_said);
+	}
+	rt_sh("cd /run/user/0/jig/sessions && chown 0 " ID_A "/lease && chmod 0600 " ID_B "/lease && rm " ID_C "/tmp/second");
+	assert_int_equal(sweep(), 3);
 }
 
 /* The recorded pid now runs another process (another start time): removed. */
@@ -486,6 +512,7 @@ int main(void)
 		cmocka_unit_test_setup(populated_cgroup_kept, rt_fresh),
 		cmocka_unit_test_setup(foreign_entries_kept, rt_fresh),
 		cmocka_unit_test_setup(killed_as_it_ended, rt_fresh),
+		cmocka_unit_test_setup(lease_outside_the_rule_kept, rt_fresh),
 		cmocka_unit_test_setup(sweeps_race_open_and_close, rt_fresh),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
