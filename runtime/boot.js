@@ -52,6 +52,14 @@ function receive() {
   return JSON.parse(all.subarray(0, nl).toString("utf8"));
 }
 
+// A JSON value's text as the Flow's own JSON.stringify writes it (numbers
+// a double cannot hold go through JSON.rawJSON).
+function jsonText(v, what) {
+  const t = JSON.stringify(v);
+  if (typeof t !== "string") throw new Error(`${what} is not a JSON value`);
+  return t;
+}
+
 function clean(path) {
   if (typeof path !== "string" || path === "" || path.startsWith("/") || path.split("/").some((c) => c === "" || c === "." || c === ".."))
     throw new Error(`jig: "${path}" is not a normalised relative path`);
@@ -122,7 +130,9 @@ const jig = Object.freeze({
   /**
    * One reviewed HTTP request: a route of flow.json "http". The method and
    * URL are the grant's (restating them is allowed, changing them is not);
-   * body is a JSON value, sent as application/json. Resolves to
+   * body is a JSON value, sent as application/json: exactly the bytes
+   * JSON.stringify(body) makes (JSON.rawJSON("12345678901234567") for a
+   * number a double cannot hold), validated and never re-encoded. Resolves to
    * { status, headers, body (Buffer), text(), json(), timing }; the status is
    * evidence, not success. Rejects when jig refuses or the exchange fails.
    */
@@ -130,7 +140,9 @@ const jig = Object.freeze({
     const msg = { op: "http", route };
     if (method !== undefined) msg.method = method;
     if (url !== undefined) msg.url = url;
-    if (body !== undefined) msg.body = body;
+    // The body travels as the bytes JSON.stringify makes of it, and the
+    // service receives exactly those (jig validates, never re-encodes).
+    if (body !== undefined) msg.body = jsonText(body, `jig.http ${route}: body`);
     send(msg);
     const r = receive();
     if (r.op !== "http") throw new Error("jig: unexpected Run/0 reply");
@@ -160,7 +172,7 @@ const jig = Object.freeze({
     const msg = { op: "agent", route };
     if (instructions !== undefined) msg.instructions = instructions;
     if (skills !== undefined) msg.skills = skills;
-    if (input !== undefined) msg.input = input;
+    if (input !== undefined) msg.input = typeof input === "string" ? input : jsonText(input, `jig.agent ${route}: input`);
     if (session !== undefined) msg.session = session;
     send(msg);
     const r = receive();

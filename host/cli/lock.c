@@ -5,14 +5,29 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jig/sandbox.h>
+
 #include "../prepare/prepare.h"
+#include "../sandbox/door.h"
 #include "commands.h"
 
 #define USAGE "usage: jig lock [FLOW] [--project DIR] [--json] [--verification cached|strict|fast]"
 
-static void show(const struct jig_lock_plan *pl, void *arg)
+struct shown {
+	int json;
+	const struct jig_snapshot *s;
+};
+
+static int host_ready(const struct jig_snapshot *s, struct jig_error *e);
+
+/* The lock's Plan, once this host can run it (a refusal before any Plan). */
+static int show(const struct jig_lock_plan *pl, void *arg, struct jig_error *e)
 {
-	FILE *out = *(int *)arg ? stderr : stdout;
+	const struct shown *sh = arg;
+	int r = host_ready(sh->s, e);
+	if (r)
+		return r;
+	FILE *out = sh->json ? stderr : stdout;
 	fprintf(out,
 		"jig lock: flow %s: the pinned Bun resolves the dependencies of %s/package.json against the registry %s\n"
 		"  (the operator's npm.json), with this host's network, no package script, nothing installed; the requests are\n"
@@ -25,21 +40,49 @@ static void show(const struct jig_lock_plan *pl, void *arg)
 	fprintf(out, "  in the installer scope, its policy sha256 %s:\n", pl->policy->sha256);
 	jig_scope_plan_print(pl->policy, "    ", out);
 	fflush(out);
+	return 0;
 }
 
 static int lock_one(struct jig_project *p, struct jig_flow *f, struct jig_prepare_phase *ph, int json, json_t *done,
 		    struct jig_error *e)
 {
 	struct jig_lock_result res;
-	int r = jig_prepare_lock(p, f, ph, show, &json, &res, e);
+	struct shown sh = {json, ph->snapshot};
+	int r = jig_prepare_lock(p, f, ph, show, &sh, &res, e);
 	if (r)
 		return r;
 	if (!json)
-		printf("%s %s/bun.lock: %zu packages, %zu bytes%s\n", res.changed ? "wrote" : "unchanged", f->dir, res.packages,
-		       res.bytes, res.refreshed ? " (refreshed)" : "");
+		printf("%s %s/bun.lock: %zu package%s, %zu bytes%s\n", res.changed ? "wrote" : "unchanged", f->dir, res.packages,
+		       res.packages == 1 ? "" : "s", res.bytes, res.refreshed && res.changed ? " (refreshed)" : "");
 	json_array_append_new(done, json_pack("{s:s,s:s+,s:I,s:I,s:b,s:b,s:s}", "flow", f->name, "path", f->dir, "/bun.lock",
 					      "packages", (json_int_t)res.packages, "bytes", (json_int_t)res.bytes, "changed",
 					      res.changed, "refreshed", res.refreshed, "registry", ph->registry));
+	return 0;
+}
+
+/* On a host that cannot contain the installer scope, jig lock refuses
+ * before any Plan is printed (issue 46): the module's first problem, as
+ * jig host check shows it (no delegation is none when systemd gives a
+ * delegated scope). */
+static int host_ready(const struct jig_snapshot *s, struct jig_error *e)
+{
+	struct jig_sandbox sb;
+	struct jig_probe_result res;
+	if (jig_sandbox_open(&sb, s, e) < 0)
+		return -e->code;
+	int r = jig_sandbox_probe(&sb, &res, e);
+	jig_sandbox_close(&sb);
+	if (r < 0)
+		return r;
+	char why[128];
+	for (uint32_t i = 0; i < res.problem_count; i++) {
+		const struct jig_host_problem *pr = &res.problems[i];
+		if (strcmp(pr->id, "no-delegation") == 0 && jig_cli_systemd_usable(why, sizeof(why)))
+			continue;
+		return jig_err(e, JIG_E_HOST,
+			       "this host cannot contain the installer scope jig lock runs the pinned Bun in (%s: %s); jig host check says what is missing; nothing was resolved or written",
+			       pr->id, pr->what);
+	}
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "effects/http.h"
 #include "effects/worker.h"
+#include "util/cleanup.h"
 
 /* max_tokens for the Messages API (required there): about four bytes a
  * token of the route's answer cap. */
@@ -51,7 +52,7 @@ static json_t *request_body(const struct jig_agent_grant *g, json_t *op)
 	}
 	json_decref(parts);
 	if (in)
-		user = json_is_string(in) ? strdup(json_string_value(in)) : json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY);
+		user = strdup(json_string_value(in)); /* text: checked by the caller */
 	else
 		user = system, system = NULL;
 	json_t *msgs = json_array(), *body = NULL;
@@ -124,8 +125,11 @@ void jig_agent_api_turn(const struct jig_agent_effect_env *env, const struct jig
 	char why[300];
 	json_object_set_new(ev, "api", json_string(g->api));
 	json_object_set_new(ev, "http_route", json_string(g->http));
+	/* jig's own request: strings and integers, exact when encoded. */
 	json_t *body = request_body(g, op);
-	json_t *hop = body ? json_pack("{s:s,s:s,s:o}", "op", "http", "route", g->http, "body", body) : NULL;
+	jig_autofree char *request = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	json_t *hop = request ? json_pack("{s:s,s:s,s:s}", "op", "http", "route", g->http, "body", request) : NULL;
 	if (!hop)
 		return jig_effect_decline(reply, ev, "agent", "failed", "out of memory");
 	json_t *hreply = NULL, *hev = NULL;

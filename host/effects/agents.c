@@ -49,8 +49,12 @@ static json_t *text_block(const char *label, const char *text)
 static json_t *prompt_of(json_t *op, const struct jig_agent_grant *g, size_t *bytes, char *why, size_t cap)
 {
 	json_t *ins = json_object_get(op, "instructions"), *skills = json_object_get(op, "skills"), *in = json_object_get(op, "input");
-	if ((ins && !json_is_string(ins)) || (skills && (!json_is_array(skills) || json_array_size(skills) > MAX_SKILLS))) {
-		snprintf(why, cap, "jig.agent: instructions must be text and skills an array of at most %d texts", MAX_SKILLS);
+	/* A JSON input arrives as the text the Flow's JSON.stringify made and
+	 * goes into the prompt as those bytes, never re-encoded (decision 260). */
+	if ((ins && !json_is_string(ins)) || (in && !json_is_string(in)) ||
+	    (skills && (!json_is_array(skills) || json_array_size(skills) > MAX_SKILLS))) {
+		snprintf(why, cap, "jig.agent: instructions and input must be text and skills an array of at most %d texts",
+			 MAX_SKILLS);
 		return NULL;
 	}
 	json_t *prompt = json_array();
@@ -71,12 +75,8 @@ static json_t *prompt_of(json_t *op, const struct jig_agent_grant *g, size_t *by
 		*bytes += json_string_length(v);
 	}
 	if (in) {
-		char *txt = json_is_string(in) ? strdup(json_string_value(in)) : json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY);
-		if (txt) {
-			json_array_append_new(prompt, text_block("Input:", txt));
-			*bytes += strlen(txt);
-			free(txt);
-		}
+		json_array_append_new(prompt, text_block("Input:", json_string_value(in)));
+		*bytes += json_string_length(in);
 	}
 	if (!json_array_size(prompt) || *bytes > g->max_prompt_bytes) {
 		snprintf(why, cap, json_array_size(prompt) ? "route %s: the prompt is %zu bytes, over its %llu; not sent"

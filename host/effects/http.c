@@ -87,6 +87,11 @@ static const struct jig_agent_grant *served_agent(const struct jig_flow *f, cons
 static void http_effect(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 			json_t **evidence, int *interrupted, bool for_agent);
 
+static void decref_p(json_t **j)
+{
+	json_decref(*j);
+}
+
 void jig_http_effect(const struct jig_http_effect_env *env, const struct jig_flow *f, json_t *op, json_t **reply,
 		     json_t **evidence, int *interrupted)
 {
@@ -131,21 +136,31 @@ static void http_effect(const struct jig_http_effect_env *env, const struct jig_
 	    (ju && (!json_is_string(ju) || strcmp(json_string_value(ju), g->url) != 0)))
 		return refuse(reply, ev, "route %s grants exactly %s %s; the request differs; not sent", g->route, g->method,
 			      g->url);
-	jig_autofree char *text = NULL;
+	/* The body is the JSON text the Flow produced (its JSON.stringify),
+	 * sent as those very bytes: parsed only to be validated, never
+	 * re-encoded (a double's 17 digits would turn 132.45 into
+	 * 132.44999999999999; decision 260). Duplicate keys are refused: the
+	 * schema and the service must read one meaning. */
+	const char *text = NULL;
+	__attribute__((cleanup(decref_p))) json_t *parsed = NULL;
 	if (body) {
 		if (strcmp(g->method, "GET") == 0 || strcmp(g->method, "HEAD") == 0)
 			return refuse(reply, ev, "route %s is a %s: it takes no body; not sent", g->route, g->method);
+		if (!json_is_string(body))
+			return refuse(reply, ev, "route %s: the body must be its JSON text; not sent", g->route);
+		text = json_string_value(body);
+		if (json_string_length(body) > g->max_request_bytes)
+			return refuse(reply, ev, "route %s: the body is %zu bytes, over its %llu; not sent", g->route,
+				      json_string_length(body), (unsigned long long)g->max_request_bytes);
+		json_error_t je;
+		parsed = json_loadb(text, json_string_length(body), JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+		if (!parsed)
+			return refuse(reply, ev, "route %s: the body is not one JSON value (%.120s); not sent", g->route, je.text);
 		if (g->body_schema) {
 			struct jig_error se = {0};
-			if (jig_schema0_validate(g->body_schema, body, &se) < 0)
+			if (jig_schema0_validate(g->body_schema, parsed, &se) < 0)
 				return refuse(reply, ev, "route %s: %s; not sent", g->route, se.msg);
 		}
-		text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
-		if (!text)
-			return refuse(reply, ev, "route %s: the body cannot be encoded", g->route);
-		if (strlen(text) > g->max_request_bytes)
-			return refuse(reply, ev, "route %s: the body is %zu bytes, over its %llu; not sent", g->route, strlen(text),
-				      (unsigned long long)g->max_request_bytes);
 	}
 	struct jig_http_binding b;
 	struct jig_error be = {0};
@@ -155,7 +170,7 @@ static void http_effect(const struct jig_http_effect_env *env, const struct jig_
 	if (b.body_schema) {
 		struct jig_error se = {0};
 		int bad = !body ? jig_err(&se, JIG_E_USAGE, "the operator's schema requires a body")
-				: jig_schema0_validate(b.body_schema, body, &se);
+				: jig_schema0_validate(b.body_schema, parsed, &se);
 		if (bad) {
 			jig_http_binding_free(&b);
 			return refuse(reply, ev, "route %s: the operator's Schema/0: %s; not sent", g->route, se.msg);
@@ -168,7 +183,7 @@ static void http_effect(const struct jig_http_effect_env *env, const struct jig_
 			       "connect_timeout_ms", (json_int_t)(g->timeout_ms < 10000 ? g->timeout_ms : 10000), "method",
 			       g->method, "url", g->url);
 	if (text)
-		json_object_set_new(in, "body", json_string(text));
+		json_object_set(in, "body", body);
 	if (b.bearer)
 		json_object_set_new(in, "bearer", json_string(b.bearer));
 	/* The operator's extra CA travels with the request (no bind: the

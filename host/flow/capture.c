@@ -40,6 +40,7 @@ struct entry {
 struct walk {
 	const char *flow;
 	bool skip_node_modules;
+	bool package_names; /* a prepared tree: any name npm can publish (decision 261) */
 	dev_t dev;
 	uint64_t mnt; /* the tree's mount id: a bind mount inside it is another (R-S03) */
 	struct entry *files;
@@ -187,14 +188,17 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 		 * dependencies are prepared by jig (docs/dependencies.md). */
 		if (depth == 0 && w->skip_node_modules && strcmp(n, "node_modules") == 0)
 			continue;
-		char rel[1024];
+		char rel[JIG_PACKAGE_PATH_MAX + 2];
 		snprintf(rel, sizeof(rel), "%s%s%s", prefix, prefix[0] ? "/" : "", n);
 		/* The entry's type from the directory where the file system
 		 * gives it (ext4, XFS, Btrfs, tmpfs, vfat do); each is checked
 		 * again on the descriptor opened. */
 		unsigned char type = de->d_type;
 		struct stat st;
-		if (!jig_path_is_normal_relative(rel))
+		const char *rule = w->package_names ? jig_package_path_rule(rel) : NULL;
+		if (rule)
+			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %.200s: the path %s", w->flow, rel, rule);
+		else if (!w->package_names && !jig_path_is_normal_relative(rel))
 			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: file names must be [A-Za-z0-9._+@-]", w->flow, rel);
 		else if (strcmp(n, JIG_STATE_DIR) == 0)
 			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: the protected .jig state is never part of a package", w->flow, rel);
@@ -390,14 +394,14 @@ static uint64_t store_used(const struct jig_project *p)
  * what names it in messages; entry, if set, must be one of its files.
  * *used is the store's size (USED_UNKNOWN: not counted yet), updated. */
 static int capture_tree(struct jig_project *p, int pfd, const char *what, const char *entry, const char *dir, bool store,
-			uint64_t *used, json_t **keep,
+			bool package_names, uint64_t *used, json_t **keep,
 			char sha[JIG_SHA256_HEX], uint64_t *bytes, size_t *files, struct jig_error *e)
 {
 	struct statx sx;
 	if (stat_fd(pfd, &sx) < 0)
 		return jig_err(e, JIG_E_USAGE, "%s: cannot tell its mount: %s", what, strerror(errno));
 	struct walk w = {.flow = what, .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor), .mnt = sx.stx_mnt_id, .e = e,
-			 .skip_node_modules = entry != NULL, .buf = malloc(READ_BUF)};
+			 .skip_node_modules = entry != NULL, .package_names = package_names, .buf = malloc(READ_BUF)};
 	JIG_FAULT_POINT("capture"); /* before the first file is read (tests/flow/coarse_time.sh) */
 	int r = w.buf ? walk_dir(&w, pfd, "", 0) : jig_err(e, JIG_E_INTERNAL, "out of memory");
 	if (r) {
@@ -503,7 +507,7 @@ int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 		int r = store ? no_credential(pfd, f->name, e) : 0; /* at review: a Run's package is the admitted one */
 		if (r)
 			return r;
-		r = capture_tree(p, pfd, f->name, f->entry, f->dir, store, &used, &f->package_manifest, f->package_sha256, &f->package_bytes,
+		r = capture_tree(p, pfd, f->name, f->entry, f->dir, store, false, &used, &f->package_manifest, f->package_sha256, &f->package_bytes,
 				     &f->package_files, e);
 		if (r)
 			return r;
@@ -516,12 +520,12 @@ int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 int jig_store_capture_tree(struct jig_project *p, int dirfd, const char *what, bool store, uint64_t *used,
 			   char sha[JIG_SHA256_HEX], uint64_t *bytes, size_t *files, struct jig_error *e)
 {
-	return capture_tree(p, dirfd, what, NULL, NULL, store, used, NULL, sha, bytes, files, e);
+	return capture_tree(p, dirfd, what, NULL, NULL, store, false, used, NULL, sha, bytes, files, e);
 }
 
 int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char sha[JIG_SHA256_HEX], uint64_t *bytes,
 		      size_t *files, struct jig_error *e)
 {
 	uint64_t used = USED_UNKNOWN;
-	return capture_tree(p, dirfd, what, NULL, NULL, true, &used, NULL, sha, bytes, files, e);
+	return capture_tree(p, dirfd, what, NULL, NULL, true, true, &used, NULL, sha, bytes, files, e);
 }

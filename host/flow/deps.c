@@ -510,7 +510,7 @@ static int closure(json_t *packages, json_t *root, json_t *seen, struct jig_erro
 					/* Optional and peer dependencies may be absent. */
 					if (strcmp(sections[i], "optionalDependencies") == 0 || strcmp(sections[i], "peerDependencies") == 0)
 						continue;
-					r = refuse(e, "bun.lock does not resolve %s%.120s's dependency %.120s; run the pinned Bun's install to update it",
+					r = refuse(e, "bun.lock does not resolve %s%.120s's dependency %.120s; " UPDATE_LOCK,
 						   *from ? "package " : "", *from ? from : "the manifest", dep);
 					break;
 				}
@@ -720,7 +720,7 @@ static int check_lock(int pkgfd, json_t *manifest, struct jig_deps *d, struct ji
 	/* The lock's root declares exactly what the manifest does. */
 	for (size_t i = 0; sections[i]; i++)
 		if (!same_object(json_object_get(manifest, sections[i]), json_object_get(root, sections[i]))) {
-			r = refuse(e, "bun.lock: its %s differ from package.json's; run the pinned Bun's install to update the lock",
+			r = refuse(e, "bun.lock: its %s differ from package.json's; " UPDATE_LOCK,
 				   sections[i]);
 			goto out;
 		}

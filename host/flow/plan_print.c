@@ -196,10 +196,16 @@ static void print_http(struct printing *pr, const char *name, json_t *v)
 {
 	FILE *out = pr->out;
 	const char *route = json_string_value(json_object_get(v, "route"));
-	fprintf(out, "    http %s: %s %s\n      request body <= %lld bytes%s, response <= %lld bytes, deadline %lld ms;\n", route,
-		json_string_value(json_object_get(v, "method")), json_string_value(json_object_get(v, "url")),
-		json_integer_value(json_object_get(v, "max_request_bytes")), json_object_get(v, "body_schema") ? " matching its Schema/0" : "",
-		json_integer_value(json_object_get(v, "max_response_bytes")), json_integer_value(json_object_get(v, "timeout_ms")));
+	const char *method = json_string_value(json_object_get(v, "method"));
+	fprintf(out, "    http %s: %s %s\n      ", route, method, json_string_value(json_object_get(v, "url")));
+	/* A GET or HEAD takes no body (jig refuses one): none is printed. */
+	if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+		fprintf(out, "no request body, ");
+	else
+		fprintf(out, "request body <= %lld bytes%s, ", json_integer_value(json_object_get(v, "max_request_bytes")),
+			json_object_get(v, "body_schema") ? " matching its Schema/0" : "");
+	fprintf(out, "response <= %lld bytes, deadline %lld ms;\n", json_integer_value(json_object_get(v, "max_response_bytes")),
+		json_integer_value(json_object_get(v, "timeout_ms")));
 	fprintf(out, "      no redirects, proxies or other headers; a bearer only if you bind one to this route and URL;\n"
 		     "      sent by a worker in this scope of its own:\n");
 	print_scope(pr, K_HTTP, name, route, "      ");
@@ -209,11 +215,12 @@ static void print_dependencies(FILE *out, json_t *dep)
 {
 	size_t k;
 	json_t *v;
-	fprintf(out, "    npm dependencies: prepared installation sha256 %s (%lld packages, %lld files, %lld bytes),\n"
+	long long np = json_integer_value(json_object_get(dep, "packages"));
+	fprintf(out, "    npm dependencies: prepared installation sha256 %s (%lld package%s, %lld files, %lld bytes),\n"
 		     "      read-only at /flow/node_modules; installed at review from the lock's registry tarballs, each\n"
 		     "      inspected by jig first, by the pinned Bun with no package script run, in the installer scope\n"
 		     "      (its policy sha256 %s, network during that review only); sources sha256 %s\n",
-		json_string_value(json_object_get(dep, "tree")), json_integer_value(json_object_get(dep, "packages")),
+		json_string_value(json_object_get(dep, "tree")), np, np == 1 ? "" : "s",
 		json_integer_value(json_object_get(dep, "files")), json_integer_value(json_object_get(dep, "bytes")),
 		json_string_value(json_object_get(dep, "installer_policy_sha256")), json_string_value(json_object_get(dep, "source")));
 	if (json_is_true(json_object_get(dep, "resolved")))
@@ -326,8 +333,15 @@ static void print_flow(struct printing *pr, json_t *f, json_t *was, const char *
 	 * consumes. */
 	if (as_admitted(was, json_object_get(was, "scope"), json_object_get(f, "scope")))
 		kept(&k, "scope");
-	else
+	else {
 		print_scope(pr, K_FLOW, name, NULL, "    ");
+		/* A Flow in a binding relation has the budget table's envelope
+		 * wherever it runs, alone too: said, not left to the numbers. */
+		if (json_object_get(f, "root_reservation"))
+			fprintf(out, "    in a binding relation (it calls, or is called by, another Flow): its limits above are the\n"
+				     "      binding envelope's (%.1f CPUs), also when it runs alone\n",
+				jig_plan_scope(pr->pl, name, NULL)->policy.limits.cpu_quota_us / 100000.0);
+	}
 	size_t i;
 	json_t *v;
 	json_array_foreach(json_object_get(f, "http"), i, v) {

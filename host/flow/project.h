@@ -112,7 +112,9 @@ int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e);
 int jig_store_capture_tree(struct jig_project *p, int dirfd, const char *what, bool store, uint64_t *used,
 			   char sha[JIG_SHA256_HEX], uint64_t *bytes, size_t *files, struct jig_error *e);
 /* Captures the tree under dirfd into the store like a package (what names
- * it in messages); its digest into sha, its size into bytes and files. */
+ * it in messages); its digest into sha, its size into bytes and files.
+ * For prepared trees (npm's files): any name jig_package_path_rule
+ * accepts, where a Flow's own package keeps [A-Za-z0-9._+@-]. */
 int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char sha[JIG_SHA256_HEX], uint64_t *bytes,
 		      size_t *files, struct jig_error *e);
 /* Materialises a captured package from the store into dirfd (empty). */

@@ -220,8 +220,45 @@ static void undo(struct jig_init *in, struct work *w)
 	json_array_clear(in->written);
 }
 
+/* A Flow added to a project (--flow) is a skeleton, not a second copy of
+ * the first Flow's word count (issue 46): no input, one output, a main.ts
+ * that names it. The first Flow of a new project is the template. */
+static int skeleton(struct jig_init *in, struct work *w, struct jig_error *e)
+{
+	json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:[],s:[s]}", "$schema", "../flow.schema.json", "format", "jig-flow/1", "name",
+				in->flow, "entry", "main.ts", "inputs", "outputs", "result.md");
+	char *text = doc ? dump_line(doc) : NULL;
+	json_decref(doc);
+	free(w->flow_json);
+	w->flow_json = text;
+	in->input[0] = '\0';
+	in->sample[0] = '\0';
+	char code[1024];
+	int n = snprintf(code, sizeof(code),
+			 "// Flow %s, added by `jig init --flow %s`. flow.json says what it may read\n"
+			 "// (\"inputs\", attached with jig run --input NAME=PATH) and publish (\"outputs\");\n"
+			 "// the types come from ../jig.d.ts. `jig review`, then `jig run %s --output %s-out`.\n"
+			 "import type { Jig } from \"../jig\";\n\n"
+			 "export default function (jig: Jig) {\n"
+			 "  jig.write(\"result.md\", \"# %s\\n\\nWhat this Flow makes goes here.\\n\");\n"
+			 "}\n",
+			 in->flow, in->flow, in->flow, in->flow, in->flow);
+	char *m = text && n > 0 && (size_t)n < sizeof(code) ? strdup(code) : NULL;
+	if (!m)
+		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	free(w->data[0]); /* shipped[0] is main.ts */
+	w->data[0] = m;
+	w->len[0] = (size_t)n;
+	return 0;
+}
+
 static int write_all(struct jig_init *in, struct work *w, struct jig_error *e)
 {
+	if (in->added) {
+		int r = skeleton(in, w, e);
+		if (r)
+			return r;
+	}
 	if (mkdirat(w->dirfd, in->flow, 0777) < 0)
 		return jig_err(e, JIG_E_USAGE, "%s/%s: cannot create: %s; nothing written", in->dir, in->flow, strerror(errno));
 	w->made_flow = true;
@@ -233,6 +270,8 @@ static int write_all(struct jig_init *in, struct work *w, struct jig_error *e)
 		struct stat st;
 		if (!shipped[i].flow && fstatat(w->dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			continue; /* the project's own (--flow): kept */
+		if (in->added && strcmp(shipped[i].to, "sample.txt") == 0)
+			continue; /* the skeleton reads no input */
 		r = put(in, w, rel, w->data[i], w->len[i], e);
 	}
 	return r ? r : put_project(in, w, e);

@@ -60,14 +60,14 @@ static int materialise(const struct jig_project *p, const char *package_sha256, 
 		const char *path = json_string_value(json_object_get(fe, "path"));
 		const char *sha = json_string_value(json_object_get(fe, "sha256"));
 		int exec = json_is_true(json_object_get(fe, "exec"));
-		if (!path || !sha || !jig_path_is_normal_relative(path)) {
+		if (!path || !sha || jig_package_path_rule(path)) {
 			r = jig_err(e, JIG_E_INTEGRITY, "store: package %s: bad entry", package_sha256);
 			break;
 		}
 		if (!wanted(path, want, n_want))
 			continue;
 		/* Parent directories. */
-		char tmp[1024];
+		char tmp[JIG_PACKAGE_PATH_MAX + 1];
 		snprintf(tmp, sizeof(tmp), "%s", path);
 		for (char *s = strchr(tmp, '/'); s; s = strchr(s + 1, '/')) {
 			*s = '\0';

@@ -157,8 +157,8 @@ static int lock_flow(struct jig_prepare_one *o, int flowdir, jig_lock_show show,
 		return r;
 	/* The Plan shown is the very template that is launched. */
 	pl.policy = &o->t.policy;
-	if (show)
-		show(&pl, arg);
+	if (show && (r = show(&pl, arg, e))) /* it may refuse: then nothing is launched */
+		return r;
 	jig_deps_free(&o->d);
 	if ((r = registry_failure(o, jig_prepare_resolve(o, src, e), e)) || (r = jig_deps_check(src, o->f->name, &o->d, e)))
 		return r;

@@ -334,7 +334,7 @@ static int install(struct jig_prepare_one *o, const char *identity, const char *
 	if (!input)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	int held;
-	jig_progress_status("flow %s: installing %zu packages in the installer scope", f->name, n_fetch);
+	jig_progress_status("flow %s: installing %zu package%s in the installer scope", f->name, n_fetch, n_fetch == 1 ? "" : "s");
 	if ((r = launch(o, input, "preparing its dependencies", &held, e)))
 		return r;
 	/* The prepared tree, validated by the same bounded capture as a
@@ -359,7 +359,8 @@ static int install(struct jig_prepare_one *o, const char *identity, const char *
 			       what, files, (unsigned long long)bytes, JIG_PREPARED_FILES_MAX, JIG_PREPARED_BYTES_MAX >> 20);
 	char human[32];
 	jig_progress_bytes(human, sizeof(human), bytes);
-	jig_progress_line("flow %s: prepared %zu packages: %zu files, %s", f->name, o->d.n_packages, files, human);
+	jig_progress_line("flow %s: prepared %zu package%s: %zu files, %s", f->name, o->d.n_packages,
+			  o->d.n_packages == 1 ? "" : "s", files, human);
 	if ((ph->bytes += bytes) > JIG_PREPARE_PHASE_BYTES)
 		return jig_err(e, JIG_E_USAGE, "flow %s: the review's prepared dependencies exceed %llu MiB; not admitted", f->name,
 			       (unsigned long long)(JIG_PREPARE_PHASE_BYTES >> 20));
@@ -567,7 +568,8 @@ static int prepare_flow(struct jig_prepare_one *o, struct jig_error *e)
 	jig_prepared_record_name(rel, sizeof(rel), "identity", identity);
 	json_t *rec = jig_prepared_record_read(o->p, rel);
 	if (rec)
-		jig_progress_line("flow %s: its %zu dependencies were prepared before: reused", f->name, o->d.n_packages);
+		jig_progress_line("flow %s: its %zu dependenc%s prepared before: reused", f->name, o->d.n_packages,
+				  o->d.n_packages == 1 ? "y was" : "ies were");
 	if (!rec && (r = install(o, identity, source, &rec, e)))
 		return r;
 	if (resolving)

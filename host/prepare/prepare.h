@@ -60,7 +60,8 @@ struct jig_lock_plan {
 	bool refresh;		 /* the project's bun.lock passed review's checks: Bun refreshes it */
 	char replaced_why[768]; /* it exists but did not: why (it is resolved anew) */
 };
-typedef void (*jig_lock_show)(const struct jig_lock_plan *pl, void *arg);
+/* Shows the Plan; a non-zero return (e set) refuses before anything runs. */
+typedef int (*jig_lock_show)(const struct jig_lock_plan *pl, void *arg, struct jig_error *e);
 struct jig_lock_result {
 	size_t packages, bytes;
 	bool changed, refreshed;

@@ -67,8 +67,10 @@ static int check_path(const char *p, char *top, size_t cap, char *full, size_t f
 	if (n + 1 + rl >= fcap)
 		return bad(e, "%s: tarball entry \"%.120s\" has too long a path", what, p);
 	/* "." components are dropped ("package/./dist/x" is "package/dist/x":
-	 * real registry tarballs have them); "..", empty components and odd
-	 * characters are refused below. */
+	 * real registry tarballs have them); the rest is any name npm can
+	 * publish, refused only by the rule jig_package_path_rule names
+	 * ("..", empty components, control characters, invalid UTF-8, what
+	 * the file system cannot hold). */
 	memcpy(full, p, n);
 	size_t fl = n;
 	for (size_t i = 0; i < rl;) {
@@ -84,9 +86,9 @@ static int check_path(const char *p, char *top, size_t cap, char *full, size_t f
 	}
 	full[fl] = '\0';
 	rl = fl > n ? fl - n - 1 : 0;
-	if (rl && !jig_path_is_normal_relative(full + n + 1))
-		return bad(e, "%s: tarball entry \"%.120s\" is not a normalised path (no \"..\", \".\", \"//\" or odd characters)",
-			   what, p);
+	const char *rule = rl ? jig_package_path_rule(full + n + 1) : NULL;
+	if (rule)
+		return bad(e, "%s: tarball entry \"%.120s\": its path %s", what, p, rule);
 	return 0;
 }
 

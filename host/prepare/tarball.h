@@ -1,8 +1,10 @@
 /* A registry tarball, inspected by jig before any installer unpacks it
  * (issue 16; docs/dependencies.md): its bytes must match the lock's sha512
  * integrity, and its entries — read with libarchive, bounded — must be
- * plain files and directories below one top directory, at normalised
- * paths, each path once, within the preparation's file and byte budget.
+ * plain files and directories below one top directory, at paths
+ * jig_package_path_rule accepts (any name npm can publish; the refusal
+ * names the rule), each path once, within the preparation's file and
+ * byte budget.
  * Links, devices, FIFOs, absolute or ".." paths, duplicates, entries
  * below a file, setuid/setgid/sticky bits, more than
  * JIG_TARBALL_UNPACKED_MAX decompressed, and anything over the budget

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "limits.h"
 
 bool jig_path_is_normal_relative(const char *rel)
 {
@@ -37,13 +38,67 @@ bool jig_path_is_normal_relative(const char *rel)
 	return true;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* The length of the UTF-8 sequence at p (at most end - p bytes), or 0
+ * when it is not one: overlong forms, surrogates and code points over
+ * U+10FFFF are not UTF-8. */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0];
+	size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	if (n == 0 || (size_t)(end - p) < n)
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || (c == 0xf0 && p[1] < 0x90) ||
+	    (c == 0xf4 && p[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+const char *jig_package_path_rule(const char *rel)
+{
+	size_t n = strlen(rel);
+	if (n == 0)
+		return "is empty";
+	if (rel[0] == '/')
+		return "is absolute (starts with \"/\")";
+	if (n > JIG_PACKAGE_PATH_MAX)
+		return "is over " STR(JIG_PACKAGE_PATH_MAX) " bytes (the file system's PATH_MAX, less the tree's own place)";
+	const unsigned char *c = (const unsigned char *)rel, *end = c + n;
+	for (;;) {
+		const unsigned char *e = (const unsigned char *)strchrnul((const char *)c, '/');
+		size_t len = (size_t)(e - c);
+		if (len == 0)
+			return "has an empty component (\"//\", or a \"/\" at its end)";
+		if ((len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return len == 1 ? "has a \".\" component" : "has a \"..\" component";
+		if (len > 255)
+			return "has a component over 255 bytes (the file system's NAME_MAX)";
+		for (const unsigned char *p = c; p < e;) {
+			size_t k = utf8_seq(p, e);
+			if (k == 0)
+				return "is not valid UTF-8";
+			if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] < 0xa0))
+				return "has a control character";
+			p += k;
+		}
+		if (e == end)
+			return NULL;
+		c = e + 1;
+	}
+}
+
 int jig_open_beneath(int dirfd, const char *rel, int flags)
 {
-	if (!jig_path_is_normal_relative(rel)) {
+	if (jig_package_path_rule(rel)) {
 		errno = EINVAL;
 		return -1;
 	}
-	char buf[256];
+	char buf[JIG_PACKAGE_PATH_MAX + 1];
 	strcpy(buf, rel);
 	int cur = dirfd;
 	char *c = buf;

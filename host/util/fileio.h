@@ -13,7 +13,18 @@
  * at most 255 bytes. */
 bool jig_path_is_normal_relative(const char *rel);
 
-/* Opens rel beneath dirfd walking one component at a time with O_NOFOLLOW.
+/* NULL iff rel is a path a package may ship (issue 46, decision 261):
+ * any valid UTF-8 name npm can publish (spaces, "#", brackets, "~",
+ * commas, non-ASCII) in non-empty components, none "." or "..", not
+ * absolute, no control character (C0, DEL, C1), each component at most
+ * 255 bytes (NAME_MAX) and the whole at most JIG_PACKAGE_PATH_MAX bytes.
+ * Otherwise the rule that fired, as a phrase ("has a \"..\" component").
+ * Flow input, output, entry and state names keep the narrower
+ * jig_path_is_normal_relative. */
+const char *jig_package_path_rule(const char *rel);
+
+/* Opens rel beneath dirfd walking one component at a time with O_NOFOLLOW;
+ * rel must pass jig_package_path_rule (EINVAL otherwise).
  * flags apply to the last component (O_CLOEXEC|O_NOFOLLOW are always added).
  * Returns an fd or -1 with errno set (ELOOP for a symlink anywhere). */
 int jig_open_beneath(int dirfd, const char *rel, int flags);

@@ -7,6 +7,12 @@
 
 #include <stdint.h>
 
+/* A package file's path within its tree (node_modules/NAME/... for a
+ * prepared dependency): at most this many bytes, so that the tree's own
+ * place (the run directory, /flow/node_modules) still fits below PATH_MAX
+ * (4096); a component is at most NAME_MAX (255) bytes (decision 261). */
+#define JIG_PACKAGE_PATH_MAX 3072
+
 /* Root read attachments (R-S02): at most this many files and bytes. */
 #define JIG_MAX_INPUTS 64 /* --input arguments */
 #define JIG_INPUT_MAX_FILES 64

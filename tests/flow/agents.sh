@@ -652,12 +652,12 @@ case_api_backed() {
 	http_config "{\"format\":\"jig-http-config/1\",\"bindings\":[
 		{\"flow\":\"caller\",\"route\":\"llm\",\"url\":\"http://127.0.0.1:18090/v1/chat/completions\",\"bearer\":\"$CANARY\"},
 		{\"flow\":\"caller\",\"route\":\"msgs\",\"url\":\"http://127.0.0.1:18090/v1/messages\",\"bearer\":\"$CANARY\"}]}"
-	steps '[{"do":"agent","route":"chat","instructions":"Be brief.","skills":["Skill A"],"input":{"doc":"d1"}},
+	steps '[{"do":"agent","route":"chat","instructions":"Be brief.","skills":["Skill A"],"input":{"doc":"d1","north":132.45,"tenth":0.1}},
 		{"do":"agent","route":"claude","instructions":"Be brief.","input":"plain input"},
 		{"do":"agent","route":"notchat","input":"x"}, {"do":"dump"}]'
 	succeeded
 	expect_ok 0
-	answer 0 | jq -e '.stub and .model == "stub-chat-1" and .auth == "bearer" and .system == "Be brief.\n\nSkill A" and .user == "{\"doc\":\"d1\"}"' >/dev/null ||
+	answer 0 | jq -e '.stub and .model == "stub-chat-1" and .auth == "bearer" and .system == "Be brief.\n\nSkill A" and .user == "{\"doc\":\"d1\",\"north\":132.45,\"tenth\":0.1}"' >/dev/null ||
 		fail "chat answer: $(answer 0)"
 	[ "$(res 0 .stopReason)" = stop ] || fail "chat stop reason"
 	expect_ok 1

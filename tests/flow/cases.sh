@@ -979,6 +979,30 @@ case_http_r_h03_flow_adds_nothing() {
 	jq -e '.argv == ["/.jig/http-worker"] and .permission_plan.env == {}' "$T/ws.json" >/dev/null || fail "argv/env: $(jq -c '{argv, env: .permission_plan.env}' "$T/ws.json")"
 }
 
+case_http_exact_body() {
+	# R-H03 (issue 46, decision 260): the service receives exactly the bytes
+	# the Flow's JSON.stringify built — 132.45, 0.1, 1e21 and a 17-digit
+	# integer unchanged — validated against the route's schema, never
+	# re-encoded; a body that is not its JSON text, or has a key twice, or
+	# fails the schema is refused before anything is sent.
+	peer srv 18080
+	project "$CALLER"
+	want='{"north":132.45,"tenth":0.1,"big":1e21,"id":12345678901234567}'
+	steps '[{"do":"http","route":"exact","body":{"north":132.45,"tenth":0.1},"raw":{"big":"1e21","id":"12345678901234567"}},
+		{"do":"http","route":"exact","body":{"north":200,"tenth":0.1},"raw":{"big":"1e21","id":"1"}},
+		{"do":"raw","op":{"op":"http","route":"exact","body":{"north":1,"tenth":1,"big":1,"id":1}}},
+		{"do":"raw","op":{"op":"http","route":"exact","body":"{\"north\":1,\"north\":2,\"tenth\":1,\"big\":1,\"id\":1}"}}]'
+	succeeded
+	expect_ok 0
+	[ "$(res 0 .sent)" = "$want" ] || fail "the Flow built $(res 0 .sent)"
+	[ "$(sed -n 's|^POST /ok none ||p' "$T/srv.log")" = "$want" ] || fail "the service received: $(cat "$T/srv.log")"
+	[ "$(res 0 .text | jq -r .body)" = "$want" ] || fail "the service answered: $(res 0 .text)"
+	expect_refused 1 "at \"/north\": .*out of range"
+	expect_refused 2 "the body must be its JSON text"
+	expect_refused 3 "is not one JSON value"
+	[ "$(wc -l <"$T/srv.log")" -eq 1 ] || fail "a refused body was sent: $(cat "$T/srv.log")"
+}
+
 
 # --- 10. hardening (issue 12) -------------------------------------------------------------
 # Untrusted text reaches the terminal inert (R-P12): no_raw_controls FILE...

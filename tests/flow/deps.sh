@@ -249,7 +249,7 @@ hostile() {
 	refused "preparing its dependencies refused: jig-fixture-evil@1.0.0: .*$2"
 	only_tarballs 1
 }
-case_hostile_dotdot() { hostile dotdot "is not a normalised path"; }
+case_hostile_dotdot() { hostile dotdot 'its path has a "\.\." component'; }
 case_hostile_absolute() { hostile absolute "is not below one top directory"; }
 case_hostile_device() { hostile device "is a device, FIFO or socket"; }
 case_hostile_fifo() { hostile fifo "is a device, FIFO or socket"; }
@@ -257,6 +257,33 @@ case_hostile_symlink() { hostile symlink "is a link"; }
 case_hostile_hardlink() { hostile hardlink "is a link"; }
 case_hostile_40mib_file() { hostile big "takes the preparation over 33554432 bytes"; }
 case_hostile_5000_files() { hostile many "more than 4096 files (the entries of all the Flow.s dependency tarballs together.*depend on fewer or smaller packages"; }
+case_legal_npm_names() {
+	# R-E09 (issue 46, decision 261): every name npm packages legally ship —
+	# brackets, a space, "#", "~", a comma, non-ASCII UTF-8, a 300-byte
+	# path (a GNU long name in the tarball) — is inspected, installed,
+	# stored and materialised, and the Flow imports each.
+	long=lib/long
+	while [ ${#long} -lt 296 ]; do long="$long/abcdefghijklmnopqrstuvwxyz0123456789"; done
+	long=$(printf '%s' "$long" | cut -c1-297).js
+	[ "$(printf '%s' "$long" | wc -c)" -eq 300 ] || fail "the long path is $(printf '%s' "$long" | wc -c) bytes"
+	names=$(jq -cn --arg long "$long" '["pages/[id].js", "lib/a b.js", "array/#/index.js", "lib/~util.js", "lib/a,b.js", "lib/é.js", $long]')
+	files=$(printf '%s' "$names" | jq -c 'map({key: ., value: ("module.exports = " + (. | tojson) + ";\n")}) | from_entries')
+	serve
+	project "$(spec '{"jig-fixture-names": "1.0.0"}' "$(pkg jig-fixture-names 1.0.0 "{\"files\": $files}")")"
+	printf '%s' "$names" | jq -r 'to_entries[] | "import n\(.key) from \("jig-fixture-names/" + .value | tojson);"' >"$T/p/uses/main.ts"
+	printf '%s' "$names" | jq -r '"export default async function (jig) {\n  jig.write(\"out.txt\", [" + ([range(length)] | map("n\(.)") | join(", ")) + "].join(\"\\n\") + \"\\n\");\n}"' >>"$T/p/uses/main.ts"
+	cat "$T/p/uses/main.ts"
+	review
+	[ "$rc" -eq 0 ] || fail "review failed: $(cat "$T/review.err")"
+	# one package is "1 package" (issue 46)
+	grep -q "npm dependencies: prepared installation sha256 [0-9a-f]\{64\} (1 package, [0-9]* files" "$T/review.out" || fail "the Plan's count: $(grep 'npm dependencies' "$T/review.out")"
+	tree_paths >"$T/paths"
+	printf '%s' "$names" | jq -r '.[]' | while IFS= read -r n; do
+		grep -qxF "jig-fixture-names/$n" "$T/paths" || fail "the installation lacks $n"
+	done
+	(cd "$T/p" && "$JIG" run uses --output "$T/pkt") || fail "the Run failed"
+	[ "$(cat "$T/pkt/files/out.txt")" = "$(printf '%s' "$names" | jq -r '.[]')" ] || fail "out.txt: $(cat "$T/pkt/files/out.txt")"
+}
 case_integrity_mismatch() {
 	# R-E02: the lock's integrity is checked by jig against the bytes fetched.
 	serve
@@ -671,7 +698,9 @@ case_lock_then_review() {
 case_lock_refresh_unreachable() {
 	# jig lock refreshes a lock that passes review's checks (its pins kept
 	# though the registry has a newer pad); with the registry unreachable
-	# it exits 6 naming the operator's npm.json, and bun.lock is unchanged.
+	# a lock that still holds is "unchanged", never "(refreshed)"; one that
+	# needs the registry exits 6 naming the operator's npm.json, and
+	# bun.lock is unchanged.
 	serve
 	project "$(greet_spec)"
 	python3 "$REGISTRY" make "$T/reg" "$(mktemp -d "$T/x.XXXXXX")" "$(spec '{"jig-fixture-pad": "1.0.1"}' "$(pkg jig-fixture-pad 1.0.1 "$(jq -cn --arg js "$PAD_JS" '{files: {"index.js": $js}}')")")"
@@ -681,6 +710,12 @@ case_lock_refresh_unreachable() {
 	grep -q '"jig-fixture-pad@1.0.0"' "$T/p/uses/bun.lock" && ! grep -q '1\.0\.1' "$T/p/uses/bun.lock" || fail "the refresh moved a pin"
 	cp "$T/p/uses/bun.lock" "$T/lock.before"
 	stop
+	# Issue 46: the lock still holds and Bun needs no registry to say so;
+	# nothing was refreshed, and the line does not claim it was.
+	lock uses
+	[ "$rc" -eq 0 ] || fail "jig lock of a lock that holds failed (exit $rc)"
+	grep -q "^unchanged uses/bun.lock: 2 packages, [0-9]* bytes$" "$T/lock.out" || fail "the result line: $(tail -n 1 "$T/lock.out")"
+	cmp -s "$T/p/uses/bun.lock" "$T/lock.before" || fail "bun.lock changed"
 	jq '.dependencies["jig-fixture-pad"] = "^1.0.1"' "$T/p/uses/package.json" >"$T/x" && mv "$T/x" "$T/p/uses/package.json"
 	lock uses --json
 	[ "$rc" -eq 6 ] || fail "exit $rc, expected 6"

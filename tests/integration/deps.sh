@@ -208,9 +208,9 @@ case_refuse_lock_entries() {
 		'.packages["left-pad"][1] = "https://registry.example.invalid/"@@only the configured registry' \
 		'.packages["is-odd"][2].dependencies["is-number"] = "git://x"@@is-number is not a registry version' \
 		'.packages["extra"] = .packages["left-pad"]@@package extra is not reached from package.json' \
-		'del(.packages["is-number"])@@does not resolve package is-odd.s dependency is-number' \
-		'del(.packages["csv-parse"])@@does not resolve the manifest.s dependency csv-parse' \
-		'.workspaces[""].dependencies["left-pad"] = "^1.0.0"@@its dependencies differ from package.json' \
+		'del(.packages["is-number"])@@does not resolve package is-odd.s dependency is-number; update bun.lock with the pinned Bun: jig lock FLOW' \
+		'del(.packages["csv-parse"])@@does not resolve the manifest.s dependency csv-parse; update bun.lock with the pinned Bun: jig lock FLOW' \
+		'.workspaces[""].dependencies["left-pad"] = "^1.0.0"@@its dependencies differ from package.json.s; update bun.lock with the pinned Bun: jig lock FLOW' \
 		'.workspaces["other"] = {}@@workspaces must hold exactly the root' \
 		'.lockfileVersion = 0@@lockfileVersion must be 1 or 2' \
 		'.trustedDependencies = ["left-pad"]@@unknown key' \

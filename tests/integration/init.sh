@@ -84,6 +84,13 @@ case_flow_adds_to_project() {
 		fail "jig.json: $(cat "$T/p/jig.json")"
 	tail -1 "$T/p/jig.d.ts" | grep -q "// mine" || fail "the project's jig.d.ts was replaced"
 	jq -e '.name == "second"' "$T/p/second/flow.json" >/dev/null || fail "second/flow.json"
+	# Issue 46: an added Flow is a skeleton of its own, not the first
+	# Flow's word count again: no input, no sample, one output, named.
+	jq -e '.inputs == [] and .outputs == ["result.md"]' "$T/p/second/flow.json" >/dev/null || fail "second/flow.json: $(cat "$T/p/second/flow.json")"
+	[ ! -e "$T/p/second/sample.txt" ] || fail "the skeleton got the template's sample"
+	head -1 "$T/p/second/main.ts" | grep -qxF '// Flow second, added by `jig init --flow second`. flow.json says what it may read' || fail "second/main.ts: $(head -3 "$T/p/second/main.ts")"
+	! grep -q "word" "$T/p/second/main.ts" || fail "the added Flow is the word-count template"
+	grep -qxF "  jig run second --output second-out" "$T/out" || fail "next steps: $(cat "$T/out")"
 	grep -q "second/main.ts" "$T/out" && ! grep -q "jig.d.ts" "$T/out" || fail "written list"
 	(cd "$T/p" && jig review --yes --json) | jq -e '[.plan.flows[].name] == ["hello", "second"]' >/dev/null || fail "not reviewed"
 	before=$(listing "$T/p")

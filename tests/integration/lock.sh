@@ -18,7 +18,7 @@ refused() {
 	code=$1 pat=$2; shift 2
 	(cd "$T/p" && find . -path ./.jig -prune -o -type f -print | sort | xargs sha256sum) >"$T/before"
 	set +e
-	(cd "$T/p" && runuser -u "$USER_NAME" -- "$JIG_TEST_PREFIX/bin/jig" lock "$@") >"$T/out" 2>"$T/err"
+	(cd "$T/p" && runuser -u "$USER_NAME" -- env ${CONFIG:+XDG_CONFIG_HOME="$CONFIG"} "$JIG_TEST_PREFIX/bin/jig" lock "$@") >"$T/out" 2>"$T/err"
 	rc=$?
 	set -e
 	cat "$T/err"
@@ -56,6 +56,20 @@ case_refused_source_before_network() {
 	printf '{"name": "x", "dependencies": {"a": "github:a/b"}}\n' >"$T/p/csv-report/package.json"
 	chown "$USER_NAME" "$T/p/csv-report/package.json"
 	refused 2 "flow csv-report: package.json: dependencies.a" csv-report
+}
+
+case_unsupported_host_refused_before_plan() {
+	# Issue 46: on a host that cannot contain the installer scope (this
+	# lane's: no cgroup v2), jig lock refuses with exit 3 naming the
+	# problem and jig host check, before it prints any Plan; nothing is
+	# written. (On a supported host the Plan comes first: prepare.lock_*.)
+	rm -rf "$T/p"; cp -r "$JIG_SOURCE/tests/flow/deps" "$T/p"
+	CONFIG="$T/config"; mkdir -p "$CONFIG/jig"
+	printf '{"format": "jig-npm/1", "registry": "http://127.0.0.1:9/"}\n' >"$CONFIG/jig/npm.json"
+	chmod 700 "$CONFIG/jig"; chmod 600 "$CONFIG/jig/npm.json"; chown -R "$USER_NAME" "$T/p" "$CONFIG"
+	refused 3 "^jig: this host cannot contain the installer scope jig lock runs the pinned Bun in (.*); jig host check says what is missing; nothing was resolved or written$" uses
+	[ ! -s "$T/out" ] || fail "something was printed before the refusal: $(head -3 "$T/out")"
+	CONFIG=""
 }
 
 "case_$1"

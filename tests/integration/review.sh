@@ -146,7 +146,11 @@ case_http_grants_in_plan() {
 	rm -rf "$T/p"; cp -r "$JIG_SOURCE/tests/flow/http" "$T/p"; chown -R "$USER_NAME" "$T/p"
 	review --yes >"$T/out"
 	grep -q "http post: POST http://127.0.0.1:18080/ok" "$T/out" && grep -q "request body <= 256 bytes matching its Schema/0" "$T/out" || fail "plan text: $(cat "$T/out")"
-	review --json | jq -e '.plan.flows[0].scope.permission_plan.network == "none" and (.plan.flows[0].http | length) == 11
+	# A GET takes no body: its line says so and shows no body cap (issue 46).
+	[ "$(grep -A1 "^    http ok: GET http://127.0.0.1:18080/ok$" "$T/out" | tail -n 1)" = "      no request body, response <= 1048576 bytes, deadline 10000 ms;" ] ||
+		fail "the GET route's line: $(grep -A1 "http ok: GET" "$T/out")"
+	! grep -A1 "^    http [a-z]*: GET " "$T/out" | grep -q "request body <=" || fail "a GET route printed with a request body"
+	review --json | jq -e '.plan.flows[0].scope.permission_plan.network == "none" and (.plan.flows[0].http | length) == 12
 		and (.plan.flows[0].http[] | select(.route == "post") | .body_schema.required == ["n"] and .max_request_bytes == 256 and .timeout_ms == 10000)' >/dev/null || fail "plan json"
 	a=$(review --json | jq -r .plan_sha256)
 	jq '.http.ok.url = "http://127.0.0.1:18080/ok2"' "$T/p/caller/flow.json" >"$T/j" && cp "$T/j" "$T/p/caller/flow.json"
@@ -528,6 +532,10 @@ case_rereview_shows_new_grants() {
 	shown "          /input/data                  <- @run/input/data"
 	shown "  flow relay (new: not in the admitted Plan)"
 	shown "    binding kid -> flow child: deadline 45000 ms (capped by the root's); reads plan <- plan, notes <- notes; writes nothing"
+	# A Flow in a binding relation says why its CPU is 0.5, alone too (issue 46).
+	grep -A40 "^  flow relay " "$T/out" | grep -qxF "    in a binding relation (it calls, or is called by, another Flow): its limits above are the" &&
+		shown "      binding envelope's (0.5 CPUs), also when it runs alone" || fail "the bound Flow's envelope is not said"
+	! grep -A30 "^  flow sneak " "$T/out" | sed '/^  flow relay /,$d' | grep -q "in a binding relation" || fail "an unbound Flow is said to be bound"
 	# The widened grants of existing Flows.
 	shown "  flow post (changed: what is not as admitted is shown in full)"
 	shown "    http get: GET http://127.0.0.1:18080/ok2"

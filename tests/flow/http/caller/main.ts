@@ -1,6 +1,8 @@
 // Test Flow for the HTTP effect: runs the steps of its "steps" input (JSON)
 // and reports each outcome in result.json. Steps:
-//   {"do": "http", "route", "method"?, "url"?, "body"?}  jig.http
+//   {"do": "http", "route", "method"?, "url"?, "body"?, "raw"?}  jig.http ("raw":
+//       {key: number text} added to body through JSON.rawJSON; "sent" in
+//       the result is JSON.stringify(body), the bytes the Flow built)
 //   {"do": "fetch", "url"}          its own socket (must fail: offline scope)
 //   {"do": "tcp", "port"}           its own TCP connection (must fail)
 //   {"do": "dump"}                  environment, argv, /proc/self into dump.txt
@@ -17,10 +19,13 @@ export default async function (jig) {
       if (s.do === "http") {
         const opts = {};
         for (const k of ["method", "url", "body"]) if (k in s) opts[k] = s[k];
+        // "raw": {key: number text} adds numbers a double cannot hold
+        for (const [k, v] of Object.entries(s.raw ?? {})) opts.body[k] = JSON.rawJSON(v);
+        const sent = "body" in opts ? JSON.stringify(opts.body) : undefined;
         const r = await jig.http(s.route, opts);
         const text = r.text();
         results.push({ ok: true, status: r.status, headers: r.headers, length: r.body.length,
-          text: text.length > 10000 ? undefined : text, redirectNotFollowed: r.redirectNotFollowed, timing: r.timing });
+          text: text.length > 10000 ? undefined : text, sent, redirectNotFollowed: r.redirectNotFollowed, timing: r.timing });
       } else if (s.do === "fetch") {
         const r = await fetch(s.url, { signal: AbortSignal.timeout(3000) });
         results.push({ ok: true, status: r.status });
