@@ -33,7 +33,9 @@ export interface HttpRequest {
 	/** The grant's exact URL; restating it is allowed, changing it is refused. */
 	url?: string;
 	/**
-	 * A JSON value, sent compact as application/json; at most the route's
+	 * A JSON value, sent as application/json: exactly the bytes of
+	 * `JSON.stringify(body)`, never re-encoded (a number beyond a double's
+	 * precision: `JSON.rawJSON("12345678901234567")`); at most the route's
 	 * `max_request_bytes`, checked against its `body_schema`. A GET or HEAD
 	 * has no body.
 	 */
