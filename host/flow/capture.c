@@ -344,6 +344,7 @@ static int store_blobs(int statefd, int pfd, const struct entry *files, size_t n
 		made++;
 		r = store_blob(statefd, pfd, files[k].path, files[k].hex, e);
 	}
+	JIG_FAULT_POINT("blobs written"); /* read again, verified and written; not yet synced (tests/flow/coarse_time.sh) */
 	for (size_t k = 0; r == 0 && made && k < n; k++) {
 		char tmp[160];
 		blob_tmp(tmp, sizeof(tmp), files[k].hex);

@@ -149,7 +149,8 @@ static const char *ask_agent(const char *sock, unsigned char **out, size_t *len)
 	unsigned char req[5] = {0, 0, 0, 1, 11 /* SSH2_AGENTC_REQUEST_IDENTITIES */}, hdr[4];
 	const char *why = NULL;
 	uint32_t n = 0;
-	if (!full_io(fd, req, sizeof(req), true) || !full_io(fd, hdr, 4, false))
+	/* send, never SIGPIPE: an agent that hung up is an answer, not jig's end */
+	if (send(fd, req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req) || !full_io(fd, hdr, 4, false))
 		why = "the agent did not answer";
 	else if ((n = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3]) == 0 ||
 		 n > JIG_SSH_MAX_AGENT_REPLY)

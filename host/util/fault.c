@@ -12,9 +12,24 @@
 
 void jig_fault_point(const char *stage)
 {
-	static int once; /* a process stops at most once */
+	/* JIG_FAULT_STOP is one stage or several, separated by commas: a
+	 * process stops at each at most once (bit k: the k-th listed). */
+	static unsigned stopped;
 	const char *want = getenv("JIG_FAULT_STOP"), *log = getenv("JIG_FAULT_LOG");
-	if (!want || !log || strcmp(want, stage) != 0 || __atomic_exchange_n(&once, 1, __ATOMIC_SEQ_CST))
+	if (!want || !log)
+		return;
+	size_t len = strlen(stage);
+	unsigned k = 0;
+	for (const char *s = want;; k++) {
+		const char *end = strchr(s, ',');
+		size_t n = end ? (size_t)(end - s) : strlen(s);
+		if (n == len && strncmp(s, stage, n) == 0)
+			break;
+		if (!end || k >= 31)
+			return;
+		s = end + 1;
+	}
+	if (__atomic_fetch_or(&stopped, 1u << k, __ATOMIC_SEQ_CST) & (1u << k))
 		return;
 	int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd >= 0) {

@@ -3,7 +3,8 @@
  * build sets and a release build never does; otherwise every point is
  * nothing. Compiled in, JIG_FAULT_POINT("stage") in a process whose
  * environment has JIG_FAULT_STOP=stage appends "stage pid\n" to the file
- * $JIG_FAULT_LOG and stops the process (SIGSTOP; once a process), so the harness can
+ * $JIG_FAULT_LOG and stops the process (SIGSTOP; once a process; JIG_FAULT_STOP
+ * may list several stages separated by commas, each stopping once), so the harness can
  * SIGKILL whichever owner it chooses at exactly that moment from outside,
  * then SIGCONT what it spared. Nothing else changes.
  * JIG_FAULT_FAILS("what") is true in a process whose environment has

@@ -45,13 +45,19 @@ project() {
 # same_second: main.js is captured by jig review --yes and edited to the
 # same size right after, its mtime restored, all within one second: then
 # its inode, size, mtime and ctime are those the review captured, and only
-# its bytes tell the edit. The review stops before its capture
-# (JIG_FAULT_STOP=capture) until the start of a second; main.js's mtime
-# is then set (its ctime is this second), the review continued, and
-# main.js edited in place as soon as the review has stored what it read
-# (its blob). One Python process does all of that (a command started
-# under TCG can take longer than the second). Tried again, at most 10
-# times, when the second ends in between.
+# its bytes tell the edit. The review stops before its capture and again
+# once it has read every file, read it again into its store and checked
+# the two agree, before the store's syncs (JIG_FAULT_STOP="capture,blobs
+# written"): at the start of a second, by the file system's own clock,
+# main.js's mtime is set (its ctime is this second) and the review
+# continued; at its second stop main.js is edited in place and its mtime
+# restored. Only two reads of one small file and one write lie between
+# the two, so the second rarely ends in between; tried again, at most 30
+# times, when it does. (This test once took the second from time.time(),
+# which the kernel's coarse clock lags, and waited for the synced blob:
+# all 30 attempts missed, in CI and on a quiet machine.) One Python
+# process does all of that (a command started under TCG can take longer
+# than the second).
 same_second() {
 	/usr/bin/python3 - "$JIG" "$D/p" "$T/fault.log" <<'PY' || fail "the capture and the edit did not fit in one second"
 import hashlib, os, signal, subprocess, sys, time
@@ -64,34 +70,46 @@ def last(text):  # the last line "// XNN" in place: the same inode and size
 def fp():
     st = os.stat(f)
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-for k in range(1, 31):  # each fits only when the machine lets the capture end within the second
+def stopped_at(p, stage, pause):  # the review has logged STAGE and stopped
+    t = time.monotonic()
+    while True:
+        text = open(log).read() if os.path.exists(log) else ""
+        if (stage + " %d\n" % p.pid) in text and open("/proc/%d/stat" % p.pid).read().split(") ")[1][0] == "T":
+            return
+        if p.poll() is not None or time.monotonic() - t > 120:
+            sys.exit("the review did not stop at %s: %s" % (stage, p.stderr.read().decode()))
+        time.sleep(pause)
+for k in range(1, 31):  # each fits only when the machine lets the read end within the second
     last("b%02d" % k)
     blob = proj + "/.jig/store/blobs/" + hashlib.sha256(open(f, "rb").read()).hexdigest()
     if os.path.exists(log):
         os.unlink(log)
-    env = dict(os.environ, JIG_FAULT_STOP="capture", JIG_FAULT_LOG=log)
+    env = dict(os.environ, JIG_FAULT_STOP="capture,blobs written", JIG_FAULT_LOG=log)
     p = subprocess.Popen([jig, "review", "--yes"], cwd=proj, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    t = time.monotonic()
-    while not (os.path.exists(log) and open("/proc/%d/stat" % p.pid).read().split(") ")[1][0] == "T"):
-        if p.poll() is not None or time.monotonic() - t > 120:
-            sys.exit("the review did not stop before its capture: " + p.stderr.read().decode())
-        time.sleep(0.02)
-    while time.time() % 1 > 0.05:  # the start of a second
-        time.sleep(0.002)
+    stopped_at(p, "capture", 0.02)
+    # The start of a second by the clock the file system stamps ctimes
+    # with (the kernel's coarse clock, which lags time.time() by up to a
+    # tick, and by much more in an idle TCG guest): main.js's mtime set an
+    # hour back again and again until its ctime is a new second.
     old = time.time_ns() - 3600 * 10**9
-    os.utime(f, ns=(old, old))  # its mtime an hour old, its ctime now
-    before = fp()
-    os.kill(p.pid, signal.SIGCONT)
-    t = time.monotonic()
-    while not os.path.exists(blob):
-        if p.poll() is not None or time.monotonic() - t > 120:
-            sys.exit("the review stored nothing: " + p.stderr.read().decode())
+    os.utime(f, ns=(old, old))
+    first = fp()[3]
+    while True:
+        os.utime(f, ns=(old, old))  # its mtime an hour old, its ctime now
+        before = fp()
+        if before[3] != first:
+            break
         time.sleep(0.001)
+    os.kill(p.pid, signal.SIGCONT)
+    stopped_at(p, "blobs written", 0.001)
     last("e%02d" % k)
     os.utime(f, ns=(old, old))
     after = fp()
+    os.kill(p.pid, signal.SIGCONT)
     if p.wait() != 0:
         sys.exit("the review failed: " + p.stderr.read().decode())
+    if not os.path.exists(blob):
+        sys.exit("the review did not store the bytes it read")
     if after[2] % 10**9 or after[3] % 10**9:
         sys.exit("not a file system of 1-second timestamps: %r" % (after,))
     print("attempt %d: main.js when captured %r, after the edit %r" % (k, before, after))

@@ -163,7 +163,7 @@ case_real_example() {
 	[ "$rc" -eq 0 ] || fail "review failed"
 	cat "$T/review.out"
 	only_tarballs 1
-	grep -q "npm dependencies: prepared installation sha256 [0-9a-f]\{64\} (1 packages" "$T/review.out" || fail "no installation in the Plan"
+	grep -q "npm dependencies: prepared installation sha256 [0-9a-f]\{64\} (1 package," "$T/review.out" || fail "no installation in the Plan"
 	: >"$T/log"
 	(cd "$T/p" && "$JIG" run csv-columns --input data="$T/p/csv-columns/sample.csv" --output "$T/pkt") || fail "the Run failed"
 	cat "$T/pkt/files/columns.json"
