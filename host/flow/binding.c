@@ -144,7 +144,7 @@ static int capture_res(struct jig_project *p, const struct jig_flow *f, const st
 		       bool store, uint64_t *used, struct jig_error *e)
 {
 	char what[300];
-	snprintf(what, sizeof(what), "%s binding %s resource %s", f->name, b->name, rs->child);
+	snprintf(what, sizeof(what), "flow %s binding %s resource %s", f->name, b->name, rs->child);
 	jig_autoclose int fd = jig_open_beneath(p->rootfd, rs->path, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return jig_err(e, JIG_E_USAGE, "flow %s binding %s: resources: \"%s\": %s: %s", f->name, b->name, rs->child, rs->path,

@@ -38,7 +38,7 @@ struct entry {
 };
 
 struct walk {
-	const char *flow;
+	const char *what; /* names the tree in messages: "flow F", "flow F: its prepared node_modules" */
 	bool skip_node_modules;
 	bool package_names; /* a prepared tree: any name npm can publish (decision 261) */
 	dev_t dev;
@@ -112,20 +112,20 @@ static int take_file(struct walk *w, int dfd, const char *n, const char *rel)
 	jig_autoclose int fd = openat(dfd, n, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct statx sx;
 	if (fd < 0 && errno == ELOOP)
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a symbolic link; packages contain regular files and directories only", w->flow, rel);
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: is a symbolic link; packages contain regular files and directories only", w->what, rel);
 	if (fd < 0 || stat_fd(fd, &sx) < 0)
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: %s", w->flow, rel, strerror(errno));
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: %s", w->what, rel, strerror(errno));
 	if (!on_tree(w, &sx))
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is another mount; packages are captured from one file system", w->flow, rel);
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: is another mount; packages are captured from one file system", w->what, rel);
 	if (!S_ISREG(sx.stx_mode))
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: changed while it was captured", w->flow, rel);
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: changed while it was captured", w->what, rel);
 	if (sx.stx_nlink != 1)
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: has %lu hard links; packages contain singly linked files only", w->flow, rel,
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: has %lu hard links; packages contain singly linked files only", w->what, rel,
 			       (unsigned long)sx.stx_nlink);
 	if (w->n >= JIG_PACKAGE_MAX_FILES)
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: more than %d files", w->flow, JIG_PACKAGE_MAX_FILES);
+		return jig_err(w->e, JIG_E_USAGE, "%s: more than %d files", w->what, JIG_PACKAGE_MAX_FILES);
 	if ((w->bytes += sx.stx_size) > JIG_ARTIFACT_MAX_BYTES)
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: the package is larger than %llu MiB (the Package/0 artifact cap)", w->flow,
+		return jig_err(w->e, JIG_E_USAGE, "%s: the package is larger than %llu MiB (the Package/0 artifact cap)", w->what,
 			       JIG_ARTIFACT_MAX_BYTES >> 20);
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 256;
@@ -138,9 +138,9 @@ static int take_file(struct walk *w, int dfd, const char *n, const char *rel)
 	*f = (struct entry){.size = sx.stx_size, .exec = (sx.stx_mode & 0111) != 0};
 	int h = hash_file(w, fd, sx.stx_size, f->hex);
 	if (h < 0)
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: read: %s", w->flow, rel, strerror(errno));
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: read: %s", w->what, rel, strerror(errno));
 	if (h > 0)
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: changed while it was captured", w->flow, rel);
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: changed while it was captured", w->what, rel);
 	if (!(f->path = strdup(rel)))
 		return jig_err(w->e, JIG_E_INTERNAL, "out of memory");
 	w->n++;
@@ -156,26 +156,26 @@ static int take_dir(struct walk *w, int dfd, const char *n, const char *rel, int
 	jig_autoclose int sub = openat(dfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct statx sx;
 	if (sub < 0 && errno == ELOOP)
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a symbolic link; packages contain regular files and directories only", w->flow, rel);
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: is a symbolic link; packages contain regular files and directories only", w->what, rel);
 	if (sub < 0)
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: %s", w->flow, rel, strerror(errno));
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: %s", w->what, rel, strerror(errno));
 	if (stat_fd(sub, &sx) < 0 || !S_ISDIR(sx.stx_mode))
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: changed while it was captured (another directory or mount)", w->flow, rel);
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: changed while it was captured (another directory or mount)", w->what, rel);
 	if (!on_tree(w, &sx))
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is another mount; packages are captured from one file system", w->flow, rel);
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: is another mount; packages are captured from one file system", w->what, rel);
 	return walk_dir(w, sub, rel, depth + 1);
 }
 
 static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 {
 	if (depth > MAX_DEPTH)
-		return jig_err(w->e, JIG_E_USAGE, "flow %s: %s: nested deeper than %d directories", w->flow, prefix, MAX_DEPTH);
+		return jig_err(w->e, JIG_E_USAGE, "%s: %s: nested deeper than %d directories", w->what, prefix, MAX_DEPTH);
 	int dup_fd = dup(dfd);
 	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	if (!d) {
 		if (dup_fd >= 0)
 			close(dup_fd);
-		return jig_err(w->e, JIG_E_INTERNAL, "flow %s: %s: %s", w->flow, prefix, strerror(errno));
+		return jig_err(w->e, JIG_E_INTERNAL, "%s: %s: %s", w->what, prefix, strerror(errno));
 	}
 	rewinddir(d); /* the dup shares the offset: a second walk of dfd starts over */
 	int r = 0;
@@ -197,21 +197,21 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 		struct stat st;
 		const char *rule = w->package_names ? jig_package_path_rule(rel) : NULL;
 		if (rule)
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %.200s: the path %s", w->flow, rel, rule);
+			r = jig_err(w->e, JIG_E_USAGE, "%s: %.200s: the path %s", w->what, rel, rule);
 		else if (!w->package_names && !jig_path_is_normal_relative(rel))
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: file names must be [A-Za-z0-9._+@-]", w->flow, rel);
+			r = jig_err(w->e, JIG_E_USAGE, "%s: %s: file names must be [A-Za-z0-9._+@-]", w->what, rel);
 		else if (strcmp(n, JIG_STATE_DIR) == 0)
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: the protected .jig state is never part of a package", w->flow, rel);
+			r = jig_err(w->e, JIG_E_USAGE, "%s: %s: the protected .jig state is never part of a package", w->what, rel);
 		else if (type == DT_UNKNOWN && fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: %s", w->flow, rel, strerror(errno));
+			r = jig_err(w->e, JIG_E_USAGE, "%s: %s: %s", w->what, rel, strerror(errno));
 		else if (type == DT_UNKNOWN && (type = IFTODT(st.st_mode)) == DT_UNKNOWN)
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a special file (fifo, socket or device); refused", w->flow, rel);
+			r = jig_err(w->e, JIG_E_USAGE, "%s: %s: is a special file (fifo, socket or device); refused", w->what, rel);
 		else if (type == DT_LNK)
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a symbolic link; packages contain regular files and directories only", w->flow, rel);
+			r = jig_err(w->e, JIG_E_USAGE, "%s: %s: is a symbolic link; packages contain regular files and directories only", w->what, rel);
 		else if (type == DT_DIR)
 			r = take_dir(w, dfd, n, rel, depth);
 		else if (type != DT_REG)
-			r = jig_err(w->e, JIG_E_USAGE, "flow %s: %s: is a special file (fifo, socket or device); refused", w->flow, rel);
+			r = jig_err(w->e, JIG_E_USAGE, "%s: %s: is a special file (fifo, socket or device); refused", w->what, rel);
 		else
 			r = take_file(w, dfd, n, rel);
 	}
@@ -401,7 +401,7 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 	struct statx sx;
 	if (stat_fd(pfd, &sx) < 0)
 		return jig_err(e, JIG_E_USAGE, "%s: cannot tell its mount: %s", what, strerror(errno));
-	struct walk w = {.flow = what, .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor), .mnt = sx.stx_mnt_id, .e = e,
+	struct walk w = {.what = what, .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor), .mnt = sx.stx_mnt_id, .e = e,
 			 .skip_node_modules = entry != NULL, .package_names = package_names, .buf = malloc(READ_BUF)};
 	JIG_FAULT_POINT("capture"); /* before the first file is read (tests/flow/coarse_time.sh) */
 	int r = w.buf ? walk_dir(&w, pfd, "", 0) : jig_err(e, JIG_E_INTERNAL, "out of memory");
@@ -424,7 +424,7 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 	if (!has_entry) {
 		json_decref(man);
 		free_entries(&w);
-		return jig_err(e, JIG_E_USAGE, "flow %s: entry %s is not a file of the package %s", what, entry, dir);
+		return jig_err(e, JIG_E_USAGE, "%s: entry %s is not a file of the package %s", what, entry, dir);
 	}
 	unsigned char d[JIG_SHA256_LEN];
 	jig_sha256(canon, strlen(canon), d);
@@ -508,7 +508,9 @@ int jig_project_capture(struct jig_project *p, bool store, struct jig_error *e)
 		int r = store ? no_credential(pfd, f->name, e) : 0; /* at review: a Run's package is the admitted one */
 		if (r)
 			return r;
-		r = capture_tree(p, pfd, f->name, f->entry, f->dir, store, false, &used, &f->package_manifest, f->package_sha256, &f->package_bytes,
+		char what[300];
+		snprintf(what, sizeof(what), "flow %s", f->name);
+		r = capture_tree(p, pfd, what, f->entry, f->dir, store, false, &used, &f->package_manifest, f->package_sha256, &f->package_bytes,
 				     &f->package_files, e);
 		if (r)
 			return r;

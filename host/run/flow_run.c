@@ -279,8 +279,8 @@ static int ready(void *ctx, struct jig_error *e)
 {
 	struct run *r = ctx;
 	int rc;
-	if (r->f->checkpoint && (rc = jig_recovery_bind(r->rundir, r->req->project, r->f->name, r->pl.sha256,
-							 r->f->package_sha256, r->req->timeout_ms, e)))
+	if ((rc = jig_recovery_bind(r->rundir, r->req->project, r->f->name, r->pl.sha256, r->f->package_sha256,
+				    r->req->timeout_ms, r->req->expiry_ms, r->f->checkpoint, e)))
 		return rc;
 	if (r->f->n_bindings && (rc = bindings_start(r, e)))
 		return rc;

@@ -96,11 +96,12 @@ int jig_outer_stop_cause(void)
 	return b == CAUSE_EXPIRY ? -1 : b;
 }
 
-static void on_signal(struct escalation *x, pid_t c, long long now, int sig)
+static void on_signal(struct escalation *x, struct jig_outer_bounds *b, pid_t c, long long now, int sig)
 {
 	if (x->termed)
 		return;
 	tell_cause(sig);
+	b->stop = sig;
 	kill(c, SIGTERM);
 	x->termed = true;
 	x->signal_at = now;
@@ -116,6 +117,7 @@ static void on_time(struct escalation *x, struct jig_outer_bounds *b, pid_t c, l
 		b->expired = true;
 		if (!x->termed) {
 			tell_cause(CAUSE_EXPIRY);
+			b->stop = -1;
 			kill(c, SIGTERM);
 			x->termed = true;
 			x->kill_at = x->expiry_at + JIG_EXPIRY_KILL_MS;
@@ -163,7 +165,7 @@ static int supervise(pid_t c, int sfd, struct jig_outer_bounds *b)
 				first = first ? first : (int)si.ssi_signo;
 			/* A signal read after the expiry is later than it. */
 			if (first && (x.expiry_at < 0 || now < x.expiry_at))
-				on_signal(&x, c, now, first);
+				on_signal(&x, b, c, now, first);
 		}
 		on_time(&x, b, c, now);
 		if (waitpid(c, &status, WNOHANG) == c)
@@ -261,7 +263,12 @@ int jig_run_outer(const char *output, struct jig_outer_bounds *b, int (*coordina
 	 * destination did not exist when the command started). */
 	struct stat st;
 	bool had = packet_published(output, &st);
-	int published = cleanup_lost(c, output, run_dir, msg, sizeof(msg)) && !had ? jig_recovery_run(run_dir, output, c, WTERMSIG(status), msg, sizeof(msg)) : had;
+	/* Killed at the expiry's grace: the record its coordinator would have
+	 * published, by the one who saw the expiry (decision 295). */
+	int stop = b->killed && b->expired ? b->stop : 0;
+	int published = cleanup_lost(c, output, run_dir, msg, sizeof(msg)) && !had
+				? jig_recovery_run(run_dir, output, c, WTERMSIG(status), stop, msg, sizeof(msg))
+				: had;
 	jig_lease_remove_run_dir(run_dir); /* once its scope is fenced */
 	jig_lease_close(&lease);
 	char why[256];

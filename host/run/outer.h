@@ -7,7 +7,9 @@
  * Both bounds are fixed when set; later signals extend nothing. If the
  * coordinator dies without finishing, the outer fences what it left (the
  * sandbox door's recover), removes its stage and the run directory, and
- * says so; a packet already published is never touched. */
+ * says so; a packet already published is never touched. A coordinator it
+ * killed at the expiry's grace, nothing published, gets its `cancelled`
+ * record from a recovery-only coordinator (run/recovery.h). */
 #ifndef JIG_RUN_OUTER_H
 #define JIG_RUN_OUTER_H
 
@@ -25,6 +27,7 @@ struct jig_outer_bounds {
 	bool expired;		/* out: the expiry came before the coordinator ended */
 	bool killed;		/* out: the outer command sent it SIGKILL */
 	long long kill_after_ms; /* out: SIGKILL this long after the expiry (expired) or the first stop signal */
+	int stop;		 /* out: what the coordinator was told stopped it: the stop signal, -1 the expiry, 0 nothing */
 };
 
 /* In the coordinator: why the outer command sent it SIGTERM, once it

@@ -40,14 +40,23 @@ try {
   if (tree[0].head !== x.binding + ' \u2192 flow ' + x.flow + ': ' + x.status + ': ' + x.why) fail('head: ' + tree[0].head);
   if (JSON.stringify(tree[0].logs) !== JSON.stringify(x.logs) || JSON.stringify(tree[1].logs) !== JSON.stringify(z.logs))
     fail('children\'s logs: ' + JSON.stringify(tree));
-  if (tree[0].effects.length !== 1 || !tree[0].effects[0].includes('route=ask') ||
-      !tree[0].effects[0].includes('answer_bytes=4096 bytes (4 KiB)') || tree[1].effects.length !== 0)
+  if (tree[0].effects.length !== 1 || !tree[0].effects[0].includes('route: ask') ||
+      !tree[0].effects[0].includes('answer bytes: 4096 bytes (4 KiB)') || tree[1].effects.length !== 0)
     fail('children\'s effects: ' + JSON.stringify(tree));
   const y = x.children[0];
   if (tree[0].kids.length !== 1 || tree[0].kids[0].flow !== y.flow || tree[0].kids[0].level !== '2' ||
-      JSON.stringify(tree[0].kids[0].logs) !== JSON.stringify(y.logs) || !tree[0].kids[0].effects[0].includes('route=run'))
+      JSON.stringify(tree[0].kids[0].logs) !== JSON.stringify(y.logs) || !tree[0].kids[0].effects[0].includes('route: run'))
     fail('the grandchild: ' + JSON.stringify(tree[0].kids));
   ok('the children are a tree (2 under the root, 1 under ' + x.binding + '), each with its effects and logs under it');
+  // Issue 46: the page's labels are words, not the record's snake_case
+  // keys; the headline is the summary's first entry.
+  const labels = await page.$$eval('#summary dt, #scopes th', (es) => es.map((e) => e.textContent));
+  const snake = labels.filter((t) => /[a-z0-9]_[a-z0-9]/i.test(t));
+  if (snake.length) fail('raw keys as labels: ' + JSON.stringify(snake));
+  for (const want of ['what happened', 'admitted Plan (SHA-256)', 'deadline', 'started', 'peak memory', 'CPU time', 'cleanup confirmed'])
+    if (!labels.includes(want)) fail('no label "' + want + '": ' + JSON.stringify(labels));
+  if (labels[1] !== 'what happened') fail('the headline is not first: ' + JSON.stringify(labels));
+  ok('the labels are words: ' + labels.join(', '));
   const rootEffects = await page.$$eval('#effects li', (ls) => ls.map((l) => l.textContent));
   if (!rootEffects[0].includes('1 of its own; 2 made by child Flows')) fail('root effects: ' + JSON.stringify(rootEffects));
   ok('the root\'s effects: ' + rootEffects[0]);

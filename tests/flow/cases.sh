@@ -507,7 +507,9 @@ within() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ] || fail "$4: ${
 # "scope fence": the stop signal reached its supervisor, the Flow is not
 # fenced yet). SIGINT, SIGINT, SIGTERM: the coordinator is SIGKILLed 200 ms
 # after the expiry, inside its 250 ms grace (TCG: 200 ms of slack past it), the outer command fences the
-# scope; nothing is left and nothing is published.
+# scope, and then publishes the record the coordinator would have
+# (decision 295): cancelled by the operator's SIGINT, the expiry passed
+# before it settled; no output file, nothing else left.
 # lane: idle
 case_cancel_expiry_grace() {
 	project "$HOSTILE"; printf 'ignoreterm 120000\n' >"$T/mode"
@@ -522,10 +524,14 @@ case_cancel_expiry_grace() {
 	over
 	[ "$rc" -eq 1 ] || fail "exit $rc"
 	grep -q "the command's expiry passed and the coordinator did not settle (SIGKILL " "$T/err" || fail "the reason"
-	grep -q "the coordinator (pid $stopped) was killed by signal 9 before it finished; nothing was published; its scope was fenced" "$T/err" || fail "not killed and fenced"
+	grep -q "the coordinator (pid $stopped) was killed by signal 9 before it finished; its scope was fenced and its run directory and stage removed; a recovery-only coordinator published its record (cancelled)" "$T/err" || fail "not killed, fenced and recorded"
 	within "$after" 200 450 "SIGKILL after the expiry (ms)"
 	within "$elapsed" 45200 59000 "the command's life (ms), shorter than the 60 s settlement after the SIGINT"
-	[ ! -e "$T/pkt" ] || fail "a packet was published"
+	[ "$(rec status)" = cancelled ] && [ "$(rec termination.outcome)" = cancelled ] && [ "$(rec 'outputs | length')" = 0 ] ||
+		fail "the record: $(rec status), $(rec termination.outcome), $(rec outputs)"
+	rec error | grep -q "^cancelled by the operator: SIGINT (signal 2); the command's expiry of 45000 ms passed before the coordinator settled; the coordinator (pid $stopped) did not settle" ||
+		fail "the record's error: $(rec error)"
+	[ -z "$(ls -A "$T/pkt/files" 2>/dev/null)" ] || fail "files were published"
 	no_leftovers
 }
 # R-L05 (#200, #202): no expiry that matters (the default, 150 s). The
@@ -554,7 +560,8 @@ case_cancel_settle_sigkill_60s() {
 # null; without it the record says the 30 s deadline plus 2 minutes); an
 # explicit one holds: a Flow sleeping past a 10 s expiry is cancelled at
 # it and the command ended by 250 ms after it (cancelled and published
-# within the grace, or SIGKILLed at its end), nothing left.
+# within the grace, or SIGKILLed at its end and the record published by
+# the outer command, decision 295), nothing left.
 # lane: idle
 case_cancel_dashboard_expiry() {
 	project "$HOSTILE"
@@ -571,11 +578,12 @@ case_cancel_dashboard_expiry() {
 	[ "$rc" -eq 1 ] || fail "exit $rc"
 	if [ -n "$after" ]; then
 		within "$after" 200 450 "SIGKILL after the expiry (ms)"
-		[ ! -e "$T/pkt" ] || fail "a packet was published"
+		grep -q "a recovery-only coordinator published its record (cancelled)" "$T/err" || fail "no record published"
 	else
 		grep -q "the command's 10000 ms expiry passed (--expiry): the Run was cancelled" "$T/err" || fail "no expiry"
-		[ "$(rec status)" = cancelled ] || fail "status $(rec status)"
 	fi
+	[ "$(rec status)" = cancelled ] || fail "status $(rec status)"
+	rec error | grep -q "^cancelled: the command's expiry of 10000 ms passed (SIGTERM)" || fail "the record's error: $(rec error)"
 	within "$elapsed" 10000 40000 "the command's life (ms), SIGKILL and then the fencing"
 	no_leftovers
 }

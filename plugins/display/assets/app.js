@@ -66,13 +66,29 @@
     if (/_ms$/.test(k) || k === 'wall_ms') return v + ' ms' + (v >= 1000 ? ' (' + dur(v) + ')' : '');
     return String(v);
   }
+  // What a key of the view is called on the page (issue 46): words, not
+  // the record's snake_case keys; a key not listed has its underscores
+  // read as spaces. The values keep their exact form (fmt).
+  const LABELS = {
+    headline: 'what happened', flow: 'Flow', status: 'status', error: 'error',
+    plan_sha256: 'admitted Plan (SHA-256)', package_sha256: 'package (SHA-256)', timeout_ms: 'deadline',
+    started_ms: 'started', elapsed_ms: 'running for', deadline_left_ms: 'deadline left',
+    name: 'scope', state: 'state', outcome: 'outcome', exit_status: 'exit status', signal: 'signal',
+    core_dumped: 'core dumped', fenced: 'fenced', cleanup_confirmed: 'cleanup confirmed',
+    oom_kills: 'out-of-memory kills', pids_max_hits: 'task limit reached', memory_peak_bytes: 'peak memory',
+    memory_current_bytes: 'memory now', cpu_usec: 'CPU time', wall_ms: 'wall time', limits: 'limits',
+    memory_bytes: 'memory', tasks: 'tasks', cpu_quota_us: 'CPU share', max_request_bytes: 'request body at most',
+    max_response_bytes: 'response at most', request_bytes: 'request body', response_bytes: 'response',
+    http_status: 'HTTP status', duration_ms: 'took',
+  };
+  function label(k) { return Object.prototype.hasOwnProperty.call(LABELS, k) ? LABELS[k] : String(k).replace(/_/g, ' '); }
   function showSummary(v) {
     const dl = clear('summary');
     dl.appendChild(el('dt', 'shown'));
     dl.appendChild(el('dd', v.kind === 'packet' ? 'a saved packet' : 'a live Run'));
     for (const [k, val] of Object.entries(v.summary || {})) {
       if (val === null || val === '') continue;
-      dl.appendChild(el('dt', k));
+      dl.appendChild(el('dt', label(k)));
       dl.appendChild(el('dd', fmt(k, val), 'text'));
     }
   }
@@ -82,15 +98,15 @@
       for (const [k, val] of Object.entries(s)) {
         if (val === null) continue;
         const tr = el('tr');
-        tr.appendChild(el('th', k));
+        tr.appendChild(el('th', label(k)));
         const text = val && typeof val === 'object'
-          ? Object.entries(val).map(([lk, lv]) => lk + ' ' + fmt(lk, lv)).join('; ') : fmt(k, val);
+          ? Object.entries(val).map(([lk, lv]) => label(lk) + ' ' + fmt(lk, lv)).join('; ') : fmt(k, val);
         tr.appendChild(el('td', text, 'text'));
         t.appendChild(tr);
       }
     }
   }
-  function effectText(e) { return Object.entries(e).map(([k, x]) => k + '=' + fmt(k, x)).join('  '); }
+  function effectText(e) { return Object.entries(e).map(([k, x]) => label(k) + ': ' + fmt(k, x)).join('  '); }
   function countTree(kids, n) {
     for (const c of kids || []) { n.effects += (c.effects || []).length; n.nodes++; countTree(c.children, n); }
     return n;
@@ -114,8 +130,8 @@
       ['outcome', c.outcome], ['wall', t.wall_ms !== undefined ? fmt('wall_ms', t.wall_ms) : null],
       ['CPU', t.cpu_usec !== undefined ? fmt('cpu_usec', t.cpu_usec) : null],
       ['peak memory', t.memory_peak_bytes !== undefined ? fmt('memory_peak_bytes', t.memory_peak_bytes) : null],
-      ['limits', c.limits ? Object.entries(c.limits).map(([k, x]) => k + ' ' + fmt(k, x)).join('; ') : null],
-      ['reserved', c.reservation ? Object.entries(c.reservation).map(([k, x]) => k + ' ' + fmt(k, x)).join('; ') +
+      ['limits', c.limits ? Object.entries(c.limits).map(([k, x]) => label(k) + ' ' + fmt(k, x)).join('; ') : null],
+      ['reserved', c.reservation ? Object.entries(c.reservation).map(([k, x]) => label(k) + ' ' + fmt(k, x)).join('; ') +
         (c.reservation_released ? '; released after confirmed cleanup' : '; HELD: cleanup not confirmed') : null],
       ['deadline', c.deadline_ms !== undefined ? fmt('deadline_ms', c.deadline_ms) : null],
       ['cleanup', c.cleanup_confirmed === undefined ? null : c.cleanup_confirmed ? 'confirmed' : 'NOT confirmed'],

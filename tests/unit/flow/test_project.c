@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -135,9 +136,46 @@ static void no_such_flow(void **state)
 	assert_int_equal(e.code, JIG_E_USAGE);
 }
 
+/* Issue 46: a refusal in a captured tree names it once. The prepared
+ * installation's label is "flow F: its prepared node_modules" (prepare.c);
+ * it used to be put after the Flow's own "flow " prefix ("flow flow
+ * uses: ..."). A Flow's own package says "flow F: PATH: ...". */
+static void capture_refusal_names_once(void **state)
+{
+	(void)state;
+	project(FLOW(",\"inputs\":[],\"outputs\":[]"));
+	char p[256], q[256];
+	snprintf(p, sizeof(p), "%s/nm/lib", dir);
+	snprintf(q, sizeof(q), "%s/nm", dir);
+	assert_int_equal(mkdir(q, 0700), 0);
+	assert_int_equal(mkdir(p, 0700), 0);
+	snprintf(p, sizeof(p), "%s/nm/lib/a b.js", dir);
+	assert_int_equal(symlink("/etc/passwd", p), 0);
+	struct jig_project pr;
+	struct jig_error e = {0};
+	if (jig_project_open(dir, &pr, &e) < 0)
+		fail_msg("refused: %s", e.msg);
+	int nm = open(q, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(nm >= 0);
+	char sha[JIG_SHA256_HEX];
+	uint64_t bytes = 0;
+	size_t files = 0;
+	assert_true(jig_store_capture(&pr, nm, "flow f: its prepared node_modules", sha, &bytes, &files, &e) < 0);
+	assert_string_equal(e.msg, "flow f: its prepared node_modules: lib/a b.js: is a symbolic link; packages contain regular files and "
+				   "directories only");
+	close(nm);
+	/* the Flow's own package: "flow f: PATH: ..." */
+	snprintf(p, sizeof(p), "%s/f/link.ts", dir);
+	assert_int_equal(symlink("main.ts", p), 0);
+	memset(&e, 0, sizeof(e));
+	assert_true(jig_project_capture(&pr, false, &e) < 0);
+	assert_string_equal(e.msg, "flow f: link.ts: is a symbolic link; packages contain regular files and directories only");
+	jig_project_close(&pr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(valid_flows), cmocka_unit_test(refused_flows),
-					   cmocka_unit_test(no_such_flow)};
+					   cmocka_unit_test(no_such_flow), cmocka_unit_test(capture_refusal_names_once)};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
