@@ -106,6 +106,7 @@ static int coordinator(void *arg, const char *run_dir)
 		char head[1024];
 		jig_why_headline(out.record, inv->req.output, head, sizeof(head));
 		jig_why_put_run_line(stderr, head, inv->req.output);
+		jig_outer_reported(); /* the outer command must not print it again */
 		if (why && why[0] && !strstr(head, why)) {
 			fputs("  error: ", stderr);
 			jig_text_put_lines(stderr, "    ", why);
@@ -168,7 +169,7 @@ int jig_cmd_run(int argc, char **argv, int in_transient_scope)
 	code = jig_run_outer(inv.req.output, &b, coordinator, &inv, &e);
 	free_inputs(&inv.req);
 	char head[1024]; /* a coordinator killed after it published: its headline first */
-	if (code < 0 && !inv.json && jig_why_packet_headline(inv.req.output, head, sizeof(head)) == 0)
+	if (code < 0 && !inv.json && !b.reported && jig_why_packet_headline(inv.req.output, head, sizeof(head)) == 0)
 		jig_why_put_run_line(stderr, head, inv.req.output);
 	if (code < 0) {
 		jig_cli_fail(inv.json, &e);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -86,6 +87,16 @@ static void tell_cause(int cause)
 	unsigned char b = (unsigned char)cause;
 	if (cause_pipe[1] >= 0 && write(cause_pipe[1], &b, 1) != 1)
 		return; /* the record then names the signal the coordinator saw */
+}
+
+/* Shared with the coordinator (one page, MAP_SHARED before the fork): set
+ * once it printed its headline. */
+static volatile sig_atomic_t *reported_flag;
+
+void jig_outer_reported(void)
+{
+	if (reported_flag)
+		*reported_flag = 1;
 }
 
 int jig_outer_stop_cause(void)
@@ -216,6 +227,8 @@ int jig_run_outer(const char *output, struct jig_outer_bounds *b, int (*coordina
 	pid_t parent = getpid();
 	if (pipe2(cause_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		cause_pipe[0] = cause_pipe[1] = -1; /* the record names the signal the coordinator saw */
+	void *page = mmap(NULL, sizeof(*reported_flag), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	reported_flag = page == MAP_FAILED ? NULL : page;
 	fflush(NULL);
 	pid_t c = sfd < 0 ? -1 : fork();
 	if (c == 0) {
@@ -241,6 +254,10 @@ int jig_run_outer(const char *output, struct jig_outer_bounds *b, int (*coordina
 		close(cause_pipe[0]);
 	cause_pipe[0] = -1;
 	int status = c < 0 ? 0 : supervise(c, sfd, b);
+	b->reported = reported_flag && *reported_flag;
+	if (reported_flag)
+		munmap((void *)reported_flag, sizeof(*reported_flag));
+	reported_flag = NULL;
 	jig_sandbox_interrupt_close(sfd, &saved);
 	if (cause_pipe[1] >= 0)
 		close(cause_pipe[1]);

@@ -28,12 +28,17 @@ struct jig_outer_bounds {
 	bool killed;		/* out: the outer command sent it SIGKILL */
 	long long kill_after_ms; /* out: SIGKILL this long after the expiry (expired) or the first stop signal */
 	int stop;		 /* out: what the coordinator was told stopped it: the stop signal, -1 the expiry, 0 nothing */
+	bool reported;		 /* out: the coordinator said it printed its packet's headline (jig_outer_reported) */
 };
 
 /* In the coordinator: why the outer command sent it SIGTERM, once it
  * has: the stop signal that reached the outer command (SIGINT, SIGTERM,
  * SIGHUP), -1 for the command's expiry, 0 when it has not said. */
 int jig_outer_stop_cause(void);
+
+/* In the coordinator: it has printed its packet's headline, so the outer
+ * command, if it then loses it, does not print the line a second time. */
+void jig_outer_reported(void);
 
 /* CLOCK_MONOTONIC in ms: the clock of expiry_at_ms. */
 long long jig_outer_now_ms(void);

@@ -124,6 +124,29 @@ static size_t utf8_length(const char *s, size_t n)
 	return c;
 }
 
+/* A number against an integer bound, exactly: -1, 0 or 1 as v is below,
+ * at or above b. An integer is jansson's int64, exact. A number with a
+ * fraction or an exponent is the double its text reads as (the nearest,
+ * as JSON.parse reads it), compared with b without rounding either:
+ * its whole part (exact below 2^63) and the sign of what is left. What the
+ * text said beyond the double is not seen: a text within half an ulp of a
+ * bound reads as the bound (docs/schema0.md, decision 299). */
+static int cmp_bound(json_t *v, json_int_t b)
+{
+	if (json_is_integer(v))
+		return json_integer_value(v) < b ? -1 : json_integer_value(v) > b;
+	double d = json_real_value(v);
+	if (d >= 9223372036854775808.0) /* 2^63: above every bound */
+		return 1;
+	if (d < -9223372036854775808.0)
+		return -1;
+	json_int_t t = (json_int_t)d; /* toward zero: exact, its whole part */
+	if (t != b)
+		return t < b ? -1 : 1;
+	double whole = (double)t; /* exact: d's whole part is a double */
+	return d > whole ? 1 : d < whole ? -1 : 0;
+}
+
 static int fail(struct jig_error *e, const char *at, const char *why)
 {
 	return jig_err(e, JIG_E_USAGE, "the body does not match its Schema/0 at \"%s\": %s", at[0] ? at : "/", why);
@@ -155,10 +178,10 @@ static int validate(json_t *s, json_t *v, const char *at, struct jig_error *e)
 		if ((mn && n < (size_t)json_integer_value(mn)) || (mx && n > (size_t)json_integer_value(mx)))
 			return fail(e, at, "string length out of range");
 	}
-	if (json_is_integer(v)) {
+	if (json_is_number(v)) {
 		json_t *mn = json_object_get(s, "minimum"), *mx = json_object_get(s, "maximum");
-		if ((mn && json_integer_value(v) < json_integer_value(mn)) || (mx && json_integer_value(v) > json_integer_value(mx)))
-			return fail(e, at, "integer out of range");
+		if ((mn && cmp_bound(v, json_integer_value(mn)) < 0) || (mx && cmp_bound(v, json_integer_value(mx)) > 0))
+			return fail(e, at, json_is_integer(v) ? "integer out of range" : "number out of range");
 	}
 	if (json_is_array(v)) {
 		size_t n = json_array_size(v);

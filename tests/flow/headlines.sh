@@ -83,10 +83,23 @@ case_table_limits() {
 	[ "$(rec status)" = cancelled ] && [ "$(rec termination.outcome)" = cancelled ] && [ "$(rec expiry_ms)" = 12000 ] ||
 		fail "expiry: not recorded as cancelled by the expiry"
 	if grep -q "did not settle" "$T/err.$n"; then
-		echo "(the coordinator was killed at the grace; recovery published)"
-		grep -q "a recovery-only coordinator published its record (cancelled)" "$T/err.$n" || fail "expiry: jig run does not say who published"
+		echo "(the coordinator was killed at the grace)"
+		grep -Eq "a recovery-only coordinator published its record \(cancelled\)|its packet was published before" "$T/err.$n" ||
+			fail "expiry: jig run does not say who published"
+		[ "$(grep -c "^jig: flow fail was cancelled" "$T/err.$n")" -eq 1 ] || fail "expiry: the headline printed twice"
 	fi
 	web 3
+	# The same, its coordinator held before it could publish (the fault
+	# point "scope fence": the stop signal reached its supervisor, the
+	# Flow is not fenced yet): the outer command's record, every time.
+	export JIG_FAULT_STOP="scope fence"
+	run 9 fail "sleep 120000" --timeout 5m --expiry 12s
+	unset JIG_FAULT_STOP
+	same "^flow fail was cancelled: the command's expiry of 12000 ms passed \(SIGTERM\); the coordinator \(pid [0-9]+\) did not settle within the 250 ms grace"
+	grep -q "a recovery-only coordinator published its record (cancelled)" "$T/err.$n" || fail "expiry: jig run does not say who published"
+	[ "$(rec status)" = cancelled ] && [ "$(rec termination.outcome)" = cancelled ] && [ "$(rec expiry_ms)" = 12000 ] ||
+		fail "expiry (held): not recorded as cancelled by the expiry"
+	web 9
 	run 4 fail segv
 	same "^flow fail (crashed with|was killed by) SIGSEGV \(signal 11, (no )?core dumped\)"
 }

@@ -110,8 +110,46 @@ static void validates_bodies(void **state)
 	valid("{}", "{\"anything\":[1,{\"x\":null}]}");
 }
 
+/* Issue 46, decision 299: minimum and maximum bound every number, not
+ * only integers (a fraction or an exponent used to pass any bound), and
+ * the edge is where docs/schema0.md says: an integer is compared exactly;
+ * any other number as the double its text reads as, compared with the
+ * bound without rounding, so a text within half an ulp of a bound reads
+ * as the bound (accepted at it). */
+static void number_bounds(void **state)
+{
+	(void)state;
+	const char *amount = "{\"type\":\"number\",\"minimum\":-100,\"maximum\":100}";
+	valid(amount, "100");
+	valid(amount, "100.0");
+	valid(amount, "1e2");
+	valid(amount, "-100.0");
+	valid(amount, "99.99999999999999"); /* below: its double is below 100 */
+	invalid(amount, "100.5", "\"/\": number out of range");
+	invalid(amount, "100.00000000000001", "number out of range"); /* the next double above 100 */
+	invalid(amount, "-100.5", "number out of range");
+	invalid(amount, "1e21", "number out of range");
+	invalid(amount, "-1e300", "number out of range");
+	invalid(amount, "101", "integer out of range");
+	/* the edge: within half an ulp of 100 (7.1e-15) the text reads as 100 */
+	valid(amount, "100.000000000000001");
+	valid(amount, "-100.000000000000001");
+	/* an integer bound past 2^53 against a double: no rounding of the bound */
+	const char *big = "{\"maximum\":9007199254740993}"; /* 2^53 + 1 */
+	valid(big, "9007199254740993");
+	invalid(big, "9007199254740994", "integer out of range");
+	valid(big, "9007199254740992.0"); /* 2^53, a double below the bound */
+	invalid(big, "9007199254740994.0", "number out of range");
+	valid("{\"maximum\":9223372036854775807}", "9.2e18");
+	invalid("{\"maximum\":9223372036854775807}", "9.3e18", "number out of range");
+	valid("{\"minimum\":-9223372036854775807}", "-9.2e18");
+	invalid("{\"minimum\":0}", "-0.000001", "number out of range");
+	valid("{\"minimum\":0}", "-0.0");
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(checks_schemas), cmocka_unit_test(validates_bodies)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(checks_schemas), cmocka_unit_test(validates_bodies),
+					   cmocka_unit_test(number_bounds)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
