@@ -92,9 +92,10 @@ case_table_limits() {
 	# The same, its coordinator held before it could publish (the fault
 	# point "scope fence": the stop signal reached its supervisor, the
 	# Flow is not fenced yet): the outer command's record, every time.
-	export JIG_FAULT_STOP="scope fence"
+	export JIG_FAULT_STOP="scope fence" JIG_FAULT_LOG="$T/fault.log"
 	run 9 fail "sleep 120000" --timeout 5m --expiry 12s
-	unset JIG_FAULT_STOP
+	unset JIG_FAULT_STOP JIG_FAULT_LOG
+	grep -q "^scope fence " "$T/fault.log" || fail "expiry (held): the coordinator was not held at scope fence"
 	same "^flow fail was cancelled: the command's expiry of 12000 ms passed \(SIGTERM\); the coordinator \(pid [0-9]+\) did not settle within the 250 ms grace"
 	grep -q "a recovery-only coordinator published its record (cancelled)" "$T/err.$n" || fail "expiry: jig run does not say who published"
 	[ "$(rec status)" = cancelled ] && [ "$(rec termination.outcome)" = cancelled ] && [ "$(rec expiry_ms)" = 12000 ] ||
@@ -158,6 +159,18 @@ case_lines() {
 	set +e; (cd "$T/p" && "$JIG" run fail --input mode="$T/m" --input other="$T/m" --output "$T/pkt.x") 2>"$T/err.x"; rc=$?; set -e
 	cat "$T/err.x"
 	[ "$rc" -eq 2 ] && grep -q 'flow fail declares no input "other"; its inputs (flow.json): mode' "$T/err.x" || fail "--input: no list"
+	# Preparation failed (decision 297): refused before the Run, no
+	# packet; jig why's first line is jig run's own line, and it names no
+	# packet to inspect.
+	for bad in "$T/nosuch" "$T"; do
+		set +e; (cd "$T/p" && "$JIG" run fail --input mode="$bad" --output "$T/pkt.y") 2>"$T/err.y"; rc=$?; set -e
+		(cd "$T/p" && "$JIG" why fail) >"$T/why.y" 2>&1 || { cat "$T/why.y"; fail "jig why after a refusal"; }
+		r=$(head -1 "$T/err.y" | sed 's/^jig: //'); w=$(head -1 "$T/why.y")
+		printf 'exit %s\nrun: %s\nwhy: %s\n' "$rc" "$r" "$w"
+		[ "$rc" -ne 0 ] && [ -n "$r" ] && [ "$r" = "$w" ] || fail "preparation: jig why's first line is not jig run's"
+		[ ! -e "$T/pkt.y" ] || fail "preparation: a packet"
+		! grep -q "jig inspect" "$T/why.y" || fail "preparation: jig why names a packet to inspect"
+	done
 }
 
 . "$JIG_SOURCE/tests/vm/case-main.sh"
