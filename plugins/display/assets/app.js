@@ -79,7 +79,7 @@
     memory_current_bytes: 'memory now', cpu_usec: 'CPU time', wall_ms: 'wall time', limits: 'limits',
     memory_bytes: 'memory', tasks: 'tasks', cpu_quota_us: 'CPU share', max_request_bytes: 'request body at most',
     max_response_bytes: 'response at most', request_bytes: 'request body', response_bytes: 'response',
-    http_status: 'HTTP status', duration_ms: 'took',
+    http_status: 'HTTP status', duration_ms: 'took', memory_max_bytes: 'memory limit', tasks_max: 'task limit',
   };
   function label(k) { return Object.prototype.hasOwnProperty.call(LABELS, k) ? LABELS[k] : String(k).replace(/_/g, ' '); }
   function showSummary(v) {
