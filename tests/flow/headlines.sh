@@ -151,6 +151,21 @@ case_lines() {
 	grep -q '^ *at second line$' "$T/why.$n" || fail "jig why: the trace is not shown as lines"
 	grep -q 'at \\x1b\[31mthird' "$T/err.$n" "$T/inspect.$n" || fail "the control characters are not escaped"
 	! grep -q "$(printf '\033')" "$T/err.$n" "$T/inspect.$n" "$T/why.$n" || fail "a raw terminal sequence was printed"
+	# A coordinator that published and printed its headline, then was
+	# SIGKILLed at the expiry (held at the fault point "run dir end", after
+	# it printed): jig run's first line is the headline, printed once, and
+	# the outer command says the packet was published before (decisions
+	# 256, 295). The outer command stops at the same point after the kill.
+	export JIG_FAULT_STOP="run dir end" JIG_FAULT_LOG="$T/fault.log"
+	start 3 fail trace --expiry 25s
+	unset JIG_FAULT_STOP JIG_FAULT_LOG
+	i=0; until [ "$(grep -c '^run dir end ' "$T/fault.log" 2>/dev/null)" -ge 2 ]; do
+		i=$((i+1)); [ $i -lt 1500 ] || { cat "$T/err.3" "$T/fault.log"; fail "the coordinator and the outer command were not held"; }; sleep 0.05; done
+	kill -CONT "$outer"
+	over
+	same "first line"
+	[ "$(grep -c '^jig: flow fail failed in its own code' "$T/err.$n")" -eq 1 ] || fail "the headline was printed twice"
+	grep -q "its packet was published before" "$T/err.$n" || fail "the outer command does not say the packet was published before"
 	# jig.read of an undeclared input names the declared ones.
 	run 2 fail readsecret
 	same 'jig.read\("secret"\): the Flow declares no input "secret"; its inputs: mode'
