@@ -48,6 +48,29 @@ static int failf(struct jig_child *c, const char *what, const char *detail)
 	return -1;
 }
 
+/* Removes the caller's import stage (path below root) and confirms it is
+ * gone. Unconfirmed (seed 000: "unconfirmed copy, commit or descriptor
+ * cleanup ends the caller and never releases its destination for
+ * retry"), the caller is ended by jig, never answered, so its program
+ * does not resume, and the stage's slot is never released. The test
+ * fault "stage cleanup" leaves the stage (binding.s05_stage_cleanup_ends_caller). */
+static void remove_stage(struct jig_child *c, int root, const char *path)
+{
+	if (!JIG_FAULT_FAILS("stage cleanup"))
+		jig_remove_tree(root, path);
+	struct stat st;
+	if (fstatat(root, path, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return;
+	c->stage_left = true;
+	char why[600];
+	snprintf(why, sizeof(why),
+		 "cleanup not confirmed: the import stage of child Flow %.64s (via %.64s) in the caller's output could not be removed; "
+		 "jig ended the caller, which never resumes",
+		 c->b->flow, c->b->name);
+	snprintf(c->why, sizeof(c->why), "%s", why);
+	jig_run0_end(c->r0, why);
+}
+
 /* One whole input of the caller, borrowed through the read map. */
 static int borrow(struct jig_child *c, const struct jig_binding_map *m, int inputdir, struct jig_tree_stats *st)
 {
@@ -317,8 +340,8 @@ static int import_stage(struct jig_child *c, int root, const char *stage_path, i
 		json_object_set_new(c->staged, to, json_string(at));
 		done++;
 	}
-	jig_remove_tree(root, stage_path);
-	return r;
+	remove_stage(c, root, stage_path);
+	return c->stage_left ? -1 : r;
 }
 
 /* The write map's files of the fenced, validated child output out into
@@ -359,7 +382,7 @@ static int stage_and_import(struct jig_child *c, int out, struct jig_tree_limits
 	if (r == 0)
 		r = import_stage(c, root, path, stage, staged);
 	else
-		jig_remove_tree(root, path);
+		remove_stage(c, root, path);
 	json_decref(staged);
 	close(root);
 	return r;
@@ -474,7 +497,7 @@ void *jig_child_main(void *arg)
 	jig_remove_tree(root->rundir, c->dir);
 	struct stat st;
 	bool removed = fstatat(root->rundir, c->dir, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
-	bool cleaned = removed && (!c->launched || c->sr.cleanup_confirmed);
+	bool cleaned = removed && !c->stage_left && (!c->launched || c->sr.cleanup_confirmed);
 	pthread_mutex_lock(&root->lock);
 	if (cleaned && c->caller->level == 0)
 		jig_ledger_release(root, c->key, &c->res);
@@ -501,7 +524,8 @@ void *jig_child_main(void *arg)
 	/* Whether the child's Flow started: "never ran" apart from "ran and
 	 * failed or was killed" (null: the sandbox module does not say). */
 	json_object_set_new(m, "started", c->launched ? jig_scope_payload_started_json(&c->sr) : json_false());
-	jig_run0_send(c->r0, m);
+	if (!c->stage_left) /* an ended caller is never answered: its program does not resume */
+		jig_run0_send(c->r0, m);
 	json_decref(m);
 	jig_child_free(c);
 	return NULL;

@@ -589,6 +589,35 @@ case_s05_import_all_or_nothing() {
 	nothing_left
 }
 
+# Issue 47, R-S05 (#175), decision 281; seed 000: "unconfirmed copy,
+# commit or descriptor cleanup ends the caller and never releases its
+# destination for retry". The caller's import stage is left in place
+# (test fault "stage cleanup": its removal not confirmed): jig ends the
+# caller, which is never answered and never resumes (its second call, y,
+# is never made); the Run fails with the cleanup named on jig run's first
+# line, not blamed on the Flow; nothing is published; the child's node
+# keeps its reservation and says its cleanup was not confirmed.
+case_s05_stage_cleanup_ends_caller() {
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}},"y":{"flow":"a"}}},"a":{}}'
+	printf '%s\n' '{"root":{"calls":[["x"],["y"]],"write":{"out.txt":"root"}}}' >"$T/plan"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true
+	rm -rf "$T/pkt"
+	set +e
+	(cd "$T/p" && JIG_FAULT_FAIL="stage cleanup" "$JIG" run root --output "$T/pkt" --input plan="$T/plan" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -ne 0 ] || fail "the Run succeeded: the caller went on"
+	head -n 1 "$T/err" | grep -q "cleanup was not confirmed.*the import stage of child Flow a (via x) in the caller's output could not be removed; jig ended the caller, which never resumes" ||
+		fail "jig run's first line: $(head -n 1 "$T/err")"
+	! head -n 1 "$T/err" | grep -q "Run/0" || fail "blamed on the Flow's protocol"
+	[ "$(rec .status)" = failed ] || fail "status $(rec .status)"
+	check '.children | length == 1' "the caller resumed: its second call was made"
+	check '.children[0] | .binding == "x" and .cleanup_confirmed == false and .reservation_released == false' "the child's node"
+	[ ! -e "$T/pkt/files" ] || [ -z "$(ls -A "$T/pkt/files")" ] || fail "files were published: $(ls "$T/pkt/files")"
+	nothing_left
+}
+
 # Issue 33, R-S05, decision 115: when the supervisor cannot mount a
 # caller's output (test fault "output mount"), the launcher refuses and
 # the caller's Flow never starts: one line, nothing published, nothing
