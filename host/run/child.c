@@ -344,9 +344,19 @@ static int import_stage(struct jig_child *c, int root, const char *stage_path, i
 	return c->stage_left ? -1 : r;
 }
 
-/* The write map's files of the fenced, validated child output out into
- * the caller's hidden stage <id> on its own output tmpfs (bounded, 64 KiB
- * at a time, charged to its 16 MiB volume), then imported. */
+/* A regular file below dir, opened without following any link or
+ * leaving the file system. */
+static int open_file_beneath(int dir, const char *path)
+{
+	struct open_how how = {.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+	return (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
+}
+
+/* The write map's files of the fenced, validated child output out (its
+ * held tmpfs: no writer is left) into the caller's hidden stage <id> on
+ * its own output tmpfs (bounded, 64 KiB at a time, charged to its 16 MiB
+ * volume), then imported. */
 static int stage_and_import(struct jig_child *c, int out, struct jig_tree_limits *l)
 {
 	pthread_mutex_lock(&c->caller->root->lock);
@@ -369,9 +379,13 @@ static int stage_and_import(struct jig_child *c, int out, struct jig_tree_limits
 	l->what = "the caller's import stage";
 	l->allowed = NULL;
 	for (size_t i = 0; r == 0 && i < c->b->n_write; i++) {
-		jig_autoclose int fd = openat(out, c->b->write[i].child, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
+		jig_autoclose int fd = open_file_beneath(out, c->b->write[i].child);
+		if (fd < 0 && errno == ENOENT)
 			continue; /* the child did not write it */
+		if (fd < 0) {
+			r = failf(c, "import", strerror(errno));
+			break;
+		}
 		char k[24];
 		snprintf(k, sizeof(k), "%zu", i);
 		if (jig_tree_copy_file(fd, k, stage, l, &sst, &e) < 0)
@@ -388,8 +402,11 @@ static int stage_and_import(struct jig_child *c, int out, struct jig_tree_limits
 	return r;
 }
 
-/* Final validation of the fenced child's output into its directory, then
- * the write map's files staged and imported into the caller's output. */
+/* Final validation of the fenced child's output where it is (its held
+ * tmpfs: the child and its own children are fenced and joined, so nothing
+ * writes there; no copy in its run directory, which would sit outside the
+ * six output backings' 96 MiB, R-S08 #180), then the write map's files
+ * staged and imported into the caller's output. */
 static int collect(struct jig_child *c)
 {
 	struct jig_tree_limits l = {.what = "child output", .max_files = JIG_OUTPUT_MAX_FILES, .max_entries = JIG_OUTPUT_MAX_ENTRIES,
@@ -399,12 +416,9 @@ static int collect(struct jig_child *c)
 	struct jig_error e = {0};
 	if (c->sr.held_fd < 0)
 		return failf(c, "child output", "was not held");
-	if (mkdirat(c->dirfd, "out", 0700) < 0)
-		return failf(c, "child output", strerror(errno));
-	jig_autoclose int out = openat(c->dirfd, "out", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (out < 0 || jig_tree_copy(c->sr.held_fd, "", out, &l, &st, &e) < 0)
-		return failf(c, "child output refused", out < 0 ? strerror(errno) : e.msg);
-	return c->b->n_write ? stage_and_import(c, out, &l) : 0;
+	if (jig_tree_copy(c->sr.held_fd, "", -1, &l, &st, &e) < 0)
+		return failf(c, "child output refused", e.msg);
+	return c->b->n_write ? stage_and_import(c, c->sr.held_fd, &l) : 0;
 }
 
 /* The record's node: binding, scope, reservation, outcome, termination,

@@ -482,6 +482,7 @@ case_child_scope_is_the_plan() {
 # caller's output. The caller's mount table has /output as the "/pub"
 # subtree of a 16 MiB tmpfs (R-S08: the output tmpfs size as stated), and
 # the caller still has no capability, no_new_privs and a seccomp filter.
+# No copy of the child's output is in the run directory (R-S08 #180).
 case_s05_stage_hidden_from_caller() {
 	project '{"root":{"outputs":["result.json","from-x.bin"],"bindings":{"x":{"flow":"a","write":{"big.bin":"from-x.bin"}}}},"a":{"outputs":["result.json","big.bin"]}}'
 	marker=FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF
@@ -511,6 +512,11 @@ case_s05_stage_hidden_from_caller() {
 	echo "the stage from outside: [$seen]"
 	[ "$seen" = 0 ] || fail "the hidden stage was not seen through the coordinator's descriptor"
 	! ls -d /tmp/jig-run-*/stage 2>/dev/null | grep -q . || fail "a stage is in the run directory"
+	# R-S08 #180 (decision 282): the child's output was validated where it
+	# is, never copied into the run directory, outside the six output
+	# backings' 96 MiB: no file there holds its 1 MiB.
+	big=$(find /tmp/jig-run-* -type f -size +512k 2>/dev/null || true)
+	[ -z "$big" ] || fail "the child's output was copied into the run directory: $big"
 	sleep 3
 	kill -CONT "$stopped"
 	set +e; wait "$outer"; rc=$?; set -e
