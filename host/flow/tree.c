@@ -190,8 +190,8 @@ static int copy_bytes(int in, const struct stat *want, const char *rel, int dstf
 		return jig_err(e, JIG_E_USAGE, "%s %s: changed while it was copied", l->what, rel);
 	if (check_xattr(in, rel, l, e) < 0)
 		return -JIG_E_USAGE;
-	jig_autoclose int out = openat(dstfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0)
+	jig_autoclose int out = dstfd < 0 ? -1 : openat(dstfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (dstfd >= 0 && out < 0)
 		return jig_err(e, JIG_E_INTERNAL, "%s %s: cannot create the copy: %s", l->what, rel, strerror(errno));
 	struct jig_sha256_ctx *c = jig_sha256_begin();
 	if (!c)
@@ -215,7 +215,7 @@ static int copy_bytes(int in, const struct stat *want, const char *rel, int dstf
 			break;
 		}
 		jig_sha256_update(c, buf, (size_t)n);
-		if (write(out, buf, (size_t)n) != n) {
+		if (out >= 0 && write(out, buf, (size_t)n) != n) {
 			r = jig_err(e, JIG_E_INTERNAL, "%s %s: write: %s", l->what, rel, strerror(errno));
 			break;
 		}
@@ -224,7 +224,7 @@ static int copy_bytes(int in, const struct stat *want, const char *rel, int dstf
 	char hex[JIG_SHA256_HEX];
 	jig_sha256_end(c, h);
 	jig_hex(h, JIG_SHA256_LEN, hex);
-	if (r == 0 && fchmod(out, l->owner_only ? 0400 : 0444) < 0)
+	if (r == 0 && out >= 0 && fchmod(out, l->owner_only ? 0400 : 0444) < 0)
 		r = jig_err(e, JIG_E_INTERNAL, "%s %s: %s", l->what, rel, strerror(errno));
 	if (r == 0 && s->list)
 		json_array_append_new(s->list, json_pack("{s:s,s:I,s:s}", "path", rel, "size", (json_int_t)total, "sha256", hex));
@@ -276,18 +276,18 @@ static int copy_dir(int srcfd, dev_t dev, uint64_t mnt, const char *prefix, int 
 		else if (S_ISDIR(st.st_mode)) {
 			if (++s->entries > l->max_entries)
 				r = jig_err(e, JIG_E_USAGE, "%s: more than %zu entries", l->what, l->max_entries);
-			else if (mkdirat(dstfd, n, 0700) < 0)
+			else if (dstfd >= 0 && mkdirat(dstfd, n, 0700) < 0)
 				r = jig_err(e, JIG_E_INTERNAL, "%s %s: %s", l->what, rel, strerror(errno));
 			else {
 				jig_autoclose int sub = openat(srcfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				jig_autoclose int dsub = openat(dstfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				if (sub < 0 || dsub < 0)
+				jig_autoclose int dsub = dstfd < 0 ? -1 : openat(dstfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (sub < 0 || (dstfd >= 0 && dsub < 0))
 					r = jig_err(e, JIG_E_USAGE, "%s %s: %s", l->what, rel, strerror(errno));
 				else if (!same_entry(sub, &st, mnt))
 					r = jig_err(e, JIG_E_USAGE, "%s %s: changed while it was copied (another directory or mount)", l->what, rel);
 				else if (!(r = check_xattr(sub, rel, l, e)))
 					r = copy_dir(sub, dev, mnt, rel, dsub, l, s, depth + 1, e);
-				if (!r)
+				if (!r && dsub >= 0)
 					fchmod(dsub, l->owner_only ? 0500 : 0555);
 			}
 		} else if (!S_ISREG(st.st_mode))

@@ -34,7 +34,8 @@ struct jig_tree_stats {
 
 /* Copies the tree under srcfd (a directory) into dstfd (an empty
  * directory), prefix naming the paths. Counts accumulate in *st across
- * calls, so several attachments share one cap. */
+ * calls, so several attachments share one cap. dstfd -1: every check and
+ * digest, nothing copied (a fenced child's output validated in place). */
 int jig_tree_copy(int srcfd, const char *prefix, int dstfd, const struct jig_tree_limits *l,
 		  struct jig_tree_stats *st, struct jig_error *e);
 /* One regular file (by descriptor) to dstfd/name with the same checks. */

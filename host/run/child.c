@@ -48,6 +48,29 @@ static int failf(struct jig_child *c, const char *what, const char *detail)
 	return -1;
 }
 
+/* Removes the caller's import stage (path below root) and confirms it is
+ * gone. Unconfirmed (seed 000: "unconfirmed copy, commit or descriptor
+ * cleanup ends the caller and never releases its destination for
+ * retry"), the caller is ended by jig, never answered, so its program
+ * does not resume, and the stage's slot is never released. The test
+ * fault "stage cleanup" leaves the stage (binding.s05_stage_cleanup_ends_caller). */
+static void remove_stage(struct jig_child *c, int root, const char *path)
+{
+	if (!JIG_FAULT_FAILS("stage cleanup"))
+		jig_remove_tree(root, path);
+	struct stat st;
+	if (fstatat(root, path, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return;
+	c->stage_left = true;
+	char why[600];
+	snprintf(why, sizeof(why),
+		 "cleanup not confirmed: the import stage of child Flow %.64s (via %.64s) in the caller's output could not be removed; "
+		 "jig ended the caller, which never resumes",
+		 c->b->flow, c->b->name);
+	snprintf(c->why, sizeof(c->why), "%s", why);
+	jig_run0_end(c->r0, why);
+}
+
 /* One whole input of the caller, borrowed through the read map. */
 static int borrow(struct jig_child *c, const struct jig_binding_map *m, int inputdir, struct jig_tree_stats *st)
 {
@@ -317,13 +340,23 @@ static int import_stage(struct jig_child *c, int root, const char *stage_path, i
 		json_object_set_new(c->staged, to, json_string(at));
 		done++;
 	}
-	jig_remove_tree(root, stage_path);
-	return r;
+	remove_stage(c, root, stage_path);
+	return c->stage_left ? -1 : r;
 }
 
-/* The write map's files of the fenced, validated child output out into
- * the caller's hidden stage <id> on its own output tmpfs (bounded, 64 KiB
- * at a time, charged to its 16 MiB volume), then imported. */
+/* A regular file below dir, opened without following any link or
+ * leaving the file system. */
+static int open_file_beneath(int dir, const char *path)
+{
+	struct open_how how = {.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+	return (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
+}
+
+/* The write map's files of the fenced, validated child output out (its
+ * held tmpfs: no writer is left) into the caller's hidden stage <id> on
+ * its own output tmpfs (bounded, 64 KiB at a time, charged to its 16 MiB
+ * volume), then imported. */
 static int stage_and_import(struct jig_child *c, int out, struct jig_tree_limits *l)
 {
 	pthread_mutex_lock(&c->caller->root->lock);
@@ -346,9 +379,13 @@ static int stage_and_import(struct jig_child *c, int out, struct jig_tree_limits
 	l->what = "the caller's import stage";
 	l->allowed = NULL;
 	for (size_t i = 0; r == 0 && i < c->b->n_write; i++) {
-		jig_autoclose int fd = openat(out, c->b->write[i].child, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
+		jig_autoclose int fd = open_file_beneath(out, c->b->write[i].child);
+		if (fd < 0 && errno == ENOENT)
 			continue; /* the child did not write it */
+		if (fd < 0) {
+			r = failf(c, "import", strerror(errno));
+			break;
+		}
 		char k[24];
 		snprintf(k, sizeof(k), "%zu", i);
 		if (jig_tree_copy_file(fd, k, stage, l, &sst, &e) < 0)
@@ -359,14 +396,17 @@ static int stage_and_import(struct jig_child *c, int out, struct jig_tree_limits
 	if (r == 0)
 		r = import_stage(c, root, path, stage, staged);
 	else
-		jig_remove_tree(root, path);
+		remove_stage(c, root, path);
 	json_decref(staged);
 	close(root);
 	return r;
 }
 
-/* Final validation of the fenced child's output into its directory, then
- * the write map's files staged and imported into the caller's output. */
+/* Final validation of the fenced child's output where it is (its held
+ * tmpfs: the child and its own children are fenced and joined, so nothing
+ * writes there; no copy in its run directory, which would sit outside the
+ * six output backings' 96 MiB, R-S08 #180), then the write map's files
+ * staged and imported into the caller's output. */
 static int collect(struct jig_child *c)
 {
 	struct jig_tree_limits l = {.what = "child output", .max_files = JIG_OUTPUT_MAX_FILES, .max_entries = JIG_OUTPUT_MAX_ENTRIES,
@@ -376,12 +416,9 @@ static int collect(struct jig_child *c)
 	struct jig_error e = {0};
 	if (c->sr.held_fd < 0)
 		return failf(c, "child output", "was not held");
-	if (mkdirat(c->dirfd, "out", 0700) < 0)
-		return failf(c, "child output", strerror(errno));
-	jig_autoclose int out = openat(c->dirfd, "out", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (out < 0 || jig_tree_copy(c->sr.held_fd, "", out, &l, &st, &e) < 0)
-		return failf(c, "child output refused", out < 0 ? strerror(errno) : e.msg);
-	return c->b->n_write ? stage_and_import(c, out, &l) : 0;
+	if (jig_tree_copy(c->sr.held_fd, "", -1, &l, &st, &e) < 0)
+		return failf(c, "child output refused", e.msg);
+	return c->b->n_write ? stage_and_import(c, c->sr.held_fd, &l) : 0;
 }
 
 /* The record's node: binding, scope, reservation, outcome, termination,
@@ -474,7 +511,7 @@ void *jig_child_main(void *arg)
 	jig_remove_tree(root->rundir, c->dir);
 	struct stat st;
 	bool removed = fstatat(root->rundir, c->dir, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
-	bool cleaned = removed && (!c->launched || c->sr.cleanup_confirmed);
+	bool cleaned = removed && !c->stage_left && (!c->launched || c->sr.cleanup_confirmed);
 	pthread_mutex_lock(&root->lock);
 	if (cleaned && c->caller->level == 0)
 		jig_ledger_release(root, c->key, &c->res);
@@ -501,7 +538,8 @@ void *jig_child_main(void *arg)
 	/* Whether the child's Flow started: "never ran" apart from "ran and
 	 * failed or was killed" (null: the sandbox module does not say). */
 	json_object_set_new(m, "started", c->launched ? jig_scope_payload_started_json(&c->sr) : json_false());
-	jig_run0_send(c->r0, m);
+	if (!c->stage_left) /* an ended caller is never answered: its program does not resume */
+		jig_run0_send(c->r0, m);
 	json_decref(m);
 	jig_child_free(c);
 	return NULL;

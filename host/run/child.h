@@ -24,6 +24,7 @@ struct jig_child {
 	bool pick[JIG_MAX_DECLARED];
 	json_t *inputs; /* borrowed from the op, during admit */
 	bool stage_slot;
+	bool stage_left; /* its import stage's removal was not confirmed: the caller was ended (R-S05) */
 	uint64_t wall_ms;
 	long long started_ms; /* wall clock (ms since the epoch) just before its launch, for the record's timeline */
 	int dirfd, devnull, sv[2], ab[2], cancel[2], relay_stop[2];

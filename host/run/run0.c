@@ -24,19 +24,32 @@ static size_t line_cap(const struct jig_run0 *r, const char *line, size_t have)
 	return ckpt ? JIG_CHECKPOINT_MAX_LINE : JIG_RUN0_MAX_LINE;
 }
 
-static void fail(struct jig_run0 *r, const char *why)
+/* Ends the Run once: why (after prefix) is its error. */
+static void end(struct jig_run0 *r, const char *prefix, const char *why)
 {
 	if (!r->violation) {
 		r->violation = true;
-		snprintf(r->error, sizeof(r->error), "Run/0: %s", why);
+		snprintf(r->error, sizeof(r->error), "%s%s", prefix, why);
 		jig_poke(r->abort_wr);
 	}
+}
+
+static void fail(struct jig_run0 *r, const char *why)
+{
+	end(r, "Run/0: ", why);
 }
 
 void jig_run0_violation(struct jig_run0 *r, const char *why)
 {
 	pthread_mutex_lock(&r->send_lock);
 	fail(r, why);
+	pthread_mutex_unlock(&r->send_lock);
+}
+
+void jig_run0_end(struct jig_run0 *r, const char *why)
+{
+	pthread_mutex_lock(&r->send_lock);
+	end(r, "", why);
 	pthread_mutex_unlock(&r->send_lock);
 }
 

@@ -30,7 +30,7 @@ struct jig_run0 {
 	json_t *logs;	 /* the Flow's log lines, for the record */
 	json_t *effects; /* evidence of each effect */
 	bool done;	 /* the Flow said it finished */
-	bool violation;	 /* a protocol violation ended the Run */
+	bool violation;	 /* a protocol violation (or jig, jig_run0_end) ended the Run */
 	char error[512]; /* the violation, or the Flow's own error text */
 	size_t messages, http_requests, agent_turns, commands, checkpoints;
 	int interrupted_by;
@@ -88,6 +88,9 @@ size_t jig_run0_json_len(const char *s, size_t len);
 void jig_run0_send(struct jig_run0 *r, json_t *msg);
 /* Ends the Run for a protocol violation (any thread). */
 void jig_run0_violation(struct jig_run0 *r, const char *why);
+/* Ends the Run for jig's own reason (any thread): why is its error as
+ * given, never blamed on the Flow (an unconfirmed import stage cleanup). */
+void jig_run0_end(struct jig_run0 *r, const char *why);
 /* Waits for the reader (the Flow's end must be closed). */
 void jig_run0_join(struct jig_run0 *r);
 void jig_run0_free(struct jig_run0 *r);

@@ -65,11 +65,11 @@ const char *jig_session_endpoint_check(const char *ep, bool *loopback)
 	*loopback = false;
 	if (!colon || colon == ep || colon - ep > 253)
 		return "not HOST:PORT";
-	char *end;
-	errno = 0;
-	unsigned long port = strtoul(colon + 1, &end, 10);
-	if (errno || *end || colon[1] == '0' || colon[1] == '\0' || colon[1] == '+' || colon[1] == '-' || colon[1] == ' ' ||
-	    port < 1 || port > 65535)
+	/* Only digits, no leading zero (strtoul would also take leading
+	 * white space of any kind, a sign or "0x"-less zeros). */
+	size_t digits = strspn(colon + 1, "0123456789");
+	unsigned long port = digits && digits <= 5 && !colon[1 + digits] && colon[1] != '0' ? strtoul(colon + 1, NULL, 10) : 0;
+	if (port < 1 || port > 65535)
 		return "its PORT is not 1-65535 written plainly";
 	size_t n = (size_t)(colon - ep);
 	struct sockaddr_storage sa;

@@ -482,6 +482,7 @@ case_child_scope_is_the_plan() {
 # caller's output. The caller's mount table has /output as the "/pub"
 # subtree of a 16 MiB tmpfs (R-S08: the output tmpfs size as stated), and
 # the caller still has no capability, no_new_privs and a seccomp filter.
+# No copy of the child's output is in the run directory (R-S08 #180).
 case_s05_stage_hidden_from_caller() {
 	project '{"root":{"outputs":["result.json","from-x.bin"],"bindings":{"x":{"flow":"a","write":{"big.bin":"from-x.bin"}}}},"a":{"outputs":["result.json","big.bin"]}}'
 	marker=FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF
@@ -511,6 +512,11 @@ case_s05_stage_hidden_from_caller() {
 	echo "the stage from outside: [$seen]"
 	[ "$seen" = 0 ] || fail "the hidden stage was not seen through the coordinator's descriptor"
 	! ls -d /tmp/jig-run-*/stage 2>/dev/null | grep -q . || fail "a stage is in the run directory"
+	# R-S08 #180 (decision 282): the child's output was validated where it
+	# is, never copied into the run directory, outside the six output
+	# backings' 96 MiB: no file there holds its 1 MiB.
+	big=$(find /tmp/jig-run-* -type f -size +512k 2>/dev/null || true)
+	[ -z "$big" ] || fail "the child's output was copied into the run directory: $big"
 	sleep 3
 	kill -CONT "$stopped"
 	set +e; wait "$outer"; rc=$?; set -e
@@ -586,6 +592,35 @@ case_s05_import_all_or_nothing() {
 	for f in from-x.json from-x.txt from-y.txt; do
 		[ ! -e "$T/pkt/files/$f" ] || fail "$f was imported by a failed import"
 	done
+	nothing_left
+}
+
+# Issue 47, R-S05 (#175), decision 281; seed 000: "unconfirmed copy,
+# commit or descriptor cleanup ends the caller and never releases its
+# destination for retry". The caller's import stage is left in place
+# (test fault "stage cleanup": its removal not confirmed): jig ends the
+# caller, which is never answered and never resumes (its second call, y,
+# is never made); the Run fails with the cleanup named on jig run's first
+# line, not blamed on the Flow; nothing is published; the child's node
+# keeps its reservation and says its cleanup was not confirmed.
+case_s05_stage_cleanup_ends_caller() {
+	project '{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}},"y":{"flow":"a"}}},"a":{}}'
+	printf '%s\n' '{"root":{"calls":[["x"],["y"]],"write":{"out.txt":"root"}}}' >"$T/plan"
+	chmod -R u+w "$T/pkt" 2>/dev/null || true
+	rm -rf "$T/pkt"
+	set +e
+	(cd "$T/p" && JIG_FAULT_FAIL="stage cleanup" "$JIG" run root --output "$T/pkt" --input plan="$T/plan" --timeout 120s) >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	set -e
+	cat "$T/out" "$T/err"
+	[ "$rc" -ne 0 ] || fail "the Run succeeded: the caller went on"
+	head -n 1 "$T/err" | grep -q "cleanup was not confirmed.*the import stage of child Flow a (via x) in the caller's output could not be removed; jig ended the caller, which never resumes" ||
+		fail "jig run's first line: $(head -n 1 "$T/err")"
+	! head -n 1 "$T/err" | grep -q "Run/0" || fail "blamed on the Flow's protocol"
+	[ "$(rec .status)" = failed ] || fail "status $(rec .status)"
+	check '.children | length == 1' "the caller resumed: its second call was made"
+	check '.children[0] | .binding == "x" and .cleanup_confirmed == false and .reservation_released == false' "the child's node"
+	[ ! -e "$T/pkt/files" ] || [ -z "$(ls -A "$T/pkt/files")" ] || fail "files were published: $(ls "$T/pkt/files")"
 	nothing_left
 }
 

@@ -403,6 +403,26 @@ case_why_limits() {
 	why_says tasks "more processes or threads than its scope's limit of 64 tasks"
 }
 
+# Issue 47, R-S05 #166 (seed 000: a scope's tmpfs volumes count against
+# its memory limit): 60 MiB written to /scratch shows in the scope's
+# memory peak; 200 MiB of memory held alone fits the 256 MiB limit, the
+# same 200 MiB after 60 MiB of /scratch does not: the kernel kills the
+# scope, named as out of memory. Were tmpfs pages not charged to the
+# scope's cgroup, the third would fit as the second did.
+case_tmpfs_charged_to_memory() {
+	project "$HOSTILE"
+	hostile "charge 60 0"
+	peak=$(rec termination.memory_peak_bytes)
+	echo "60 MiB of /scratch: exit $rc, peak $peak"
+	[ "$rc" -eq 0 ] && [ "$peak" -ge $((60 << 20)) ] || fail "60 MiB of /scratch not charged to the scope: peak $peak"
+	hostile "charge 0 200"
+	echo "200 MiB held: exit $rc, peak $(rec termination.memory_peak_bytes)"
+	[ "$rc" -eq 0 ] && [ "$(rec termination.oom_kills)" = 0 ] || fail "200 MiB alone did not fit: exit $rc"
+	hostile "charge 60 200"
+	[ "$rc" -eq 1 ] && [ "$(rec termination.oom_kills)" -gt 0 ] || fail "60 MiB of /scratch and 200 MiB held: no OOM kill (exit $rc)"
+	why_says memory "ran out of memory"
+}
+
 # --- 6. deadline -----------------------------------------------------------------------------
 case_timeout_fenced() {
 	project "$HOSTILE"; hostile "sleep 60000" --timeout 2s

@@ -177,7 +177,9 @@ static void endpoint_canonical(void **state)
 					  "[::ffff:169.254.169.254]:80", "[0:0:0:0:0:0:0:1]:1234", "[2001:DB8::1]:443",
 					  "192.0.2.010:443", "api.example.com.:443", "API.example.com:443", "-a.example:1",
 					  "a-.example:1", "a..example:1", "127.0.0.1:01234", "127.0.0.1:+1", "127.0.0.1: 1",
-					  "[64:ff9b::7f00:1]:80", "[::127.0.0.1]:80", "10.0.0.1.:80", "1.2.3.4.5:80"};
+					  "[64:ff9b::7f00:1]:80", "[::127.0.0.1]:80", "10.0.0.1.:80", "1.2.3.4.5:80",
+					  /* white space strtoul skips (found by fuzz_session_map) */
+					  "n.example:\f 1", "127.0.0.1:\t80", "127.0.0.1:\n80", "127.0.0.1:80 ", "127.0.0.1:000080"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (jig_session_endpoint_valid(bad[i], &lo))
 			fail_msg("%s: accepted (loopback %d)", bad[i], lo);

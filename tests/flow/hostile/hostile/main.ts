@@ -164,6 +164,20 @@ export default async function (jig: Jig) {
     // Limits (jig why's records): memory until the scope's OOM kill; more
     // threads than the scope's tasks.
     case "hog": { const held: Buffer[] = []; for (;;) held.push(Buffer.alloc(64 << 20, 1)); }
+    // "charge S H": S MiB written to /scratch (the scope's tmpfs), then H
+    // MiB of memory touched and held (R-S05 #166: tmpfs pages are charged
+    // to the scope's memory limit).
+    case "charge": {
+      const [scratch, heap] = arg.split(" ").map(Number);
+      const mib = Buffer.alloc(1 << 20, 115);
+      const fd = fs.openSync("/scratch/fill", "w");
+      for (let i = 0; i < scratch; i++) fs.writeSync(fd, mib);
+      fs.closeSync(fd);
+      const held: Buffer[] = [];
+      for (let i = 0; i < heap; i += 16) held.push(Buffer.alloc(16 << 20, 1));
+      jig.write("result.json", JSON.stringify({ attempt: mode, ok: true, held: held.length * 16 }) + "\n");
+      return;
+    }
     case "threads": { // threads running libc's sleep(30), started through bun:ffi: quick, unlike processes under TCG
       const { dlopen, ptr } = await import("bun:ffi");
       const c = dlopen("libc.so.6", { pthread_create: { args: ["ptr", "ptr", "ptr", "ptr"], returns: "i32" }, dlsym: { args: ["ptr", "ptr"], returns: "ptr" } });
