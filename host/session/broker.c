@@ -101,6 +101,10 @@ static int git_scoped(const struct conf *c, const char *cwd, const int io[3], co
 	size_t k = 0;
 	bool ssh = net && net->n, https = net && net->nh;
 	for (size_t i = 0; i < N_FORCED; i++) {
+		/* An HTTPS request's helpers are reset in its environment, then
+		 * jig's added (decision 291): a later -c reset would drop them. */
+		if (https && strcmp(forced[i], "credential.helper=") == 0)
+			continue;
 		call[k++] = "-c";
 		/* jig's ssh, with jig's configuration, only for a checked SSH request */
 		call[k++] = ssh && strcmp(forced[i], "core.sshCommand=false") == 0 ? "core.sshCommand=" JIG_SSH_COMMAND : forced[i];
@@ -194,15 +198,17 @@ static bool inside(int fd, const char *worktree, char *path, size_t cap)
 
 /* The repository's remote configuration as the pinned git reads it
  * (jig's environment, no pager): "key\nvalue\0" entries, or NULL. */
-static char *remote_config(const struct conf *c, const char *dir, const char *pattern, size_t *len)
+static char *remote_config(const struct conf *c, const char *dir, const char *pattern, bool scoped, size_t *len)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return NULL;
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-	const char *const args[] = {"config", "-z", "--get-regexp", pattern, NULL};
+	const char *const plain[] = {"config", "-z", "--get-regexp", pattern, NULL};
+	const char *const with_scope[] = {"config", "-z", "--show-scope", "--get-regexp", pattern, NULL};
+	const char *const *args = scoped ? with_scope : plain;
 	int io[3] = {nul, p[1], nul};
-	pid_t pid = spawn_git(c, dir, io, args, 4, NULL, NULL);
+	pid_t pid = spawn_git(c, dir, io, args, scoped ? 5 : 4, NULL, NULL);
 	close(p[1]);
 	close(nul);
 	size_t cap = 1u << 20, got = 0;
@@ -281,7 +287,7 @@ static int check_remote(const struct conf *c, const char *dir, const char *remot
 	if (remote && jig_git_remote_approved(c->remotes, remote))
 		return https_url(remote) ? need_https(c, net, remote, sub, err) : jig_ssh_url(remote) ? need_ssh(net, remote, sub, err) : 0;
 	size_t len, nurls = 0;
-	char *cfg = remote_config(c, dir, "^(remote|url)\\.", &len);
+	char *cfg = remote_config(c, dir, "^(remote|url)\\.", false, &len);
 	if (!cfg) {
 		say(err, "jig: git %s: the repository's remotes could not be read; refused", sub);
 		return -1;
@@ -369,16 +375,21 @@ static int ssh_facts(const struct conf *c, struct git_net *net, const char *sub,
 static int https_facts(const struct conf *c, const char *dir, struct git_net *net, const char *sub, int err)
 {
 	size_t len;
-	char *cfg = remote_config(c, dir, "^(http|credential|include|includeif)\\.", &len);
+	/* "SCOPE\0KEY\nVALUE\0" entries; jig's own -c are scope "command" */
+	char *cfg = remote_config(c, dir, "^(http|credential|include|includeif)\\.", true, &len);
 	if (!cfg) {
 		say(err, "jig: git %s: the repository's configuration could not be read; refused", sub);
 		return -1;
 	}
-	if (len) {
-		char *v = strchr(cfg, '\n');
+	for (char *k = cfg; k < cfg + len; k += strlen(k) + 1) {
+		bool command = strcmp(k, "command") == 0;
+		k += strlen(k) + 1;
+		if (k >= cfg + len || command)
+			continue;
+		char *v = strchr(k, '\n');
 		if (v)
 			*v = '\0';
-		say(err, "jig: git %s: %s in the repository's configuration is not honoured for an HTTPS remote (TLS, proxy and credentials are jig's); refused", sub, cfg);
+		say(err, "jig: git %s: %s in the repository's configuration is not honoured for an HTTPS remote (TLS, proxy and credentials are jig's); refused", sub, k);
 		free(cfg);
 		return -1;
 	}
