@@ -96,8 +96,10 @@ case_https_plain_http() {
 	refused 'git_remotes\[0\]: an https://HOST\[:PORT\]/PATH URL, an ssh://\[USER@\]ALIAS/PATH URL or an absolute path'
 }
 case_https_userinfo() {
-	map '.repositories.repo.git_remotes = ["https://jigtest:pw@127.0.0.1:8443/repo.git"]'
-	refused 'git_remotes\[0\]: an https://HOST\[:PORT\]/PATH URL'
+	for u in "https://jigtest@127.0.0.1:8443/repo.git" "https://jigtest:pw@127.0.0.1:8443/repo.git"; do
+		map ".repositories.repo.git_remotes = [\"$u\"]"
+		refused 'git_remotes\[0\]: an https://HOST\[:PORT\]/PATH URL'
+	done
 }
 case_https_not_loopback() {
 	map '.contexts.personal.https_hosts.fixture.host = "git.example.com" | .repositories.repo.git_remotes = ["https://git.example.com:8443/r.git"]'
