@@ -10,7 +10,8 @@
 # host and port), -C outside the worktree, git run from outside the
 # worktree; the repository's own post-commit hook does not run;
 # GIT_SSH_COMMAND and GIT_DIR in the agent's environment have no
-# effect (the shim forwards no environment). Requirements: docs/session.md
+# effect (the shim forwards no environment). Over SSH and over HTTPS:
+# case_git_over_ssh, case_git_over_https. Requirements: docs/session.md
 # ("Git through jig").
 set -eu
 : "${JIG_TEST_PREFIX:?}"
@@ -265,7 +266,8 @@ case_git_over_ssh() {
 # http.proxy, -c http.sslVerify=false, -c http.sslCAInfo, a plain http://
 # URL, an unapproved host and port, and (after the operator's
 # configuration gains http.sslVerify=false mid-session) the repository's
-# own http.* configuration. The second server's certificate does not chain
+# own http.* configuration, and (after the CA file becomes writable by
+# others) the request. The second server's certificate does not chain
 # to the map's CA: git's TLS check fails and nothing is pushed. The
 # credential is not in the agent's scope (its file, its environment,
 # /.jig), and the server saw it on the requests.
@@ -324,7 +326,11 @@ case_git_over_https() {
 		echo 'touch .jig-swap'
 		echo 'i=0; while [ ! -e .jig-swapped ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done'
 		echo 'run repo_config git fetch -q origin'
-		echo 'rm -f .jig-swap .jig-swapped'
+		# Then the CA file becomes writable by others (checked per request).
+		echo 'touch .jig-swap2'
+		echo 'i=0; while [ ! -e .jig-swapped2 ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done'
+		echo 'run ca_writable git fetch -q origin'
+		echo 'rm -f .jig-swap .jig-swapped .jig-swap2 .jig-swapped2'
 	} >"$S/agent/agent"
 	jq -n --arg s "$S" --arg h "$HOME" --arg url "$url" --argjson p "$P" --argjson r "$R" '{
 	  format: "jig-sessions/1",
@@ -340,6 +346,9 @@ case_git_over_https() {
 		i=0
 		while [ ! -e "$S/repo/.jig-swap" ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i + 1)); done
 		git -C "$S/repo" config http.sslVerify false && touch "$S/repo/.jig-swapped"
+		i=0
+		while [ ! -e "$S/repo/.jig-swap2" ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i + 1)); done
+		git -C "$S/repo" config --unset http.sslVerify && chmod 666 "$HOME/.jig-tls/ca.pem" && touch "$S/repo/.jig-swapped2"
 	) &
 	session
 	wait $!
@@ -356,6 +365,7 @@ case_git_over_https() {
 	refused unapproved_port "jig: git push: \"https://127.0.0.1:18445/repo.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
 	refused unapproved_host "jig: git push: \"https://localhost:$P/repo.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
 	refused repo_config "jig: git fetch: http.sslverify in the repository's configuration is not honoured for an HTTPS remote (TLS, proxy and credentials are jig's); refused"
+	refused ca_writable "jig: git fetch: the CA file of HTTPS host fixture, $HOME/.jig-tls/ca.pem: writable by others (chmod go-w); refused"
 	# Not the map's CA: git's own TLS check refuses (not jig's 126).
 	grep -Eq "^RC rogue (128|1)$" "$S/out" || fail "the push to a server of another CA: $(grep -E "^(RC|ERR) rogue " "$S/out" | tr '\n' ' ')"
 	grep -Eq "^ERR rogue .*(certificate|SSL)" "$S/out" || fail "the rogue push failed otherwise: $(grep "^ERR rogue " "$S/out")"
