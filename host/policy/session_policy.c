@@ -168,8 +168,13 @@ int jig_session_git_compose(const struct jig_catalog *c, const struct jig_sessio
 			add_bind(doc, f->ro[i].source, f->ro[i].target, false);
 		if (f->network)
 			json_object_set(doc, "network", f->network);
-		if (f->ssh)
-			json_object_set_new(json_object_get(doc, "env"), "GIT_ALLOW_PROTOCOL", json_string("file:ssh"));
+		json_t *env = json_object_get(doc, "env");
+		if (f->ssh || f->https)
+			json_object_set_new(env, "GIT_ALLOW_PROTOCOL",
+					    json_string(f->ssh && f->https ? "file:ssh:https" : f->ssh ? "file:ssh" : "file:https"));
+		const char *k;
+		json_t *v;
+		json_object_foreach(f->env, k, v) json_object_set(env, k, v);
 		json_object_set_new(doc, "cwd", json_string(f->cwd));
 	}
 	char *txt = doc ? json_dumps(doc, JSON_COMPACT) : NULL;

@@ -68,6 +68,11 @@ struct jig_session_git_facts {
 	const struct jig_scope_bind *ro;
 	size_t n_ro;
 	bool ssh;
+	/* An HTTPS request (decision 291): https allowed, and jig's git
+	 * configuration (GIT_CONFIG_COUNT, KEY_n, VALUE_n) added to the
+	 * scope's environment (never git's argv). */
+	bool https;
+	json_t *env;
 };
 int jig_session_git_compose(const struct jig_catalog *c, const struct jig_session_git_facts *f, struct jig_scope_template *t,
 			    struct jig_error *e);

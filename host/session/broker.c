@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "session/gitcmd.h"
+#include "session/httpschain.h"
 #include "session/internal.h"
 #include "session/sshchain.h"
 #include "policy/scope_argv.h"
@@ -34,6 +35,7 @@ struct conf {
 	const struct jig_session *s; /* the catalog, snapshot and verifier the git scope is composed from */
 	const char *const *local; /* the approved remotes that are local paths: bound when git may reach a remote */
 	const struct jig_ssh_chain *ssh; /* the context's agent and SSH hosts, jig's ssh directory */
+	json_t *https_hosts, *repositories; /* the context's HTTPS hosts, the map's repositories */
 };
 
 /* What an SSH request gets in its git scope (decision 236): exactly its
@@ -44,10 +46,24 @@ struct git_net {
 	size_t n; /* SSH hosts the request reaches */
 	char alias[MAX_SSH][40];
 	json_t *network;
-	struct jig_scope_bind ro[MAX_SSH + 2];
+	struct jig_scope_bind ro[3 * MAX_SSH + 2];
 	size_t n_ro;
 	char kh[MAX_SSH][80];
+	/* HTTPS hosts (decision 291): aliases, their CA and credential
+	 * targets, jig's git configuration for the scope's environment. */
+	size_t nh;
+	const char *halias[MAX_SSH];
+	char ca[MAX_SSH][80], cred[MAX_SSH][80];
+	json_t *env;
 };
+
+/* The request's network: loopback ports only (decision 237, 292). */
+static json_t *lo_ports(struct git_net *net)
+{
+	if (!net->network)
+		net->network = json_pack("{s:o}", "loopback", json_array());
+	return json_object_get(net->network, "loopback");
+}
 
 /* Configuration that wins over the repository's (the command line's -c is
  * Git's highest precedence): nothing Git would run on jig's side. */
@@ -83,8 +99,12 @@ static int git_scoped(const struct conf *c, const char *cwd, const int io[3], co
 {
 	const char *call[2 * N_FORCED + JIG_BROKER_MAX_ARGS + 3], *argv[2 * N_FORCED + JIG_BROKER_MAX_ARGS + 10];
 	size_t k = 0;
-	bool ssh = net && net->n;
+	bool ssh = net && net->n, https = net && net->nh;
 	for (size_t i = 0; i < N_FORCED; i++) {
+		/* An HTTPS request's helpers are reset in its environment, then
+		 * jig's added (decision 291): a later -c reset would drop them. */
+		if (https && strcmp(forced[i], "credential.helper=") == 0)
+			continue;
 		call[k++] = "-c";
 		/* jig's ssh, with jig's configuration, only for a checked SSH request */
 		call[k++] = ssh && strcmp(forced[i], "core.sshCommand=false") == 0 ? "core.sshCommand=" JIG_SSH_COMMAND : forced[i];
@@ -104,8 +124,9 @@ static int git_scoped(const struct conf *c, const char *cwd, const int io[3], co
 	const struct jig_session *ss = c->s;
 	struct jig_session_git_facts gf = {.name = name, .snapshot_dir = ss->snap.dirpath, .home = jig_caller_home(),
 					   .worktree = ss->w.worktree, .git_dir = ss->w.common_dir, .rw = ss->w.rw, .cwd = cwd,
-					   .remotes = remotes, .network = ssh ? net->network : NULL, .ro = ssh ? net->ro : NULL,
-					   .n_ro = ssh ? net->n_ro : 0, .ssh = ssh};
+					   .remotes = remotes, .network = ssh || https ? net->network : NULL,
+					   .ro = ssh || https ? net->ro : NULL, .n_ro = ssh || https ? net->n_ro : 0, .ssh = ssh,
+					   .https = https, .env = https ? net->env : NULL};
 	int init_fd = -1, r = jig_session_git_compose(&ss->cat, &gf, &t, &e);
 	if (!r && (r = jig_scope_argv(&t, call, k, argv, sizeof(argv) / sizeof(argv[0]), &e)) == 0 &&
 	    (r = jig_sandbox_open(&sb, &c->s->snap, &e)) == 0) {
@@ -177,15 +198,17 @@ static bool inside(int fd, const char *worktree, char *path, size_t cap)
 
 /* The repository's remote configuration as the pinned git reads it
  * (jig's environment, no pager): "key\nvalue\0" entries, or NULL. */
-static char *remote_config(const struct conf *c, const char *dir, size_t *len)
+static char *remote_config(const struct conf *c, const char *dir, const char *pattern, bool scoped, size_t *len)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return NULL;
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-	static const char *const args[] = {"config", "-z", "--get-regexp", "^(remote|url)\\.", NULL};
+	const char *const plain[] = {"config", "-z", "--get-regexp", pattern, NULL};
+	const char *const with_scope[] = {"config", "-z", "--show-scope", "--get-regexp", pattern, NULL};
+	const char *const *args = scoped ? with_scope : plain;
 	int io[3] = {nul, p[1], nul};
-	pid_t pid = spawn_git(c, dir, io, args, 4, NULL, NULL);
+	pid_t pid = spawn_git(c, dir, io, args, scoped ? 5 : 4, NULL, NULL);
 	close(p[1]);
 	close(nul);
 	size_t cap = 1u << 20, got = 0;
@@ -214,12 +237,30 @@ static char *remote_config(const struct conf *c, const char *dir, size_t *len)
 	return buf;
 }
 
-/* The git scope has no network yet (decision 222). */
 static bool https_url(const char *u)
 {
-	return strncmp(u, "https://", 8) == 0 || strncmp(u, "http://", 7) == 0;
+	return strncmp(u, "https://", 8) == 0;
 }
-#define HTTPS_REFUSED "jig: git %s: %s: HTTPS remotes are not available to the session's git yet (its scope has no network; decision 222)"
+
+/* An approved https:// URL: its host of the context's https_hosts (the
+ * map's check made sure there is one; decision 290). */
+static int need_https(const struct conf *c, struct git_net *net, const char *url, const char *sub, int err)
+{
+	const char *alias = jig_https_host_of(c->https_hosts, url);
+	if (!alias) {
+		say(err, "jig: git %s: %s is not an HTTPS host of the session's context (https_hosts); refused", sub, url);
+		return -1;
+	}
+	for (size_t i = 0; i < net->nh; i++)
+		if (strcmp(net->halias[i], alias) == 0)
+			return 0;
+	if (net->nh == MAX_SSH) {
+		say(err, "jig: git %s: more than %d HTTPS hosts in one command; refused", sub, MAX_SSH);
+		return -1;
+	}
+	net->halias[net->nh++] = alias;
+	return 0;
+}
 
 /* A remote Git would reach: its name (or NULL: every remote) in the
  * repository's configuration, or an approved URL. */
@@ -244,9 +285,9 @@ static int need_ssh(struct git_net *net, const char *url, const char *sub, int e
 static int check_remote(const struct conf *c, const char *dir, const char *remote, const char *sub, int err, struct git_net *net)
 {
 	if (remote && jig_git_remote_approved(c->remotes, remote))
-		return https_url(remote) ? (say(err, HTTPS_REFUSED, sub, remote), -1) : jig_ssh_url(remote) ? need_ssh(net, remote, sub, err) : 0;
+		return https_url(remote) ? need_https(c, net, remote, sub, err) : jig_ssh_url(remote) ? need_ssh(net, remote, sub, err) : 0;
 	size_t len, nurls = 0;
-	char *cfg = remote_config(c, dir, &len);
+	char *cfg = remote_config(c, dir, "^(remote|url)\\.", false, &len);
 	if (!cfg) {
 		say(err, "jig: git %s: the repository's remotes could not be read; refused", sub);
 		return -1;
@@ -273,8 +314,8 @@ static int check_remote(const struct conf *c, const char *dir, const char *remot
 				    (int)(dot - name), name, v ? v : "");
 				r = -1;
 			} else if (https_url(v)) {
-				say(err, HTTPS_REFUSED, sub, v);
-				r = -1;
+				if (need_https(c, net, v, sub, err) < 0)
+					r = -1;
 			} else if (jig_ssh_url(v) && need_ssh(net, v, sub, err) < 0)
 				r = -1;
 		} else if (strcmp(key, "fetch") != 0 && strcmp(key, "push") != 0 && strcmp(key, "tagopt") != 0 &&
@@ -301,8 +342,7 @@ static int ssh_facts(const struct conf *c, struct git_net *net, const char *sub,
 		say(err, "jig: git %s: the session has no SSH chain (no SSH remote in the map); refused", sub);
 		return -1;
 	}
-	json_t *lo = json_array();
-	net->network = json_pack("{s:o}", "loopback", lo);
+	json_t *lo = lo_ports(net);
 	net->ro[net->n_ro++] = (struct jig_scope_bind){.source = ch->dir, .target = JIG_SSH_DIR_TARGET};
 	net->ro[net->n_ro++] = (struct jig_scope_bind){.source = ch->agent, .target = JIG_SSH_AGENT_TARGET};
 	for (size_t i = 0; i < net->n; i++) {
@@ -323,6 +363,63 @@ static int ssh_facts(const struct conf *c, struct git_net *net, const char *sub,
 		json_array_append_new(lo, json_sprintf("127.0.0.1:%lld", (long long)json_integer_value(json_object_get(h, "port"))));
 		snprintf(net->kh[i], sizeof(net->kh[i]), JIG_SSH_KNOWN_HOSTS_TARGET "/%s", net->alias[i]);
 		net->ro[net->n_ro++] = (struct jig_scope_bind){.source = json_string_value(json_object_get(h, "known_hosts")), .target = net->kh[i]};
+	}
+	return 0;
+}
+
+/* An HTTPS request's scope facts (decision 291): the repository's own
+ * configuration names no http.*, credential.* or include (they would
+ * choose the TLS trust, a proxy or a helper), each host's files checked
+ * again, the network exactly the hosts' loopback ports, the CA and
+ * credential files read-only, jig's configuration in the environment. */
+static int https_facts(const struct conf *c, const char *dir, struct git_net *net, const char *sub, int err)
+{
+	size_t len;
+	/* "SCOPE\0KEY\nVALUE\0" entries; jig's own -c are scope "command" */
+	char *cfg = remote_config(c, dir, "^(http|credential|include|includeif)\\.", true, &len);
+	if (!cfg) {
+		say(err, "jig: git %s: the repository's configuration could not be read; refused", sub);
+		return -1;
+	}
+	for (char *k = cfg; k < cfg + len; k += strlen(k) + 1) {
+		bool command = strcmp(k, "command") == 0;
+		k += strlen(k) + 1;
+		if (k >= cfg + len || command)
+			continue;
+		char *v = strchr(k, '\n');
+		if (v)
+			*v = '\0';
+		say(err, "jig: git %s: %s in the repository's configuration is not honoured for an HTTPS remote (TLS, proxy and credentials are jig's); refused", sub, k);
+		free(cfg);
+		return -1;
+	}
+	free(cfg);
+	json_t *lo = lo_ports(net);
+	for (size_t i = 0; i < net->nh; i++) {
+		json_t *h = json_object_get(c->https_hosts, net->halias[i]);
+		const char *host = json_string_value(json_object_get(h, "host")), *cred = json_string_value(json_object_get(h, "credential"));
+		struct jig_error e = {0};
+		if (!host || strcmp(host, "127.0.0.1") != 0) {
+			say(err, "jig: git %s: HTTPS host %s (%s) is not on 127.0.0.1; the session's git reaches only loopback HTTPS hosts yet (decision 292)", sub,
+			    net->halias[i], host ? host : "?");
+			return -1;
+		}
+		if (jig_https_host_check(net->halias[i], h, c->repositories, &e) < 0) {
+			say(err, "jig: git %s: %s", sub, strncmp(e.msg, "session: ", 9) == 0 ? e.msg + 9 : e.msg);
+			return -1;
+		}
+		json_array_append_new(lo, json_sprintf("127.0.0.1:%lld", (long long)json_integer_value(json_object_get(h, "port"))));
+		snprintf(net->ca[i], sizeof(net->ca[i]), JIG_HTTPS_CA_TARGET "/%s", net->halias[i]);
+		net->ro[net->n_ro++] = (struct jig_scope_bind){.source = json_string_value(json_object_get(h, "ca_file")), .target = net->ca[i]};
+		if (cred) {
+			snprintf(net->cred[i], sizeof(net->cred[i]), JIG_HTTPS_CRED_TARGET "/%s", net->halias[i]);
+			net->ro[net->n_ro++] = (struct jig_scope_bind){.source = cred, .target = net->cred[i]};
+		}
+	}
+	net->env = json_object();
+	if (jig_https_git_env(c->https_hosts, net->halias, net->nh, net->env) < 0) {
+		say(err, "jig: git %s: jig's HTTPS configuration does not fit; refused", sub);
+		return -1;
 	}
 	return 0;
 }
@@ -411,6 +508,8 @@ static int serve(const struct conf *c, int conn)
 	if (ck.network && !JIG_FAULT_FAILS("session broker remote check") && check_remote(c, path, ck.remote, argv[ck.sub], err, &net) < 0)
 		return JIG_BROKER_REFUSED;
 	if (net.n && ssh_facts(c, &net, argv[ck.sub], err) < 0)
+		return JIG_BROKER_REFUSED;
+	if (net.nh && https_facts(c, path, &net, argv[ck.sub], err) < 0)
 		return JIG_BROKER_REFUSED;
 	/* -C is done: the rest from the subcommand (or --version). */
 	int from = ck.sub > 0 ? ck.sub : argc - 1;
@@ -599,6 +698,8 @@ int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const ch
 	char ssh_dir[PATH_MAX];
 	snprintf(ssh_dir, sizeof(ssh_dir), "%.*s/ssh", (int)(strrchr(b->dir, '/') - b->dir), b->dir);
 	c.ssh = &ssh;
+	c.https_hosts = json_object_get(json_object_get(json_object_get(s->map.doc, "contexts"), s->w.context), "https_hosts");
+	c.repositories = json_object_get(s->map.doc, "repositories");
 	if ((r = make_dir(b->dir, e)) < 0)
 		;
 	else if ((r = jig_ssh_chain_start(&ssh, s->map.doc, s->w.repo, s->w.context, ssh_dir, e)) < 0)

@@ -72,6 +72,22 @@ static void utc_now(char out[21])
 }
 
 /* A string of the plan ("" when absent: every use compares it). */
+/* The broker's git scope digest and the SSH and HTTPS hosts the
+ * repository's remotes reach, from the Plan (decision 294): "ALIAS
+ * HOST:PORT" each, nothing else of the map. */
+static json_t *git_summary(json_t *plan)
+{
+	json_t *b = json_object_get(plan, "broker"), *ssh = json_array(), *https = json_array(), *h;
+	const char *alias, *d = json_string_value(json_object_get(json_object_get(b, "git_scope"), "policy_sha256"));
+	json_object_foreach(json_object_get(b, "ssh_hosts"), alias, h)
+		json_array_append_new(ssh, json_sprintf("%s %s:%lld", alias, json_string_value(json_object_get(h, "host")),
+							 (long long)json_integer_value(json_object_get(h, "port"))));
+	json_object_foreach(json_object_get(b, "https_hosts"), alias, h)
+		json_array_append_new(https, json_sprintf("%s %s:%lld", alias, json_string_value(json_object_get(h, "host")),
+							   (long long)json_integer_value(json_object_get(h, "port"))));
+	return json_pack("{s:s, s:o, s:o}", "scope_policy_sha256", d ? d : "", "ssh_hosts", ssh, "https_hosts", https);
+}
+
 static const char *plan_str(json_t *plan, const char *obj, const char *key)
 {
 	const char *v = json_string_value(json_object_get(json_object_get(plan, obj), key));
@@ -503,7 +519,9 @@ static int write_evidence(struct jig_session *s, struct ev_run *r, const char *a
 		.snapshot_sha256 = plan_str(r->plan, "snapshot", "manifest_sha256"),
 		.started = r->started, .finished = r->finished, .raw_names = names, .raw_sha256 = sums, .raw_bytes = bytes,
 		.n_raw = 3};
+	m.git = git_summary(r->plan);
 	json_t *sum = rc ? NULL : jig_evidence_summary(&r->suite, &m);
+	json_decref(m.git);
 	json_t *schema = sum ? load_schema(m.snapshot_sha256, e) : NULL;
 	const char **can = jig_evidence_canaries(environ);
 	char *text = NULL;

@@ -109,6 +109,7 @@ struct jig_evidence_meta {
 	const char *const *raw_sha256;
 	const unsigned long *raw_bytes;
 	size_t n_raw;
+	json_t *git; /* borrowed, may be NULL: the broker's git scope digest and hosts (decision 294) */
 };
 json_t *jig_evidence_summary(const struct jig_evidence_suite *s, const struct jig_evidence_meta *m);
 /* The canaries to hunt: every credential-like variable's value in env and

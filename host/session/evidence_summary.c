@@ -51,11 +51,14 @@ json_t *jig_evidence_summary(const struct jig_evidence_suite *s, const struct ji
 		json_decref(checks);
 		return NULL;
 	}
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "format", JIG_EVIDENCE_FORMAT,
-			 "run", m->run, "repository", m->repository, "worktree_mode", m->worktree_rw ? "rw" : "ro",
-			 "policy_sha256", m->policy_sha256, "probe_policy_sha256", m->probe_policy_sha256, "snapshot_sha256", m->snapshot_sha256, "started", m->started,
-			 "finished", m->finished, "result", jig_evidence_failed(s) ? "fail" : "pass", "checks", checks,
-			 "evidence", raw);
+	json_t *sum = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "format", JIG_EVIDENCE_FORMAT,
+				"run", m->run, "repository", m->repository, "worktree_mode", m->worktree_rw ? "rw" : "ro",
+				"policy_sha256", m->policy_sha256, "probe_policy_sha256", m->probe_policy_sha256, "snapshot_sha256", m->snapshot_sha256, "started", m->started,
+				"finished", m->finished, "result", jig_evidence_failed(s) ? "fail" : "pass", "checks", checks,
+				"evidence", raw);
+	if (sum && m->git)
+		json_object_set(sum, "git", m->git);
+	return sum;
 }
 
 const char **jig_evidence_canaries(char *const *env)

@@ -13,6 +13,7 @@
 
 #include "policy/scope_policy.h"
 #include "session/places.h"
+#include "session/httpschain.h"
 #include "session/sshchain.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
@@ -191,22 +192,28 @@ static bool approved(json_t *repo, const char *prov)
 
 static bool git_remote_ok(const char *u)
 {
-	char alias[64];
-	return (strncmp(u, "https://", 8) == 0 && u[8] && !strpbrk(u, " \t\n")) || abs_normal(u) ||
-	       jig_ssh_url_alias(u, alias, sizeof(alias)) == 0;
+	char alias[64], host[300];
+	long port;
+	return jig_https_url(u, host, sizeof(host), &port) == 0 || abs_normal(u) || jig_ssh_url_alias(u, alias, sizeof(alias)) == 0;
 }
 
 /* Each ssh:// remote names an SSH host of the repository's own context
  * (decision 235): the other context's hosts, keys and agent never serve it. */
 static int ssh_remotes_in_context(json_t *doc, json_t *p, const char *ctx, const char *w, struct jig_error *e)
 {
-	json_t *hosts = json_object_get(json_object_get(json_object_get(doc, "contexts"), ctx), "ssh_hosts"), *v;
+	json_t *c = json_object_get(json_object_get(doc, "contexts"), ctx), *hosts = json_object_get(c, "ssh_hosts"), *v;
+	json_t *https = json_object_get(c, "https_hosts");
 	size_t i;
 	json_array_foreach(json_object_get(p, "git_remotes"), i, v) {
 		char alias[64];
 		if (jig_ssh_url_alias(json_string_value(v), alias, sizeof(alias)) == 0 && !json_object_get(hosts, alias))
 			return jig_err(e, JIG_E_USAGE, "%s.git_remotes[%zu] \"%.200s\": \"%s\" is not an SSH host of context \"%s\" (contexts.%s.ssh_hosts)",
 				       w, i, json_string_value(v), alias, ctx, ctx);
+		/* An https:// remote names a host and port of the context's own
+		 * https_hosts (decision 290). */
+		if (strncmp(json_string_value(v), "https://", 8) == 0 && !jig_https_host_of(https, json_string_value(v)))
+			return jig_err(e, JIG_E_USAGE, "%s.git_remotes[%zu] \"%.200s\": its host and port are not an HTTPS host of context \"%s\" (contexts.%s.https_hosts)",
+				       w, i, json_string_value(v), ctx, ctx);
 	}
 	return 0;
 }
@@ -217,12 +224,47 @@ static bool fingerprint_ok(const char *f)
 	       strspn(f + 7, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") == 43;
 }
 
+/* contexts.<c>.https_hosts (decision 290): ALIAS: {host, port, ca_file,
+ * credential?}; the files' own checks run at launch (httpschain.h). */
+static int parse_https_hosts(json_t *c, const char *w, struct jig_error *e)
+{
+	static const char *const hkeys[] = {"host", "port", "ca_file", "credential", "about", NULL};
+	json_t *hosts = json_object_get(c, "https_hosts"), *h;
+	if (!hosts)
+		return 0;
+	if (!json_is_object(hosts) || json_object_size(hosts) == 0 || json_object_size(hosts) > 16)
+		return jig_err(e, JIG_E_USAGE, "%s.https_hosts: an object of 1 to 16 ALIAS: {host, port, ca_file, credential}", w);
+	const char *alias;
+	json_object_foreach(hosts, alias, h) {
+		char hw[200], ep[320];
+		snprintf(hw, sizeof(hw), "%s.https_hosts.%.40s", w, alias);
+		if (!valid_id(alias) || !json_is_object(h))
+			return jig_err(e, JIG_E_USAGE, "%s: an alias of [a-z0-9_-] (at most %d) naming an object", hw, MAX_ID);
+		int r = jig_json_usage(jig_json_only_keys(h, hkeys, hw, e), e);
+		if (r)
+			return r;
+		const char *host = json_string_value(json_object_get(h, "host")), *why;
+		const char *ca = json_string_value(json_object_get(h, "ca_file"));
+		json_t *cred = json_object_get(h, "credential");
+		bool lo;
+		snprintf(ep, sizeof(ep), "%.255s:%lld", host ? host : "", (long long)json_integer_value(json_object_get(h, "port")));
+		if (!host || !json_is_integer(json_object_get(h, "port")) || (why = jig_session_endpoint_check(ep, &lo)) != NULL)
+			return jig_err(e, JIG_E_USAGE, "%s: host \"%.80s\" and port: %s", hw, host ? host : "",
+				       host && json_is_integer(json_object_get(h, "port")) ? why : "a DNS name or IP address and a port 1-65535");
+		if (!ca || !abs_normal(ca))
+			return jig_err(e, JIG_E_USAGE, "%s.ca_file: the absolute, physical path of the operator's CA certificates for it (PEM)", hw);
+		if (cred && (!json_is_string(cred) || !abs_normal(json_string_value(cred))))
+			return jig_err(e, JIG_E_USAGE, "%s.credential: the absolute, physical path of the operator's credential file for it (username=, password= lines)", hw);
+	}
+	return 0;
+}
+
 /* contexts.<personal|work>: the context's own ssh-agent socket and its
  * approved SSH hosts (decision 235). */
 static int parse_context(json_t *doc, const char *id, json_t *c, const char *what, struct jig_error *e)
 {
 	(void)doc;
-	static const char *const keys[] = {"ssh_agent", "ssh_hosts", "about", NULL};
+	static const char *const keys[] = {"ssh_agent", "ssh_hosts", "https_hosts", "about", NULL};
 	static const char *const hkeys[] = {"host", "port", "known_hosts", "fingerprints", "about", NULL};
 	char w[128];
 	snprintf(w, sizeof(w), "%s: contexts.%s", what, id);
@@ -231,6 +273,11 @@ static int parse_context(json_t *doc, const char *id, json_t *c, const char *wha
 	int r = jig_json_usage(jig_json_only_keys(c, keys, w, e), e);
 	if (!r && strcmp(id, "personal") != 0 && strcmp(id, "work") != 0)
 		r = jig_err(e, JIG_E_USAGE, "%s: a context is \"personal\" or \"work\"", w);
+	if (!r)
+		r = parse_https_hosts(c, w, e);
+	/* A context of HTTPS hosts alone needs no agent (decision 290). */
+	if (!r && json_object_get(c, "https_hosts") && !json_object_get(c, "ssh_hosts") && !agent)
+		return json_object_get(c, "about") && !json_is_string(json_object_get(c, "about")) ? jig_err(e, JIG_E_USAGE, "%s.about: a string", w) : 0;
 	if (!r && (!agent || !abs_normal(agent)))
 		r = jig_err(e, JIG_E_USAGE, "%s.ssh_agent: the absolute, physical path of the context's own ssh-agent socket", w);
 	if (!r && (strncmp(agent, "/run/", 5) == 0 || strncmp(agent, "/var/run/", 9) == 0))
@@ -310,7 +357,7 @@ static int parse_repo(json_t *doc, const char *id, json_t *p, const char *what, 
 		r = str_list(p, "default_provider", w, NULL, "a provider id", e);
 	/* The remotes the session's git may reach (Slice 4A): exact URLs. */
 	if (!r)
-		r = str_list(p, "git_remotes", w, git_remote_ok, "an https:// URL, an ssh://[USER@]ALIAS/PATH URL or an absolute path to a repository", e);
+		r = str_list(p, "git_remotes", w, git_remote_ok, "an https://HOST[:PORT]/PATH URL, an ssh://[USER@]ALIAS/PATH URL or an absolute path to a repository", e);
 	if (!r)
 		r = ssh_remotes_in_context(doc, p, ctx, w, e);
 	json_t *caps = json_object_get(p, "capabilities");

@@ -5,6 +5,7 @@
 #include "session/broker.h"
 #include "session/gitcmd.h"
 #include "session/internal.h"
+#include "session/httpschain.h"
 #include "session/sshchain.h"
 #include "util/fileio.h"
 #include "util/text.h"
@@ -46,6 +47,22 @@ static json_t *ssh_hosts(const struct jig_session *s, const char **agent)
 	return out;
 }
 
+/* The context's HTTPS hosts the repository's git_remotes name (decision 290). */
+static json_t *https_hosts(const struct jig_session *s)
+{
+	json_t *hosts = json_object_get(json_object_get(json_object_get(s->map.doc, "contexts"), s->w.context), "https_hosts");
+	json_t *out = json_object(), *v, *h;
+	size_t i;
+	json_array_foreach(json_object_get(s->w.repo, "git_remotes"), i, v) {
+		const char *alias = jig_https_host_of(hosts, json_string_value(v));
+		if (alias)
+			json_object_set_new(out, alias, json_deep_copy(json_object_get(hosts, alias)));
+	}
+	const char *k;
+	json_object_foreach(out, k, h) json_object_del(h, "about");
+	return out;
+}
+
 /* The broker's policies (Slice 4A): the snapshot's git command policy by
  * its manifest digest, the pinned git by its own, the approved remotes,
  * the git scope's policy and digest, the SSH hosts and the agent. */
@@ -62,6 +79,8 @@ static json_t *broker_json(const struct jig_session *s)
 	json_t *b = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:o}", "socket", JIG_SESSION_BROKER_TARGET "/sock", "git_policy",
 			      JIG_GIT_POLICY_FILE, "git_policy_sha256", pol, "git", JIG_BROKER_GIT, "git_sha256", git, "git_remotes",
 			      rem ? json_deep_copy(rem) : json_array(), "ssh", "refused", "ssh_hosts", hosts);
+	if (b)
+		json_object_set_new(b, "https_hosts", https_hosts(s));
 	if (b && json_object_size(hosts))
 		json_object_set_new(b, "ssh_agent", json_pack("{s:s,s:s}", "context", s->w.context, "socket", agent ? agent : ""));
 	struct jig_scope_template t;
@@ -153,10 +172,19 @@ void jig_session_plan_print(const struct jig_session *s, FILE *out)
 		line(out, "ssh host", buf);
 	}
 	json_decref(hosts);
+	hosts = https_hosts(s);
+	json_object_foreach(hosts, alias, h) {
+		const char *cred = json_string_value(json_object_get(h, "credential"));
+		snprintf(buf, sizeof(buf), "%s at %s:%lld (CA %s, %s%s)", alias, json_string_value(json_object_get(h, "host")),
+			 (long long)json_integer_value(json_object_get(h, "port")), json_string_value(json_object_get(h, "ca_file")),
+			 cred ? "credential " : "no credential", cred ? cred : "");
+		line(out, "https host", buf);
+	}
+	json_decref(hosts);
 	struct jig_scope_template t;
 	struct jig_error e = {0};
 	if (git_scope(s, &t, &e) == 0) {
-		fprintf(out, "  git's scope (each brokered request; a fetch, pull or push adds its approved local remote, or its SSH host's port, jig's ssh configuration, the known_hosts and the agent):\n");
+		fprintf(out, "  git's scope (each brokered request; a fetch, pull or push adds its approved local remote, or its SSH host's port, jig's ssh configuration, the known_hosts and the agent, or its HTTPS host's port, CA file, credential file and jig's TLS configuration):\n");
 		jig_scope_plan_print(&t.policy, "    ", out);
 		jig_scope_template_free(&t);
 	} else

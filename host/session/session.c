@@ -8,6 +8,7 @@
 
 #include "session/internal.h"
 #include "session/places.h"
+#include "session/httpschain.h"
 #include "session/sshchain.h"
 #include "snapshot/identity.h"
 #include "util/fileio.h"
@@ -199,6 +200,10 @@ int jig_session_prepare(const struct jig_session_request *rq, struct jig_session
 	struct jig_ssh_chain ssh;
 	if (!r)
 		r = jig_ssh_chain_start(&ssh, s->map.doc, s->w.repo, s->w.context, NULL, e);
+	/* The HTTPS chain's (decision 290): each host on loopback, its CA and
+	 * credential files the operator's (checked again before each request). */
+	if (!r)
+		r = jig_https_chain_check(s->map.doc, s->w.repo, s->w.context, e);
 	if (!r && !(r = client_facts(s, e)) && !(r = argv_facts(s, rq->agent_args, e)) && !(r = env_network(s, e)))
 		r = open_snapshot(s, e);
 	if (!r) {

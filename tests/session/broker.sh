@@ -10,7 +10,8 @@
 # host and port), -C outside the worktree, git run from outside the
 # worktree; the repository's own post-commit hook does not run;
 # GIT_SSH_COMMAND and GIT_DIR in the agent's environment have no
-# effect (the shim forwards no environment). Requirements: docs/session.md
+# effect (the shim forwards no environment). Over SSH and over HTTPS:
+# case_git_over_ssh, case_git_over_https. Requirements: docs/session.md
 # ("Git through jig").
 set -eu
 : "${JIG_TEST_PREFIX:?}"
@@ -76,7 +77,6 @@ run ext git fetch "ext::sh -c touch% $S/canary-ext"
 run unapproved_path git push "$S/unapproved.git" feature
 run unapproved_remote git push elsewhere feature
 run unapproved_url git push https://git.example.test:444/r.git feature
-run https_approved git push https://git.example.test:443/ok.git feature
 run outside_c git -C / status
 run alias git st
 cd "\$TMPDIR"
@@ -90,7 +90,7 @@ jq -n --arg s "$S" '{
   clients: {fake: {command: [($s + "/agent/agent")], trees: [($s + "/agent"), "/usr/bin"]}},
   providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
   repositories: {repo: {root: ($s + "/repo"), mode: "rw", context: "personal", default_provider: "local",
-                        providers: ["local"], git_remotes: [($s + "/remote.git"), "https://git.example.test:443/ok.git"]}}
+                        providers: ["local"], git_remotes: [($s + "/remote.git")]}}
 }' >"$HOME/.config/jig/sessions.json"
 chmod 600 "$HOME/.config/jig/sessions.json"
 
@@ -132,7 +132,6 @@ case_git_through_broker() {
 	refused unapproved_path "jig: git push: \"$S/unapproved.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
 	refused unapproved_remote "jig: git push: remote \"elsewhere\" (https://git.example.test:444/r.git) is not one of the map's approved git_remotes; refused"
 	refused unapproved_url "jig: git push: \"https://git.example.test:444/r.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
-	refused https_approved "jig: git push: https://git.example.test:443/ok.git: HTTPS remotes are not available to the session's git yet (its scope has no network; decision 222)"
 	refused outside_c "jig: git -C: runs only inside the session's worktree $S/repo; refused"
 	refused alias "jig: git st: not a subcommand a session may run (aliases are not honoured; \`jig session --dry-run\` lists the policy)"
 	refused outside_cwd "jig: git: runs only inside the session's worktree $S/repo; refused"
@@ -255,6 +254,128 @@ case_git_over_ssh() {
 	! grep -qF "$wfp" "$S/sshd/log" || fail "the work key was offered to the personal remote"
 	[ ! -e "$HOME/.local/state/jig/sessions" ] || [ -z "$(ls -A "$HOME/.local/state/jig/sessions")" ] ||
 		fail "the broker's or ssh directory stays after the session: $(ls -R "$HOME/.local/state/jig/sessions")"
+}
+
+# Over HTTPS (decisions 290-294): git http-backend behind TLS on
+# 127.0.0.1:18443 (tests/session/git_https_server.py) with a certificate of
+# a test CA made here with openssl and Basic authentication; a second
+# server on 127.0.0.1:18444 with a certificate of another CA. The map's
+# personal context names both ports with the first CA and the operator's
+# credential file. Through the broker the agent commits, switches branch,
+# pushes and fetches over HTTPS; refused with one line each: -c
+# http.proxy, -c http.sslVerify=false, -c http.sslCAInfo, a plain http://
+# URL, an unapproved host and port, and (after the operator's
+# configuration gains http.sslVerify=false mid-session) the repository's
+# own http.* configuration, and (after the CA file becomes writable by
+# others) the request. The second server's certificate does not chain
+# to the map's CA: git's TLS check fails and nothing is pushed. The
+# credential is not in the agent's scope (its file, its environment,
+# /.jig), and the server saw it on the requests.
+scratch_git_over_https() { :; }
+case_git_over_https() {
+	P=18443
+	R=18444
+	K="$S/tls"
+	mkdir -p "$K" "$S/srv" "$S/rogue"
+	# tls NAME: a CA, and a certificate for 127.0.0.1 it signs
+	tls() {
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=jig $1 test CA" -keyout "$K/$1-ca.key" -out "$K/$1-ca.pem" 2>/dev/null
+		openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$K/$1.key" -out "$K/$1.csr" 2>/dev/null
+		printf 'subjectAltName=IP:127.0.0.1\n' >"$K/$1.ext"
+		openssl x509 -req -in "$K/$1.csr" -CA "$K/$1-ca.pem" -CAkey "$K/$1-ca.key" -CAcreateserial -days 2 \
+			-extfile "$K/$1.ext" -out "$K/$1.pem" 2>/dev/null
+	}
+	tls good
+	tls rogue
+	mkdir -p "$HOME/.jig-tls" && chmod 700 "$HOME/.jig-tls"
+	cp "$K/good-ca.pem" "$HOME/.jig-tls/ca.pem" && chmod 644 "$HOME/.jig-tls/ca.pem"
+	printf 'username=jigtest\npassword=HTTPS-CANARY-%s\n' "$$" >"$HOME/.jig-tls/credential" && chmod 600 "$HOME/.jig-tls/credential"
+	git init -q --bare "$S/srv/repo.git"
+	git init -q --bare "$S/rogue/repo.git"
+	git -C "$S/repo" push -q "$S/srv/repo.git" main
+	/usr/bin/python3 "$JIG_SOURCE/tests/session/git_https_server.py" "$S/srv" "$K/good.pem" "$K/good.key" $P "$S/https.log" "jigtest:HTTPS-CANARY-$$" &
+	srv=$!
+	/usr/bin/python3 "$JIG_SOURCE/tests/session/git_https_server.py" "$S/rogue" "$K/rogue.pem" "$K/rogue.key" $R "$S/rogue.log" "jigtest:HTTPS-CANARY-$$" &
+	rogue=$!
+	trap 'kill $srv $rogue 2>/dev/null; rm -rf "$S" "$HOME/.jig-tls"' EXIT
+	url="https://127.0.0.1:$P/repo.git"
+	git -C "$S/repo" remote set-url origin "$url"
+	git -C "$S/repo" remote add rogue "https://127.0.0.1:$R/repo.git"
+	{
+		printf '%s\n' '#!/usr/bin/sh' \
+			'run() { name=$1; shift; "$@" >"$TMPDIR/out" 2>"$TMPDIR/err"; echo "RC $name $?"; echo "ERR $name $(head -n 1 "$TMPDIR/err")"; echo "LINES $name $(wc -l <"$TMPDIR/err")"; }'
+		echo "cd '$S/repo'"
+		echo 'run switch git switch -c feature'
+		echo 'echo two >file'
+		echo 'run add git add file'
+		echo 'run commit git commit -qm two'
+		echo 'run push git push -q -u origin feature'
+		echo 'run fetch git fetch -q origin'
+		echo 'run back git switch -q main'
+		echo "run proxy git -c http.proxy=http://127.0.0.1:1234 fetch origin"
+		echo "run ssl_verify git -c http.sslVerify=false fetch rogue"
+		echo "run ca_info git -c http.sslCAInfo=/etc/ssl/certs/ca-certificates.crt fetch rogue"
+		echo "run plain_http git push http://127.0.0.1:$P/repo.git feature"
+		echo "run unapproved_port git push https://127.0.0.1:18445/repo.git feature"
+		echo "run unapproved_host git push https://localhost:$P/repo.git feature"
+		echo 'run rogue git push -q rogue feature'
+		echo 'grep -r HTTPS-CANARY /proc/self/environ /.jig "$HOME" >/dev/null 2>&1 && echo "CREDENTIAL SEEN"'
+		echo "cat '$HOME/.jig-tls/credential' >/dev/null 2>&1 && echo 'CREDENTIAL FILE SEEN'"
+		echo 'echo "JIGDIR $(ls /.jig | tr "\\n" " ")"'
+		# The operator's configuration gains http.sslVerify=false.
+		echo 'touch .jig-swap'
+		echo 'i=0; while [ ! -e .jig-swapped ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done'
+		echo 'run repo_config git fetch -q origin'
+		# Then the CA file becomes writable by others (checked per request).
+		echo 'touch .jig-swap2'
+		echo 'i=0; while [ ! -e .jig-swapped2 ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done'
+		echo 'run ca_writable git fetch -q origin'
+		echo 'rm -f .jig-swap .jig-swapped .jig-swap2 .jig-swapped2'
+	} >"$S/agent/agent"
+	jq -n --arg s "$S" --arg h "$HOME" --arg url "$url" --argjson p "$P" --argjson r "$R" '{
+	  format: "jig-sessions/1",
+	  clients: {fake: {command: [($s + "/agent/agent")], trees: [($s + "/agent"), "/usr/bin"]}},
+	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
+	  contexts: {
+	    personal: {https_hosts: {fixture: {host: "127.0.0.1", port: $p, ca_file: ($h + "/.jig-tls/ca.pem"), credential: ($h + "/.jig-tls/credential")},
+	                             rogue: {host: "127.0.0.1", port: $r, ca_file: ($h + "/.jig-tls/ca.pem"), credential: ($h + "/.jig-tls/credential")}}}},
+	  repositories: {repo: {root: ($s + "/repo"), mode: "rw", context: "personal", default_provider: "local",
+	                        providers: ["local"], git_remotes: [$url, ("https://127.0.0.1:" + ($r | tostring) + "/repo.git")]}}
+	}' >"$HOME/.config/jig/sessions.json"
+	(
+		i=0
+		while [ ! -e "$S/repo/.jig-swap" ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i + 1)); done
+		git -C "$S/repo" config http.sslVerify false && touch "$S/repo/.jig-swapped"
+		i=0
+		while [ ! -e "$S/repo/.jig-swap2" ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i + 1)); done
+		git -C "$S/repo" config --unset http.sslVerify && chmod 666 "$HOME/.jig-tls/ca.pem" && touch "$S/repo/.jig-swapped2"
+	) &
+	session
+	wait $!
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	for c in switch add commit push fetch back; do ok "$c"; done
+	[ "$(git -C "$S/srv/repo.git" log -1 --format=%s feature)" = two ] || fail "the push over HTTPS did not reach the fixture remote"
+	[ "$(git -C "$S/repo" rev-parse --abbrev-ref HEAD)" = main ] || fail "the switch back did not happen"
+	[ "$(git -C "$S/repo" rev-parse origin/feature)" = "$(git -C "$S/srv/repo.git" rev-parse feature)" ] ||
+		fail "the fetch over HTTPS did not update origin/feature"
+	refused proxy "jig: git -c: configuration on the command line is refused in a session (Git's configuration is jig's)"
+	refused ssl_verify "jig: git -c: configuration on the command line is refused in a session (Git's configuration is jig's)"
+	refused ca_info "jig: git -c: configuration on the command line is refused in a session (Git's configuration is jig's)"
+	refused plain_http "jig: git push: \"http://127.0.0.1:$P/repo.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused unapproved_port "jig: git push: \"https://127.0.0.1:18445/repo.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused unapproved_host "jig: git push: \"https://localhost:$P/repo.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused repo_config "jig: git fetch: http.sslverify in the repository's configuration is not honoured for an HTTPS remote (TLS, proxy and credentials are jig's); refused"
+	refused ca_writable "jig: git fetch: the CA file of HTTPS host fixture, $HOME/.jig-tls/ca.pem: writable by others (chmod go-w); refused"
+	# Not the map's CA: git's own TLS check refuses (not jig's 126).
+	grep -Eq "^RC rogue (128|1)$" "$S/out" || fail "the push to a server of another CA: $(grep -E "^(RC|ERR) rogue " "$S/out" | tr '\n' ' ')"
+	grep -Eq "^ERR rogue .*(certificate|SSL)" "$S/out" || fail "the rogue push failed otherwise: $(grep "^ERR rogue " "$S/out")"
+	[ -z "$(git -C "$S/rogue/repo.git" for-each-ref)" ] || fail "the server of another CA was pushed to"
+	! grep -q "CREDENTIAL" "$S/out" || fail "the agent's scope holds the credential: $(grep CREDENTIAL "$S/out")"
+	grep -q "^JIGDIR " "$S/out" && ! grep "^JIGDIR " "$S/out" | grep -q https || fail "the agent's /.jig holds jig's HTTPS files: $(grep "^JIGDIR" "$S/out")"
+	grep -q "POST /repo.git/git-receive-pack auth=ok" "$S/https.log" || fail "the server saw no authenticated push: $(cat "$S/https.log")"
+	grep -q "POST /repo.git/git-upload-pack auth=ok" "$S/https.log" || fail "the server saw no authenticated fetch"
+	[ ! -e "$HOME/.local/state/jig/sessions" ] || [ -z "$(ls -A "$HOME/.local/state/jig/sessions")" ] ||
+		fail "the broker's directory stays after the session: $(ls -R "$HOME/.local/state/jig/sessions")"
 }
 
 [ $# -eq 1 ] || { echo "usage: $0 CASE" >&2; exit 2; }

@@ -109,7 +109,9 @@ case_good_mapping() {
 	jq -r '"run: \(.started) .. \(.finished)"' "$s"
 	jq -e '.result == "pass" and .repository == "repo" and .worktree_mode == "ro"
 	  and ([.checks[] | select(.pass | not)] | length) == 0
-	  and (.policy_sha256 != .probe_policy_sha256)' "$s" >/dev/null || fail "summary: $(cat "$s")"
+	  and (.policy_sha256 != .probe_policy_sha256)
+	  and (.git.scope_policy_sha256 | length) == 64 and .git.ssh_hosts == [] and .git.https_hosts == []' "$s" >/dev/null ||
+		fail "summary: $(cat "$s")"
 	# every family of the suite ran, and the ones that must be real were
 	for id in worktree.read worktree.write tmpdir.exact tmpdir.other.read tmpdir.other.write marker.1.read \
 		marker.2.read sibling.1.read private.1.read private.2.read private.3.read private.4.read private.5.read \

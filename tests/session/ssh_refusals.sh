@@ -104,7 +104,7 @@ case_ssh_remote_other_context() {
 }
 case_ssh_remote_not_alias() {
 	map '.repositories.repo.git_remotes = ["ssh://jigtest@fixture:22022/srv/repo.git"]'
-	refused 'git_remotes\[0\]: an https:// URL, an ssh://\[USER@\]ALIAS/PATH URL or an absolute path'
+	refused 'git_remotes\[0\]: an https://HOST\[:PORT\]/PATH URL, an ssh://\[USER@\]ALIAS/PATH URL or an absolute path'
 }
 case_ssh_agents_shared() {
 	map ".contexts.work.ssh_agent = \"$S\""

@@ -182,8 +182,14 @@ static json_t *summary_of(struct jig_evidence_suite *s, const char *repository)
 				      .policy_sha256 = HEX64, .probe_policy_sha256 = HEX64, .snapshot_sha256 = HEX64,
 				      .started = "2026-12-05T14:00:00Z", .finished = "2026-12-05T14:00:09Z",
 				      .raw_names = names, .raw_sha256 = sums, .raw_bytes = bytes, .n_raw = 2};
+	m.git = json_pack("{s:s, s:[s], s:[s]}", "scope_policy_sha256", HEX64, "ssh_hosts", "fixture 127.0.0.1:22022", "https_hosts",
+			  "forge 127.0.0.1:8443");
 	json_t *j = jig_evidence_summary(s, &m);
+	json_decref(m.git);
 	assert_non_null(j);
+	/* the git scope and hosts are listed (decision 294) */
+	assert_string_equal(json_string_value(json_array_get(json_object_get(json_object_get(j, "git"), "https_hosts"), 0)),
+			    "forge 127.0.0.1:8443");
 	return j;
 }
 

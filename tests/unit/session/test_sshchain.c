@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "policy/session_policy.h"
+#include "session/httpschain.h"
 #include "session/sshchain.h"
 
 static void url_alias(void **state)
@@ -170,8 +171,65 @@ static void ssh_scope_composed(void **state)
 	jig_catalog_free(&c);
 }
 
+/* The HTTPS chain's pure parts (decisions 290-291): the map's https://
+ * URL shape (no user information, query or fragment; the port 443 when
+ * absent), the host of a context it reaches, and jig's git configuration
+ * for the scope's environment (verification on, no proxy, the host's CA,
+ * the credential by a helper that names only the bound file). */
+static void https_url_and_env(void **state)
+{
+	(void)state;
+	char h[300];
+	long port;
+	assert_int_equal(jig_https_url("https://127.0.0.1:8443/repo.git", h, sizeof(h), &port), 0);
+	assert_string_equal(h, "127.0.0.1");
+	assert_int_equal(port, 8443);
+	assert_int_equal(jig_https_url("https://git.example.com/o/r.git", h, sizeof(h), &port), 0);
+	assert_int_equal(port, 443);
+	assert_int_equal(jig_https_url("https://[::1]:9/r", h, sizeof(h), &port), 0);
+	assert_string_equal(h, "[::1]");
+	static const char *const bad[] = {"http://127.0.0.1:8443/r.git", "https://u:p@127.0.0.1:8443/r.git",
+					  "https://127.0.0.1:8443/r.git?x", "https://127.0.0.1:8443/r#f", "https://127.0.0.1:0/r",
+					  "https://127.0.0.1:65536/r", "https://127.0.0.1:/r", "https://127.0.0.1:8443",
+					  "https://127.0.0.1:8443/", "https:///r", "https://a b/r", "https://h_x/r", NULL};
+	for (const char *const *b = bad; *b; b++)
+		if (jig_https_url(*b, h, sizeof(h), &port) != -1)
+			fail_msg("accepted %s", *b);
+	json_t *hosts = json_pack("{s:{s:s,s:i,s:s,s:s},s:{s:s,s:i,s:s}}", "fixture", "host", "127.0.0.1", "port", 8443, "ca_file",
+				  "/home/op/ca.pem", "credential", "/home/op/cred", "other", "host", "Git.Example.com", "port", 443,
+				  "ca_file", "/home/op/ca2.pem");
+	assert_string_equal(jig_https_host_of(hosts, "https://127.0.0.1:8443/r.git"), "fixture");
+	assert_string_equal(jig_https_host_of(hosts, "https://git.example.com/r.git"), "other");
+	assert_null(jig_https_host_of(hosts, "https://127.0.0.1:8444/r.git"));
+	assert_null(jig_https_host_of(hosts, "https://127.0.0.1/r.git"));
+	json_t *env = json_object();
+	const char *const aliases[] = {"fixture"};
+	assert_int_equal(jig_https_git_env(hosts, aliases, 1, env), 0);
+	char *txt = json_dumps(env, JSON_SORT_KEYS | JSON_COMPACT);
+	assert_non_null(strstr(txt, "\"http.sslVerify\""));
+	assert_non_null(strstr(txt, "\"http.proxy\""));
+	assert_non_null(strstr(txt, "\"http.https://127.0.0.1:8443/.sslCAInfo\""));
+	assert_non_null(strstr(txt, "\"/.jig/https-ca/fixture\""));
+	assert_non_null(strstr(txt, "cat /.jig/https-credential/fixture"));
+	assert_null(strstr(txt, "/home/op"));
+	assert_string_equal(json_string_value(json_object_get(env, "GIT_CONFIG_COUNT")), "10");
+	/* every KEY_i has its VALUE_i, and the count is exact */
+	for (int i = 0; i < 10; i++) {
+		char k[32], v[32];
+		snprintf(k, sizeof(k), "GIT_CONFIG_KEY_%d", i);
+		snprintf(v, sizeof(v), "GIT_CONFIG_VALUE_%d", i);
+		assert_non_null(json_object_get(env, k));
+		assert_non_null(json_object_get(env, v));
+	}
+	assert_string_equal(json_string_value(json_object_get(env, "GIT_CONFIG_VALUE_1")), "true");
+	assert_string_equal(json_string_value(json_object_get(env, "GIT_CONFIG_KEY_1")), "http.sslVerify");
+	free(txt);
+	json_decref(env);
+	json_decref(hosts);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(url_alias), cmocka_unit_test(agent_match), cmocka_unit_test(config_text), cmocka_unit_test(ssh_scope_composed)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(url_alias), cmocka_unit_test(agent_match), cmocka_unit_test(config_text), cmocka_unit_test(ssh_scope_composed), cmocka_unit_test(https_url_and_env)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

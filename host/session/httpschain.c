@@ -1,0 +1,159 @@
+/* The session's HTTPS chain: see httpschain.h. */
+#include "session/httpschain.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "session/places.h"
+
+int jig_https_url(const char *u, char *host, size_t cap, long *port)
+{
+	if (strncmp(u, "https://", 8) != 0)
+		return -1;
+	const char *h = u + 8, *slash = strchr(h, '/'), *end;
+	if (!slash || strpbrk(u, " \t\r\n@?#\\") || !slash[1])
+		return -1;
+	if (h[0] == '[') { /* an IPv6 literal */
+		const char *rb = memchr(h, ']', (size_t)(slash - h));
+		if (!rb)
+			return -1;
+		end = rb + 1;
+	} else
+		for (end = h; end < slash && *end != ':'; end++)
+			;
+	size_t n = (size_t)(end - h);
+	if (n == 0 || n >= cap || (h[0] != '[' && strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") < n))
+		return -1;
+	*port = 443;
+	if (end < slash) {
+		if (*end != ':' || end + 1 == slash || strspn(end + 1, "0123456789") != (size_t)(slash - end - 1) || slash - end > 6)
+			return -1;
+		*port = strtol(end + 1, NULL, 10);
+		if (*port < 1 || *port > 65535)
+			return -1;
+	}
+	memcpy(host, h, n);
+	host[n] = '\0';
+	return 0;
+}
+
+const char *jig_https_host_of(json_t *hosts, const char *u)
+{
+	char host[300];
+	long port;
+	if (jig_https_url(u, host, sizeof(host), &port) < 0)
+		return NULL;
+	const char *alias;
+	json_t *h;
+	json_object_foreach(hosts, alias, h) {
+		const char *mh = json_string_value(json_object_get(h, "host"));
+		if (mh && strcasecmp(mh, host) == 0 && json_integer_value(json_object_get(h, "port")) == port)
+			return alias;
+	}
+	return NULL;
+}
+
+/* The operator's file for an HTTPS host: their own regular file, not
+ * writable by others (secret: not readable by them either), physical, in
+ * trusted directories, outside every repository. */
+static int file_check(const char *alias, const char *what, const char *path, bool secret, json_t *repos, struct jig_error *e)
+{
+	struct stat st;
+	char real[PATH_MAX], dir[PATH_MAX], w[128];
+	const char *why = NULL;
+	if (lstat(path, &st) < 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file (a link is never followed)";
+	else if (st.st_uid != geteuid())
+		why = "not yours";
+	else if (st.st_mode & (secret ? 077 : 022))
+		why = secret ? "readable or writable by others (chmod 600)" : "writable by others (chmod go-w)";
+	else if (!realpath(path, real) || strcmp(real, path) != 0)
+		why = "not its physical path";
+	if (why)
+		return jig_err(e, JIG_E_USAGE, "session: the %s of HTTPS host %s, %s: %s; refused", what, alias, path, why);
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	snprintf(w, sizeof(w), "session: the %s' directory", what);
+	int r = jig_session_trusted_dirs(dir[0] ? dir : "/", w, e);
+	snprintf(w, sizeof(w), "session: the %s", what);
+	return r ? r : jig_session_outside_repositories(repos, NULL, path, w, e);
+}
+
+int jig_https_host_check(const char *alias, json_t *h, json_t *repositories, struct jig_error *e)
+{
+	const char *cred = json_string_value(json_object_get(h, "credential"));
+	int r = file_check(alias, "CA file", json_string_value(json_object_get(h, "ca_file")), false, repositories, e);
+	return r || !cred ? r : file_check(alias, "credential file", cred, true, repositories, e);
+}
+
+int jig_https_chain_check(json_t *map_doc, json_t *repo, const char *context, struct jig_error *e)
+{
+	json_t *hosts = json_object_get(json_object_get(json_object_get(map_doc, "contexts"), context), "https_hosts"), *v;
+	size_t i;
+	int r = 0;
+	json_array_foreach(json_object_get(repo, "git_remotes"), i, v) {
+		const char *alias = jig_https_host_of(hosts, json_string_value(v));
+		if (!alias || r)
+			continue;
+		json_t *h = json_object_get(hosts, alias);
+		const char *host = json_string_value(json_object_get(h, "host"));
+		/* Beyond loopback git needs jig's CONNECT relay: not built (decision 292). */
+		if (strcmp(host, "127.0.0.1") != 0)
+			r = jig_err(e, JIG_E_USAGE, "session: HTTPS host %s (%s) is not on 127.0.0.1; the session's git reaches only loopback HTTPS hosts yet (decision 292)",
+				    alias, host);
+		else
+			r = jig_https_host_check(alias, h, json_object_get(map_doc, "repositories"), e);
+	}
+	return r;
+}
+
+static int put(json_t *env, size_t *k, const char *key, const char *value)
+{
+	char kn[32], vn[32];
+	snprintf(kn, sizeof(kn), "GIT_CONFIG_KEY_%zu", *k);
+	snprintf(vn, sizeof(vn), "GIT_CONFIG_VALUE_%zu", *k);
+	(*k)++;
+	return json_object_set_new(env, kn, json_string(key)) | json_object_set_new(env, vn, json_string(value));
+}
+
+int jig_https_git_env(json_t *hosts, const char *const *aliases, size_t n, json_t *env)
+{
+	size_t k = 0;
+	int r = 0;
+	/* For every URL: verification on, no proxy, no other CA, no cookies,
+	 * no helper but jig's (an empty helper resets the list). */
+	r |= put(env, &k, "protocol.https.allow", "always");
+	r |= put(env, &k, "http.sslVerify", "true");
+	r |= put(env, &k, "http.proxy", "");
+	r |= put(env, &k, "http.sslCAPath", JIG_HTTPS_CA_TARGET);
+	r |= put(env, &k, "http.cookieFile", "");
+	r |= put(env, &k, "http.emptyAuth", "false");
+	r |= put(env, &k, "credential.helper", "");
+	r |= put(env, &k, "credential.interactive", "never");
+	for (size_t i = 0; i < n; i++) {
+		json_t *h = json_object_get(hosts, aliases[i]);
+		const char *host = json_string_value(json_object_get(h, "host"));
+		char url[400], key[480], val[480];
+		snprintf(url, sizeof(url), "https://%s:%lld/", host, (long long)json_integer_value(json_object_get(h, "port")));
+		snprintf(key, sizeof(key), "http.%s.sslCAInfo", url);
+		snprintf(val, sizeof(val), JIG_HTTPS_CA_TARGET "/%s", aliases[i]);
+		r |= put(env, &k, key, val);
+		if (!json_object_get(h, "credential"))
+			continue;
+		snprintf(key, sizeof(key), "credential.%s.helper", url);
+		snprintf(val, sizeof(val), "!f() { test \"$1\" = get && cat " JIG_HTTPS_CRED_TARGET "/%s; }; f", aliases[i]);
+		r |= put(env, &k, key, val);
+	}
+	char count[16];
+	snprintf(count, sizeof(count), "%zu", k);
+	r |= json_object_set_new(env, "GIT_CONFIG_COUNT", json_string(count));
+	return r ? -1 : 0;
+}
