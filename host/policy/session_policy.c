@@ -149,6 +149,50 @@ int jig_session_instance(const struct jig_scope_template *tmpl, const char *id, 
 	return r;
 }
 
+/* One GIT_CONFIG_KEY_<k>/VALUE_<k> pair. */
+static int put(json_t *env, size_t *k, const char *key, const char *value)
+{
+	char kn[32], vn[32];
+	snprintf(kn, sizeof(kn), "GIT_CONFIG_KEY_%zu", *k);
+	snprintf(vn, sizeof(vn), "GIT_CONFIG_VALUE_%zu", *k);
+	(*k)++;
+	return json_object_set_new(env, kn, json_string(key)) | json_object_set_new(env, vn, json_string(value));
+}
+
+int jig_session_https_git_env(json_t *hosts, const char *const *aliases, size_t n, json_t *env)
+{
+	size_t k = 0;
+	int r = 0;
+	/* For every URL: verification on, no proxy, no other CA, no cookies,
+	 * no helper but jig's (an empty helper resets the list). */
+	r |= put(env, &k, "protocol.https.allow", "always");
+	r |= put(env, &k, "http.sslVerify", "true");
+	r |= put(env, &k, "http.proxy", "");
+	r |= put(env, &k, "http.sslCAPath", JIG_HTTPS_CA_TARGET);
+	r |= put(env, &k, "http.cookieFile", "");
+	r |= put(env, &k, "http.emptyAuth", "false");
+	r |= put(env, &k, "credential.helper", "");
+	r |= put(env, &k, "credential.interactive", "never");
+	for (size_t i = 0; i < n; i++) {
+		json_t *h = json_object_get(hosts, aliases[i]);
+		const char *host = json_string_value(json_object_get(h, "host"));
+		char url[400], key[480], val[480];
+		snprintf(url, sizeof(url), "https://%s:%lld/", host, (long long)json_integer_value(json_object_get(h, "port")));
+		snprintf(key, sizeof(key), "http.%s.sslCAInfo", url);
+		snprintf(val, sizeof(val), JIG_HTTPS_CA_TARGET "/%s", aliases[i]);
+		r |= put(env, &k, key, val);
+		if (!json_object_get(h, "credential"))
+			continue;
+		snprintf(key, sizeof(key), "credential.%s.helper", url);
+		snprintf(val, sizeof(val), "!f() { test \"$1\" = get && cat " JIG_HTTPS_CRED_TARGET "/%s; }; f", aliases[i]);
+		r |= put(env, &k, key, val);
+	}
+	char count[16];
+	snprintf(count, sizeof(count), "%zu", k);
+	r |= json_object_set_new(env, "GIT_CONFIG_COUNT", json_string(count));
+	return r ? -1 : 0;
+}
+
 int jig_session_git_compose(const struct jig_catalog *c, const struct jig_session_git_facts *f, struct jig_scope_template *t,
 			    struct jig_error *e)
 {
@@ -159,6 +203,7 @@ int jig_session_git_compose(const struct jig_catalog *c, const struct jig_sessio
 	if (r)
 		return r;
 	json_t *doc = json_deep_copy(base.policy.doc);
+	r = doc ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
 	if (doc) {
 		add_bind(doc, f->worktree, f->worktree, f->rw);
 		add_bind(doc, f->git_dir, f->git_dir, f->rw);
@@ -172,12 +217,11 @@ int jig_session_git_compose(const struct jig_catalog *c, const struct jig_sessio
 		if (f->ssh || f->https)
 			json_object_set_new(env, "GIT_ALLOW_PROTOCOL",
 					    json_string(f->ssh && f->https ? "file:ssh:https" : f->ssh ? "file:ssh" : "file:https"));
-		const char *k;
-		json_t *v;
-		json_object_foreach(f->env, k, v) json_object_set(env, k, v);
+		if (f->https && jig_session_https_git_env(f->https_hosts, f->https_aliases, f->n_https, env) < 0)
+			r = jig_err(e, JIG_E_USAGE, "the session's git scope: jig's HTTPS configuration for git does not fit");
 		json_object_set_new(doc, "cwd", json_string(f->cwd));
 	}
-	char *txt = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	char *txt = doc && !r ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
-	return adopt(&base, txt, f->home, "the session's git scope", 0, t, e);
+	return adopt(&base, txt, f->home, "the session's git scope", r, t, e);
 }

@@ -69,11 +69,21 @@ struct jig_session_git_facts {
 	size_t n_ro;
 	bool ssh;
 	/* An HTTPS request (decision 291): https allowed, and jig's git
-	 * configuration (GIT_CONFIG_COUNT, KEY_n, VALUE_n) added to the
-	 * scope's environment (never git's argv). */
+	 * configuration for the map's HTTPS hosts https_aliases (n_https of
+	 * https_hosts, contexts.<c>.https_hosts) added to the scope's
+	 * environment (GIT_CONFIG_COUNT, KEY_n, VALUE_n; never git's argv). */
 	bool https;
-	json_t *env;
+	json_t *https_hosts;
+	const char *const *https_aliases;
+	size_t n_https;
 };
+/* Where the git scope finds an HTTPS host's files: /<alias> below each. */
+#define JIG_HTTPS_CA_TARGET "/.jig/https-ca"	     /* the operator's CA file, read-only */
+#define JIG_HTTPS_CRED_TARGET "/.jig/https-credential" /* the operator's credential file, read-only */
+/* jig's git configuration for the HTTPS hosts aliases (n of them, of
+ * hosts) into env (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_<i>,
+ * GIT_CONFIG_VALUE_<i>). -1: does not fit. */
+int jig_session_https_git_env(json_t *hosts, const char *const *aliases, size_t n, json_t *env);
 int jig_session_git_compose(const struct jig_catalog *c, const struct jig_session_git_facts *f, struct jig_scope_template *t,
 			    struct jig_error *e);
 

@@ -54,7 +54,6 @@ struct git_net {
 	size_t nh;
 	const char *halias[MAX_SSH];
 	char ca[MAX_SSH][80], cred[MAX_SSH][80];
-	json_t *env;
 };
 
 /* The request's network: loopback ports only (decision 237, 292). */
@@ -126,7 +125,8 @@ static int git_scoped(const struct conf *c, const char *cwd, const int io[3], co
 					   .worktree = ss->w.worktree, .git_dir = ss->w.common_dir, .rw = ss->w.rw, .cwd = cwd,
 					   .remotes = remotes, .network = ssh || https ? net->network : NULL,
 					   .ro = ssh || https ? net->ro : NULL, .n_ro = ssh || https ? net->n_ro : 0, .ssh = ssh,
-					   .https = https, .env = https ? net->env : NULL};
+					   .https = https, .https_hosts = c->https_hosts,
+					   .https_aliases = https ? net->halias : NULL, .n_https = https ? net->nh : 0};
 	int init_fd = -1, r = jig_session_git_compose(&ss->cat, &gf, &t, &e);
 	if (!r && (r = jig_scope_argv(&t, call, k, argv, sizeof(argv) / sizeof(argv[0]), &e)) == 0 &&
 	    (r = jig_sandbox_open(&sb, &c->s->snap, &e)) == 0) {
@@ -415,11 +415,6 @@ static int https_facts(const struct conf *c, const char *dir, struct git_net *ne
 			snprintf(net->cred[i], sizeof(net->cred[i]), JIG_HTTPS_CRED_TARGET "/%s", net->halias[i]);
 			net->ro[net->n_ro++] = (struct jig_scope_bind){.source = cred, .target = net->cred[i]};
 		}
-	}
-	net->env = json_object();
-	if (jig_https_git_env(c->https_hosts, net->halias, net->nh, net->env) < 0) {
-		say(err, "jig: git %s: jig's HTTPS configuration does not fit; refused", sub);
-		return -1;
 	}
 	return 0;
 }

@@ -17,10 +17,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "policy/session_policy.h" /* JIG_HTTPS_CA_TARGET, JIG_HTTPS_CRED_TARGET */
 #include "util/error.h"
 
-#define JIG_HTTPS_CA_TARGET "/.jig/https-ca"	     /* /<alias>: the operator's CA file, read-only */
-#define JIG_HTTPS_CRED_TARGET "/.jig/https-credential" /* /<alias>: the operator's credential file, read-only */
 
 /* "https://HOST[:PORT]/PATH" (no user information, no query or fragment):
  * HOST (an IPv6 literal keeps its brackets) into host, PORT (443 when
@@ -39,9 +38,5 @@ int jig_https_host_check(const char *alias, json_t *h, json_t *repositories, str
  * only (decision 292) and jig_https_host_check. -code with e. */
 int jig_https_chain_check(json_t *map_doc, json_t *repo, const char *context, struct jig_error *e);
 
-/* jig's git configuration for the HTTPS hosts aliases (n of them) into
- * env (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_<i>, GIT_CONFIG_VALUE_<i>).
- * -1: does not fit. */
-int jig_https_git_env(json_t *hosts, const char *const *aliases, size_t n, json_t *env);
 
 #endif

@@ -204,7 +204,7 @@ static void https_url_and_env(void **state)
 	assert_null(jig_https_host_of(hosts, "https://127.0.0.1/r.git"));
 	json_t *env = json_object();
 	const char *const aliases[] = {"fixture"};
-	assert_int_equal(jig_https_git_env(hosts, aliases, 1, env), 0);
+	assert_int_equal(jig_session_https_git_env(hosts, aliases, 1, env), 0);
 	char *txt = json_dumps(env, JSON_SORT_KEYS | JSON_COMPACT);
 	assert_non_null(strstr(txt, "\"http.sslVerify\""));
 	assert_non_null(strstr(txt, "\"http.proxy\""));
