@@ -161,6 +161,26 @@ case_same_path_other_directory() {
 	readmit
 }
 
+case_moved_is_another_project() {
+	# Moved whole (mv keeps the inode and the device): another path, so
+	# another project (issue 47's mutant state.mac_without_path).
+	reviewed
+	mv "$T/p" "$T/moved"
+	P="$T/moved"
+	refused "made for another directory"
+	readmit
+}
+
+case_key_dir_not_private() {
+	# The operator key's directory readable by the group: the key is
+	# refused, never used (issue 47's mutant state.dir_mode_group).
+	reviewed
+	chmod 750 "$KEYDIR"
+	refused "is in a directory that is not yours and private (0700)"
+	chmod 700 "$KEYDIR"
+	admitted
+}
+
 case_key_deleted() {
 	reviewed
 	rm "$KEY"
@@ -196,6 +216,11 @@ case_key_not_private() {
 case_key_wrong_size() {
 	reviewed
 	printf 'short' >"$KEY"
+	refused "is not 32 bytes"
+	readmit
+	# The right 32 bytes and one more: refused too, never read as its
+	# first 32 (issue 47's mutant state.key_size_unchecked).
+	printf 'x' >>"$KEY"
 	refused "is not 32 bytes"
 	readmit
 }

@@ -101,6 +101,29 @@ case_refuse_package_over_64mib() {
 	fresh; head -c 67108865 /dev/zero >"$T/p/csv-report/blob"; chown "$USER_NAME" "$T/p/csv-report/blob"
 	bad "larger than 64 MiB"
 }
+# R-S01/R-S03 (issue 47's mutants capture.files_off_by_one and
+# capture.depth_off_by_one): the capture bounds at and one over.
+case_refuse_package_over_4096_files() {
+	fresh
+	n=$(find "$T/p/csv-report" -type f | wc -l)
+	mkdir "$T/p/csv-report/many"
+	i=$n; while [ "$i" -lt 4096 ]; do : >"$T/p/csv-report/many/f$i"; i=$((i + 1)); done
+	chown -R "$USER_NAME" "$T/p/csv-report/many"
+	review --yes >/dev/null || fail "4096 files were refused"
+	rm -rf "$T/p/.jig"
+	: >"$T/p/csv-report/many/f4096"; chown "$USER_NAME" "$T/p/csv-report/many/f4096"
+	bad "flow csv-report: more than 4096 files"
+}
+case_refuse_package_nested_33_deep() {
+	fresh
+	d="$T/p/csv-report"; i=0
+	while [ "$i" -lt 32 ]; do d="$d/d"; i=$((i + 1)); done
+	mkdir -p "$d"; : >"$d/f"; chown -R "$USER_NAME" "$T/p/csv-report/d"
+	review --yes >/dev/null || fail "32 nested directories were refused"
+	rm -rf "$T/p/.jig"
+	mkdir "$d/d"; : >"$d/d/f"; chown -R "$USER_NAME" "$d/d"
+	bad "nested deeper than 32 directories"
+}
 case_store_cap() {
 	# 16 packages of 62 MiB fill the 1 GiB store; one more new artifact fails
 	# closed while re-reviewing the unchanged project still succeeds.
