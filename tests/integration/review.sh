@@ -82,6 +82,11 @@ case_refuse_flow_name_mismatch() { fresh; jq '.name = "other"' "$T/p/csv-report/
 case_refuse_entry_outside() { fresh; jq '.entry = "../x.ts"' "$T/p/csv-report/flow.json" >"$T/j" && cp "$T/j" "$T/p/csv-report/flow.json"; bad "entry"; }
 case_refuse_missing_entry() { fresh; rm "$T/p/csv-report/main.ts"; bad "is not a file of the package"; }
 case_refuse_package_is_state() { fresh; printf '{"format":"jig-project/1","flows":{"a":".jig"}}' >"$T/p/jig.json"; bad "not .jig"; }
+# A directory named .jig inside a package (issue 47's mutant capture.state_dir_taken).
+case_refuse_state_in_package() {
+	fresh; mkdir "$T/p/csv-report/.jig"; echo '{}' >"$T/p/csv-report/.jig/admission.json"; chown -R "$USER_NAME" "$T/p/csv-report/.jig"
+	bad "flow csv-report: .jig: the protected .jig state is never part of a package"
+}
 case_refuse_state_mode() { fresh; mkdir -m 755 "$T/p/.jig"; chown "$USER_NAME" "$T/p/.jig"; bad "mode 0700"; }
 # Run Checkpoint (issue 18, R-O01): reviewed, in the Plan, needs outputs.
 ckpt() { jq "$1" "$T/p/csv-report/flow.json" >"$T/j" && cp "$T/j" "$T/p/csv-report/flow.json"; }
