@@ -134,6 +134,18 @@ static void keys_and_scopes_printed(void **state)
 	json_decref(c);
 	json_decref(was);
 	json_decref(now);
+	/* Inside a grant: a key gained and a key lost, each printed. */
+	was = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\",\"http\":[{\"route\":\"llm\",\"method\":\"POST\",\"url\":\"https://x/\",\"deadline_ms\":1000}]}]}");
+	now = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\",\"http\":[{\"route\":\"llm\",\"method\":\"POST\",\"url\":\"https://x/\",\"body_schema\":{\"type\":\"object\"}}]}]}");
+	c = jig_plan_diff(&p, was, now, true);
+	texts(c, buf, sizeof(buf));
+	fprintf(stderr, "%s", buf);
+	assert_non_null(strstr(buf, "http route llm body_schema added"));
+	assert_non_null(strstr(buf, "http route llm deadline_ms removed"));
+	assert_int_equal(json_array_size(c), 2);
+	json_decref(c);
+	json_decref(was);
+	json_decref(now);
 }
 
 static void capped_per_flow(void **state)
