@@ -17,8 +17,9 @@
 #   --build DIR  the build directory (default build/, configured with
 #                -DJIG_FAULT_POINTS=ON as scripts/test.sh makes it)
 #   --sample N   N mutants picked at random among those with plain-lane
-#                killers (seed printed; --seed S repeats a draw); exit 1 if
-#                one survives. .ci/run (scripts/test.sh) runs --sample.
+#                killers and no "expect:" (seed printed; --seed S repeats a
+#                draw); exit 1 if one survives. .ci/run (scripts/test.sh)
+#                runs --sample 4.
 #   --full       also the supported-host killers (VM lane, slow) of
 #                mutants that have them; without it only plain-lane cases run
 #   --only ID    just these mutants (repeatable)
@@ -107,7 +108,7 @@ if [ -n "$only" ]; then
 elif [ "$sample" -gt 0 ]; then
 	[ -n "$seed" ] || seed=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
 	echo "== mutate: a sample of $sample (--seed $seed repeats it)"
-	awk -F"$US" '$9 != "survives" && $6 != ""' "$W/all.tsv" | perl -e 'srand(shift); my @l = <STDIN>; for (my $i = @l; --$i;) { my $j = int rand($i + 1); @l[$i, $j] = @l[$j, $i] } print @l[0 .. (@l > '"$sample"' ? '"$sample"' - 1 : $#l)]' "$seed" >"$W/run.tsv"
+	awk -F"$US" '$9 == "" && $6 != ""' "$W/all.tsv" | perl -e 'srand(shift); my @l = <STDIN>; for (my $i = @l; --$i;) { my $j = int rand($i + 1); @l[$i, $j] = @l[$j, $i] } print @l[0 .. (@l > '"$sample"' ? '"$sample"' - 1 : $#l)]' "$seed" >"$W/run.tsv"
 else
 	cp "$W/all.tsv" "$W/run.tsv"
 fi
@@ -171,7 +172,7 @@ while IFS=$US read -r id file req from to plain vm extra expect; do
 	fi
 	re=$(echo $tests | sed 's/[.]/\\./g; s/ /$|^/g')
 	caught=
-	(cd "$B" && ctest -R "^($re)\$" --timeout 600 >"$W/$id.log" 2>&1 </dev/null) || caught=1
+	(cd "$B" && ctest -R "^($re)\$" --timeout 600 --output-on-failure >"$W/$id.log" 2>&1 </dev/null) || caught=1
 	# Which killers failed (ctest's summary lists them).
 	who=$(sed -n 's/^[[:space:]]*[0-9]* - \([^ ]*\) (.*/\1/p' "$W/$id.log" | grep -v '^install-prefix$' | tr '\n' ' ')
 	restore
