@@ -60,8 +60,9 @@ if [ -f "$W/backup.path" ]; then
 	cp "$W/backup.file" "$SRC/$f" && rm -f "$W/backup.path" "$W/backup.file"
 fi
 
-# The mutants, one "id<TAB>file<TAB>req<TAB>from<TAB>to<TAB>plain<TAB>vm<TAB>targets<TAB>expect"
-# line each, from the records of tests/mutants/*.txt (fields "key: value",
+# The mutants, one "id file req from to plain vm targets expect" line each
+# (fields separated by \037, the unit separator, which no snippet holds),
+# from the records of tests/mutants/*.txt (fields "key: value",
 # records separated by blank lines).
 perl -e '
 	my @f = qw(id file req from to plain vm targets expect);
