@@ -25,6 +25,9 @@
 #   --only ID    just these mutants (repeatable)
 #   --list       print the mutants and their killers, build nothing
 #
+# A kill counts only if the failed killers pass again once the file is put
+# back and rebuilt (else the kill is void: the case failed for another
+# reason, such as state a mutant made it leave behind).
 # Exit: 0 every mutant run was killed; 1 one survived or a build failed;
 # 2 bad use or a mutant whose snippet does not match its file.
 # The source file is restored on any exit (and at the next start, from the
@@ -181,6 +184,15 @@ while IFS=$US read -r id file req from to plain vm extra expect; do
 		echo "mutate: $id: ctest failed but no killer did (install-prefix? see $W/$id.log)" >&2
 		failed=$((failed + 1))
 		printf '%s\t%s\t%s\terror\t\n' "$id" "$file" "$req" >>"$W/results.tsv"
+	elif [ -n "$caught" ] && ! build "$tg"; then
+		echo "mutate: the unmutated build failed after $id ($W/build.log)" >&2
+		exit 1
+	elif [ -n "$caught" ] && ! (cd "$B" && ctest -R "^($(echo $who | sed 's/[.]/\\./g; s/ /$|^/g'))\$" --output-on-failure >"$W/$id.unmutated.log" 2>&1 </dev/null); then
+		# A killer that fails without the mutant proves nothing (a case
+		# the mutant made leave shared state behind, say): void.
+		echo "mutate: $id: its killer fails unmutated too, so the kill is void ($W/$id.unmutated.log)" >&2
+		failed=$((failed + 1))
+		printf '%s\t%s\t%s\tvoid\t%s\n' "$id" "$file" "$req" "$who" >>"$W/results.tsv"
 	elif [ -n "$caught" ]; then
 		killed=$((killed + 1))
 		printf '%s\t%s\t%s\tkilled\t%s\n' "$id" "$file" "$req" "$who" >>"$W/results.tsv"
