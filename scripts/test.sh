@@ -32,6 +32,14 @@ asan_ok=0
 wait "$asan_build" || asan_ok=1
 [ "$plain_ok" = 0 ] || { echo "FAIL: the plain lane"; exit 1; }
 [ "$asan_ok" = 0 ] || { cat build-asan/build.log; echo "FAIL: the ASan+UBSan build"; exit 1; }
+# A sample of the mutation campaign over the trusted side (decision 300):
+# here, with the ASan build finished and the plain lane over, nothing else
+# reads the sources; each mutant recompiles one object in build/, relinks
+# jig or one unit test and runs only the plain-lane cases named to kill it
+# (about 10-30 s a mutant). A surviving mutant fails the run; the sources
+# are restored on any exit. The whole campaign: scripts/mutate.sh.
+echo "== tests: mutation sample (scripts/mutate.sh --sample 4; all of them: scripts/mutate.sh)"
+scripts/mutate.sh --sample 4
 # Not the checks that only read sources and docs (label sources-only:
 # layout.*, docs.*): no C code of ours runs in them, the plain lane has them;
 # nor the two that wait out a minute or two (label long-wait: the 60 s

@@ -478,15 +478,24 @@ case_sigint_mid_run() {
 	[ "$(rec termination.cleanup_confirmed)" = true ] || fail "cleanup"
 	no_leftovers
 }
-case_sigint_after_publication() {
-	project "$HOSTILE"; printf 'ok\n' >"$T/mode"
-	(cd "$T/p" && exec "$JIG" run hostile --input mode="$T/mode" --output "$T/pkt") >"$T/out" 2>"$T/err" &
-	outer=$!
-	i=0; until [ -e "$T/pkt" ]; do i=$((i+1)); [ $i -lt 600 ] || fail "no packet"; sleep 0.02; done
-	kill -INT "$outer" 2>/dev/null || true
-	wait "$outer" || true
-	"$JIG" inspect "$T/pkt" || fail "the packet did not survive the cancellation"
-	[ "$(rec status)" = succeeded ] || fail "status"
+# R-L05, R-L07 (issue 47): SIGINT provably before publication - the Flow's
+# process runs (it would sleep 60 s, then write result.json) and no packet
+# exists yet - ends the Run cancelled, and the packet then published is
+# whole (jig inspect reads it), private, with the cancelled record and no
+# output. Without cancellation handling the Flow sleeps on and publishes
+# "succeeded": the case fails.
+case_sigint_before_publication() {
+	start_sleeper
+	[ ! -e "$T/pkt" ] || fail "a packet existed while the Flow ran"
+	kill -INT "$outer"
+	set +e; wait "$outer"; rc=$?; set -e
+	cat "$T/err"
+	[ "$rc" -eq 1 ] || fail "exit $rc"
+	head -1 "$T/err" | grep -q "was cancelled by the operator: SIGINT" || fail "first line: $(head -1 "$T/err")"
+	"$JIG" inspect "$T/pkt" >/dev/null || fail "the packet of the cancelled Run is not whole"
+	[ "$(rec status)" = cancelled ] && [ "$(rec termination.outcome)" = cancelled ] || fail "status $(rec status)"
+	[ ! -e "$T/pkt/files/result.json" ] || fail "the Flow's output was published"
+	[ -z "$(find "$T/pkt" -perm /077)" ] || fail "the packet is not private"
 }
 
 # --- issue 33: the cancellation bounds and the deadline (R-L05, R-L01) -------------------

@@ -161,6 +161,44 @@ case_same_path_other_directory() {
 	readmit
 }
 
+case_moved_is_another_project() {
+	# Moved whole (mv keeps the inode and the device): another path, so
+	# another project (issue 47's mutant state.mac_without_path).
+	reviewed
+	mv "$T/p" "$T/moved"
+	P="$T/moved"
+	refused "made for another directory"
+	readmit
+}
+
+case_key_dir_not_private() {
+	# The operator key's directory readable by the group: the key is
+	# refused, never used (issue 47's mutant state.dir_mode_group).
+	reviewed
+	trap 'chmod 700 "$KEYDIR"; rm -rf "$T"' EXIT # the key is shared: never left unusable
+	chmod 750 "$KEYDIR"
+	refused "is in a directory that is not yours and private (0700)"
+	chmod 700 "$KEYDIR"
+	admitted
+}
+
+case_key_inside_project() {
+	# The operator key's directory inside the project being opened (a
+	# project at ~/.local/state): the key is never used, neither to admit
+	# nor to verify (issue 47's mutant state.key_inside_project).
+	reviewed
+	S="$HOME_DIR/.local/state"
+	names=$(ls -A "$JIG_SOURCE/examples")
+	for n in $names .jig; do [ ! -e "$S/$n" ] || fail "$S/$n is there already"; done
+	trap 'for n in $names .jig; do rm -rf "$S/$n"; done; rm -rf "$T"' EXIT
+	cp -r "$JIG_SOURCE/examples/." "$S/"
+	for n in $names; do chown -R "$USER_NAME" "$S/$n"; done
+	P="$S"
+	review --yes
+	[ "$rc" -eq 5 ] && grep -q "operator key .* is inside the project being opened" "$T/err" || fail "review with the key inside the project: exit $rc"
+	[ ! -e "$S/.jig/admission.json" ] || fail "something was admitted"
+}
+
 case_key_deleted() {
 	reviewed
 	rm "$KEY"
@@ -198,12 +236,18 @@ case_key_wrong_size() {
 	printf 'short' >"$KEY"
 	refused "is not 32 bytes"
 	readmit
+	# The right 32 bytes and one more: refused too, never read as its
+	# first 32 (issue 47's mutant state.key_size_unchecked).
+	printf 'x' >>"$KEY"
+	refused "is not 32 bytes"
+	readmit
 }
 
 case_key_dir_symlinked() {
 	# The key's directory is reached through a symbolic link: not used,
 	# neither to verify nor to admit; the operator fixes it.
 	reviewed
+	trap '[ -L "$KEYDIR" ] && rm "$KEYDIR" && mv "$HOME_DIR/.local/state/jig-real" "$KEYDIR"; rm -rf "$T"' EXIT # the key is shared
 	mv "$KEYDIR" "$HOME_DIR/.local/state/jig-real"
 	ln -s jig-real "$KEYDIR"
 	refused "symbolic link"

@@ -82,6 +82,11 @@ case_refuse_flow_name_mismatch() { fresh; jq '.name = "other"' "$T/p/csv-report/
 case_refuse_entry_outside() { fresh; jq '.entry = "../x.ts"' "$T/p/csv-report/flow.json" >"$T/j" && cp "$T/j" "$T/p/csv-report/flow.json"; bad "entry"; }
 case_refuse_missing_entry() { fresh; rm "$T/p/csv-report/main.ts"; bad "is not a file of the package"; }
 case_refuse_package_is_state() { fresh; printf '{"format":"jig-project/1","flows":{"a":".jig"}}' >"$T/p/jig.json"; bad "not .jig"; }
+# A directory named .jig inside a package (issue 47's mutant capture.state_dir_taken).
+case_refuse_state_in_package() {
+	fresh; mkdir "$T/p/csv-report/.jig"; echo '{}' >"$T/p/csv-report/.jig/admission.json"; chown -R "$USER_NAME" "$T/p/csv-report/.jig"
+	bad "flow csv-report: .jig: the protected .jig state is never part of a package"
+}
 case_refuse_state_mode() { fresh; mkdir -m 755 "$T/p/.jig"; chown "$USER_NAME" "$T/p/.jig"; bad "mode 0700"; }
 # Run Checkpoint (issue 18, R-O01): reviewed, in the Plan, needs outputs.
 ckpt() { jq "$1" "$T/p/csv-report/flow.json" >"$T/j" && cp "$T/j" "$T/p/csv-report/flow.json"; }
@@ -100,6 +105,29 @@ case_checkpoint_in_plan() {
 case_refuse_package_over_64mib() {
 	fresh; head -c 67108865 /dev/zero >"$T/p/csv-report/blob"; chown "$USER_NAME" "$T/p/csv-report/blob"
 	bad "larger than 64 MiB"
+}
+# R-S01/R-S03 (issue 47's mutants capture.files_off_by_one and
+# capture.depth_off_by_one): the capture bounds at and one over.
+case_refuse_package_over_4096_files() {
+	fresh
+	n=$(find "$T/p/csv-report" -type f | wc -l)
+	mkdir "$T/p/csv-report/many"
+	i=$n; while [ "$i" -lt 4096 ]; do : >"$T/p/csv-report/many/f$i"; i=$((i + 1)); done
+	chown -R "$USER_NAME" "$T/p/csv-report/many"
+	review --yes >/dev/null || fail "4096 files were refused"
+	rm -rf "$T/p/.jig"
+	: >"$T/p/csv-report/many/f4096"; chown "$USER_NAME" "$T/p/csv-report/many/f4096"
+	bad "flow csv-report: more than 4096 files"
+}
+case_refuse_package_nested_33_deep() {
+	fresh
+	d="$T/p/csv-report"; i=0
+	while [ "$i" -lt 32 ]; do d="$d/d"; i=$((i + 1)); done
+	mkdir -p "$d"; : >"$d/f"; chown -R "$USER_NAME" "$T/p/csv-report/d"
+	review --yes >/dev/null || fail "32 nested directories were refused"
+	rm -rf "$T/p/.jig"
+	mkdir "$d/d"; : >"$d/d/f"; chown -R "$USER_NAME" "$d/d"
+	bad "nested deeper than 32 directories"
 }
 case_store_cap() {
 	# 16 packages of 62 MiB fill the 1 GiB store; one more new artifact fails

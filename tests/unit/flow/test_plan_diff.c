@@ -113,6 +113,41 @@ static void snapshot_changed(void **state)
 	json_decref(now);
 }
 
+/* Issue 47's mutants plan_diff.*: a key a Flow gains or loses is printed,
+ * and without a new snapshot a scope's own change is printed too (only a
+ * new snapshot's consequences are folded into its line). */
+static void keys_and_scopes_printed(void **state)
+{
+	(void)state;
+	struct jig_project p = {.rootfd = -1, .statefd = -1};
+	json_t *was = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\",\"timeout_ms\":30000,\"outputs\":[],\"scope\":{\"policy_sha256\":\"a\"}}]}");
+	json_t *now = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\",\"checkpoint\":true,\"outputs\":[\"o\"],\"scope\":{\"policy_sha256\":\"b\"}}]}");
+	json_t *c = jig_plan_diff(&p, was, now, true);
+	char buf[4096];
+	texts(c, buf, sizeof(buf));
+	fprintf(stderr, "%s", buf);
+	assert_non_null(strstr(buf, "flow f: checkpoint added (true)\n"));
+	assert_non_null(strstr(buf, "flow f: timeout_ms removed\n"));
+	assert_non_null(strstr(buf, "flow f: outputs \"o\" added\n"));
+	assert_non_null(strstr(buf, "flow f: scope policy_sha256 changed"));
+	assert_int_equal(json_array_size(c), 4);
+	json_decref(c);
+	json_decref(was);
+	json_decref(now);
+	/* Inside a grant: a key gained and a key lost, each printed. */
+	was = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\",\"http\":[{\"route\":\"llm\",\"method\":\"POST\",\"url\":\"https://x/\",\"deadline_ms\":1000}]}]}");
+	now = parse("{" SNAP("s1") ",\"flows\":[{\"name\":\"f\",\"http\":[{\"route\":\"llm\",\"method\":\"POST\",\"url\":\"https://x/\",\"body_schema\":{\"type\":\"object\"}}]}]}");
+	c = jig_plan_diff(&p, was, now, true);
+	texts(c, buf, sizeof(buf));
+	fprintf(stderr, "%s", buf);
+	assert_non_null(strstr(buf, "http route llm body_schema added"));
+	assert_non_null(strstr(buf, "http route llm deadline_ms removed"));
+	assert_int_equal(json_array_size(c), 2);
+	json_decref(c);
+	json_decref(was);
+	json_decref(now);
+}
+
 static void capped_per_flow(void **state)
 {
 	(void)state;
@@ -211,6 +246,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(one_flow_changed), cmocka_unit_test(snapshot_changed),
 					   cmocka_unit_test(capped_per_flow), cmocka_unit_test(launch_set_named),
-					   cmocka_unit_test(run_lists_no_unprepared_dependencies)};
+					   cmocka_unit_test(run_lists_no_unprepared_dependencies), cmocka_unit_test(keys_and_scopes_printed)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -181,6 +181,124 @@ static void xattr_refused(void **state)
 	close(src), close(out), close(att), close(out2), close(out3), close(out4);
 }
 
+/* copy_case SRC LIMITS: jig_tree_copy of dir/SRC into a fresh directory;
+ * 0 or the refusal (its message in e). */
+static int copy_case(const char *src_rel, const struct jig_tree_limits *l, struct jig_error *e)
+{
+	static int n;
+	char out[64];
+	snprintf(out, sizeof(out), "lim-out-%d", n++);
+	sub(out);
+	int src = at(src_rel), dst = at(out);
+	struct jig_tree_stats st = {0};
+	*e = (struct jig_error){0};
+	int r = jig_tree_copy(src, "", dst, l, &st, e);
+	close(src), close(dst);
+	return r;
+}
+
+static void put_bytes(const char *rel, size_t n)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < n; i++)
+		fputc('x', f);
+	fclose(f);
+}
+
+/* R-S06 (issue 47's mutants tree.*): final validation's bounds at and one
+ * over each (files, entries, logical bytes), a sparse file, a second hard
+ * link, and a declared output that names a file, never a name prefix. */
+static void limits_at_and_over(void **state)
+{
+	(void)state;
+	struct jig_tree_limits l = output_limits();
+	struct jig_error e;
+	char rel[64];
+	/* 64 files pass; the 65th is refused. */
+	sub("lf");
+	for (int i = 0; i < 64; i++) {
+		snprintf(rel, sizeof(rel), "lf/f%d", i);
+		put(rel, "f");
+	}
+	assert_int_equal(copy_case("lf", &l, &e), 0);
+	put("lf/f64", "f");
+	assert_true(copy_case("lf", &l, &e) < 0);
+	assert_string_equal(e.msg, "output: more than 64 files");
+	/* 256 entries (files and directories) pass; the 257th is refused. */
+	sub("le");
+	for (int i = 0; i < 256; i++) {
+		snprintf(rel, sizeof(rel), "le/d%d", i);
+		sub(rel);
+	}
+	assert_int_equal(copy_case("le", &l, &e), 0);
+	sub("le/d256");
+	assert_true(copy_case("le", &l, &e) < 0);
+	assert_string_equal(e.msg, "output: more than 256 entries");
+	/* Files count as entries too: 64 files and 192 directories pass, one
+	 * more directory is refused. */
+	sub("lm");
+	for (int i = 0; i < 64; i++) {
+		snprintf(rel, sizeof(rel), "lm/f%d", i);
+		put(rel, "f");
+	}
+	for (int i = 0; i < 192; i++) {
+		snprintf(rel, sizeof(rel), "lm/d%d", i);
+		sub(rel);
+	}
+	assert_int_equal(copy_case("lm", &l, &e), 0);
+	sub("lm/d192");
+	assert_true(copy_case("lm", &l, &e) < 0);
+	assert_string_equal(e.msg, "output: more than 256 entries");
+	/* Exactly max_bytes pass; one byte more is refused. */
+	l.max_bytes = 1000;
+	sub("lb");
+	put_bytes("lb/a", 600);
+	put_bytes("lb/b", 400);
+	assert_int_equal(copy_case("lb", &l, &e), 0);
+	put_bytes("lb/b", 401);
+	assert_true(copy_case("lb", &l, &e) < 0);
+	assert_string_equal(e.msg, "output: more than 1000 bytes");
+	l = output_limits();
+	/* A sparse file (1 MiB of hole) is refused; without reject_sparse its
+	 * bytes are copied. */
+	sub("ls");
+	char p[256];
+	snprintf(p, sizeof(p), "%s/ls/hole", dir);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	assert_true(copy_case("ls", &l, &e) < 0);
+	assert_non_null(strstr(e.msg, "output hole: is a sparse file (1048576 bytes"));
+	l.reject_sparse = false;
+	assert_int_equal(copy_case("ls", &l, &e), 0);
+	l = output_limits();
+	/* A file with a second hard link is refused. */
+	sub("lh");
+	put("lh/a", "a");
+	char q[256];
+	snprintf(p, sizeof(p), "%s/lh/a", dir);
+	snprintf(q, sizeof(q), "%s/a-link", dir);
+	assert_int_equal(link(p, q), 0);
+	assert_true(copy_case("lh", &l, &e) < 0);
+	assert_string_equal(e.msg, "output a: has 2 hard links; only singly linked files are accepted");
+	assert_int_equal(unlink(q), 0);
+	assert_int_equal(copy_case("lh", &l, &e), 0);
+	/* A declared output "out" admits out and out/...; never "outx". */
+	char *const declared[] = {"out"};
+	l.allowed = declared, l.n_allowed = 1;
+	sub("ld");
+	sub("ld/out");
+	put("ld/out/a", "a");
+	assert_int_equal(copy_case("ld", &l, &e), 0);
+	put("ld/outx", "x");
+	assert_true(copy_case("ld", &l, &e) < 0);
+	assert_string_equal(e.msg, "output outx: is not a declared output of the Flow (it declares out)");
+}
+
 /* R-S03 (#154): a bind mount of the same file system (same st_dev) inside
  * a tree is another mount: refused by its mount id. A file bind-mounted
  * over another file too. */
@@ -442,6 +560,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {cmocka_unit_test(owner_only_modes), cmocka_unit_test(xattr_refused),
 					   cmocka_unit_test(publication_private), cmocka_unit_test(widened_packet_refused),
 					   cmocka_unit_test(bind_mount_refused), cmocka_unit_test(noreplace_probe),
-					   cmocka_unit_test(copy_streams)};
+					   cmocka_unit_test(copy_streams), cmocka_unit_test(limits_at_and_over)};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

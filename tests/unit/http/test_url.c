@@ -40,6 +40,21 @@ static void refuses(void **state)
 	}
 }
 
+/* A space, a control byte, DEL or a non-ASCII byte is refused by jig's own
+ * byte check, before libcurl reads the URL (issue 47's mutant
+ * http_url.control_bytes). */
+static void bytes_refused_first(void **state)
+{
+	(void)state;
+	static const char *const bad[] = {"https://example.com/a b", "https://example.com/a\tb", "https://example.com/a\x7f",
+					  "https://example.com/\xc3\xa9", NULL};
+	for (const char *const *u = bad; *u; u++) {
+		char why[512] = "";
+		assert_int_equal(jig_http_url_check(*u, why, sizeof(why)), -1);
+		assert_string_equal(why, "contains a space, control or non-ASCII byte; percent-encode it");
+	}
+}
+
 static void exact(void **state)
 {
 	(void)state;
@@ -50,6 +65,7 @@ static void exact(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(accepts), cmocka_unit_test(refuses), cmocka_unit_test(exact)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(accepts), cmocka_unit_test(refuses), cmocka_unit_test(bytes_refused_first),
+					   cmocka_unit_test(exact)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

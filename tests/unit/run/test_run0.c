@@ -499,6 +499,39 @@ static void call_violation_prefix(void **state)
 	}
 }
 
+/* R-L02: a Flow's Run/0 takes 16 binding calls; the 17th ends the Run
+ * (issue 47's mutant run0.calls_off_by_one). */
+static void count_call(void *ctx, struct jig_run0 *r0, json_t *op)
+{
+	(void)r0, (void)op;
+	(*(int *)ctx)++;
+}
+
+static void sixteen_calls(void **state)
+{
+	(void)state;
+	for (int extra = 0; extra <= 1; extra++) {
+		struct session s;
+		int calls = 0, sv[2];
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+		assert_int_equal(pipe(s.ab), 0);
+		s.flow = sv[1];
+		assert_int_equal(jig_run0_start_calls(&s.r, sv[0], s.ab[1], NULL, NULL, NULL, NULL, NULL, count_call, &calls, NULL), 0);
+		for (int i = 0; i < 16 + extra; i++) {
+			char line[64];
+			snprintf(line, sizeof(line), "{\"op\":\"call\",\"id\":%d}\n", i);
+			send_all(&s, line, strlen(line));
+		}
+		finish(&s);
+		assert_int_equal(calls, 16);
+		assert_int_equal(s.r.violation, extra == 1);
+		if (extra)
+			assert_non_null(strstr(s.r.error, "more than 16 binding calls"));
+		aborted(&s);
+		jig_run0_free(&s.r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -506,7 +539,7 @@ int main(void)
 		cmocka_unit_test(bounds),	cmocka_unit_test(logs_capped_and_http_answered),
 		cmocka_unit_test(log_line_cut), cmocka_unit_test(log_budget),	   cmocka_unit_test(evidence_cap),
 		cmocka_unit_test(evidence_budget), cmocka_unit_test(shared_budget), cmocka_unit_test(token_cap),
-		cmocka_unit_test(call_violation_prefix), cmocka_unit_test(checkpoint_one_in_flight),
+		cmocka_unit_test(call_violation_prefix), cmocka_unit_test(checkpoint_one_in_flight), cmocka_unit_test(sixteen_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

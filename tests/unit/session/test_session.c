@@ -377,6 +377,47 @@ static void composition_is_canonical(void **state)
 	free(a), free(b), free(rw), free(ep), free(w2), free(c2), free(edited), free(cat);
 }
 
+/* The map's environment never sets again what the composition set (HOME,
+ * here): refused with one line (issue 47's mutant session_policy.env_twice). */
+static void map_env_set_twice(void **state)
+{
+	(void)state;
+	char *cat = catalog_text();
+	struct jig_catalog c;
+	struct jig_error e = {0};
+	assert_int_equal(jig_catalog_parse(cat, strlen(cat), &c, &e), 0);
+	char tree[256], prog[256], state_root[256], wt[256];
+	snprintf(tree, sizeof(tree), "%s/client", dir);
+	snprintf(prog, sizeof(prog), "%s/client/agent", dir);
+	snprintf(state_root, sizeof(state_root), "%s/state", dir);
+	snprintf(wt, sizeof(wt), "%s/repo", dir);
+	const char *trees[] = {tree};
+	json_t *env = json_pack("{s:s}", "HOME", "/tmp/elsewhere"), *net = json_pack("{s:[s]}", "loopback", "127.0.0.1:1234");
+	struct jig_session_facts f = {.name = "session-repo", .snapshot_dir = dir, .program = prog, .trees = trees, .n_trees = 1,
+				      .worktree = wt, .cwd = wt, .state_root = state_root,
+				      .tmpdir = "/run/user/1000/jig/sessions/@session/tmp", .term = "xterm", .map_env = env, .network = net};
+	struct jig_scope_template t;
+	assert_true(jig_session_compose(&c, &f, &t, &e) < 0);
+	assert_string_equal(e.msg, "session: environment variable HOME is set twice (the catalog or the map's client and provider)");
+	jig_catalog_free(&c);
+	/* A catalog fragment may not set TERM (or HOME) either: the session's
+	 * (issue 47's mutant session_policy.home_term_own). */
+	const char *was = "\"env\": {\"PATH\": \"/.jig/shim:/usr/bin:/bin\", \"LANG\": \"C.UTF-8\"}";
+	char *at = strstr(cat, was), edited[1 << 16];
+	assert_non_null(at);
+	assert_true(strlen(cat) + 32 < sizeof(edited));
+	snprintf(edited, sizeof(edited), "%.*s\"env\": {\"PATH\": \"/.jig/shim:/usr/bin:/bin\", \"LANG\": \"C.UTF-8\", \"TERM\": \"vt100\"}%s",
+		 (int)(at - cat), cat, at + strlen(was));
+	json_object_del(env, "HOME");
+	assert_int_equal(jig_catalog_parse(edited, strlen(edited), &c, &e), 0);
+	assert_true(jig_session_compose(&c, &f, &t, &e) < 0);
+	assert_string_equal(e.msg, "catalog kind \"session\": TERM is the session's; no fragment may set it");
+	json_decref(env);
+	json_decref(net);
+	jig_catalog_free(&c);
+	free(cat);
+}
+
 /* The state root (decision 216): made below a home, no link followed;
  * jig's own directories put back to 0700 whatever the agent made of them;
  * a link, a file, or a home writable by others refused with one line. */
@@ -486,6 +527,7 @@ int main(void)
 		cmocka_unit_test(where),
 		cmocka_unit_test(composition_is_canonical),
 		cmocka_unit_test(git_scope_composed),
+		cmocka_unit_test(map_env_set_twice),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
