@@ -142,6 +142,55 @@ case_two_branches_budget() {
 	nothing_left
 }
 
+# Issue 47, R-S08 (#180): the six output backings. A chain of the root
+# and five child levels (the longest admitted branch), each Flow filling
+# its own /output with 16 MiB less 256 KiB before it calls the next, the
+# deepest holding its fill for 3 s: sampled every 100 ms, the tmpfs pages
+# (memory.stat shmem) of every live scope sum to at most 96 MiB and reach
+# at least 90 MiB with six scopes live at once (each volume is its
+# Flow's 16 MiB tmpfs, charged to its scope). One byte over 16 MiB in the
+# deepest Flow is refused by its volume (No space left on device): the
+# sum cannot pass 96 MiB.
+SIX='{"root":{"outputs":["result.json","big.bin"],"bindings":{"x":{"flow":"f1"}}},
+	"f1":{"outputs":["result.json","big.bin"],"bindings":{"x":{"flow":"f2"}}},
+	"f2":{"outputs":["result.json","big.bin"],"bindings":{"x":{"flow":"f3"}}},
+	"f3":{"outputs":["result.json","big.bin"],"bindings":{"x":{"flow":"f4"}}},
+	"f4":{"outputs":["result.json","big.bin"],"bindings":{"x":{"flow":"f5"}}},
+	"f5":{"outputs":["result.json","big.bin"]}}'
+shmem_sampler() {
+	while [ ! -e "$T/stop" ]; do
+		find /sys/fs/cgroup -path '*/jig-[0-9]*/flow-*' -name memory.stat 2>/dev/null | while read -r m; do
+			sed -n 's/^shmem \([0-9]*\)$/\1/p' "$m" 2>/dev/null || true
+		done | awk '{ n++; s += $1 } END { print n + 0, s + 0 }'
+		sleep 0.1
+	done >"$T/shmem"
+}
+case_s08_six_output_backings() {
+	project "$SIX"
+	fill=$((16 * 1048576 - 262144))
+	plan=$(jq -cn --argjson f "$fill" '{root: {fill: {"big.bin": $f}, calls: [["x"]]}, f1: {fill: {"big.bin": $f}, calls: [["x"]]},
+		f2: {fill: {"big.bin": $f}, calls: [["x"]]}, f3: {fill: {"big.bin": $f}, calls: [["x"]]},
+		f4: {fill: {"big.bin": $f}, calls: [["x"]]}, f5: {fill: {"big.bin": $f}, sleep: 3000}}')
+	rm -f "$T/stop"
+	shmem_sampler &
+	BG="$BG $!"
+	run "$plan" 300s
+	touch "$T/stop"
+	wait
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the six did not run"
+	check '.children[0].children[0].children[0].children[0].children[0] | .flow == "f5" and .level == 5 and .status == "succeeded"' "the fifth level"
+	awk -v cap=$((96 * 1048576)) -v least=$((90 * 1048576)) '
+		{ if ($2 > most) { most = $2; live = $1 } }
+		END { printf "the tmpfs pages of every live scope: at most %.1f MiB, then with %d scopes live\n", most / 1048576, live
+		      if (most > cap) { print "over 96 MiB"; exit 1 }
+		      if (most < least || live < 6) { print "never saw the six volumes full at once"; exit 1 } }' "$T/shmem" || fail "the six backings"
+	# One byte over 16 MiB in the deepest Flow: refused by its volume.
+	plan=$(printf '%s' "$plan" | jq -c '.f5.fill["big.bin"] = 16777217')
+	run "$plan" 300s
+	check '.children[0].children[0].children[0].children[0].children[0] | .flow == "f5" and .status == "failed" and (.why | test("No space left on device|ENOSPC"))' "the byte over"
+	nothing_left
+}
+
 case_child_failures_fenced() {
 	# R-B03: a child that hangs (past its binding's deadline), crashes or
 	# exceeds its memory is fenced; its record says so, with its cleanup
