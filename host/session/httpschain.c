@@ -59,39 +59,11 @@ const char *jig_https_host_of(json_t *hosts, const char *u)
 	return NULL;
 }
 
-/* The operator's file for an HTTPS host: their own regular file, not
- * writable by others (secret: not readable by them either), physical, in
- * trusted directories, outside every repository. */
-static int file_check(const char *alias, const char *what, const char *path, bool secret, json_t *repos, struct jig_error *e)
-{
-	struct stat st;
-	char real[PATH_MAX], dir[PATH_MAX], w[128];
-	const char *why = NULL;
-	if (lstat(path, &st) < 0)
-		why = strerror(errno);
-	else if (!S_ISREG(st.st_mode))
-		why = "not a regular file (a link is never followed)";
-	else if (st.st_uid != geteuid())
-		why = "not yours";
-	else if (st.st_mode & (secret ? 077 : 022))
-		why = secret ? "readable or writable by others (chmod 600)" : "writable by others (chmod go-w)";
-	else if (!realpath(path, real) || strcmp(real, path) != 0)
-		why = "not its physical path";
-	if (why)
-		return jig_err(e, JIG_E_USAGE, "session: the %s of HTTPS host %s, %s: %s; refused", what, alias, path, why);
-	snprintf(dir, sizeof(dir), "%s", path);
-	*strrchr(dir, '/') = '\0';
-	snprintf(w, sizeof(w), "session: the %s' directory", what);
-	int r = jig_session_trusted_dirs(dir[0] ? dir : "/", w, e);
-	snprintf(w, sizeof(w), "session: the %s", what);
-	return r ? r : jig_session_outside_repositories(repos, NULL, path, w, e);
-}
-
 int jig_https_host_check(const char *alias, json_t *h, json_t *repositories, struct jig_error *e)
 {
 	const char *cred = json_string_value(json_object_get(h, "credential"));
-	int r = file_check(alias, "CA file", json_string_value(json_object_get(h, "ca_file")), false, repositories, e);
-	return r || !cred ? r : file_check(alias, "credential file", cred, true, repositories, e);
+	int r = jig_session_operator_file("HTTPS", alias, "CA file", json_string_value(json_object_get(h, "ca_file")), false, repositories, e);
+	return r || !cred ? r : jig_session_operator_file("HTTPS", alias, "credential file", cred, true, repositories, e);
 }
 
 int jig_https_chain_check(json_t *map_doc, json_t *repo, const char *context, struct jig_error *e)

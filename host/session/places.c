@@ -168,3 +168,29 @@ int jig_session_state_dir(const char *home, const char *rel, struct jig_error *e
 	}
 	return fd;
 }
+
+int jig_session_operator_file(const char *kind, const char *alias, const char *what, const char *path, bool secret, json_t *repos,
+			      struct jig_error *e)
+{
+	struct stat st;
+	char real[PATH_MAX], dir[PATH_MAX], w[128];
+	const char *why = NULL;
+	if (lstat(path, &st) < 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file (a link is never followed)";
+	else if (st.st_uid != geteuid())
+		why = "not yours";
+	else if (st.st_mode & (secret ? 077 : 022))
+		why = secret ? "readable or writable by others (chmod 600)" : "writable by others (chmod go-w)";
+	else if (!realpath(path, real) || strcmp(real, path) != 0)
+		why = "not its physical path";
+	if (why)
+		return jig_err(e, JIG_E_USAGE, "session: the %s of %s host %s, %s: %s; refused", what, kind, alias, path, why);
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	snprintf(w, sizeof(w), "session: the %s' directory", what);
+	int r = jig_session_trusted_dirs(dir[0] ? dir : "/", w, e);
+	snprintf(w, sizeof(w), "session: the %s", what);
+	return r ? r : jig_session_outside_repositories(repos, NULL, path, w, e);
+}

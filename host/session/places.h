@@ -25,6 +25,13 @@ int jig_session_trusted_dirs(const char *real, const char *what, struct jig_erro
  * map's "repositories" nor inside one of more (NULL-terminated; "" skipped). */
 int jig_session_outside_repositories(json_t *repos, const char *const *more, const char *path, const char *what,
 				     struct jig_error *e);
+/* An operator's file the map names for a host (a known_hosts, a CA or
+ * credential file): their own regular file (a link is never followed),
+ * not writable by others (secret: not readable by them either), at its
+ * physical path, in trusted directories, outside every repository. One
+ * line: "session: the WHAT of KIND host ALIAS, PATH: why; refused". */
+int jig_session_operator_file(const char *kind, const char *alias, const char *what, const char *path, bool secret, json_t *repos,
+			      struct jig_error *e);
 /* home (checked with jig_session_trusted_dirs) / rel, each component
  * reached with O_NOFOLLOW: the first two (.local, state) the caller's,
  * created 0700, not writable by others; the rest jig's own, created 0700,

@@ -207,30 +207,6 @@ int jig_ssh_agent_check(const char *context, const char *sock, const char *alias
 	return 0;
 }
 
-/* The operator's known_hosts for alias: their own regular file. */
-static int known_hosts_check(const char *alias, const char *kh, json_t *repos, struct jig_error *e)
-{
-	struct stat st;
-	char real[PATH_MAX], dir[PATH_MAX];
-	const char *why = NULL;
-	if (lstat(kh, &st) < 0)
-		why = strerror(errno);
-	else if (!S_ISREG(st.st_mode))
-		why = "not a regular file (a link is never followed)";
-	else if (st.st_uid != geteuid())
-		why = "not yours";
-	else if (st.st_mode & 022)
-		why = "writable by others (chmod go-w)";
-	else if (!realpath(kh, real) || strcmp(real, kh) != 0)
-		why = "not its physical path";
-	if (why)
-		return jig_err(e, JIG_E_USAGE, "session: the known_hosts of SSH host %s, %s: %s; refused", alias, kh, why);
-	snprintf(dir, sizeof(dir), "%s", kh);
-	*strrchr(dir, '/') = '\0';
-	int r = jig_session_trusted_dirs(dir[0] ? dir : "/", "session: the known_hosts' directory", e);
-	return r ? r : jig_session_outside_repositories(repos, NULL, kh, "session: the known_hosts", e);
-}
-
 int jig_ssh_config_text(json_t *hosts, char *out, size_t cap)
 {
 	size_t o = 0;
@@ -306,7 +282,7 @@ int jig_ssh_chain_start(struct jig_ssh_chain *c, json_t *map_doc, json_t *repo, 
 	json_t *h;
 	size_t k = 0;
 	json_object_foreach(used, alias, h) {
-		if (!r && !(r = known_hosts_check(alias, json_string_value(json_object_get(h, "known_hosts")), c->repositories, e)))
+		if (!r && !(r = jig_session_operator_file("SSH", alias, "known_hosts", json_string_value(json_object_get(h, "known_hosts")), false, c->repositories, e)))
 			r = jig_ssh_agent_check(context, c->agent, alias, json_object_get(h, "fingerprints"), c->repositories, pubs[k],
 						sizeof(pubs[k]), e);
 		k++;
