@@ -248,13 +248,20 @@ static const char *verdict(struct jig_child *c)
 	return "succeeded";
 }
 
-/* A directory below dir, opened without following any link or leaving
- * the file system (the caller's output is the payload's to change). */
-static int open_beneath(int dir, const char *path)
+/* path below dir, opened read-only (with flags) without following any
+ * link or leaving the file system (the caller's output is the payload's
+ * to change). */
+static int open_beneath_as(int dir, const char *path, int flags)
 {
-	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+	struct open_how how = {.flags = (unsigned)(O_RDONLY | O_NOFOLLOW | O_CLOEXEC | flags),
 			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
 	return (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
+}
+
+/* A directory below dir, so opened. */
+static int open_beneath(int dir, const char *path)
+{
+	return open_beneath_as(dir, path, O_DIRECTORY);
 }
 
 /* The parent directory of the caller's output path to (below pub),
@@ -344,15 +351,6 @@ static int import_stage(struct jig_child *c, int root, const char *stage_path, i
 	return c->stage_left ? -1 : r;
 }
 
-/* A regular file below dir, opened without following any link or
- * leaving the file system. */
-static int open_file_beneath(int dir, const char *path)
-{
-	struct open_how how = {.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
-	return (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
-}
-
 /* The write map's files of the fenced, validated child output out (its
  * held tmpfs: no writer is left) into the caller's hidden stage <id> on
  * its own output tmpfs (bounded, 64 KiB at a time, charged to its 16 MiB
@@ -379,7 +377,7 @@ static int stage_and_import(struct jig_child *c, int out, struct jig_tree_limits
 	l->what = "the caller's import stage";
 	l->allowed = NULL;
 	for (size_t i = 0; r == 0 && i < c->b->n_write; i++) {
-		jig_autoclose int fd = open_file_beneath(out, c->b->write[i].child);
+		jig_autoclose int fd = open_beneath_as(out, c->b->write[i].child, O_NONBLOCK);
 		if (fd < 0 && errno == ENOENT)
 			continue; /* the child did not write it */
 		if (fd < 0) {
