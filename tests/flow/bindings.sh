@@ -145,7 +145,10 @@ case_two_branches_budget() {
 # Issue 47, R-S08 (#180): the six output backings. A chain of the root
 # and five child levels (the longest admitted branch), each Flow filling
 # its own /output with 16 MiB less 256 KiB before it calls the next, the
-# deepest holding its fill for 3 s: sampled every 100 ms, the tmpfs pages
+# deepest holding its fill for 10 s (a sample reads six memory.stat files
+# one after another, and under TCG at load 14 it can take seconds: with a
+# 3 s hold, two runs of 2026-12-07 never sampled the six full at once):
+# sampled every 100 ms, the tmpfs pages
 # (memory.stat shmem) of every live scope sum to at most 96 MiB and reach
 # at least 90 MiB with six scopes live at once (each volume is its
 # Flow's 16 MiB tmpfs, charged to its scope). One byte over 16 MiB in the
@@ -170,7 +173,7 @@ case_s08_six_output_backings() {
 	fill=$((16 * 1048576 - 262144))
 	plan=$(jq -cn --argjson f "$fill" '{root: {fill: {"big.bin": $f}, calls: [["x"]]}, f1: {fill: {"big.bin": $f}, calls: [["x"]]},
 		f2: {fill: {"big.bin": $f}, calls: [["x"]]}, f3: {fill: {"big.bin": $f}, calls: [["x"]]},
-		f4: {fill: {"big.bin": $f}, calls: [["x"]]}, f5: {fill: {"big.bin": $f}, sleep: 3000}}')
+		f4: {fill: {"big.bin": $f}, calls: [["x"]]}, f5: {fill: {"big.bin": $f}, sleep: 10000}}')
 	rm -f "$T/stop"
 	shmem_sampler &
 	BG="$BG $!"
