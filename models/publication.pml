@@ -12,7 +12,7 @@
  *
  * Abstracted: the packet's bytes are one level (stage[r]: made, files,
  * record, sealed; DAMAGED: a recursive removal part-way); the lease is
- * its lock (held while any process of the Run lives: host/run/lease.c);
+ * its lock (held while any process of the Run lives: host/run/run_lease.c);
  * file-system calls that are one system call (mkdirat, renameat2) are one
  * indivisible step (d_step); a recursive removal is two. Left out: the
  * checkpoint's content, the record's text, the no-replace probe

@@ -11,7 +11,7 @@
 
 #include "../flow/plan.h"
 #include "../flow/project.h"
-#include "../run/lease.h"
+#include "../run/run_lease.h"
 #include "../run/sweep.h"
 #include "../snapshot/trust.h"
 #include "commands.h"

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "run/lease.h"
+#include "run/run_lease.h"
 #include "util/limits.h"
 #include "run/publish.h"
 #include "run/recovery.h"

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "flow/tree.h"
-#include "run/call.h"
 #include "util/limits.h"
 #include "sandbox/door.h"
 #include "util/cleanup.h"

@@ -14,7 +14,7 @@
 
 #include "effects/checkpoint.h"
 #include "util/limits.h"
-#include "run/lease.h"
+#include "run/run_lease.h"
 #include "run/publish.h"
 #include "run/record.h"
 #include "util/cleanup.h"

@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "run/lease.h"
+#include "run/run_lease.h"
 #include "run/publish.h"
 #include "sandbox/door.h"
 #include "snapshot/snapshot.h"

@@ -5,7 +5,7 @@
  * Every jig command that launches scopes (run, scope run, review) calls
  * jig_sweep first. For each
  * JIG_RUN_BASE/jig-run-* directory of the caller's uid it takes the Run's
- * lease (run/lease.h) without waiting; a Run whose lease is held and whose
+ * lease (run/run_lease.h) without waiting; a Run whose lease is held and whose
  * recorded owner lives is a live Run and is never touched. Otherwise the
  * Run is abandoned only if every check agrees: the lock was free, the
  * lease is whole and the caller's, and its boot id is another boot's or

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "run/lease.h"
+#include "run/run_lease.h"
 #include "run/publish.h"
 #include "run/sweep.h"
 

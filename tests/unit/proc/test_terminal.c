@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "run/terminal.h"
+#include "proc/terminal.h"
 
 /* Reads from fd until want appears (5 s); the bytes in buf. */
 static bool read_until(int fd, const char *want, char *buf, size_t cap)

@@ -7,8 +7,8 @@
  *
  *   open → (slave at descriptor 0/1/2 of the scope) → start → launch → stop
  */
-#ifndef JIG_RUN_TERMINAL_H
-#define JIG_RUN_TERMINAL_H
+#ifndef JIG_PROC_TERMINAL_H
+#define JIG_PROC_TERMINAL_H
 
 #include <pthread.h>
 #include <signal.h>

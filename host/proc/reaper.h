@@ -4,8 +4,8 @@
  * unannounced and the reaper fences and removes the cgroups the supervisor
  * made (the sandbox door's recover), then says on stderr whether that was
  * confirmed. Killing both (or the machine) is outside the guarantee. */
-#ifndef JIG_RUN_REAPER_H
-#define JIG_RUN_REAPER_H
+#ifndef JIG_PROC_REAPER_H
+#define JIG_PROC_REAPER_H
 
 #include <sys/types.h>
 

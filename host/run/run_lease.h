@@ -9,18 +9,15 @@
  * go) and the absolute path of the publication stage with its
  * directory's device and inode. The abandoned-run sweep (run/sweep.h)
  * reads it when the lock is free. */
-#ifndef JIG_RUN_LEASE_H
-#define JIG_RUN_LEASE_H
+#ifndef JIG_RUN_RUN_LEASE_H
+#define JIG_RUN_RUN_LEASE_H
 
 #include <jansson.h>
-#include <stddef.h>
 #include <sys/types.h>
 
-#include "util/error.h"
-#include "util/limits.h"
+#include "proc/lease.h"
 
 #define JIG_RUN_BASE "/tmp" /* where run directories are made */
-#define JIG_LEASE_FILE "lease"
 #define JIG_LEASE_FORMAT "jig-run-lease/1"
 /* The coordinator's exit status when it could not write the lease (it
  * has done nothing else). */
@@ -40,25 +37,5 @@ int jig_lease_create(struct jig_lease *l, const char *run_dir, const char *outpu
 int jig_lease_write(struct jig_lease *l, pid_t outer);
 /* Closes the descriptor (the lock goes with the last holder). */
 void jig_lease_close(struct jig_lease *l);
-
-/* Removes the run directory with the lease last (a sweep that finds the
- * directory without a lease reports it), never following a symlink. The
- * directory is marked first (mode 01700, JIG_RUN_DIR_ENDING): one killed
- * between the lease's unlink and its own rmdir is empty and marked, and a
- * sweep removes it (decision 188; models/recovery_sweep.pml). */
-#define JIG_RUN_DIR_ENDING 01000
-void jig_lease_remove_run_dir(const char *run_dir);
-/* The same for the directory name beneath parent (a session's root). */
-void jig_lease_remove_dir_at(int parent, const char *name);
-
-/* The start time of pid (field 22 of /proc/PID/stat, clock ticks since
- * boot): 0 with *start, -1 when there is no such process, -2 when it
- * cannot be read (errno). */
-int jig_proc_start(pid_t pid, unsigned long long *start);
-/* Is the process {pid, start} still the one running? */
-enum jig_proc_life { JIG_PROC_GONE, JIG_PROC_REUSED, JIG_PROC_ALIVE, JIG_PROC_UNKNOWN };
-enum jig_proc_life jig_proc_life(pid_t pid, unsigned long long start);
-/* /proc/sys/kernel/random/boot_id; 0 or -1. */
-int jig_boot_id(char *out, size_t cap);
 
 #endif

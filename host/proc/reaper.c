@@ -1,4 +1,4 @@
-#include "run/reaper.h"
+#include "proc/reaper.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/note.h"
 #include "util/fault.h"
 #include "util/progress.h"
 
@@ -34,9 +35,9 @@ static void reaper(int rd, pid_t sup, struct jig_sandbox *sb)
 	char err[512] = "";
 	jig_progress_clear(); /* a status on the row: the line starts its own */
 	if (jig_sandbox_recover(sb, sup, err, sizeof(err)) == JIG_MOD_OK)
-		fprintf(stderr, "jig: the scope's supervisor (pid %d) was lost; its scope was fenced and its cgroups removed\n", (int)sup);
+		jig_note("the scope's supervisor (pid %d) was lost; its scope was fenced and its cgroups removed", (int)sup);
 	else
-		fprintf(stderr, "jig: the scope's supervisor (pid %d) was lost; cgroup cleanup NOT confirmed: %s\n", (int)sup, err);
+		jig_note("the scope's supervisor (pid %d) was lost; cgroup cleanup NOT confirmed: %s", (int)sup, err);
 	_exit(1);
 }
 

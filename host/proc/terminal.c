@@ -1,5 +1,5 @@
 /* The session's terminal: a pty pair, relayed (see terminal.h). */
-#include "run/terminal.h"
+#include "proc/terminal.h"
 
 #include <errno.h>
 #include <fcntl.h>
