@@ -1,7 +1,7 @@
 /* A Flow's package.json and bun.lock, checked at review before anything is
  * fetched: the manifest's root declarations, then the lock's sources,
  * integrities and closure. */
-#include "flow/deps.h"
+#include "prepare/deps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +11,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "flow/semver.h"
+#include "prepare/semver.h"
 #include "util/cleanup.h"
+#include "util/credential.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -100,46 +101,6 @@ static size_t comment_line(const char *buf, size_t n)
 			str = true;
 		} else if (c == '/' && i + 1 < n && (buf[i + 1] == '/' || buf[i + 1] == '*')) {
 			return line;
-		}
-	}
-	return 0;
-}
-
-static bool authority_char(char c)
-{
-	return c > ' ' && c < 0x7f && !strchr("/?#\"\\", c);
-}
-
-static bool word_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-size_t jig_deps_credential_line(const char *buf, size_t n, const char **what)
-{
-	static const char *const settings[] = {"_authToken", "_auth", "_password", NULL};
-	size_t line = 1;
-	for (size_t i = 0; i < n; i++) {
-		if (buf[i] == '\n') {
-			line++;
-			continue;
-		}
-		if (i + 3 <= n && memcmp(buf + i, "://", 3) == 0) {
-			size_t j = i + 3;
-			while (j < n && authority_char(buf[j]) && buf[j] != '@')
-				j++;
-			if (j < n && buf[j] == '@') {
-				*what = "a URL with a user name or password (scheme://user:password@host)";
-				return line;
-			}
-		}
-		for (size_t k = 0; settings[k]; k++) {
-			size_t l = strlen(settings[k]);
-			if (i + l <= n && memcmp(buf + i, settings[k], l) == 0 && (i == 0 || !word_char(buf[i - 1])) &&
-			    (i + l == n || !word_char(buf[i + l]))) {
-				*what = "an npm credential setting (_authToken, _auth or _password)";
-				return line;
-			}
 		}
 	}
 	return 0;
@@ -681,7 +642,7 @@ static int check_lock(int pkgfd, json_t *manifest, struct jig_deps *d, struct ji
 			      "package.json declares dependencies but there is no bun.lock; resolving them needs jig review --allow-resolution-network (dependency-selected requests from this host), or commit the bun.lock jig lock writes with the pinned Bun");
 	}
 	const char *cred;
-	size_t cline = jig_deps_credential_line(buf, len, &cred);
+	size_t cline = jig_credential_line(buf, len, &cred);
 	if (cline)
 		return refuse(e,
 			      "bun.lock: line %zu: %s; a credential never belongs in a lock (jig keeps, prints and retains locks); remove it and give the registry's credentials to the operator's configuration instead",
@@ -794,7 +755,7 @@ static int check(int pkgfd, const char *flow, bool unlocked_ok, struct jig_deps 
 		return 0; /* no manifest: nothing to prepare */
 	}
 	const char *cred;
-	size_t cline = jig_deps_credential_line(buf, len, &cred);
+	size_t cline = jig_credential_line(buf, len, &cred);
 	if (cline)
 		return refuse(e, "flow %s: package.json: line %zu: %s; a credential never belongs in a manifest; remove it", flow,
 			      cline, cred);

@@ -11,7 +11,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "flow/deps.h"
+#include "prepare/deps.h"
+#include "util/credential.h"
 
 #if defined(__x86_64__)
 #define CPU "x64"
@@ -116,7 +117,7 @@ static void credentials(void **state)
 		{"\"https://r.example/a?x=@b\"", 0},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		size_t got = jig_deps_credential_line(cases[i].text, strlen(cases[i].text), &what);
+		size_t got = jig_credential_line(cases[i].text, strlen(cases[i].text), &what);
 		if (got != cases[i].line)
 			fail_msg("case %zu (%s): line %zu, expected %zu", i, cases[i].text, got, cases[i].line);
 		if (got)

@@ -13,8 +13,8 @@
  *
  * Anything else — tags ("latest"), URLs, git, "file:", "workspace:" —
  * cannot be read: never guessed. */
-#ifndef JIG_FLOW_SEMVER_H
-#define JIG_FLOW_SEMVER_H
+#ifndef JIG_PREPARE_SEMVER_H
+#define JIG_PREPARE_SEMVER_H
 
 #include <stdbool.h>
 #include "util/limits.h"

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "flow/semver.h"
+#include "prepare/semver.h"
 
 struct c {
 	const char *version, *range;

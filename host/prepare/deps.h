@@ -12,23 +12,22 @@
  * dependency of every package resolves inside the lock to the package it
  * names (or its npm: alias target), and every package is reached from the
  * manifest. Issue 31: the manifest's own ranges must be readable
- * (flow/semver.h) and hold for the versions the lock pins; every patch
+ * (prepare/semver.h) and hold for the versions the lock pins; every patch
  * names a name@version the lock holds; a lock entry's registry is "" or a
  * tarball URL that jig_deps_check_registry then compares with the
  * configured registry's own; packages the pinned Bun skips on this host
  * (os, cpu, libc) are marked. A lock with a comment is refused as such. */
-#ifndef JIG_FLOW_DEPS_H
-#define JIG_FLOW_DEPS_H
+#ifndef JIG_PREPARE_DEPS_H
+#define JIG_PREPARE_DEPS_H
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "flow/project.h" /* JIG_DEPS_MANIFEST, JIG_DEPS_LOCK */
 #include "util/error.h"
 #include "util/limits.h"
 
-#define JIG_DEPS_MANIFEST "package.json"
-#define JIG_DEPS_LOCK "bun.lock"
 
 struct jig_deps {
 	bool declared;	      /* the package has dependencies at all */
@@ -70,13 +69,5 @@ int jig_deps_check_registry(const struct jig_deps *d, const char *flow, const ch
  * (after white space) by '}' or ']', outside strings, in place. Exposed
  * for the fuzz harness. */
 void jig_deps_strip_trailing_commas(char *buf, size_t *len);
-
-/* Where buf (a lock or manifest, n bytes) holds a credential: the line
- * (1-based) of the first URL with a user name or password
- * ("scheme://user:password@host"), or of an npm credential setting
- * (_authToken, _auth, _password); 0 if none. *what says which, as a
- * phrase that never contains the credential (R-C14: secrets never enter
- * locks; the refusal must not print one either). */
-size_t jig_deps_credential_line(const char *buf, size_t n, const char **what);
 
 #endif

@@ -1,7 +1,7 @@
 /* npm's version ranges: see semver.h. The desugaring follows node-semver
  * (replaceTilde, replaceCaret, replaceXRange, hyphenReplace) without its
  * loose mode or includePrerelease. */
-#include "flow/semver.h"
+#include "prepare/semver.h"
 
 #include <stddef.h>
 #include <stdint.h>
