@@ -1,6 +1,6 @@
 /*
  * recovery_sweep.pml - issue 37: a Run's lease and the abandoned-run
- * sweep (host/run/run_lease.c, host/proc/lease.c, host/run/sweep.c, host/run/outer.c).
+ * sweep (host/publish/run_lease.c, host/proc/lease.c, host/publish/sweep.c, host/run/outer.c).
  *
  * Three run directories under /tmp: Run 0 left before the last boot (its
  * lease names another boot id; no process or cgroup of it survived), Run
@@ -158,7 +158,7 @@ end_w:
 	od
 }
 
-/* The sweep: sweep_run (host/run/sweep.c) for each run directory */
+/* The sweep: sweep_run (host/publish/sweep.c) for each run directory */
 proctype sweep(byte s)
 {
 	byte r, pass = 0;

@@ -9,7 +9,7 @@
 #include "../flow/timeout.h"
 #include "../run/flow_run.h"
 #include "../run/outer.h"
-#include "../run/why.h"
+#include "../packet/why.h"
 #include "../util/text.h"
 #include "commands.h"
 

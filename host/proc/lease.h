@@ -2,7 +2,7 @@
  * (flock) by the processes that own the directory for as long as any of
  * them lives; a sweep that finds the lock free reads the facts in it (the
  * boot id, the owners' pids and start times) and removes what no process
- * owns. The Run's lease is one (run/run_lease.h), a session's root
+ * owns. The Run's lease is one (publish/run_lease.h), a session's root
  * another (session/runtime.h). Here: the identity of a process (its start
  * time, the boot) and the removal with the lease last. */
 #ifndef JIG_PROC_LEASE_H

@@ -279,7 +279,7 @@ _Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due ins
 #define JIG_SEQUENCE_MAX ((UINT64_C(1) << 53) - 1) /* exact in every JSON reader */
 #define JIG_SIG_MAX_BYTES 256
 
-/* A Run's lease file, in bytes (run/run_lease.h). */
+/* A Run's lease file, in bytes (publish/run_lease.h). */
 #define JIG_LEASE_MAX_BYTES (16u << 10)
 
 /* Schema/0's nesting (util/schema0.h). */

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "util/limits.h"
-#include "run/record.h"
+#include "packet/record.h"
 #include "util/units.h"
 
 static char dir[64];

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "run/why.h"
+#include "packet/why.h"
 
 static json_t *parse(const char *txt)
 {

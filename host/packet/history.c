@@ -1,5 +1,5 @@
 /* The last-Run entries of run/history.h. */
-#include "run/history.h"
+#include "packet/history.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "run/record.h"
+#include "packet/record.h"
 #include "state/state.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"

@@ -1,10 +1,10 @@
 /* jig why: a Run's refusals and failures explained in the operator's
  * terms, from its record (jig-run-record/1) or from the project's last-Run
- * entry (run/history.h): one table row per failure kind a record can
+ * entry (packet/history.h): one table row per failure kind a record can
  * carry, each with its cause and the remedy, or that the contract forbids
  * it (docs/cli.md, "jig why"). */
-#ifndef JIG_RUN_WHY_H
-#define JIG_RUN_WHY_H
+#ifndef JIG_PACKET_WHY_H
+#define JIG_PACKET_WHY_H
 
 #include <jansson.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "run/run_lease.h"
+#include "publish/run_lease.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "run/publish.h"
+#include "publish/publish.h"
 
 /* This process's cgroup v2 path ("0::" of /proc/self/cgroup), or NULL. */
 static json_t *own_cgroup(void)

@@ -1,4 +1,4 @@
-#include "run/publish.h"
+#include "publish/publish.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -2,8 +2,8 @@
  * jig-last-run/1): what jig why FLOW explains, kept by jig run whether the
  * Run published a packet or was refused before or after it ran (a stale
  * Plan, an output refused), since a refusal leaves no packet. */
-#ifndef JIG_RUN_HISTORY_H
-#define JIG_RUN_HISTORY_H
+#ifndef JIG_PACKET_HISTORY_H
+#define JIG_PACKET_HISTORY_H
 
 #include <jansson.h>
 

@@ -4,12 +4,12 @@
  * first, human units beside them ("12345678 bytes (11.8 MiB)"). Every
  * string from the record is shown inert: it is the Flow's as much as
  * jig's, and a packet may have been edited by anyone since. */
-#include "run/record.h"
+#include "packet/record.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "run/why.h"
+#include "packet/why.h"
 #include "util/limits.h"
 #include "util/text.h"
 #include "util/units.h"

@@ -4,10 +4,10 @@
  * RENAME_NOREPLACE. The stage's name carries the run directory's random
  * part (.jig-stage-XXXXXX-NAME for /tmp/jig-run-XXXXXX), so the outer
  * command can remove it if the coordinator is lost (R-L06) and the
- * abandoned-run sweep (run/sweep.h) can tell it from any other Run's: a
+ * abandoned-run sweep (publish/sweep.h) can tell it from any other Run's: a
  * reused pid cannot collide with it. */
-#ifndef JIG_RUN_PUBLISH_H
-#define JIG_RUN_PUBLISH_H
+#ifndef JIG_PUBLISH_PUBLISH_H
+#define JIG_PUBLISH_PUBLISH_H
 
 #include <jansson.h>
 #include <limits.h>

@@ -5,7 +5,7 @@
  * Every jig command that launches scopes (run, scope run, review) calls
  * jig_sweep first. For each
  * JIG_RUN_BASE/jig-run-* directory of the caller's uid it takes the Run's
- * lease (run/run_lease.h) without waiting; a Run whose lease is held and whose
+ * lease (publish/run_lease.h) without waiting; a Run whose lease is held and whose
  * recorded owner lives is a live Run and is never touched. Otherwise the
  * Run is abandoned only if every check agrees: the lock was free, the
  * lease is whole and the caller's, and its boot id is another boot's or
@@ -19,8 +19,8 @@
  * recorded ones), the run directory (made writable first, never following
  * a symlink). Each removal is said in one line; each disagreement or check
  * that cannot be made keeps everything of that Run and says why. */
-#ifndef JIG_RUN_SWEEP_H
-#define JIG_RUN_SWEEP_H
+#ifndef JIG_PUBLISH_SWEEP_H
+#define JIG_PUBLISH_SWEEP_H
 
 #include <stddef.h>
 #include <sys/types.h>

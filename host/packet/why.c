@@ -2,7 +2,7 @@
  * last-Run entry) can carry, matched in order; each says the cause with
  * the record's numbers and what change to the project or the command
  * would allow it, or that the contract forbids it. */
-#include "run/why.h"
+#include "packet/why.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,7 +11,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "run/record.h"
+#include "packet/record.h"
 #include "util/cleanup.h"
 #include "util/limits.h"
 #include "util/text.h"

@@ -1,4 +1,4 @@
-#include "run/sweep.h"
+#include "publish/sweep.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,8 +16,8 @@
 
 #include <jansson.h>
 
-#include "run/run_lease.h"
-#include "run/publish.h"
+#include "publish/run_lease.h"
+#include "publish/publish.h"
 #include "sandbox/door.h"
 #include "snapshot/snapshot.h"
 #include "util/cleanup.h"

@@ -1,6 +1,6 @@
 /* The packet format jig-run-record/1: written by a Run, read back and
  * checked by jig inspect, shown inert. One module for both sides. */
-#include "run/record.h"
+#include "packet/record.h"
 
 #include <dirent.h>
 #include <errno.h>

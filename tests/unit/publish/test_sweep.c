@@ -21,9 +21,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "run/run_lease.h"
-#include "run/publish.h"
-#include "run/sweep.h"
+#include "publish/run_lease.h"
+#include "publish/publish.h"
+#include "publish/sweep.h"
 
 static char base[64], lines[16384];
 static int cg_calls, cg_fail;

@@ -1,7 +1,7 @@
 /* The packet's record (jig-run-record/1, docs/flow-format.md): what a Run
  * writes next to its files, and what jig inspect checks and shows. */
-#ifndef JIG_RUN_RECORD_H
-#define JIG_RUN_RECORD_H
+#ifndef JIG_PACKET_RECORD_H
+#define JIG_PACKET_RECORD_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -7,10 +7,10 @@
  * boot id, the uid, the outer command's and its own pid and start time
  * (/proc/PID/stat), the cgroup it started in (where its scopes' cgroups
  * go) and the absolute path of the publication stage with its
- * directory's device and inode. The abandoned-run sweep (run/sweep.h)
+ * directory's device and inode. The abandoned-run sweep (publish/sweep.h)
  * reads it when the lock is free. */
-#ifndef JIG_RUN_RUN_LEASE_H
-#define JIG_RUN_RUN_LEASE_H
+#ifndef JIG_PUBLISH_RUN_LEASE_H
+#define JIG_PUBLISH_RUN_LEASE_H
 
 #include <jansson.h>
 #include <sys/types.h>
