@@ -1,5 +1,5 @@
 /* A Flow's package.json NUL bun.lock, checked as review does. */
-#include "flow/deps.h"
+#include "prepare/deps.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)

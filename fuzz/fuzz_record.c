@@ -2,7 +2,7 @@
 #include <jansson.h>
 
 #include "fuzz.h"
-#include "run/record.h"
+#include "packet/record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {

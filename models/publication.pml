@@ -12,7 +12,7 @@
  *
  * Abstracted: the packet's bytes are one level (stage[r]: made, files,
  * record, sealed; DAMAGED: a recursive removal part-way); the lease is
- * its lock (held while any process of the Run lives: host/run/lease.c);
+ * its lock (held while any process of the Run lives: host/publish/run_lease.c);
  * file-system calls that are one system call (mkdirat, renameat2) are one
  * indivisible step (d_step); a recursive removal is two. Left out: the
  * checkpoint's content, the record's text, the no-replace probe
@@ -91,7 +91,7 @@ inline write_stage(r, lvl, ok) {
 }
 
 /* renameat2(parentfd, stage, parentfd, name, RENAME_NOREPLACE) in
- * jig_publish_commit (host/run/publish.c) */
+ * jig_publish_commit (host/publish/publish.c) */
 inline rename_stage(r, ok) {
 	d_step {
 		if
@@ -108,7 +108,7 @@ inline rename_stage(r, ok) {
 	}
 }
 
-/* jig_publish_open (host/run/publish.c): "already exists; jig never
+/* jig_publish_open (host/publish/publish.c): "already exists; jig never
  * replaces a destination" */
 #define DEST_FREE (dest_run == 0)
 
@@ -208,7 +208,7 @@ proctype outer(byte r)
 	} unless { o_kill[r] -> o_alive[r] = false }
 }
 
-/* The abandoned-run sweep: sweep_run (host/run/sweep.c): take() the
+/* The abandoned-run sweep: sweep_run (host/publish/sweep.c): take() the
  * lease's lock, abandoned(), then remove_stage() */
 active proctype sweep()
 {

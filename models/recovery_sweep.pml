@@ -1,6 +1,6 @@
 /*
  * recovery_sweep.pml - issue 37: a Run's lease and the abandoned-run
- * sweep (host/run/lease.c, host/run/sweep.c, host/run/outer.c).
+ * sweep (host/publish/run_lease.c, host/proc/lease.c, host/publish/sweep.c, host/run/outer.c).
  *
  * Three run directories under /tmp: Run 0 left before the last boot (its
  * lease names another boot id; no process or cgroup of it survived), Run
@@ -86,7 +86,7 @@ bool reuse_ended;
 #define S1_OWNER_GONE(r) (!OWNER_ALIVE(r))
 #define S2_EMPTY(r) (cg[r] != CG_POP)
 
-/* jig_lease_remove_dir_at (host/run/lease.c), by a Run or a sweep: its
+/* jig_lease_remove_dir_at (host/proc/lease.c), by a Run or a sweep: its
  * end mark (decision 188), everything but the lease, the lease, the
  * directory */
 inline remove_run_dir(r, bysweep) {
@@ -158,7 +158,7 @@ end_w:
 	od
 }
 
-/* The sweep: sweep_run (host/run/sweep.c) for each run directory */
+/* The sweep: sweep_run (host/publish/sweep.c) for each run directory */
 proctype sweep(byte s)
 {
 	byte r, pass = 0;

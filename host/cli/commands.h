@@ -62,7 +62,7 @@ struct jig_cli_args {
 };
 int jig_cli_parse(int argc, char **argv, struct jig_cli_args *a);
 
-/* The abandoned-run sweep (run/sweep.h) over /tmp, each line on stderr;
+/* The abandoned-run sweep (publish/sweep.h) over /tmp, each line on stderr;
  * every command that launches scopes calls it first. */
 void jig_cli_sweep(void);
 

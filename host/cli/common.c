@@ -11,8 +11,8 @@
 
 #include "../flow/plan.h"
 #include "../flow/project.h"
-#include "../run/lease.h"
-#include "../run/sweep.h"
+#include "../publish/run_lease.h"
+#include "../publish/sweep.h"
 #include "../snapshot/trust.h"
 #include "commands.h"
 

@@ -16,8 +16,8 @@
 #include "../util/fileio.h"
 #include "../util/json.h"
 #include "../display/display.h"
-#include "../run/record.h"
-#include "../run/why.h"
+#include "../packet/record.h"
+#include "../packet/why.h"
 #include "commands.h"
 
 /* --display web: the packet's view served until the page closes it, a

@@ -9,6 +9,7 @@
 #include <jig/module.h>
 
 #include "commands.h"
+#include "../util/note.h"
 
 static const char usage[] =
 	"usage: jig <command> [options]\n"
@@ -117,6 +118,7 @@ const char *__asan_default_options(void)
 int main(int argc, char **argv)
 {
 	JIG_TRACE_POINT("main");
+	jig_note_to(stderr); /* the rooms' notes (util/note.h): only host/cli prints */
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;

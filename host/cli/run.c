@@ -9,7 +9,7 @@
 #include "../flow/timeout.h"
 #include "../run/flow_run.h"
 #include "../run/outer.h"
-#include "../run/why.h"
+#include "../packet/why.h"
 #include "../util/text.h"
 #include "commands.h"
 
@@ -47,6 +47,7 @@ static int parse(int argc, char **argv, struct invocation *inv, struct jig_error
 			if (strcmp(argv[++i], "web") != 0)
 				return jig_err(e, JIG_E_USAGE, "--display \"%s\": the one display is \"web\"", argv[i]);
 			req->display = true;
+			req->display_to = stdout; /* the link (host/cli prints: decision 323) */
 		}
 		else if (strcmp(a, "--timeout") == 0 && i + 1 < argc) {
 			if (jig_parse_timeout(argv[++i], &req->timeout_ms, e) < 0)

@@ -19,7 +19,7 @@
 #include "../policy/scope_policy.h"
 #include "../sandbox/door.h"
 #include "../run/scope_run.h"
-#include "../run/terminal.h"
+#include "../proc/terminal.h"
 #include "../util/fileio.h"
 #include "commands.h"
 

@@ -1,6 +1,6 @@
 /* jig why [PACKET|FLOW]: a Run's refusals and failures explained (the
  * table is run/why.c): from a packet's record, or from the project's last
- * Run of FLOW (run/history.h), or of the Flow run last. */
+ * Run of FLOW (packet/history.h), or of the Flow run last. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "../flow/project.h"
-#include "../run/history.h"
-#include "../run/record.h"
-#include "../run/why.h"
+#include "../packet/history.h"
+#include "../packet/record.h"
+#include "../packet/why.h"
 #include "../util/cleanup.h"
 #include "../state/state.h"
 #include "../util/fileio.h"

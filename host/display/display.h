@@ -10,6 +10,7 @@
 #define JIG_DISPLAY_DISPLAY_H
 
 #include <jansson.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -105,8 +106,9 @@ struct jig_live;
 struct jig_live_facts {
 	const char *flow, *plan_sha256, *package_sha256;
 	uint64_t timeout_ms;
+	FILE *out; /* the command's stream for the one link (host/cli's stdout) */
 };
-/* Opens the display and prints the one link to stdout. */
+/* Opens the display and prints the one link to f->out. */
 int jig_live_open(struct jig_live **l, const struct jig_snapshot *s, const struct jig_live_facts *f,
 		  struct jig_error *e);
 /* The Run is launched: its log lines and effects (grown under data_lock)

@@ -123,8 +123,10 @@ int jig_live_open(struct jig_live **out, const struct jig_snapshot *s, const str
 	char link[128];
 	jig_display_link(l->d, link, sizeof(link));
 	jig_progress_clear();
-	printf("display: %s\n  read-only, live; it retires when the Run ends\n", link);
-	fflush(stdout);
+	if (f->out) {
+		fprintf(f->out, "display: %s\n  read-only, live; it retires when the Run ends\n", link);
+		fflush(f->out);
+	}
 	explicit_bzero(link, sizeof(link));
 	*out = l;
 	return 0;

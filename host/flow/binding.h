@@ -16,8 +16,6 @@
 #include "flow/project.h"
 #include "util/limits.h"
 
-struct jig_plan;
-
 
 /* The fixed reservation policy (the contract's root budget; its numbers are util/limits.h's). */
 #define JIG_ROOT_BUDGET_FORMAT "jig-root-budget/1"
@@ -65,19 +63,6 @@ int jig_binding_link(struct jig_project *p, struct jig_error *e);
 int jig_binding_capture(struct jig_project *p, bool store, uint64_t *used, struct jig_error *e);
 
 const struct jig_binding *jig_flow_binding(const struct jig_flow *f, const char *name);
-
-/* The shape rules and the reservations of every Flow taken as a root,
- * from the Plan's composed scopes: each binding's "reserves" and each
- * bound Flow's "root_reservation" into its entry of flows, and the fixed
- * policy into *budget (NULL when no Flow has bindings, so such Plans keep
- * their identity). A violation is one line naming the rule. */
-int jig_binding_plan(const struct jig_project *p, const struct jig_plan *pl, json_t *flows, json_t **budget,
-		     struct jig_error *e);
-
-/* The Plan text of a Flow's bindings (its entry fj); one exactly as in
- * was (the admitted Plan's entry of the Flow, or NULL) is not printed
- * again: returns how many. */
-size_t jig_binding_print(FILE *out, json_t *fj, json_t *was);
 
 /* Reservation arithmetic: a + b, and whether r fits the root budget. */
 void jig_reservation_add(struct jig_reservation *a, const struct jig_reservation *b);

@@ -14,13 +14,18 @@
 #include <unistd.h>
 
 #include "flow/binding.h"
-#include "flow/deps.h"
 #include "flow/tree.h"
+#include "util/credential.h"
 #include "util/cleanup.h"
+#include "util/credential.h"
 #include "util/crypto.h"
+#include "util/credential.h"
 #include "util/fault.h"
+#include "util/credential.h"
 #include "util/fileio.h"
+#include "util/credential.h"
 #include "util/json.h"
+#include "util/credential.h"
 #include "util/progress.h"
 
 #define MAX_DEPTH 32
@@ -488,7 +493,7 @@ static int no_credential(int pfd, const char *flow, struct jig_error *e)
 		const char *what;
 		struct jig_error ignored = {0};
 		if (jig_read_file_at(pfd, files[i].name, files[i].max, files[i].name, &buf, &len, NULL, &ignored) == 0 &&
-		    (line = jig_deps_credential_line(buf, len, &what)))
+		    (line = jig_credential_line(buf, len, &what)))
 			return jig_err(e, JIG_E_USAGE,
 				       "flow %s: %s: line %zu: %s; a credential never belongs in a lock or manifest (jig keeps, prints and retains them); remove it and give the registry's credentials to the operator's configuration instead; nothing captured",
 				       flow, files[i].name, line, what);

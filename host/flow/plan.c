@@ -19,6 +19,7 @@
 #include "flow/recipe.h"
 #include "flow/timeout.h"
 #include "flow/binding.h"
+#include "flow/plan_binding.h"
 #include "policy/catalog.h"
 #include "policy/scope_policy.h"
 #include "snapshot/identity.h"

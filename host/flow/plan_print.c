@@ -21,6 +21,7 @@
 #include "flow/recipe.h"
 #include "flow/timeout.h"
 #include "flow/binding.h"
+#include "flow/plan_binding.h"
 #include "flow/plan_diff.h"
 #include "policy/catalog.h"
 #include "policy/scope_policy.h"

@@ -120,7 +120,12 @@ int jig_store_capture(struct jig_project *p, int dirfd, const char *what, char s
 /* Materialises a captured package from the store into dirfd (empty). */
 int jig_store_materialise(const struct jig_project *p, const char *package_sha256, int dirfd,
 			  struct jig_error *e);
-/* Only what the dependency checks (flow/deps.h) read: package.json,
+/* A Flow's npm files, as its package holds them: what capture bounds and
+ * scans for credentials, and what the dependency checks (prepare/deps.h)
+ * read. */
+#define JIG_DEPS_MANIFEST "package.json"
+#define JIG_DEPS_LOCK "bun.lock"
+/* Only what the dependency checks (prepare/deps.h) read: package.json,
  * bun.lock and the patches package.json names (each checked against its
  * digest like every materialised file); a review no longer copies a
  * 4,096-file package to read three files of it. */

@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "flow/deps.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"

@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-#include "flow/deps.h"
+#include "prepare/deps.h"
 #include "flow/project.h"
 #include "policy/catalog.h"
 #include "prepare/prepare.h"

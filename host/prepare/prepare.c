@@ -13,12 +13,17 @@
 
 #include "config/config.h"
 #include "effects/worker.h"
-#include "flow/deps.h"
+#include "prepare/deps.h"
 #include "prepare/tarball.h"
+#include "util/credential.h"
 #include "util/cleanup.h"
+#include "util/credential.h"
 #include "util/fault.h"
+#include "util/credential.h"
 #include "util/fileio.h"
+#include "util/credential.h"
 #include "util/json.h"
+#include "util/credential.h"
 #include "util/progress.h"
 
 #define NPM_CONFIG_MAX (16 * 1024)
@@ -442,7 +447,7 @@ int jig_prepare_resolve(struct jig_prepare_one *o, int src, struct jig_error *e)
 	/* A registry whose metadata puts a credential into a tarball URL:
 	 * refused without printing it. */
 	const char *cred;
-	size_t cline = jig_deps_credential_line(buf, len, &cred);
+	size_t cline = jig_credential_line(buf, len, &cred);
 	if (cline)
 		return jig_err(e, JIG_E_USAGE, "%s: line %zu: %s; a credential never belongs in a lock; not admitted", what, cline,
 			       cred);

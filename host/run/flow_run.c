@@ -21,13 +21,13 @@
 #include "flow/tree.h"
 #include "run/call.h"
 #include "run/flow_effects.h"
-#include "run/history.h"
+#include "packet/history.h"
 #include "run/outer.h"
-#include "run/publish.h"
+#include "publish/publish.h"
 #include "run/recovery.h"
-#include "run/record.h"
+#include "packet/record.h"
 #include "run/run0.h"
-#include "run/why.h"
+#include "packet/why.h"
 #include "sandbox/scope.h"
 #include "snapshot/verify.h"
 #include "util/cleanup.h"
@@ -499,7 +499,7 @@ int jig_run_flow(const struct jig_run_request *req, struct jig_run_outcome *out,
 	JIG_FAULT_POINT("admitted");
 	if (!rc && req->display) {
 		struct jig_live_facts lf = {.flow = r.f->name, .plan_sha256 = r.pl.sha256, .package_sha256 = r.f->package_sha256,
-					    .timeout_ms = req->timeout_ms};
+					    .timeout_ms = req->timeout_ms, .out = req->display_to};
 		rc = jig_live_open(&r.live, &r.s, &lf, e);
 	}
 	if (!rc) {

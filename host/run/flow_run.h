@@ -18,6 +18,7 @@
 #define JIG_RUN_FLOW_RUN_H
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -41,8 +42,10 @@ struct jig_run_request {
 	bool may_need_transient_scope;
 	const char *no_transient_scope_why;
 	/* --display web: a live view after admission (display/live.c), the
-	 * link on stdout; it retires before the packet is committed. */
+	 * link on display_to (the command's stdout); it retires before the
+	 * packet is committed. */
 	bool display;
+	FILE *display_to;
 };
 
 /* A Run that published its packet (whatever its status). */

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "run/lease.h"
+#include "publish/run_lease.h"
 #include "util/limits.h"
-#include "run/publish.h"
+#include "publish/publish.h"
 #include "run/recovery.h"
 #include "sandbox/door.h"
 #include "snapshot/snapshot.h"

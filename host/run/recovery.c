@@ -14,9 +14,9 @@
 
 #include "effects/checkpoint.h"
 #include "util/limits.h"
-#include "run/lease.h"
-#include "run/publish.h"
-#include "run/record.h"
+#include "publish/run_lease.h"
+#include "publish/publish.h"
+#include "packet/record.h"
 #include "util/cleanup.h"
 #include "util/fault.h"
 #include "util/fileio.h"

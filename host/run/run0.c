@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "util/limits.h"
-#include "run/record.h"
+#include "packet/record.h"
 #include "util/fault.h"
 #include "util/fileio.h"
 #include "util/text.h"

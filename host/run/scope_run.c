@@ -8,7 +8,7 @@
 #include <jig/trace.h>
 
 #include "flow/plan.h"
-#include "run/reaper.h"
+#include "proc/reaper.h"
 #include "sandbox/scope.h"
 #include "snapshot/snapshot.h"
 #include "snapshot/verify.h"

@@ -6,7 +6,7 @@
 #include <jig/sandbox.h>
 
 #include "policy/scope_policy.h"
-#include "run/terminal.h"
+#include "proc/terminal.h"
 #include "util/error.h"
 
 /* Runs prog in the scope p describes and fills *res (complete when the

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,17 @@
 
 /* The names watched in an rw worktree: a nested repository, and the
  * files Git or a shell hook read from a checkout as configuration. */
+/* A finding's line, when the command gave a stream for them. */
+static void __attribute__((format(printf, 2, 3))) say(FILE *f, const char *fmt, ...)
+{
+	if (!f)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+}
+
 static const char *const watched[] = {".git", ".gitmodules", ".gitattributes", ".envrc", ".env", NULL};
 static const char *const why[] = {"a nested repository", "Git reads it: submodule URLs and paths",
 				  "Git reads it: filter and diff drivers", "direnv runs it", "direnv and dotenv load it"};
@@ -269,10 +281,10 @@ static void quarantine(struct walk *w, int dfd, const char *what)
 	}
 	snprintf(shown, sizeof(shown), "%.*s%s", (int)(strlen(w->rel) - 4), w->rel, q);
 	if (k < 100)
-		fprintf(w->err, "session: the agent %s %s (a nested repository): moved to %s so that Git does not use it; review it before running git there\n",
+		say(w->err, "session: the agent %s %s (a nested repository): moved to %s so that Git does not use it; review it before running git there\n",
 			what, w->rel, shown);
 	else
-		fprintf(w->err, "session: the agent %s %s (a nested repository) and jig could not move it (%s): review it before running git there\n",
+		say(w->err, "session: the agent %s %s (a nested repository) and jig could not move it (%s): review it before running git there\n",
 			what, w->rel, strerror(errno));
 }
 
@@ -287,7 +299,7 @@ static void compare(struct walk *w, int dfd, int kind, const struct stat *st)
 	if (kind == 0 && strcmp(w->rel, ".git") != 0) /* never the worktree's own (a mount point all session) */
 		quarantine(w, dfd, what);
 	else
-		fprintf(w->err, "session: the agent %s %s (%s): review it before running git or entering the directory\n",
+		say(w->err, "session: the agent %s %s (%s): review it before running git or entering the directory\n",
 			a ? (kind == 0 ? "replaced" : "changed") : "created", w->rel, why[kind]);
 }
 
@@ -401,7 +413,7 @@ size_t jig_session_git_end(const struct jig_session_git *g, FILE *err)
 	struct jig_error e = {0};
 	struct walk w = {.g = (struct jig_session_git *)g, .launch = false, .err = err, .e = &e};
 	if (walk(&w) < 0)
-		fprintf(err, "session: the end-of-session check of %s stopped: %s\n", g->worktree, e.msg);
+		say(err, "session: the end-of-session check of %s stopped: %s\n", g->worktree, e.msg);
 	for (size_t i = 0; i < g->n_seen; i++) {
 		struct stat st;
 		char abs[2 * PATH_MAX + 2];
@@ -409,7 +421,7 @@ size_t jig_session_git_end(const struct jig_session_git *g, FILE *err)
 		if (lstat(abs, &st) < 0) {
 			int k = kind_of(strrchr(abs, '/') + 1);
 			w.findings++;
-			fprintf(err, "session: the agent removed or moved %s (%s): review the worktree before running git\n", g->seen[i].rel,
+			say(err, "session: the agent removed or moved %s (%s): review the worktree before running git\n", g->seen[i].rel,
 				k >= 0 ? why[k] : "watched");
 		}
 	}

@@ -14,12 +14,13 @@
 #include <unistd.h>
 
 #include "policy/scope_argv.h"
-#include "run/reaper.h"
-#include "run/terminal.h"
+#include "proc/reaper.h"
+#include "proc/terminal.h"
 #include "session/broker.h"
 #include "sandbox/scope.h"
 #include "session/internal.h"
 #include "session/places.h"
+#include "util/note.h"
 #include "util/cleanup.h"
 #include "util/fault.h"
 #include "util/fileio.h"
@@ -132,7 +133,7 @@ static void *record_cgroup(void *ctx)
 		if (find_scope_cgroup(sr->s->name, cg, sizeof(cg))) {
 			struct jig_error e = {0};
 			if (jig_session_rt_set_cgroup(&sr->rt, cg, &e) < 0)
-				fprintf(stderr, "jig: %s\n", e.msg);
+				jig_note("%s", e.msg);
 			return NULL;
 		}
 		struct pollfd p = {.fd = sr->rec_stop[0], .events = POLLIN};
@@ -234,7 +235,7 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 		return r;
 	}
 	struct jig_error swept;
-	jig_session_rt_sweep(&swept); /* what abandoned sessions left; each kept one says why on stderr */
+	jig_session_rt_sweep(&swept); /* what abandoned sessions left; each kept one says why in a note */
 	if ((r = jig_session_rt_open(&sr.rt, e))) {
 		if (sr.term)
 			jig_terminal_stop(&term);
@@ -253,7 +254,7 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 		 * .gitattributes...) is found, reported and a new .git
 		 * quarantined before the operator's next git (decision 212). */
 		jig_broker_stop(&broker);
-		jig_session_git_end(&s->git, stderr);
+		jig_session_git_end(&s->git, jig_note_stream());
 	}
 	jig_broker_stop(&broker);
 	if (sr.reaper.pid > 0)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "state/state.h"
+#include "util/note.h"
 #include "util/cleanup.h"
 
 int jig_session_home(char *out, size_t cap, struct jig_error *e)
@@ -118,7 +119,7 @@ static int own_dir(int parent, const char *name, const char *path, struct jig_er
 		if (fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) < 0)
 			return jig_err(e, JIG_E_USAGE, "session: state root %s has mode %04o and cannot be put back to 0700: %s; refused (chmod 700 %s)",
 				       path, (unsigned)(st.st_mode & 07777), strerror(errno), path);
-		fprintf(stderr, "jig: the state root %s had mode %04o; put back to 0700\n", path, (unsigned)(st.st_mode & 07777));
+		jig_note("the state root %s had mode %04o; put back to 0700", path, (unsigned)(st.st_mode & 07777));
 	}
 	int fd = jig_state_subdir(parent, name, false);
 	if (fd < 0)

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "run/lease.h"
+#include "proc/lease.h"
 #include "state/state.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"

@@ -2,7 +2,7 @@
  * $XDG_RUNTIME_DIR checked, the per-session root and its private TMPDIR,
  * the session's lease and the sweep of abandoned sessions. Every directory is reached from / one
  * component at a time with O_NOFOLLOW; nothing here follows a symlink.
- * The lease's facts and the liveness checks are the Run's (run/lease.h):
+ * The lease's facts and the liveness checks are proc/lease.h's:
  * the boot id, a pid with its start time, a cgroup's "populated". */
 #ifndef JIG_SESSION_RUNTIME_H
 #define JIG_SESSION_RUNTIME_H

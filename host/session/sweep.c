@@ -17,8 +17,9 @@
 
 #include <jansson.h>
 
-#include "run/lease.h"
+#include "proc/lease.h"
 #include "state/state.h"
+#include "util/note.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -34,7 +35,7 @@ static void kept(const char *dir, const char *name, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "jig: kept the session directory %s/%s: %s; remove it by hand once its owner is gone\n", dir, name, why);
+	jig_note("kept the session directory %s/%s: %s; remove it by hand once its owner is gone", dir, name, why);
 }
 
 /* <32 hex> or <32 hex>.new (a session being made) */
@@ -137,7 +138,7 @@ static int sweep_one(int sfd, const char *dir, const char *name)
 		 * removed it (lease gone, rmdir not yet): removed here. */
 		if ((dst.st_mode & JIG_RUN_DIR_ENDING) && st.st_ino == dst.st_ino && st.st_dev == dst.st_dev &&
 		    unlinkat(sfd, name, AT_REMOVEDIR) == 0) {
-			fprintf(stderr, "jig: removed the empty session directory %s/%s: its owner was killed as it removed it\n", dir, name);
+			jig_note("removed the empty session directory %s/%s: its owner was killed as it removed it", dir, name);
 			return 1;
 		}
 		return kept(dir, name, "it has no lease"), 0;
@@ -149,7 +150,7 @@ static int sweep_one(int sfd, const char *dir, const char *name)
 	jig_lease_remove_dir_at(sfd, name);
 	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return kept(dir, name, "it could not be removed entirely (a mount inside it?)"), 0;
-	fprintf(stderr, "jig: removed the abandoned session directory %s/%s (its lease is free and its owner and cgroup are gone)\n", dir, name);
+	jig_note("removed the abandoned session directory %s/%s (its lease is free and its owner and cgroup are gone)", dir, name);
 	return 1;
 }
 

@@ -15,6 +15,7 @@
 
 #include "../util/cleanup.h"
 #include "verify.h"
+#include "../util/note.h"
 #include "../util/text.h"
 
 #ifndef MFD_EXEC
@@ -155,9 +156,9 @@ static void host_log(void *host, enum jig_log_level level, const char *message)
 	if (level <= JIG_LOG_WARN)
 	{
 		/* A module's words, not jig's: shown inert. */
-		fputs("jig: module: ", stderr);
-		jig_text_put(stderr, message);
-		fputc('\n', stderr);
+		char *inert = jig_text_inert_dup(message ? message : "");
+		jig_note("module: %s", inert ? inert : "(out of memory)");
+		free(inert);
 	}
 }
 

@@ -17,6 +17,7 @@
 #include <nettle/hmac.h>
 #include <nettle/memops.h>
 
+#include "util/note.h"
 #include "util/cleanup.h"
 #include "util/fileio.h"
 #include "util/json.h"
@@ -291,7 +292,7 @@ int jig_state_operator_key(bool create, int project_rootfd, unsigned char key[JI
 		snprintf(aside, sizeof(aside), KEY_FILE ".refused-%lld", (long long)time(NULL));
 		if (renameat(dfd, KEY_FILE, dfd, aside) < 0 && errno != ENOENT)
 			return key_refused(e, path, bad);
-		fprintf(stderr, "jig: note: operator key %s %s: set aside as %s; a new one is made, and admissions made with the old one are not trusted\n",
+		jig_note("note: operator key %s %s: set aside as %s; a new one is made, and admissions made with the old one are not trusted",
 			path, bad, aside);
 	}
 	return jig_err(e, JIG_E_INTERNAL, "operator key %s: cannot be had", path);

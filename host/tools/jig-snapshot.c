@@ -12,6 +12,7 @@
 #include "../snapshot/snapshot.h"
 #include "../snapshot/verify.h"
 #include "../util/crypto.h"
+#include "../util/note.h"
 #include "../util/fileio.h"
 
 static const char usage[] =
@@ -112,6 +113,7 @@ static int cmd_verify(const char *dir)
 
 int main(int argc, char **argv)
 {
+	jig_note_to(stderr); /* the rooms' notes (util/note.h), as jig's own command line sends them */
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

@@ -223,7 +223,7 @@ _Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due ins
 #define JIG_RUN_TIMEOUT_DEFAULT_MS 30000ull
 #define JIG_RUN_TIMEOUT_MAX_MS (24ull * 3600 * 1000)
 
-/* npm dependencies (flow/deps.h, docs/dependencies.md): package.json and bun.lock bytes, packages and patches, a patch's bytes; a lock key (install path) in bytes and in package names; dependencies one locked package and all of them declare; a lock entry's tarball URL. */
+/* npm dependencies (prepare/deps.h, docs/dependencies.md): package.json and bun.lock bytes, packages and patches, a patch's bytes; a lock key (install path) in bytes and in package names; dependencies one locked package and all of them declare; a lock entry's tarball URL. */
 #define JIG_DEPS_MANIFEST_MAX (1u << 20)
 #define JIG_DEPS_LOCK_MAX (16u << 20)
 #define JIG_DEPS_MAX_PACKAGES 4096
@@ -235,7 +235,7 @@ _Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due ins
 #define JIG_DEPS_MAX_EDGES 65536 /* dependencies all locked packages declare */
 #define JIG_DEPS_URL_MAX 1024	 /* a lock entry's tarball URL */
 
-/* A semver range jig reads, in bytes (flow/semver.h). */
+/* A semver range jig reads, in bytes (prepare/semver.h). */
 #define JIG_SEMVER_RANGE_MAX 256 /* bytes of a range jig reads */
 
 /* Markdown recipes (flow/recipe.h): the file (the prompt ceiling: it must fit a request), its front matter, the resources it lists (one Skill block each), its allowed-tools text (shown, granting nothing). */
@@ -279,7 +279,7 @@ _Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due ins
 #define JIG_SEQUENCE_MAX ((UINT64_C(1) << 53) - 1) /* exact in every JSON reader */
 #define JIG_SIG_MAX_BYTES 256
 
-/* A Run's lease file, in bytes (run/lease.h). */
+/* A Run's lease file, in bytes (publish/run_lease.h). */
 #define JIG_LEASE_MAX_BYTES (16u << 10)
 
 /* Schema/0's nesting (util/schema0.h). */

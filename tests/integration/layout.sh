@@ -173,11 +173,11 @@ case_state_rule_fires() {
 		'int u(int jig) { return openat(jig, JIG_SESSIONS_DIR, O_RDONLY); }' \
 		'int t(int h) { return mkdirat(h, JIG_SESSION_STATE_DIR "/x", 0700); }' \
 		'int s(const char *state_root) { return open(state_root, O_RDONLY); }'; do
-		cp host/run/history.c "$t/host/run/history.c"
-		printf '%s\n' "$line" >>"$t/host/run/history.c"
+		cp host/packet/history.c "$t/host/packet/history.c"
+		printf '%s\n' "$line" >>"$t/host/packet/history.c"
 		[ -n "$(state_direct "$t")" ] || fail "not flagged: $line"
 	done
-	cp host/run/history.c "$t/host/run/history.c"
+	cp host/packet/history.c "$t/host/packet/history.c"
 	# a lease of jig session's, in any of its files but the allowed one
 	for line in 'int r(int d) { return openat(d, JIG_LEASE_FILE, O_RDONLY); }' 'int q(int d) { return unlinkat(d, "lease", 0); }'; do
 		for f in sweep.c runtime.c evidence.c; do

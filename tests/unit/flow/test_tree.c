@@ -24,8 +24,8 @@
 #include <cmocka.h>
 
 #include "flow/tree.h"
-#include "run/publish.h"
-#include "run/record.h"
+#include "publish/publish.h"
+#include "packet/record.h"
 #include "util/fileio.h"
 
 static char dir[32];

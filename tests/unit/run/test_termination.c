@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "effects/command.h"
-#include "run/record.h"
+#include "packet/record.h"
 #include "sandbox/door.h"
 
 /* bwrap SIGKILLed: no report of the payload's end; started or not. */

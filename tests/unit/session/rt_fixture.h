@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/note.h"
+
 static char rt_xdg[64];
 
 static void rt_sh(const char *cmd)
@@ -71,6 +73,7 @@ static char rt_said[8192];
 static __attribute__((unused)) void rt_capture(void)
 {
 	fflush(stderr);
+	jig_note_to(stderr); /* the rooms' notes, as host/cli sends them */
 	rt_saved_stderr = dup(2);
 	int fd = open("/run/said", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	dup2(fd, 2);

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "run/lease.h"
+#include "proc/lease.h"
 #include "session/runtime.h"
 #include "rt_fixture.h"
 
