@@ -15,17 +15,12 @@
 
 #include "flow/binding.h"
 #include "flow/tree.h"
-#include "util/credential.h"
 #include "util/cleanup.h"
 #include "util/credential.h"
 #include "util/crypto.h"
-#include "util/credential.h"
 #include "util/fault.h"
-#include "util/credential.h"
 #include "util/fileio.h"
-#include "util/credential.h"
 #include "util/json.h"
-#include "util/credential.h"
 #include "util/progress.h"
 
 #define MAX_DEPTH 32

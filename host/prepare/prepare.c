@@ -15,15 +15,11 @@
 #include "effects/worker.h"
 #include "prepare/deps.h"
 #include "prepare/tarball.h"
-#include "util/credential.h"
 #include "util/cleanup.h"
 #include "util/credential.h"
 #include "util/fault.h"
-#include "util/credential.h"
 #include "util/fileio.h"
-#include "util/credential.h"
 #include "util/json.h"
-#include "util/credential.h"
 #include "util/progress.h"
 
 #define NPM_CONFIG_MAX (16 * 1024)
