@@ -21,7 +21,7 @@ static int fail(int json, struct jig_error *e)
 
 /* The evidence run is its own program, <prefix>/libexec/jig-evidence
  * (host/evidence/, decision 340): this process becomes it, with the same
- * arguments; it prepares the session again and prints its own output. */
+ * arguments; it prepares the session itself and prints its own output. */
 static int evidence(int argc, char **argv, int json)
 {
 	struct jig_error e = {0};
