@@ -69,6 +69,18 @@ void jig_cli_sweep(void);
 /* A transient Delegate=yes scope from the systemd user manager, when the
  * caller has no delegated cgroup (docs/scope-policy.md, "Delegation"). */
 #define JIG_SYSTEMD_RUN "/usr/bin/systemd-run"
+
+/* The schemas of the commands' --json output (docs/cli.md). */
+#define JIG_MODULES_SCHEMA "jig-modules/1"
+#define JIG_MODULES_VERIFY_SCHEMA "jig-modules-verify/1"
+#define JIG_INIT_SCHEMA "jig-init/1"
+#define JIG_GC_SCHEMA "jig-gc/1"
+#define JIG_REVIEW_SCHEMA "jig-review/1"
+#define JIG_LIST_SCHEMA "jig-list/1"
+#define JIG_INSPECT_SCHEMA "jig-inspect/1"
+#define JIG_LOCK_SCHEMA "jig-lock/1"
+#define JIG_HOST_CHECK_SCHEMA "jig-host-check/1"
+#define JIG_SCOPE_RESULT_SCHEMA "jig-scope-result/1"
 bool jig_cli_systemd_usable(char *why, size_t cap);
 /* Replaces this process with systemd-run ... -- jig --in-transient-scope CMD
  * ARGS; returns only if the exec failed. */

@@ -33,7 +33,7 @@ void jig_cli_fail(int json, const struct jig_error *e)
 {
 	jig_progress_clear();
 	if (json) {
-		json_t *doc = json_pack("{s:s,s:i,s:s}", "schema", "jig-error/1", "exit", e->code,
+		json_t *doc = json_pack("{s:s,s:i,s:s}", "schema", JIG_ERROR_SCHEMA, "exit", e->code,
 					"error", e->msg);
 		jig_cli_print_json(doc);
 		json_decref(doc);

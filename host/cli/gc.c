@@ -40,7 +40,7 @@ int jig_cmd_gc(int argc, char **argv)
 		return e.code;
 	}
 	if (json) {
-		json_t *doc = json_pack("{s:s,s:b,s:o,s:I,s:o,s:o}", "schema", "jig-gc/1", "dry_run", dry, "admitted_plan",
+		json_t *doc = json_pack("{s:s,s:b,s:o,s:I,s:o,s:o}", "schema", JIG_GC_SCHEMA, "dry_run", dry, "admitted_plan",
 					res.plan_sha256[0] ? json_string(res.plan_sha256) : json_null(), "roots",
 					(json_int_t)res.roots, "freed", counts_json(&res.freed), "kept", counts_json(&res.kept));
 		jig_cli_print_json(doc);

@@ -88,7 +88,7 @@ int jig_cmd_host_check(int json)
 		for (uint32_t i = 0; i < res.problem_count; i++)
 			json_array_append_new(probs, json_pack("{s:s,s:s,s:s}", "id", res.problems[i].id, "what",
 							       res.problems[i].what, "remedy", res.problems[i].remedy));
-		json_t *doc = json_pack("{s:s,s:b,s:s,s:{s:s,s:s},s:o,s:o,s:o}", "schema", "jig-host-check/1",
+		json_t *doc = json_pack("{s:s,s:b,s:s,s:{s:s,s:s},s:o,s:o,s:o}", "schema", JIG_HOST_CHECK_SCHEMA,
 					"supported", supported, "platform", jig_host_platform(),
 					"module", "name", JIG_SANDBOX_MODULE, "sha256", sha,
 					"snapshot", jig_cli_snapshot_json(&s), "mechanisms", mech, "problems", probs);

@@ -60,7 +60,7 @@ int jig_cmd_init(int argc, char **argv)
 		return e.code;
 	}
 	if (json) {
-		json_t *doc = json_pack("{s:s,s:s,s:s,s:b,s:O}", "format", "jig-init/1", "project", in.dir, "flow", in.flow, "added",
+		json_t *doc = json_pack("{s:s,s:s,s:s,s:b,s:O}", "format", JIG_INIT_SCHEMA, "project", in.dir, "flow", in.flow, "added",
 					in.added, "written", in.written);
 		jig_cli_print_json(doc);
 		json_decref(doc);

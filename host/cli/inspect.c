@@ -82,7 +82,7 @@ static int show(const struct jig_snapshot *s, const char *packet, int json, bool
 		return e->code;
 	}
 	if (json) {
-		json_t *doc = json_pack("{s:s,s:b,s:O,s:o}", "schema", "jig-inspect/1", "verified", 1, "record", rec,
+		json_t *doc = json_pack("{s:s,s:b,s:O,s:o}", "schema", JIG_INSPECT_SCHEMA, "verified", 1, "record", rec,
 					"verification", jig_verifier_json(v));
 		jig_cli_print_json(doc);
 		json_decref(doc);

@@ -182,7 +182,7 @@ int jig_cmd_list(int argc, char **argv)
 		for (size_t i = 0; i < p.n_flows; i++)
 			if (!only || strcmp(only, p.flows[i].name) == 0)
 				json_array_append_new(flows, flow_json(&a, &p.flows[i]));
-		doc = json_pack("{s:s,s:s,s:s?,s:o}", "schema", "jig-list/1", "project", project, "admitted_plan", a.plan ? a.sha : NULL,
+		doc = json_pack("{s:s,s:s,s:s?,s:o}", "schema", JIG_LIST_SCHEMA, "project", project, "admitted_plan", a.plan ? a.sha : NULL,
 				"flows", flows);
 		if (doc && a.refused[0])
 			json_object_set_new(doc, "admission_refused", json_string(a.refused));

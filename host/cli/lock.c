@@ -145,7 +145,7 @@ int jig_cmd_lock(int argc, char **argv)
 	if (r)
 		jig_cli_fail(json, &e);
 	else if (json) {
-		json_t *doc = json_pack("{s:s,s:O}", "schema", "jig-lock/1", "locked", done);
+		json_t *doc = json_pack("{s:s,s:O}", "schema", JIG_LOCK_SCHEMA, "locked", done);
 		jig_cli_print_json(doc);
 		json_decref(doc);
 	}

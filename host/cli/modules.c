@@ -38,7 +38,7 @@ int jig_cmd_modules_list(int json)
 		json_t *mods = json_array();
 		for (size_t i = 0; i < s.m.nmodules; i++)
 			json_array_append_new(mods, module_json(&s.m.modules[i]));
-		json_t *doc = json_pack("{s:s,s:o,s:o}", "schema", "jig-modules/1", "snapshot",
+		json_t *doc = json_pack("{s:s,s:o,s:o}", "schema", JIG_MODULES_SCHEMA, "snapshot",
 					jig_cli_snapshot_json(&s), "modules", mods);
 		jig_cli_print_json(doc);
 		json_decref(doc);
@@ -125,7 +125,7 @@ int jig_cmd_modules_verify(int json, const char *verification)
 		status = e.code;
 	free(paths);
 	if (json) {
-		json_t *doc = json_pack("{s:s,s:b,s:o,s:o,s:s,s:o,s:o}", "schema", "jig-modules-verify/1",
+		json_t *doc = json_pack("{s:s,s:b,s:o,s:o,s:s,s:o,s:o}", "schema", JIG_MODULES_VERIFY_SCHEMA,
 					"verified", status == 0, "snapshot", jig_cli_snapshot_json(&s),
 					"modules", mods, "launch_identity", ident, "files_error",
 					files_err ? files_err : json_null(), "verification", jig_verifier_json(&v));

@@ -166,7 +166,7 @@ int jig_cmd_review(int argc, char **argv)
 	bool already;
 	json_t *diff = changes(&p, &pl, admitted, &was, &already);
 	if (json) {
-		json_t *doc = json_pack("{s:s,s:s,s:O,s:b,s:o,s:O?}", "schema", "jig-review/1", "plan_sha256", pl.sha256, "plan",
+		json_t *doc = json_pack("{s:s,s:s,s:O,s:b,s:o,s:O?}", "schema", JIG_REVIEW_SCHEMA, "plan_sha256", pl.sha256, "plan",
 					pl.doc, "admitted", yes || already, "verification", jig_verifier_json(&v), "changes", diff);
 		if (doc && diff)
 			json_object_set_new(doc, "admitted_plan_sha256", json_string(admitted));

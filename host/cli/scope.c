@@ -29,7 +29,7 @@
 static json_t *result_json(const struct jig_scope_policy *p, const struct jig_scope_result *r)
 {
 	json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i,s:b,s:b,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s}",
-			 "schema", "jig-scope-result/1", "scope", p->name, "policy_sha256", p->sha256,
+			 "schema", JIG_SCOPE_RESULT_SCHEMA, "scope", p->name, "policy_sha256", p->sha256,
 			 "outcome", jig_scope_outcome_name(r->outcome), "exit_status", r->exit_status, "signal",
 			 r->signal, "core_dumped", r->core_dumped != 0, "fenced", r->fenced != 0,
 			 "cleanup_confirmed", r->cleanup_confirmed != 0, "launcher_reported",

@@ -1,18 +1,47 @@
 /* jig session: an interactive, least-privilege agent session in the
  * repository of the working directory (docs/session.md). */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../run/scope_run.h"
-#include "../session/evidence.h"
 #include "../session/session.h"
+#include "../snapshot/snapshot.h"
 #include "commands.h"
+
+extern char **environ;
 
 static int fail(int json, struct jig_error *e)
 {
 	jig_cli_fail(json, e);
 	return e->code;
+}
+
+/* The evidence run is its own program, <prefix>/libexec/jig-evidence
+ * (host/evidence/, decision 340): this process becomes it, with the same
+ * arguments; it prepares the session itself and prints its own output. */
+static int evidence(int argc, char **argv, int json)
+{
+	struct jig_error e = {0};
+	int fd = jig_program_open(JIG_EVIDENCE_PROGRAM, &e);
+	if (fd < 0)
+		return fail(json, &e);
+	char **v = calloc((size_t)argc + 2, sizeof(*v));
+	if (!v) {
+		close(fd);
+		jig_err(&e, JIG_E_INTERNAL, "session --evidence: out of memory");
+		return fail(json, &e);
+	}
+	v[0] = JIG_EVIDENCE_PROGRAM;
+	memcpy(v + 1, argv, (size_t)argc * sizeof(*v));
+	fflush(NULL);
+	fexecve(fd, v, environ);
+	jig_err(&e, JIG_E_HOST, "session --evidence: cannot run %s: %s", JIG_EVIDENCE_PROGRAM, strerror(errno));
+	close(fd);
+	free(v);
+	return fail(json, &e);
 }
 
 int jig_cmd_session(int argc, char **argv, int in_transient_scope)
@@ -21,15 +50,11 @@ int jig_cmd_session(int argc, char **argv, int in_transient_scope)
 	struct jig_error e = {0};
 	if (jig_session_parse_args(argc, argv, &a, &e) < 0)
 		return jig_cli_usage(argc, argv, "%s", e.msg);
+	if (a.evidence && !a.dry_run) /* docs/session-evidence.md */
+		return evidence(argc, argv, a.json);
 	struct jig_session *s = NULL;
 	if (jig_session_prepare(&a.rq, &s, &e) < 0)
 		return fail(a.json, &e);
-	if (a.evidence && !a.dry_run) { /* docs/session-evidence.md */
-		jig_session_plan_print(s, stderr);
-		int r = jig_session_evidence(s, a.evidence_out, &e);
-		jig_session_free(s);
-		return r < 0 ? fail(a.json, &e) : 0;
-	}
 	/* The plan before anything starts, from the object that launches. */
 	if (a.json) {
 		/* On stdout only for a dry run: otherwise stdout is the agent's terminal. */

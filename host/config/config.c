@@ -23,14 +23,25 @@ static int unreadable(const char *what, int err, struct jig_error *e)
 		       strerror(err));
 }
 
+const char *jig_config_refusal(const struct stat *st, enum jig_config_secrecy secrecy)
+{
+	if (st->st_uid != geteuid())
+		return "not yours";
+	if (secrecy == JIG_CONFIG_NAMES)
+		return st->st_mode & 022 ? "writable by others (chmod go-w)" : NULL;
+	if (st->st_mode & 077)
+		return "readable or writable by others (chmod 600)";
+	return secrecy == JIG_CONFIG_SECRET && st->st_nlink != 1 ? "more than one link" : NULL;
+}
+
 static int check_owner_mode(const struct stat *st, enum jig_config_secrecy secrecy, const char *what, struct jig_error *e)
 {
-	if (secrecy == JIG_CONFIG_SECRET && (st->st_uid != geteuid() || (st->st_mode & 077) || st->st_nlink != 1))
-		return jig_err(e, JIG_E_USAGE,
-			       "operator configuration %s must be yours and mode 0600 with one link (it holds or names credentials); refused", what);
-	if (secrecy == JIG_CONFIG_NAMES && (st->st_uid != geteuid() || (st->st_mode & 022)))
+	if (!jig_config_refusal(st, secrecy))
+		return 0;
+	if (secrecy == JIG_CONFIG_NAMES)
 		return jig_err(e, JIG_E_USAGE, "operator configuration %s must be yours and not writable by others; refused", what);
-	return 0;
+	return jig_err(e, JIG_E_USAGE,
+		       "operator configuration %s must be yours and mode 0600 with one link (it holds or names credentials); refused", what);
 }
 
 int jig_config_read(const char *name, size_t max, enum jig_config_secrecy secrecy, char *what, size_t what_cap, char **buf,

@@ -9,6 +9,7 @@
 #define JIG_CONFIG_CONFIG_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "util/error.h"
 
@@ -17,16 +18,27 @@
  * that needs the file refuses with its own words. */
 #define JIG_CONFIG_ABSENT 1
 
-/* What a file holds decides who may have written it. */
+/* What a file holds decides who may have written it: the one owner and
+ * mode rule for the operator's files (decision 341), chosen by its
+ * reader. */
 enum jig_config_secrecy {
-	/* It only names things (npm.json's registry): yours and not
-	 * writable by group or others. */
+	/* It only names things (npm.json's registry, an SSH known_hosts, a
+	 * CA file): yours and not writable by group or others. */
 	JIG_CONFIG_NAMES,
+	/* A credential file a repository map names (an HTTPS credential
+	 * file): yours, no group or other permission bits (0600 or
+	 * stricter). */
+	JIG_CONFIG_PRIVATE,
 	/* It holds or names credentials (http.json, agents.json) or decides
-	 * what a session may reach (sessions.json): yours, no group or other
-	 * permission bits (0600 or stricter) and one link. */
+	 * what a session may reach (sessions.json): PRIVATE and one link. */
 	JIG_CONFIG_SECRET,
 };
+
+/* st breaks secrecy's rule: NULL when it does not, else the first rule it
+ * breaks in a few words ("not yours", "writable by others (chmod go-w)",
+ * "readable or writable by others (chmod 600)", "more than one link"),
+ * for the caller's one line. */
+const char *jig_config_refusal(const struct stat *st, enum jig_config_secrecy secrecy);
 
 /* Reads name (at most max bytes, a regular file, not a link) into *buf (the
  * caller frees; a SECRET file's bytes are the caller's to wipe) and *len;

@@ -23,6 +23,8 @@
 #include "util/limits.h"
 
 #define JIG_DISPLAY_CAP_HEADER "X-Jig-Capability"
+/* The view a display page reads (a packet's or a live Run's). */
+#define JIG_DISPLAY_VIEW_FORMAT "jig-display-view/1"
 
 /* What a request may reach once authorised. */
 enum jig_display_route {

@@ -74,7 +74,7 @@ static json_t *live_view(struct jig_live *l)
 		children = jig_display_children(l->children, 0);
 		pthread_mutex_unlock(l->children_lock);
 	}
-	return json_pack("{s:s,s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:[]}", "format", "jig-display-view/1", "kind", "run", "final",
+	return json_pack("{s:s,s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:[]}", "format", JIG_DISPLAY_VIEW_FORMAT, "kind", "run", "final",
 			 0, "summary", summary, "scopes", scopes, "logs", logs, "effects", effects, "children", children,
 			 "artifacts");
 }

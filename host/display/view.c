@@ -169,7 +169,7 @@ static json_t *packet_view(json_t *rec, const char *headline, const struct jig_d
 	json_t *picked = jig_display_pick(rec, summary);
 	json_object_update(sum, picked);
 	json_decref(picked);
-	return json_pack("{s:s,s:s,s:b,s:o,s:[o],s:o,s:o,s:o,s:o}", "format", "jig-display-view/1", "kind", "packet",
+	return json_pack("{s:s,s:s,s:b,s:o,s:[o],s:o,s:o,s:o,s:o}", "format", JIG_DISPLAY_VIEW_FORMAT, "kind", "packet",
 			 "final", 1, "summary", sum, "scopes", scope, "logs", logs, "effects", effects,
 			 "children", jig_display_children(json_object_get(rec, "children"), 0), "artifacts", files);
 }

@@ -380,7 +380,7 @@ static json_t *manifest(const struct walk *w)
 			return NULL;
 		}
 	}
-	return files ? json_pack("{s:s,s:o}", "format", "jig-package/1", "files", files) : NULL;
+	return files ? json_pack("{s:s,s:o}", "format", JIG_PACKAGE_FORMAT, "files", files) : NULL;
 }
 
 /* What the store holds: every file's size, so counted only when a

@@ -347,7 +347,7 @@ static int parse_flow(int rootfd, const char *name, const char *dir, struct jig_
 	    (r = jig_json_get_string(doc, "name", what, &fname, e)) ||
 	    (r = jig_json_get_string(doc, "entry", what, &entry, e)))
 		goto out;
-	if (strcmp(format, "jig-flow/1") != 0) {
+	if (strcmp(format, JIG_FLOW_FORMAT) != 0) {
 		r = jig_err(e, JIG_E_USAGE, "%s: format \"%s\" is not jig-flow/1", what, format);
 		goto out;
 	}
@@ -445,7 +445,7 @@ static int project_open(const char *path, bool run, struct jig_project *p, struc
 	static const char *const keys[] = {"format", "flows", NULL};
 	const char *format;
 	if (!r && !(r = usage(jig_json_only_keys_edited(doc, keys, what, e), e)) &&
-	    !(r = usage(jig_json_get_string(doc, "format", what, &format, e), e)) && strcmp(format, "jig-project/1") != 0)
+	    !(r = usage(jig_json_get_string(doc, "format", what, &format, e), e)) && strcmp(format, JIG_PROJECT_FORMAT) != 0)
 		r = jig_err(e, JIG_E_USAGE, "%s: format \"%s\" is not jig-project/1", what, format);
 	json_t *flows = r ? NULL : json_object_get(doc, "flows");
 	if (!r && (!json_is_object(flows) || json_object_size(flows) == 0 || json_object_size(flows) > JIG_MAX_FLOWS))

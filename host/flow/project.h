@@ -15,6 +15,11 @@
 
 #define JIG_PROJECT_FILE "jig.json"
 #define JIG_FLOW_FILE "flow.json"
+/* The formats of jig.json and flow.json, and the Package/0 manifest a
+ * capture writes. */
+#define JIG_PROJECT_FORMAT "jig-project/1"
+#define JIG_FLOW_FORMAT "jig-flow/1"
+#define JIG_PACKAGE_FORMAT "jig-package/1"
 
 /* One reviewed HTTP request a Flow may ask for (flow.json "http"). */
 struct jig_http_grant {

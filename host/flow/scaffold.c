@@ -152,7 +152,7 @@ static int read_project(struct jig_init *in, struct work *w, struct jig_error *e
 		return r;
 	json_t *flows = json_object_get(w->project, "flows");
 	const char *format = json_string_value(json_object_get(w->project, "format"));
-	if (!format || strcmp(format, "jig-project/1") != 0 || !json_is_object(flows))
+	if (!format || strcmp(format, JIG_PROJECT_FORMAT) != 0 || !json_is_object(flows))
 		return jig_err(e, JIG_E_USAGE, "%s: not a jig-project/1 file with \"flows\"; nothing written", what);
 	if (json_object_get(flows, in->flow))
 		return jig_err(e, JIG_E_USAGE, "%s: Flow %s is already in the project; nothing written", what, in->flow);
@@ -169,7 +169,7 @@ static int read_project(struct jig_init *in, struct work *w, struct jig_error *e
 /* A new project's jig.json: the one Flow in its own directory. */
 static int new_project(struct jig_init *in, struct work *w, struct jig_error *e)
 {
-	w->project = json_pack("{s:s,s:s,s:{s:s}}", "$schema", "./jig.schema.json", "format", "jig-project/1", "flows", in->flow,
+	w->project = json_pack("{s:s,s:s,s:{s:s}}", "$schema", "./jig.schema.json", "format", JIG_PROJECT_FORMAT, "flows", in->flow,
 			       in->flow);
 	return w->project ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
 }
@@ -225,7 +225,7 @@ static void undo(struct jig_init *in, struct work *w)
  * that names it. The first Flow of a new project is the template. */
 static int skeleton(struct jig_init *in, struct work *w, struct jig_error *e)
 {
-	json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:[],s:[s]}", "$schema", "../flow.schema.json", "format", "jig-flow/1", "name",
+	json_t *doc = json_pack("{s:s,s:s,s:s,s:s,s:[],s:[s]}", "$schema", "../flow.schema.json", "format", JIG_FLOW_FORMAT, "name",
 				in->flow, "entry", "main.ts", "inputs", "outputs", "result.md");
 	char *text = doc ? dump_line(doc) : NULL;
 	json_decref(doc);

@@ -31,9 +31,12 @@ struct subject {
 struct row {
 	const char *kind;
 	bool (*match)(const struct subject *s);
-	/* cause and remedy, at most WHY_TEXT bytes each */
+	/* cause and remedy, at most WHY_TEXT bytes each: said by say, or,
+	 * when a row's words are fixed, its cause (a format of the subject's
+	 * where and error, in that order) and its remedy as they are */
 	void (*say)(const struct subject *s, char *cause, char *remedy);
 	bool forbids; /* the contract forbids what would allow it: the remedy is a change to the Flow */
+	const char *cause, *remedy;
 };
 
 #define WHY_TEXT 700
@@ -230,19 +233,6 @@ static void s_output_cap(const struct subject *s, char *cause, char *remedy)
 		 JIG_OUTPUT_MAX_BYTES >> 20, JIG_OUTPUT_MAX_FILES, JIG_OUTPUT_MAX_ENTRIES);
 }
 
-static void s_output_undeclared(const struct subject *s, char *cause, char *remedy)
-{
-	snprintf(cause, WHY_TEXT, "%s wrote a file its flow.json does not declare (%s); no file was published", s->where, s->error);
-	snprintf(remedy, WHY_TEXT, "add the path to \"outputs\" in the Flow's flow.json and review again (jig review), or stop writing it");
-}
-
-static void s_output_other(const struct subject *s, char *cause, char *remedy)
-{
-	snprintf(cause, WHY_TEXT, "%s: its output was refused (%s); no file was published", s->where, s->error);
-	snprintf(remedy, WHY_TEXT, "write only plain, singly linked regular files at declared paths: no links, special or sparse "
-				   "files, no extended attributes (the contract refuses them)");
-}
-
 static void s_run0_cap(const struct subject *s, char *cause, char *remedy)
 {
 	snprintf(cause, WHY_TEXT, "%s passed a cap on what a Run may ask of jig (%s) and was ended", s->where, s->error);
@@ -250,12 +240,6 @@ static void s_run0_cap(const struct subject *s, char *cause, char *remedy)
 		 "the caps are the contract's (a Run: %d messages, %d HTTP requests, %d Agent turns, %d binding calls, %u KiB of "
 		 "effect evidence; 1 MiB a message): no flag raises them; batch the requests, or split the work over child Flows or Runs",
 		 JIG_RUN0_MAX_MESSAGES, JIG_HTTP_MAX_REQUESTS, JIG_AGENT_MAX_TURNS, JIG_CALL_MAX_CALLS, JIG_RECORD_EFFECTS_BYTES >> 10);
-}
-
-static void s_run0_protocol(const struct subject *s, char *cause, char *remedy)
-{
-	snprintf(cause, WHY_TEXT, "%s sent jig something it does not accept (%s) and was ended", s->where, s->error);
-	snprintf(remedy, WHY_TEXT, "talk to jig only through the jig API of the runtime (never descriptor 3 directly)");
 }
 
 static void s_ungranted(const struct subject *s, char *cause, char *remedy, const char *key, const char *what)
@@ -303,37 +287,6 @@ static void s_snapshot(const struct subject *s, char *cause, char *remedy)
 {
 	snprintf(cause, WHY_TEXT, "the installed snapshot changed since review: %s", str(s->node, "text"));
 	snprintf(remedy, WHY_TEXT, "review the project against the new snapshot (jig review), then run again");
-}
-
-static void s_not_admitted(const struct subject *s, char *cause, char *remedy)
-{
-	snprintf(cause, WHY_TEXT, "%s was not run: the project has no admitted Plan", s->where);
-	snprintf(remedy, WHY_TEXT, "review the project and admit its Plan: jig review (or jig review --yes)");
-}
-
-static void s_stale(const struct subject *s, char *cause, char *remedy)
-{
-	snprintf(cause, WHY_TEXT, "%s was not run: %s", s->where, s->error);
-	snprintf(remedy, WHY_TEXT, "review the change and admit it (jig review), then run again");
-}
-
-static void s_binding(const struct subject *s, char *cause, char *remedy)
-{
-	snprintf(cause, WHY_TEXT, "%s: a child call was refused (%s)", s->where, s->error);
-	snprintf(remedy, WHY_TEXT, "a call must fit its binding as reviewed (flow.json \"bindings\": its inputs, outputs and the "
-				   "root budget): change the call, or the binding and review again");
-}
-
-static void s_host(const struct subject *s, char *cause, char *remedy)
-{
-	snprintf(cause, WHY_TEXT, "%s was not run: this host cannot enforce the contract (%s)", s->where, s->error);
-	snprintf(remedy, WHY_TEXT, "jig host check says what is missing; jig never runs a Flow where it cannot contain it");
-}
-
-static void s_cleanup(const struct subject *s, char *cause, char *remedy)
-{
-	snprintf(cause, WHY_TEXT, "%s: the scope's cleanup was not confirmed (%s), so the Run counts as failed", s->where, s->error);
-	snprintf(remedy, WHY_TEXT, "a host problem, not the project's: jig host check, and see docs/reliability.md");
 }
 
 static void s_record_cut(const struct subject *s, char *cause, char *remedy)
@@ -389,33 +342,51 @@ static void s_failed(const struct subject *s, char *cause, char *remedy)
 
 /* Matched in order; the first row that matches a subject explains it. */
 static const struct row rows[] = {
-	{"snapshot-changed", m_snapshot, s_snapshot, false},
-	{"flow-changed", m_flow_changed, s_changed, false},
-	{"memory", m_memory, s_memory, true},
-	{"tasks", m_tasks, s_tasks, true},
-	{"deadline", m_deadline, s_deadline, false},
-	{"expiry", m_expiry, s_expiry, false},
-	{"cancelled", m_cancelled, s_cancelled, false},
-	{"output-cap", m_output_cap, s_output_cap, true},
-	{"output-undeclared", m_output_undeclared, s_output_undeclared, false},
-	{"output-refused", m_output_other, s_output_other, true},
-	{"run0-cap", m_run0_cap, s_run0_cap, true},
-	{"run0-protocol", m_run0_protocol, s_run0_protocol, true},
-	{"http-ungranted", m_http_ungranted, s_http_ungranted, false},
-	{"agent-ungranted", m_agent_ungranted, s_agent_ungranted, false},
-	{"command-ungranted", m_command_ungranted, s_command_ungranted, false},
-	{"effect-outside-grant", m_effect_exceeds, s_effect_exceeds, false},
-	{"effect-refused", m_effect_refused, s_effect_refused, false},
-	{"effect-failed", m_effect_failed, s_effect_failed, false},
-	{"not-admitted", m_not_admitted, s_not_admitted, false},
-	{"review-again", m_stale, s_stale, false},
-	{"binding-refused", m_binding, s_binding, false},
-	{"host", m_host, s_host, false},
-	{"cleanup", m_cleanup, s_cleanup, false},
-	{"record-cut", m_record_cut, s_record_cut, true},
-	{"signal", m_signal, s_signal, false},
-	{"flow-error", m_flow_error, s_flow_error, false},
-	{"failed", m_failed, s_failed, false},
+	{"snapshot-changed", m_snapshot, s_snapshot, false, NULL, NULL},
+	{"flow-changed", m_flow_changed, s_changed, false, NULL, NULL},
+	{"memory", m_memory, s_memory, true, NULL, NULL},
+	{"tasks", m_tasks, s_tasks, true, NULL, NULL},
+	{"deadline", m_deadline, s_deadline, false, NULL, NULL},
+	{"expiry", m_expiry, s_expiry, false, NULL, NULL},
+	{"cancelled", m_cancelled, s_cancelled, false, NULL, NULL},
+	{"output-cap", m_output_cap, s_output_cap, true, NULL, NULL},
+	{"output-undeclared", m_output_undeclared, NULL, false,
+	 "%s wrote a file its flow.json does not declare (%s); no file was published",
+	 "add the path to \"outputs\" in the Flow's flow.json and review again (jig review), or stop writing it"},
+	{"output-refused", m_output_other, NULL, true,
+	 "%s: its output was refused (%s); no file was published",
+	 "write only plain, singly linked regular files at declared paths: no links, special or sparse files, "
+	 "no extended attributes (the contract refuses them)"},
+	{"run0-cap", m_run0_cap, s_run0_cap, true, NULL, NULL},
+	{"run0-protocol", m_run0_protocol, NULL, true,
+	 "%s sent jig something it does not accept (%s) and was ended",
+	 "talk to jig only through the jig API of the runtime (never descriptor 3 directly)"},
+	{"http-ungranted", m_http_ungranted, s_http_ungranted, false, NULL, NULL},
+	{"agent-ungranted", m_agent_ungranted, s_agent_ungranted, false, NULL, NULL},
+	{"command-ungranted", m_command_ungranted, s_command_ungranted, false, NULL, NULL},
+	{"effect-outside-grant", m_effect_exceeds, s_effect_exceeds, false, NULL, NULL},
+	{"effect-refused", m_effect_refused, s_effect_refused, false, NULL, NULL},
+	{"effect-failed", m_effect_failed, s_effect_failed, false, NULL, NULL},
+	{"not-admitted", m_not_admitted, NULL, false,
+	 "%s was not run: the project has no admitted Plan",
+	 "review the project and admit its Plan: jig review (or jig review --yes)"},
+	{"review-again", m_stale, NULL, false,
+	 "%s was not run: %s",
+	 "review the change and admit it (jig review), then run again"},
+	{"binding-refused", m_binding, NULL, false,
+	 "%s: a child call was refused (%s)",
+	 "a call must fit its binding as reviewed (flow.json \"bindings\": its inputs, outputs and the root budget): "
+	 "change the call, or the binding and review again"},
+	{"host", m_host, NULL, false,
+	 "%s was not run: this host cannot enforce the contract (%s)",
+	 "jig host check says what is missing; jig never runs a Flow where it cannot contain it"},
+	{"cleanup", m_cleanup, NULL, false,
+	 "%s: the scope's cleanup was not confirmed (%s), so the Run counts as failed",
+	 "a host problem, not the project's: jig host check, and see docs/reliability.md"},
+	{"record-cut", m_record_cut, s_record_cut, true, NULL, NULL},
+	{"signal", m_signal, s_signal, false, NULL, NULL},
+	{"flow-error", m_flow_error, s_flow_error, false, NULL, NULL},
+	{"failed", m_failed, s_failed, false, NULL, NULL},
 };
 
 /* The first row that matches s, appended to out; the row's kind, or NULL. */
@@ -425,7 +396,12 @@ static const char *explain_one(json_t *out, const struct subject *s)
 		if (!rows[i].match(s))
 			continue;
 		char cause[WHY_TEXT], remedy[WHY_TEXT];
-		rows[i].say(s, cause, remedy);
+		if (rows[i].say)
+			rows[i].say(s, cause, remedy);
+		else { /* the one builder of a row whose words are fixed */
+			snprintf(cause, WHY_TEXT, rows[i].cause, s->where, s->error);
+			snprintf(remedy, WHY_TEXT, "%s", rows[i].remedy);
+		}
 		json_array_append_new(out, json_pack("{s:s,s:s,s:s,s:s,s:b}", "kind", rows[i].kind, "where", s->where, "cause", cause,
 						     "remedy", remedy, "contract_forbids", rows[i].forbids));
 		return rows[i].kind;

@@ -198,6 +198,8 @@ static int parse(const char *buf, size_t len, bool check, struct jig_catalog *c,
 }
 
 #define CATALOG_MEMO "/.jig-catalog-checked/"
+/* The label the catalog memo's MAC is taken over. */
+#define CATALOG_CHECKED_LABEL "jig-catalog-checked/1"
 
 /* This executable's GNU build id (a digest of the linked program). */
 struct build_id {
@@ -240,7 +242,7 @@ static int catalog_key(const unsigned char digest[JIG_SHA256_LEN], unsigned char
 	struct jig_sha256_ctx *h = b.n ? jig_sha256_begin() : NULL;
 	if (!h)
 		return -1;
-	static const char label[] = "jig-catalog-checked/1";
+	static const char label[] = CATALOG_CHECKED_LABEL;
 	jig_sha256_update(h, label, sizeof(label));
 	jig_sha256_update(h, digest, JIG_SHA256_LEN);
 	jig_sha256_update(h, b.id, b.n);

@@ -274,7 +274,7 @@ json_t *jig_scope_plan_json(const struct jig_scope_policy *p)
 	if (!doc)
 		return NULL;
 	json_object_del(doc, "format");
-	json_object_set_new(doc, "schema", json_string("jig-permission-plan/1"));
+	json_object_set_new(doc, "schema", json_string(JIG_PERMISSION_PLAN_FORMAT));
 	json_object_set_new(doc, "policy_sha256", json_string(p->sha256));
 	json_object_set_new(doc, "always", json_pack("{s:s,s:s,s:s,s:o}", "launcher", JIG_SCOPE_INIT_TARGET,
 						      "proc", "private, read-only", "dev", "minimal, read-only",

@@ -153,6 +153,8 @@ void jig_scope_plan_print_besides(const struct jig_scope_policy *p, const struct
 void jig_scope_common_free(struct jig_scope_common *c);
 /* The device nodes every scope has (JIG_SCOPE_DEVICES), as a JSON array. */
 json_t *jig_scope_devices_json(void);
+/* The permission plan as JSON ({"schema": JIG_PERMISSION_PLAN_FORMAT, ...}). */
+#define JIG_PERMISSION_PLAN_FORMAT "jig-permission-plan/1"
 json_t *jig_scope_plan_json(const struct jig_scope_policy *p);
 
 #endif

@@ -39,5 +39,8 @@ int jig_prepare_copy_file(int from, int to, const char *rel, struct jig_error *e
 /* The checked lock of pkg staged into src as the installer gets it (each
  * configured-registry tarball URL written as ""). */
 int jig_prepare_stage_lock(int pkg, int src, const struct jig_deps *d, struct jig_error *e);
+/* What the installer reads of pkg, staged into src: the manifest, the
+ * checked lock when keep_lock, and the manifest's patch files. */
+int jig_prepare_stage_sources(struct jig_prepare_one *o, int pkg, int src, bool keep_lock, struct jig_error *e);
 
 #endif

@@ -77,19 +77,6 @@ static int stage_project(struct jig_prepare_one *o, int flowdir, int pkg, struct
 
 /* What the installer reads, in src: the manifest, the kept lock as
  * review would stage it, the patches. */
-static int stage_src(struct jig_prepare_one *o, int pkg, int src, bool keep_lock, struct jig_error *e)
-{
-	int r = jig_prepare_copy_file(pkg, src, JIG_DEPS_MANIFEST, e);
-	if (!r && keep_lock)
-		r = jig_prepare_stage_lock(pkg, src, &o->d, e);
-	size_t i;
-	json_t *pp;
-	json_array_foreach(o->d.patches, i, pp)
-		if (!r)
-			r = jig_prepare_copy_file(pkg, src, json_string_value(json_object_get(pp, "path")), e);
-	return r;
-}
-
 /* The resolved lock into the Flow's package, replacing only bun.lock:
  * written whole and synced under a private name beside it, then renamed
  * over it (atomic), the directory synced. */
@@ -152,7 +139,7 @@ static int lock_flow(struct jig_prepare_one *o, int flowdir, jig_lock_show show,
 	jig_autoclose int src = openat(o->runfd, "src", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct jig_lock_plan pl = {.flow = o->f->name, .dir = o->f->dir, .registry = o->ph->registry};
 	int r = pkg < 0 || src < 0 ? jig_err(e, JIG_E_INTERNAL, "%s: %s", o->run_dir, strerror(errno)) : 0;
-	if (r || (r = stage_project(o, flowdir, pkg, &pl, e)) || (r = stage_src(o, pkg, src, pl.refresh, e)) ||
+	if (r || (r = stage_project(o, flowdir, pkg, &pl, e)) || (r = jig_prepare_stage_sources(o, pkg, src, pl.refresh, e)) ||
 	    (r = jig_prepare_compose(o, e)))
 		return r;
 	/* The Plan shown is the very template that is launched. */

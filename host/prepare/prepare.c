@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "effects/worker.h"
 #include "prepare/deps.h"
+#include "prepare/protocol.h"
 #include "prepare/tarball.h"
 #include "util/cleanup.h"
 #include "util/credential.h"
@@ -227,7 +228,7 @@ static int launch(struct jig_prepare_one *o, const char *input, const char *doin
 	struct jig_scope_run run = {.run_dir = o->run_dir,
 				    .wall_ms = (uint64_t)(left < JIG_PREPARE_ONE_MS ? left : JIG_PREPARE_ONE_MS)};
 	struct jig_worker_call call = {.sandbox = &ph->sandbox, .t = &o->t, .init_fd = ph->init_fd, .abort_fd = -1,
-				       .companion_pid = 0, .input = input, .result_format = "jig-prepare-result/1",
+				       .companion_pid = 0, .input = input, .result_format = JIG_PREPARE_RESULT_FORMAT,
 				       .result_max = RESULT_MAX, .run = &run, .held_fd = held};
 	json_t *result = NULL;
 	struct jig_scope_result res;
@@ -287,6 +288,19 @@ static void describe(const struct jig_deps *d, json_t *rec)
 	json_decref(skipped);
 }
 
+int jig_prepare_stage_sources(struct jig_prepare_one *o, int pkg, int src, bool keep_lock, struct jig_error *e)
+{
+	int r = jig_prepare_copy_file(pkg, src, JIG_DEPS_MANIFEST, e);
+	if (!r && keep_lock)
+		r = jig_prepare_stage_lock(pkg, src, &o->d, e);
+	size_t i;
+	json_t *pp;
+	json_array_foreach(o->d.patches, i, pp)
+		if (!r)
+			r = jig_prepare_copy_file(pkg, src, json_string_value(json_object_get(pp, "path")), e);
+	return r;
+}
+
 /* The supplied lock as the installer gets it: each full tarball URL of
  * the configured registry (checked: jig_deps_check_registry) written as
  * Bun's default registry (""), so the frozen install asks jig's inspected
@@ -329,7 +343,7 @@ static int install(struct jig_prepare_one *o, const char *identity, const char *
 			json_array_append_new(pkgs, json_pack("{s:O,s:O,s:O}", "name", json_object_get(pk, "name"), "version",
 							      json_object_get(pk, "version"), "integrity", json_object_get(pk, "integrity")));
 	size_t n_fetch = json_array_size(pkgs); /* before the request takes pkgs */
-	json_t *req = json_pack("{s:s,s:s,s:o}", "format", "jig-prepare-request/1", "registry", ph->registry, "packages", pkgs);
+	json_t *req = json_pack("{s:s,s:s,s:o}", "format", JIG_PREPARE_REQUEST_FORMAT, "registry", ph->registry, "packages", pkgs);
 	jig_autofree char *input = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
 	if (!input)
@@ -421,7 +435,7 @@ int jig_prepare_resolve(struct jig_prepare_one *o, int src, struct jig_error *e)
 	int r = installer_ready(o->ph, e); /* the registry is read here */
 	if (r)
 		return r;
-	json_t *req = json_pack("{s:s,s:s,s:s,s:[]}", "format", "jig-prepare-request/1", "mode", "resolve", "registry",
+	json_t *req = json_pack("{s:s,s:s,s:s,s:[]}", "format", JIG_PREPARE_REQUEST_FORMAT, "mode", "resolve", "registry",
 				o->ph->registry, "packages");
 	jig_autofree char *input = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req);
@@ -524,14 +538,7 @@ static int prepare_flow(struct jig_prepare_one *o, struct jig_error *e)
 	if (!resolving && o->d.n_urls &&
 	    ((r = jig_prepare_registry_ready(o->ph, e)) || (r = jig_deps_check_registry(&o->d, f->name, o->ph->registry, e))))
 		return r;
-	r = jig_prepare_copy_file(pkg, src, JIG_DEPS_MANIFEST, e);
-	if (!r && !resolving)
-		r = jig_prepare_stage_lock(pkg, src, &o->d, e);
-	size_t i;
-	json_t *pp;
-	json_array_foreach(o->d.patches, i, pp)
-		if (!r)
-			r = jig_prepare_copy_file(pkg, src, json_string_value(json_object_get(pp, "path")), e);
+	r = jig_prepare_stage_sources(o, pkg, src, !resolving, e);
 	if (r || (r = jig_prepare_compose(o, e)))
 		return r;
 	if (resolving) {

@@ -1,6 +1,8 @@
 /* A Flow scope's effects and bindings on Run/0: see flow_effects.h. */
 #include "run/flow_effects.h"
 
+#include <string.h>
+
 #include "run/call.h"
 #include "util/progress.h"
 
@@ -33,28 +35,33 @@ void jig_flow_effects_init(struct jig_flow_effects *fx, const struct jig_flow *f
 	fx->checkpoint = (struct jig_checkpoint_env){.rundir = s->rundir};
 }
 
-static void http_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+/* One timed effect call: the operation's kind names its room's entry. */
+static void timed(void *ctx, const char *kind, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
 {
 	struct jig_flow_effects *fx = ctx;
-	long long t0 = started(fx, "http", op);
-	jig_http_effect(&fx->http, fx->f, op, reply, evidence, interrupted);
-	ended(fx, "http", op, *evidence, t0);
+	long long t0 = started(fx, kind, op);
+	if (strcmp(kind, "http") == 0)
+		jig_http_effect(&fx->http, fx->f, op, reply, evidence, interrupted);
+	else if (strcmp(kind, "agent") == 0)
+		jig_agent_effect(&fx->agent, fx->f, op, reply, evidence, interrupted);
+	else
+		jig_command_effect(&fx->command, fx->f, op, reply, evidence, interrupted);
+	ended(fx, kind, op, *evidence, t0);
+}
+
+static void http_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
+{
+	timed(ctx, "http", op, reply, evidence, interrupted);
 }
 
 static void agent_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
 {
-	struct jig_flow_effects *fx = ctx;
-	long long t0 = started(fx, "agent", op);
-	jig_agent_effect(&fx->agent, fx->f, op, reply, evidence, interrupted);
-	ended(fx, "agent", op, *evidence, t0);
+	timed(ctx, "agent", op, reply, evidence, interrupted);
 }
 
 static void command_effect(void *ctx, json_t *op, json_t **reply, json_t **evidence, int *interrupted)
 {
-	struct jig_flow_effects *fx = ctx;
-	long long t0 = started(fx, "command", op);
-	jig_command_effect(&fx->command, fx->f, op, reply, evidence, interrupted);
-	ended(fx, "command", op, *evidence, t0);
+	timed(ctx, "command", op, reply, evidence, interrupted);
 }
 
 /* Run Checkpoint is root-only: review refuses it in a child (binding.c). */

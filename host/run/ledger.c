@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #define LEDGER "reservations.json"
+#define JIG_RESERVATIONS_FORMAT "jig-reservations/1"
 
 static json_t *budget_json(void)
 {
@@ -19,7 +20,7 @@ static json_t *budget_json(void)
 /* Synced before a dispatch goes on. */
 int jig_ledger_write(struct jig_call_root *root)
 {
-	json_t *doc = json_pack("{s:s,s:o,s:o,s:O,s:b}", "format", "jig-reservations/1", "budget", budget_json(), "reserved",
+	json_t *doc = json_pack("{s:s,s:o,s:o,s:O,s:b}", "format", JIG_RESERVATIONS_FORMAT, "budget", budget_json(), "reserved",
 				jig_reservation_json(&root->reserved), "live", root->live, "held", root->held);
 	char *txt = doc ? json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS) : NULL;
 	json_decref(doc);

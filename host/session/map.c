@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/config.h"
 #include "policy/scope_policy.h"
 #include "session/places.h"
 #include "session/httpschain.h"
@@ -475,7 +476,7 @@ int jig_session_map_load(struct jig_session_map *m, struct jig_error *e)
 		return jig_err(e, JIG_E_USAGE, "the repository map: %s: %s", dir, strerror(errno));
 	if ((r = jig_read_file_at(dfd, JIG_SESSIONS_FILE, JIG_SESSIONS_MAX_BYTES, what, &buf, &len, &st, e)))
 		return jig_err_prefix(e, JIG_E_USAGE, "the repository map: ");
-	if (st.st_uid != geteuid() || (st.st_mode & 077) || st.st_nlink != 1)
+	if (jig_config_refusal(&st, JIG_CONFIG_SECRET))
 		r = jig_err(e, JIG_E_USAGE, "the repository map %s must be yours, mode 0600 and one link; refused", what);
 	else
 		r = jig_session_map_parse(buf, len, what, m, e);

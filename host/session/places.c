@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/config.h"
 #include "state/state.h"
 #include "util/note.h"
 #include "util/cleanup.h"
@@ -180,11 +181,8 @@ int jig_session_operator_file(const char *kind, const char *alias, const char *w
 		why = strerror(errno);
 	else if (!S_ISREG(st.st_mode))
 		why = "not a regular file (a link is never followed)";
-	else if (st.st_uid != geteuid())
-		why = "not yours";
-	else if (st.st_mode & (secret ? 077 : 022))
-		why = secret ? "readable or writable by others (chmod 600)" : "writable by others (chmod go-w)";
-	else if (!realpath(path, real) || strcmp(real, path) != 0)
+	else if (!(why = jig_config_refusal(&st, secret ? JIG_CONFIG_PRIVATE : JIG_CONFIG_NAMES)) &&
+		 (!realpath(path, real) || strcmp(real, path) != 0))
 		why = "not its physical path";
 	if (why)
 		return jig_err(e, JIG_E_USAGE, "session: the %s of %s host %s, %s: %s; refused", what, kind, alias, path, why);

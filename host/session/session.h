@@ -53,6 +53,10 @@ int jig_session_launch(struct jig_session *s, const char *const *argv, const str
 
 void jig_session_free(struct jig_session *s);
 
+/* The program `jig session --evidence` becomes: <prefix>/libexec/jig-evidence
+ * (host/evidence/, docs/session-evidence.md; decision 340). */
+#define JIG_EVIDENCE_PROGRAM "jig-evidence"
+
 /* The argument parser of `jig session`, pure (tests/unit/session): fills rq
  * (agent_args point into argv), dry_run and json; -JIG_E_USAGE with one line. */
 struct jig_session_args {

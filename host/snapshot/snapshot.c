@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jig/trace.h>
@@ -16,26 +17,58 @@
 #include "../util/json.h"
 #include "signature.h"
 
-int jig_snapshot_default_libdir(char *out, size_t cap, struct jig_error *e)
+/* <prefix> of the running executable (<prefix>/bin/jig, or one of jig's
+ * programs in <prefix>/libexec/). The executable's own location is the
+ * trusted input; no environment variable can redirect it. */
+static int install_prefix(char exe[PATH_MAX], struct jig_error *e)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
 	if (n < 0)
 		return jig_err(e, JIG_E_INTERNAL, "/proc/self/exe: %s (is /proc mounted?)", strerror(errno));
 	exe[n] = '\0';
-	/* <prefix>/bin/jig -> <prefix>/lib/jig. The executable's own location is
-	 * the trusted input; no environment variable can redirect it. */
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return jig_err(e, JIG_E_INTERNAL, "cannot locate jig's installation from %s", exe);
-	*slash = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return jig_err(e, JIG_E_INTERNAL, "cannot locate jig's installation from %s", exe);
-	*slash = '\0';
+	for (int i = 0; i < 2; i++) {
+		char *slash = strrchr(exe, '/');
+		if (!slash)
+			return jig_err(e, JIG_E_INTERNAL, "cannot locate jig's installation from %s", exe);
+		*slash = '\0';
+	}
+	return 0;
+}
+
+int jig_snapshot_default_libdir(char *out, size_t cap, struct jig_error *e)
+{
+	char exe[PATH_MAX];
+	int rc = install_prefix(exe, e);
+	if (rc)
+		return rc;
+	/* <prefix>/bin/jig -> <prefix>/lib/jig. */
 	if ((size_t)snprintf(out, cap, "%s/lib/jig", exe[0] ? exe : "") >= cap)
 		return jig_err(e, JIG_E_INTERNAL, "installation path too long");
 	return 0;
+}
+
+int jig_program_open(const char *name, struct jig_error *e)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	struct stat self, st;
+	int rc = install_prefix(exe, e);
+	if (rc)
+		return rc;
+	if ((size_t)snprintf(path, sizeof(path), "%s/libexec/%s", exe, name) >= sizeof(path))
+		return jig_err(e, JIG_E_INTERNAL, "installation path too long");
+	if (stat("/proc/self/exe", &self) < 0)
+		return jig_err(e, JIG_E_INTERNAL, "/proc/self/exe: %s (is /proc mounted?)", strerror(errno));
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return jig_err(e, JIG_E_HOST, "%s: %s; jig's installation is incomplete (reinstall jig)", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != self.st_uid) ||
+	    (st.st_mode & 022)) {
+		close(fd);
+		return jig_err(e, JIG_E_INTEGRITY,
+			       "%s is not a regular file of root's or jig's owner, writable by no one else; it is not run",
+			       path);
+	}
+	return fd;
 }
 
 static bool owner_ok(const struct jig_snapshot *s, uid_t uid)

@@ -42,6 +42,11 @@ struct jig_snapshot_state {
 
 /* <prefix>/lib/jig for the running executable (<prefix>/bin/jig). */
 int jig_snapshot_default_libdir(char *out, size_t cap, struct jig_error *e);
+/* jig's own program NAME beside it, <prefix>/libexec/NAME (found from the
+ * running executable, never from PATH or the environment), opened for
+ * fexecve: a regular file owned by root or by the owner of the running
+ * executable, writable by no one else. An fd or -code. */
+int jig_program_open(const char *name, struct jig_error *e);
 
 /* Opens <libdir>/current, verifies its signature and the install record. */
 int jig_snapshot_open_installed(struct jig_snapshot *s, const char *libdir, struct jig_error *e);

@@ -24,7 +24,8 @@
 #include "state/state.h"
 
 #define CACHE_FILE JIG_STATE_VERIFICATION_CACHE
-#define CACHE_FORMAT "jig-verification-cache/3"
+#define CACHE_FORMAT_FAMILY "jig-verification-cache/"
+#define CACHE_FORMAT CACHE_FORMAT_FAMILY "3"
 #define MAC_LINE_LEN (4 + 2 * JIG_STATE_MAC_LEN + 1) /* "mac " HEX "\n" */
 #define CACHE_MAX_BYTES (64u << 20)
 #define CACHE_MAX_ENTRIES 100000
@@ -117,7 +118,7 @@ static void load(struct jig_verifier *v)
 	/* Every line complete (a truncated file ends mid-line) and well formed;
 	 * the MAC first: nothing in a forged cache is looked at. */
 	size_t hl = strlen(CACHE_FORMAT);
-	static const char older[] = "jig-verification-cache/";
+	static const char older[] = CACHE_FORMAT_FAMILY;
 	if (len > sizeof(older) && memcmp(buf, older, sizeof(older) - 1) == 0 && buf[sizeof(older) - 1] >= '1' &&
 	    buf[sizeof(older) - 1] <= '2' && buf[sizeof(older)] == '\n') {
 		v->dirty = true; /* an older jig's cache (before its MAC): replaced, said nowhere */

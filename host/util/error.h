@@ -4,6 +4,9 @@
 #ifndef JIG_UTIL_ERROR_H
 #define JIG_UTIL_ERROR_H
 
+/* The --json form of a failure: {"schema": JIG_ERROR_SCHEMA, "exit", "error"}. */
+#define JIG_ERROR_SCHEMA "jig-error/1"
+
 enum jig_code {
 	JIG_OK = 0,
 	JIG_E_INTERNAL = 1,  /* bug, resource exhaustion, unexpected I/O */

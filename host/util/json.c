@@ -34,8 +34,8 @@ int jig_json_parse_secret_object(const char *buf, size_t len, const char *what, 
 	return 0;
 }
 
-int jig_json_only_keys(json_t *obj, const char *const *allowed, const char *what,
-		       struct jig_error *e)
+/* A key of obj that is neither allowed nor also (when not NULL) refuses. */
+static int only_keys(json_t *obj, const char *const *allowed, const char *also, const char *what, struct jig_error *e)
 {
 	const char *key;
 	json_t *val;
@@ -44,10 +44,16 @@ int jig_json_only_keys(json_t *obj, const char *const *allowed, const char *what
 		const char *const *a = allowed;
 		while (*a && strcmp(*a, key) != 0)
 			a++;
-		if (!*a)
+		if (!*a && !(also && strcmp(key, also) == 0))
 			return jig_err(e, JIG_E_INTEGRITY, "%s: unknown key \"%s\"", what, key);
 	}
 	return 0;
+}
+
+int jig_json_only_keys(json_t *obj, const char *const *allowed, const char *what,
+		       struct jig_error *e)
+{
+	return only_keys(obj, allowed, NULL, what, e);
 }
 
 int jig_json_only_keys_edited(json_t *obj, const char *const *allowed, const char *what, struct jig_error *e)
@@ -56,17 +62,7 @@ int jig_json_only_keys_edited(json_t *obj, const char *const *allowed, const cha
 	if (ref && (!json_is_string(ref) || json_string_length(ref) > JIG_SCHEMA_REF_MAX))
 		return jig_err(e, JIG_E_INTEGRITY, "%s: \"$schema\" must be a string of at most %d bytes (for editors; jig never reads it)",
 			       what, JIG_SCHEMA_REF_MAX);
-	const char *key;
-	json_t *val;
-	json_object_foreach(obj, key, val) {
-		(void)val;
-		const char *const *a = allowed;
-		while (*a && strcmp(*a, key) != 0)
-			a++;
-		if (!*a && strcmp(key, "$schema") != 0)
-			return jig_err(e, JIG_E_INTEGRITY, "%s: unknown key \"%s\"", what, key);
-	}
-	return 0;
+	return only_keys(obj, allowed, "$schema", what, e);
 }
 
 int jig_json_get_string(json_t *obj, const char *key, const char *what, const char **out,

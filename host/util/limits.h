@@ -310,7 +310,7 @@ _Static_assert(JIG_EXPIRY_KILL_MS < JIG_EXPIRY_GRACE_MS, "the SIGKILL is due ins
 #define JIG_DISPLAY_QUIET_MS 2000 /* the linger ends this long after the last request, once the final view was served */
 #define JIG_DISPLAY_MAX_SCOPES 16
 
-/* jig session --evidence (session/evidence.h, docs/session-evidence.md): the
+/* jig session --evidence (evidence/evidence.h, docs/session-evidence.md): the
  * suite's size, the probe's output (read from a pipe on the trusted side)
  * and its deadline, and the shortest value that counts as a canary. */
 #define JIG_EVIDENCE_MAX_CHECKS 256

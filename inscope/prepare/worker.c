@@ -37,6 +37,7 @@
 #include <jig/buf.h>
 #include <jig/curl_harden.h>
 
+#include "prepare/protocol.h"
 #include "prepare/tarball.h"
 
 #define REQUEST_MAX (2u << 20)
@@ -47,7 +48,7 @@ static json_t *out;
 static int finish(const char *outcome, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int finish(const char *outcome, const char *fmt, ...)
 {
-	json_object_set_new(out, "format", json_string("jig-prepare-result/1"));
+	json_object_set_new(out, "format", json_string(JIG_PREPARE_RESULT_FORMAT));
 	json_object_set_new(out, "outcome", json_string(outcome));
 	if (fmt) {
 		char msg[768];
@@ -124,7 +125,7 @@ static int fetch(CURL *c, const char *url, struct jig_buf *b, long timeout_ms, c
 	}
 	SET(CURLOPT_TIMEOUT_MS, timeout_ms);
 	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)JIG_TARBALL_MAX);
-	SET(CURLOPT_USERAGENT, "jig-prepare/1");
+	SET(CURLOPT_USERAGENT, JIG_PREPARE_USER_AGENT);
 	SET(CURLOPT_WRITEFUNCTION, on_body);
 	SET(CURLOPT_WRITEDATA, b);
 #undef SET
@@ -215,7 +216,7 @@ static json_t *install(const char *bun, const char *script, const char *request,
 /* Resolution: Bun writes /work/bun.lock from the registry's metadata. */
 static int resolve(const char *bun, const char *script, const char *registry)
 {
-	json_t *rreq = json_pack("{s:s,s:s,s:s}", "format", "jig-install-request/1", "mode", "resolve", "registry", registry);
+	json_t *rreq = json_pack("{s:s,s:s,s:s}", "format", JIG_INSTALL_REQUEST_FORMAT, "mode", "resolve", "registry", registry);
 	char *rtext = rreq ? json_dumps(rreq, JSON_COMPACT) : NULL;
 	json_decref(rreq);
 	char why[512] = "";
@@ -328,7 +329,7 @@ int main(int argc, char **argv)
 	const char *registry = json_string_value(json_object_get(req, "registry"));
 	const char *mode = json_string_value(json_object_get(req, "mode"));
 	json_t *pkgs = json_object_get(req, "packages");
-	if (!format || strcmp(format, "jig-prepare-request/1") != 0 || !registry || !json_is_array(pkgs) ||
+	if (!format || strcmp(format, JIG_PREPARE_REQUEST_FORMAT) != 0 || !registry || !json_is_array(pkgs) ||
 	    (strncmp(registry, "https://", 8) != 0 && strncmp(registry, "http://", 7) != 0))
 		return finish("failed", "malformed request");
 	if (mode && strcmp(mode, "resolve") == 0)
@@ -340,7 +341,7 @@ int main(int argc, char **argv)
 	json_t *index = fetch_all(pkgs, registry, dir, &deadline);
 	if (!index)
 		return 0;
-	json_t *ireq = json_pack("{s:s,s:o}", "format", "jig-install-request/1", "tarballs", index);
+	json_t *ireq = json_pack("{s:s,s:o}", "format", JIG_INSTALL_REQUEST_FORMAT, "tarballs", index);
 	char *itext = ireq ? json_dumps(ireq, JSON_COMPACT) : NULL;
 	json_decref(ireq);
 	char why[512] = "";

@@ -30,6 +30,7 @@
 #include "url.h"
 
 #define INPUT_MAX (2u << 20)
+#define USER_AGENT "jig-http/1"
 #define HEADER_MAX (64u << 10)
 #define CA_MAX (4u << 20)
 
@@ -271,7 +272,7 @@ static int set_options(struct exchange *x, const struct job *j)
 	SET(x, CURLOPT_CONNECTTIMEOUT_MS, (long)j->ctimeout);
 	SET(x, CURLOPT_TIMEOUT_MS, (long)j->timeout);
 	SET(x, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)j->max_resp);
-	SET(x, CURLOPT_USERAGENT, "jig-http/1");
+	SET(x, CURLOPT_USERAGENT, USER_AGENT);
 	SET(x, CURLOPT_WRITEFUNCTION, on_body);
 	SET(x, CURLOPT_WRITEDATA, &x->resp);
 	SET(x, CURLOPT_HEADERFUNCTION, on_header);

@@ -138,19 +138,19 @@ case_security_policy() {
 #   host/flow/plan_diff.c: reads package manifests of that store for a diff;
 #   host/flow/gc.c: reclaims that store (it reads the admission and the
 #     last-Run entries through host/state/);
-#   host/session/evidence.c: writes `jig session --evidence` reports below
+#   host/evidence/evidence.c: writes `jig session --evidence` reports below
 #     the state directory and never reads one back: an output, not state.
 # The list only shrinks: host/effects/agent_sessions.c, all of
 # host/session/ and the removed host/flow/memo.c left it (decisions
 # 230-234).
-STATE_ALLOWED='^host/(state/|flow/store\.c|flow/capture\.c|flow/prepared\.c|prepare/prepare\.c|flow/plan_diff\.c|flow/gc\.c|session/evidence\.c:)'
+STATE_ALLOWED='^host/(state/|flow/store\.c|flow/capture\.c|flow/prepared\.c|prepare/prepare\.c|flow/plan_diff\.c|flow/gc\.c|evidence/evidence\.c:)'
 STATE_CALLS='\b(open|openat|jig_open_beneath|jig_read_file_at|jig_write_file_at|jig_write_file_replace_at|fstatat|mkdirat|faccessat|fchmodat|renameat2?|unlinkat|linkat|fopen|jig_remove_tree)\('
 # state_direct DIR: every such line of DIR's host/ outside the allowed files.
 state_direct() {
 	(cd "$1" && {
 		grep -rnE "$STATE_CALLS"'[^;]*(statefd|JIG_STATE_DIR|"\.jig|JIG_SESSIONS_DIR|JIG_SESSION_STATE_DIR|jig-sessions|state_root)|"admission\.json"|operator\.key|"verification\.cache"|jig_user_dir\("XDG_(STATE|CACHE)_HOME"' \
 			host --include='*.c' --include='*.h' 2>/dev/null
-		grep -rnE "$STATE_CALLS"'[^;]*(JIG_LEASE_FILE|"lease)' host/session --include='*.c' --include='*.h' 2>/dev/null
+		grep -rnE "$STATE_CALLS"'[^;]*(JIG_LEASE_FILE|"lease)' host/session host/evidence --include='*.c' --include='*.h' 2>/dev/null
 	} || true) | grep -Ev "$STATE_ALLOWED" || true
 }
 case_state_only_through_the_store() {
@@ -180,12 +180,57 @@ case_state_rule_fires() {
 	cp host/packet/history.c "$t/host/packet/history.c"
 	# a lease of jig session's, in any of its files but the allowed one
 	for line in 'int r(int d) { return openat(d, JIG_LEASE_FILE, O_RDONLY); }' 'int q(int d) { return unlinkat(d, "lease", 0); }'; do
-		for f in sweep.c runtime.c evidence.c; do
+		for f in sweep.c runtime.c; do
 			cp host/session/$f "$t/host/session/$f"
 		done
 		printf '%s\n' "$line" >>"$t/host/session/sweep.c"
 		[ -n "$(state_direct "$t")" ] || fail "not flagged: $line"
 	done
+}
+
+# Decision 340: `jig session --evidence` is its own program, jig-evidence
+# (host/evidence/); the trusted jig binary links none of it. Every
+# function host/evidence/ defines is absent from jig's symbols (and present
+# in jig-evidence's, so the check is not vacuous).
+case_jig_has_no_evidence() {
+	: "${JIG_BUILD:?}"
+	t=$(mktemp -d)
+	trap 'rm -rf "$t"' EXIT
+	# its global functions (a static helper may share a name with another
+	# room's, run_free)
+	nm --defined-only -g "$JIG_BUILD/libjigevidence.a" | awk 'NF == 3 && $2 == "T" {print $3}' | sort -u >"$t/ev"
+	[ "$(wc -l <"$t/ev")" -ge 10 ] || fail "libjigevidence.a defines too few functions: $(wc -l <"$t/ev")"
+	grep -qx jig_session_evidence "$t/ev" || fail "libjigevidence.a has no jig_session_evidence"
+	nm --defined-only "$JIG_BUILD/jig" | awk 'NF == 3 {print $3}' | sort -u >"$t/jig"
+	nm --defined-only "$JIG_BUILD/jig-evidence" | awk 'NF == 3 {print $3}' | sort -u >"$t/prog"
+	[ -z "$(comm -23 "$t/ev" "$t/prog")" ] || fail "jig-evidence lacks evidence functions: $(comm -23 "$t/ev" "$t/prog" | tr '\n' ' ')"
+	found=$(comm -12 "$t/ev" "$t/jig" | tr '\n' ' ')
+	[ -z "$found" ] || fail "the jig binary links evidence code: $found"
+}
+
+# Every format constant is named (issue 48; decision 342): a "jig-NAME/N"
+# string stands in a #define (or a comment) of host/, inscope/, plugins/
+# or sdk/, and every use names the constant.
+format_literals() {
+	(cd "$1" && grep -rnE '"jig-[a-z0-9-]+/[0-9]*"' host inscope plugins sdk --include='*.c' --include='*.h' 2>/dev/null || true) |
+		grep -vE '^[^:]+:[0-9]+:[[:space:]]*(#[[:space:]]*define[[:space:]]|/\*|\*|//)' || true
+}
+case_format_constants_named() {
+	found=$(format_literals .)
+	[ -z "$found" ] || fail "a format literal that is not a named constant: $found"
+}
+case_format_rule_fires() {
+	d=$(mktemp -d /tmp/jig-layout.XXXXXX)
+	trap 'rm -rf "$d"' EXIT
+	mkdir -p "$d/host/flow" "$d/plugins/http"
+	printf '%s\n' '#define JIG_X_FORMAT "jig-x/1"' ' * {"format": "jig-x/1"} in a comment' \
+		'	if (strcmp(format, JIG_X_FORMAT) != 0)' >"$d/host/flow/ok.c"
+	printf '%s\n' '	if (strcmp(format, "jig-x/1") != 0)' >"$d/host/flow/bad.c"
+	printf '%s\n' '	SET(x, CURLOPT_USERAGENT, "jig-http/2");' >"$d/plugins/http/bad.c"
+	format_literals "$d" >"$d/found"
+	cat "$d/found"
+	[ "$(wc -l <"$d/found")" -eq 2 ] || fail "the rule missed a literal or flagged a constant (want 2 lines)"
+	! grep -q 'ok.c' "$d/found" || fail "the rule flagged a #define or a comment"
 }
 
 "case_$1"

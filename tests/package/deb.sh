@@ -25,7 +25,7 @@ case_deb() {
 	dpkg-deb --field "$deb" Package Version Architecture Depends Recommends Maintainer
 
 	dpkg-deb --contents "$deb" | awk '{print $6}' >"$t/files"
-	for f in ./usr/bin/jig ./usr/bin/jig-snapshot ./usr/include/jig/module.h \
+	for f in ./usr/bin/jig ./usr/bin/jig-snapshot ./usr/libexec/jig-evidence ./usr/include/jig/module.h \
 		./usr/share/jig/sdk/jig-module.map ./usr/lib/jig/current ./usr/lib/jig/state.json \
 		./usr/share/doc/jig/copyright ./usr/share/doc/jig/changelog.gz \
 		./usr/share/man/man1/jig.1.gz ./usr/share/bash-completion/completions/jig ./usr/share/zsh/site-functions/_jig; do

@@ -232,6 +232,34 @@ static void agents_json_unreadable_refuses(void **state)
 	refused(jig_agent_provider_get("fake", false, &p, &e), &e, "agents.json", "mode 0600");
 }
 
+/* The one rule (decision 341), each value and each refusal, on a stat:
+ * the configuration directory's files, the repository map and the files
+ * the map names all pass their st here. */
+static void rule_by_enum(void **state)
+{
+	(void)state;
+	struct stat st = {.st_uid = geteuid(), .st_mode = S_IFREG | 0600, .st_nlink = 1};
+	for (int s = JIG_CONFIG_NAMES; s <= JIG_CONFIG_SECRET; s++)
+		assert_null(jig_config_refusal(&st, s));
+	st.st_mode = S_IFREG | 0644;
+	assert_null(jig_config_refusal(&st, JIG_CONFIG_NAMES));
+	assert_string_equal(jig_config_refusal(&st, JIG_CONFIG_PRIVATE), "readable or writable by others (chmod 600)");
+	assert_string_equal(jig_config_refusal(&st, JIG_CONFIG_SECRET), "readable or writable by others (chmod 600)");
+	st.st_mode = S_IFREG | 0620;
+	assert_string_equal(jig_config_refusal(&st, JIG_CONFIG_NAMES), "writable by others (chmod go-w)");
+	st.st_mode = S_IFREG | 0602;
+	assert_string_equal(jig_config_refusal(&st, JIG_CONFIG_NAMES), "writable by others (chmod go-w)");
+	st.st_mode = S_IFREG | 0600;
+	st.st_nlink = 2;
+	assert_null(jig_config_refusal(&st, JIG_CONFIG_NAMES));
+	assert_null(jig_config_refusal(&st, JIG_CONFIG_PRIVATE));
+	assert_string_equal(jig_config_refusal(&st, JIG_CONFIG_SECRET), "more than one link");
+	st.st_nlink = 1;
+	st.st_uid = geteuid() + 1;
+	for (int s = JIG_CONFIG_NAMES; s <= JIG_CONFIG_SECRET; s++)
+		assert_string_equal(jig_config_refusal(&st, s), "not yours");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +269,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(file_link_or_not_regular, setup, teardown),
 		cmocka_unit_test_setup_teardown(too_many_open_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(one_rule_by_secrecy, setup, teardown),
+		cmocka_unit_test(rule_by_enum),
 		cmocka_unit_test_setup_teardown(http_json_unreadable_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(agents_json_unreadable_refuses, setup, teardown),
 	};

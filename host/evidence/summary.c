@@ -2,7 +2,7 @@
  * check ids, outcomes, digests, times and the raw files' hashes; checked
  * against the snapshot's schema and hunted for canaries and credential
  * names before a byte of it is written (pure; tests/unit/session). */
-#include "session/evidence.h"
+#include "evidence/evidence.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* The negative suite: derived from the session's plan and the map, run by
  * jig-session-probe, its answers parsed here (pure; tests/unit/session). */
-#include "session/evidence.h"
+#include "evidence/evidence.h"
 
 #include <ctype.h>
 #include <stdio.h>

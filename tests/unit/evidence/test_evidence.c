@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "session/evidence.h"
+#include "evidence/evidence.h"
 
 #define CANARY "canary-7f3a9c2e11d4"
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

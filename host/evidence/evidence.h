@@ -7,8 +7,8 @@
  * keeps the raw results (0600) and writes a redacted summary
  * (jig-session-evidence/1) that is schema-checked and scanned for canary
  * secrets and credential names before it is written. */
-#ifndef JIG_SESSION_EVIDENCE_H
-#define JIG_SESSION_EVIDENCE_H
+#ifndef JIG_EVIDENCE_EVIDENCE_H
+#define JIG_EVIDENCE_EVIDENCE_H
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * results under ${XDG_STATE_HOME:-~/.local/state}/jig/evidence/<run>/
  * (0700 directory, 0600 files) and a redacted, schema-checked summary
  * (docs/session-evidence.md). */
-#include "session/evidence.h"
+#include "evidence/evidence.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
