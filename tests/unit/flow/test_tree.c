@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -343,6 +344,70 @@ static void bind_mount_refused(void **state)
 	close(src), close(out), close(out2);
 }
 
+/* R-S03 (#154, decision 333): an entry swapped for a mount between its
+ * check and its open. The copy stops at the fault point "tree entry
+ * checked" (in a child process, SIGSTOP); the entry is then bind-mounted
+ * over itself (same inode, same st_dev, another mount id: only the open
+ * descriptor's mount id can tell) and the copy goes on: refused as changed.
+ * A directory, then a file. */
+static void swap_after_check(const char *src_rel, const char *entry, const char *out_rel, const char *want)
+{
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	char log[128], path[256];
+	snprintf(log, sizeof(log), "%s/fault.log", dir);
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, src_rel, entry);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		setenv("JIG_FAULT_STOP", "tree entry checked", 1);
+		setenv("JIG_FAULT_LOG", log, 1);
+		int src = at(src_rel), out = at(out_rel);
+		struct jig_tree_limits l = {.what = "attachment", .max_files = 64, .max_entries = 256, .max_bytes = 8 << 20};
+		struct jig_tree_stats st = {0};
+		struct jig_error e = {0};
+		int r = jig_tree_copy(src, src_rel, out, &l, &st, &e);
+		dprintf(pfd[1], "%s", r < 0 ? e.msg : "copied");
+		_exit(0);
+	}
+	close(pfd[1]);
+	int ws;
+	assert_int_equal(waitpid(pid, &ws, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(ws)); /* at the fault point: checked, not opened */
+	assert_int_equal(mount(path, path, NULL, MS_BIND, NULL), 0);
+	kill(pid, SIGCONT);
+	char got[600] = "";
+	ssize_t n = read(pfd[0], got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_int_equal(umount(path), 0);
+	assert_string_equal(got, want);
+}
+
+static void mount_swapped_after_check(void **state)
+{
+	(void)state;
+#ifndef JIG_FAULT_POINTS
+	print_message("built without -DJIG_FAULT_POINTS=ON: the race cannot be made\n");
+	skip();
+#endif
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		print_message("not root or no mount namespace: no mount can be swapped in\n");
+		skip();
+	}
+	sub("sw");
+	sub("sw/inner");
+	put("sw/inner/f", "f");
+	sub("sw-out");
+	swap_after_check("sw", "inner", "sw-out", "attachment sw/inner: changed while it was copied (another directory or mount)");
+	sub("sf");
+	put("sf/f", "f");
+	sub("sf-out");
+	swap_after_check("sf", "f", "sf-out", "attachment sf/f: changed while it was copied (another file or mount)");
+}
+
 /* R-S07: a publication (files, record.json, an interrupted Run's
  * checkpoint beside them) is owner-only from the rename on; a destination
  * parent on an unsupported file system is refused before anything. */
@@ -559,7 +624,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(owner_only_modes), cmocka_unit_test(xattr_refused),
 					   cmocka_unit_test(publication_private), cmocka_unit_test(widened_packet_refused),
-					   cmocka_unit_test(bind_mount_refused), cmocka_unit_test(noreplace_probe),
+					   cmocka_unit_test(bind_mount_refused), cmocka_unit_test(mount_swapped_after_check), cmocka_unit_test(noreplace_probe),
 					   cmocka_unit_test(copy_streams), cmocka_unit_test(limits_at_and_over)};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
