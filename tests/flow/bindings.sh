@@ -193,9 +193,9 @@ case_s08_six_output_backings() {
 
 # Two branches of three levels each: review admits them (3 x 256 MiB per
 # branch, 1792 MiB with the root's), so six child edges could be live.
-SEVEN='{"root":{"bindings":{"x":{"flow":"a","write":{"result.json":"from-x.json"}},"y":{"flow":"b","write":{"result.json":"from-y.json"}}}},
-	"a":{"bindings":{"x":{"flow":"a2","write":{"result.json":"from-x.json"}}}},"b":{"bindings":{"x":{"flow":"b2","write":{"result.json":"from-y.json"}}}},
-	"a2":{"bindings":{"x":{"flow":"a3","write":{"result.json":"from-x.json"}}}},"b2":{"bindings":{"x":{"flow":"b3","write":{"result.json":"from-x.json"}}}},
+SEVEN='{"root":{"bindings":{"x":{"flow":"a","timeout_ms":200000,"write":{"result.json":"from-x.json"}},"y":{"flow":"b","timeout_ms":200000,"write":{"result.json":"from-y.json"}}}},
+	"a":{"bindings":{"x":{"flow":"a2","timeout_ms":200000,"write":{"result.json":"from-x.json"}}}},"b":{"bindings":{"x":{"flow":"b2","timeout_ms":200000,"write":{"result.json":"from-y.json"}}}},
+	"a2":{"bindings":{"x":{"flow":"a3","timeout_ms":200000,"write":{"result.json":"from-x.json"}}}},"b2":{"bindings":{"x":{"flow":"b3","timeout_ms":200000,"write":{"result.json":"from-x.json"}}}},
 	"a3":{},"b3":{}}'
 
 case_s08_sixth_live_stage_refused() {
@@ -206,7 +206,8 @@ case_s08_sixth_live_stage_refused() {
 	# the bound; the five import and publish.
 	project "$SEVEN"
 	run '{"root":{"calls":[["x","y"]]},"a":{"calls":[["x"]]},"a2":{"calls":[["x"]]},"a3":{"sleep":60000,"write":{"out.txt":"a3"}},
-		"b":{"calls":[["x"]]},"b2":{"delay":20000,"calls":[["x"]]},"b3":{"write":{"out.txt":"b3"}}}' 300s
+		"b":{"calls":[["x"]]},"b2":{"delay":25000,"calls":[["x"]]},"b3":{"write":{"out.txt":"b3"}}}' 280s
+	jq -c '[.. | objects | select(has("binding")) | {flow, status, why}]' "$T/pkt/record.json"
 	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the root did not succeed"
 	check '.children | length == 2 and all(.status == "succeeded")' "the two branches"
 	check '[.. | objects | select(has("binding") and .status == "succeeded")] | length == 5' "five children succeeded"

@@ -300,6 +300,35 @@ static void limits_at_and_over(void **state)
 	assert_string_equal(e.msg, "output outx: is not a declared output of the Flow (it declares out)");
 }
 
+/* R-S03, R-S06 (decision 334): each kind of entry final validation and
+ * an attachment's capture refuse, one line naming it: a name outside
+ * [A-Za-z0-9._+@-], the protected name (.jig), a symbolic link, a fifo. */
+static void entries_refused(void **state)
+{
+	(void)state;
+	struct jig_tree_limits l = {.what = "attachment", .max_files = 64, .max_entries = 256, .max_bytes = 8 << 20, .deny_name = ".jig"};
+	struct jig_error e = {0};
+	char p[256];
+	sub("en1");
+	put("en1/bad name", "x");
+	assert_true(copy_case("en1", &l, &e) < 0);
+	assert_string_equal(e.msg, "attachment bad name: names must be [A-Za-z0-9._+@-]");
+	sub("en2");
+	sub("en2/.jig");
+	assert_true(copy_case("en2", &l, &e) < 0);
+	assert_string_equal(e.msg, "attachment .jig: is protected host state (.jig); refused");
+	sub("en3");
+	snprintf(p, sizeof(p), "%s/en3/l", dir);
+	assert_int_equal(symlink("/etc/passwd", p), 0);
+	assert_true(copy_case("en3", &l, &e) < 0);
+	assert_string_equal(e.msg, "attachment l: is a symbolic link; refused");
+	sub("en4");
+	snprintf(p, sizeof(p), "%s/en4/q", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_true(copy_case("en4", &l, &e) < 0);
+	assert_string_equal(e.msg, "attachment q: is a special file (fifo, socket or device); refused");
+}
+
 /* R-S03 (#154): a bind mount of the same file system (same st_dev) inside
  * a tree is another mount: refused by its mount id. A file bind-mounted
  * over another file too. */
@@ -624,7 +653,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(owner_only_modes), cmocka_unit_test(xattr_refused),
 					   cmocka_unit_test(publication_private), cmocka_unit_test(widened_packet_refused),
-					   cmocka_unit_test(bind_mount_refused), cmocka_unit_test(mount_swapped_after_check), cmocka_unit_test(noreplace_probe),
+					   cmocka_unit_test(bind_mount_refused), cmocka_unit_test(mount_swapped_after_check), cmocka_unit_test(entries_refused), cmocka_unit_test(noreplace_probe),
 					   cmocka_unit_test(copy_streams), cmocka_unit_test(limits_at_and_over)};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -196,6 +196,13 @@ static void writable_binds_refused(void **state)
 	refused_rw(RW("/etc", "/w"), NULL, "too broad");
 	refused_rw(RW("/var/tmp", "/w"), NULL, "too broad");
 	refused_rw(RW("/home/op", "/w"), "/home/op", "home directory");
+	/* A directory above the home directory contains it (decision 334). */
+	refused_rw(RW("/srv/op", "/w"), "/srv/op/home", "is the home directory /srv/op/home or contains it");
+	refused_rw("{\"source\":\"/srv/op\",\"target\":\"/r\"}", "/srv/op/home", "is the home directory /srv/op/home or contains it");
+	/* jig provides /proc and /dev inside every scope: never a target. */
+	refused_rw("{\"source\":\"/usr/lib\",\"target\":\"/proc/x\"}", NULL, "/proc, /dev and the launcher");
+	refused_rw("{\"source\":\"/usr/lib\",\"target\":\"/proc\"}", NULL, "/proc, /dev and the launcher");
+	refused_rw("{\"source\":\"/usr/lib\",\"target\":\"/dev/shm\"}", NULL, "/proc, /dev and the launcher");
 	refused_rw(RW("/proc/self", "/w"), NULL, "never granted");
 	refused_rw(RW("/run/lock", "/w"), NULL, "/run is never granted");
 	refused_rw(RW("/srv/work", "/.jig/w"), NULL, "never below /.jig");
