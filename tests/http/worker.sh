@@ -67,6 +67,18 @@ case_post_body_and_bearer() {
 	expect response
 	body | jq -e '.method == "POST" and .body == "{\"a\":1}" and .auth == "bearer" and .content_type == "application/json"' >/dev/null || fail "body: $(body)"
 }
+case_refuse_other_method() {
+	# R-H01 (decision 334): the worker holds the grant's method itself: a
+	# POST to a GET grant (and a GET to a POST grant) is refused, nothing
+	# reaches the peer.
+	peer p
+	u="http://127.0.0.1:$(port p)/ok"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"POST\",\"url\":\"$u\",\"body\":\"{}\"}"
+	expect refused "method POST is not the granted GET"
+	req "{\"grant\":$(grant POST "$u"),\"method\":\"GET\",\"url\":\"$u\"}"
+	expect refused "method GET is not the granted POST"
+	[ ! -s "$T/p.log" ] || fail "a refused request reached the peer: $(cat "$T/p.log")"
+}
 case_request_body_over_grant() {
 	# R-H04 (decision 334): the worker holds the grant's max_request_bytes
 	# itself (the host checked it first): 8 bytes of body to an 8-byte grant
