@@ -90,6 +90,11 @@ static int admit(struct jig_call_caller *caller, struct jig_child *c, char *why,
 		return snprintf(why, cap, "binding %s: %s has %d import stages not yet imported; at most %d belong to one caller; refused before dispatch",
 				c->b->name, caller->f->name, JIG_CALL_MAX_STAGES, JIG_CALL_MAX_STAGES),
 		       -1;
+	if (root->edges >= JIG_CALL_MAX_LIVE)
+		return snprintf(why, cap,
+				"binding %s: the Run has %u child Flows live; at most %d live child Flows and import stages, one per child edge (six output backings with the root's); refused before dispatch",
+				c->b->name, root->edges, JIG_CALL_MAX_LIVE),
+		       -1;
 	long long left = root->deadline_ms - mono_ms();
 	if (left < 1000)
 		return snprintf(why, cap, "binding %s: less than a second of the root's deadline is left; not dispatched", c->b->name), -1;
@@ -146,7 +151,7 @@ void jig_call_op(void *caller_v, struct jig_run0 *r0, json_t *op)
 	int ok = c->f && caller->n_threads < JIG_CALL_MAX_CALLS ? admit(caller, c, why, sizeof(why)) : (snprintf(why, sizeof(why), "binding %s: not dispatched", b->name), -1);
 	c->inputs = NULL;
 	if (!ok) {
-		caller->in_flight++;
+		caller->in_flight++, caller->root->edges++;
 		if ((c->stage_slot = b->n_write > 0))
 			caller->stages++;
 		json_object_set_new(c->node, "reservation", jig_reservation_json(&c->res));
@@ -155,7 +160,7 @@ void jig_call_op(void *caller_v, struct jig_run0 *r0, json_t *op)
 			caller->n_threads++;
 		else
 			ok = -1, snprintf(why, sizeof(why), "binding %s: cannot start its thread", b->name), jig_ledger_release(caller->root, c->key, &c->res),
-			caller->in_flight--, caller->stages -= c->stage_slot;
+			caller->in_flight--, caller->root->edges--, caller->stages -= c->stage_slot;
 	}
 	if (ok) {
 		json_object_set_new(c->node, "status", json_string("refused"));

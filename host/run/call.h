@@ -50,6 +50,7 @@ struct jig_call_root {
 	struct jig_reservation reserved, peak;
 	json_t *live; /* the live reservations, as in reservations.json */
 	unsigned seq;
+	unsigned edges; /* child edges live (JIG_CALL_MAX_LIVE) */
 	bool held; /* a reservation is held after unconfirmed cleanup */
 };
 

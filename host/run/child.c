@@ -522,6 +522,8 @@ void *jig_child_main(void *arg)
 	 * reservation (R-L02). */
 	if (c->stage_slot && cleaned)
 		c->caller->stages--;
+	if (!c->stage_slot || cleaned) /* a stage kept stays a live edge */
+		root->edges--;
 	c->caller->in_flight--;
 	node(c, c->launched, cleaned, cleaned);
 	json_array_append(c->caller->children, c->node);

@@ -67,6 +67,11 @@ _Static_assert((JIG_COMMAND_MAX_TEXT + JIG_COMMAND_MAX_STDIN) / 3 * 4 + 8 +
  * flow/binding.h's. */
 #define JIG_CALL_MAX_CALLS 16
 #define JIG_CALL_MAX_STAGES 2
+/* Child edges live at once in one Run (decision 330): a child in flight,
+ * or a stage kept after its cleanup was not confirmed. Each owns at most one
+ * import stage and one 16 MiB output volume, so at most five live stages
+ * and six output backings (96 MiB) with the root's. */
+#define JIG_CALL_MAX_LIVE 5
 
 /* Run Checkpoint (issue 18, docs/reliability.md): one aggregate of at
  * most JIG_CHECKPOINT_MAX_BYTES canonical JSON ({"files","state"}), its

@@ -194,6 +194,40 @@ case_s08_six_output_backings() {
 	nothing_left
 }
 
+# Two branches of three levels each: review admits them (3 x 256 MiB per
+# branch, 1792 MiB with the root's), so six child edges could be live.
+SEVEN='{"root":{"bindings":{"x":{"flow":"a","timeout_ms":200000,"write":{"result.json":"from-x.json"}},"y":{"flow":"b","timeout_ms":200000,"write":{"result.json":"from-y.json"}}}},
+	"a":{"bindings":{"x":{"flow":"a2","timeout_ms":200000,"write":{"result.json":"from-x.json"}}}},"b":{"bindings":{"x":{"flow":"b2","timeout_ms":200000,"write":{"result.json":"from-y.json"}}}},
+	"a2":{"bindings":{"x":{"flow":"a3","timeout_ms":200000,"write":{"result.json":"from-x.json"}}}},"b2":{"bindings":{"x":{"flow":"b3","timeout_ms":200000,"write":{"result.json":"from-x.json"}}}},
+	"a3":{},"b3":{}}'
+
+case_s08_sixth_live_stage_refused() {
+	# R-S08 #181 (decision 330): at most five live child import stages.
+	# Five children live at once, each with a write map (so each a stage
+	# slot): a -> a2 -> a3 (a3 sleeps) and b -> b2; b2 then calls b3, the
+	# sixth child edge, and is refused before dispatch with one line naming
+	# the bound; the five import and publish.
+	project "$SEVEN"
+	run '{"root":{"calls":[["x","y"]]},"a":{"calls":[["x"]]},"a2":{"calls":[["x"]]},"a3":{"sleep":60000,"write":{"out.txt":"a3"}},
+		"b":{"calls":[["x"]]},"b2":{"delay":25000,"calls":[["x"]]},"b3":{"write":{"out.txt":"b3"}}}' 280s
+	jq -c '[.. | objects | select(has("binding")) | {flow, status, why}]' "$T/pkt/record.json"
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the root did not succeed"
+	check '.children | length == 2 and all(.status == "succeeded")' "the two branches"
+	check '[.. | objects | select(has("binding") and .status == "succeeded")] | length == 5' "five children succeeded"
+	check '[.. | objects | select(.flow == "a3")][0].status == "succeeded"' "a3 (live while b3 was asked for)"
+	b3=$(jq -c '[.. | objects | select(.flow == "b3")]' "$T/pkt/record.json")
+	echo "b3: $b3"
+	printf '%s' "$b3" | jq -e 'length == 1 and .[0].status == "refused"' >/dev/null || fail "the sixth child edge was not refused: $b3"
+	why=$(printf '%s' "$b3" | jq -r '.[0].why')
+	[ "$(printf '%s\n' "$why" | wc -l)" -eq 1 ] || fail "not one line: $why"
+	printf '%s' "$why" | grep -q '^binding x: the Run has 5 child Flows live; at most 5 live child Flows and import stages, one per child edge' ||
+		fail "the refusal does not name the bound: $why"
+	# The five stages imported: each caller holds its child's result.
+	[ "$(res .calls[0].outcome)" = succeeded ] && [ "$(res .calls[1].outcome)" = succeeded ] || fail "the root's calls"
+	[ -f "$T/pkt/files/from-x.json" ] && [ -f "$T/pkt/files/from-y.json" ] || fail "the branches' results were not imported"
+	nothing_left
+}
+
 case_child_failures_fenced() {
 	# R-B03: a child that hangs (past its binding's deadline), crashes or
 	# exceeds its memory is fenced; its record says so, with its cleanup
@@ -488,6 +522,36 @@ case_resources_and_inputs_share_cap() {
 		fail "bytes: $(res '.calls[3].error')"
 	check '[.children[] | .status] == ["succeeded", "failed", "succeeded", "failed"]'
 	check '[.children[1, 3] | has("termination")] == [false, false]' "a refused child ran"
+	nothing_left
+}
+
+case_s177_equal_content_not_shared() {
+	# S177 (decision 331): "equal content alone does not authenticate a
+	# shared view". A child gets no view shared with another: every read
+	# byte is its own copy, counted under the one 64-file / 8 MiB cap by
+	# what the read map and the Plan name, never by content. Here a resource
+	# tree (Package/0) is byte for byte the caller's input "big" (4.5 MiB
+	# each): alone it fits; with "big" borrowed too the two equal views are
+	# 9 MiB, not one shared 4.5 MiB view, and the call is refused before
+	# the child starts, with one line.
+	chmod -R u+w "$T/p" 2>/dev/null || true
+	rm -rf "$T/p"
+	sh "$MK" "$T/p" '{"root":{"inputs":["plan","big"],"bindings":{
+		"x":{"flow":"a","read":{"plan":"plan","big":"big"},"resources":{"blob":"shared/blob"}}}},
+		"a":{"inputs":["plan","big","blob"]}}'
+	mkdir -p "$T/p/shared/blob"
+	head -c 4718592 /dev/zero | tr '\0' b >"$T/big"
+	cp "$T/big" "$T/p/shared/blob/big"
+	cmp "$T/big" "$T/p/shared/blob/big" || fail "not equal content"
+	(cd "$T/p" && "$JIG" review --yes >"$T/review.out" 2>&1) || { cat "$T/review.out"; fail "review failed"; }
+	EXTRA="--input big=$T/big" run '{"root":{"write":{"out.txt":"root"},"calls":[[["x",{"plan":"plan"}]],["x"]]},"a":{"write":{"out.txt":"ran"}}}'
+	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the caller did not go on"
+	res '[.calls[] | .outcome]' | jq -e '. == ["succeeded", "failed"]' >/dev/null || fail "outcomes: equal content was taken as one shared view"
+	[ "$(res '.calls[1].error' | wc -l)" -eq 1 ] && res '.calls[1].error' |
+		grep -q "resource tree blob (shared/blob): with the borrowed inputs, more than 64 files or 8 MiB; refused" ||
+		fail "the refusal: $(res '.calls[1].error')"
+	check '[.children[] | .status] == ["succeeded", "failed"]'
+	check '.children[1] | has("termination") | not' "the refused child ran"
 	nothing_left
 }
 

@@ -900,6 +900,26 @@ case_http_refusals() {
 	jq -e '[.effects[].outcome] == ["refused","refused","refused","refused","refused","refused","refused","refused","response","response","refused","failed","refused"]' \
 		"$T/pkt/record.json" >/dev/null || fail "evidence outcomes: $(jq -c '[.effects[].outcome]' "$T/pkt/record.json")"
 }
+case_http_body_over_grant() {
+	# R-H04 (decision 332): a request body is bounded by its grant's
+	# max_request_bytes (route post: 256). The body is the JSON text the
+	# Flow wrote (here with spaces, raw on Run/0): 256 bytes are sent as
+	# they are; 257 are refused with one line before anything is sent.
+	peer srv 18080
+	project "$CALLER"
+	at=$(printf '{"n":3%249s}' '') over=$(printf '{"n":3%250s}' '')
+	[ ${#at} -eq 256 ] && [ ${#over} -eq 257 ] || fail "the bodies are ${#at} and ${#over} bytes"
+	steps "$(jq -cn --arg a "$at" --arg o "$over" '[{do: "raw", op: {op: "http", route: "post", body: $o}},
+		{do: "raw", op: {op: "http", route: "post", body: $a}}]')"
+	succeeded
+	expect_refused 0 "route post: the body is 257 bytes, over its 256; not sent"
+	[ "$(res 0 .error | wc -l)" -eq 1 ] || fail "not one line: $(res 0 .error)"
+	expect_ok 1
+	[ "$(wc -l <"$T/srv.log")" -eq 1 ] || fail "server log: $(cat "$T/srv.log")"
+	[ "$(sed -n 's|^POST /ok none ||p' "$T/srv.log")" = "$at" ] || fail "the service received: $(cat "$T/srv.log")"
+	jq -e '[.effects[].outcome] == ["refused", "response"]' "$T/pkt/record.json" >/dev/null ||
+		fail "evidence outcomes: $(jq -c '[.effects[].outcome]' "$T/pkt/record.json")"
+}
 case_http_bindings() {
 	# R-H05, R-H07, R-H10: a bound bearer is sent; an echoed one is withheld;
 	# a revoked binding, a binding to another URL, the operator's own Schema/0,

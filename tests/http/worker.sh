@@ -67,6 +67,32 @@ case_post_body_and_bearer() {
 	expect response
 	body | jq -e '.method == "POST" and .body == "{\"a\":1}" and .auth == "bearer" and .content_type == "application/json"' >/dev/null || fail "body: $(body)"
 }
+case_refuse_other_method() {
+	# R-H01 (decision 334): the worker holds the grant's method itself: a
+	# POST to a GET grant (and a GET to a POST grant) is refused, nothing
+	# reaches the peer.
+	peer p
+	u="http://127.0.0.1:$(port p)/ok"
+	req "{\"grant\":$(grant GET "$u"),\"method\":\"POST\",\"url\":\"$u\",\"body\":\"{}\"}"
+	expect refused "method POST is not the granted GET"
+	req "{\"grant\":$(grant POST "$u"),\"method\":\"GET\",\"url\":\"$u\"}"
+	expect refused "method GET is not the granted POST"
+	[ ! -s "$T/p.log" ] || fail "a refused request reached the peer: $(cat "$T/p.log")"
+}
+case_request_body_over_grant() {
+	# R-H04 (decision 334): the worker holds the grant's max_request_bytes
+	# itself (the host checked it first): 8 bytes of body to an 8-byte grant
+	# are sent; 9 are refused and nothing reaches the peer.
+	peer p
+	u="http://127.0.0.1:$(port p)/ok"
+	g=$(grant POST "$u" | jq -c '.max_request_bytes = 8')
+	req "{\"grant\":$g,\"method\":\"POST\",\"url\":\"$u\",\"body\":\"{\\\"a\\\":123}\"}"
+	expect refused "request body of 9 bytes is over the grant's 8"
+	[ ! -s "$T/p.log" ] || fail "a refused body reached the peer: $(cat "$T/p.log")"
+	req "{\"grant\":$g,\"method\":\"POST\",\"url\":\"$u\",\"body\":\"{\\\"a\\\":12}\"}"
+	expect response
+	body | jq -e '.body == "{\"a\":12}"' >/dev/null || fail "body: $(body)"
+}
 case_refuse_url_one_char() {
 	# R-H01: a URL or method one character off the grant is never sent.
 	peer p

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -299,6 +300,35 @@ static void limits_at_and_over(void **state)
 	assert_string_equal(e.msg, "output outx: is not a declared output of the Flow (it declares out)");
 }
 
+/* R-S03, R-S06 (decision 334): each kind of entry final validation and
+ * an attachment's capture refuse, one line naming it: a name outside
+ * [A-Za-z0-9._+@-], the protected name (.jig), a symbolic link, a fifo. */
+static void entries_refused(void **state)
+{
+	(void)state;
+	struct jig_tree_limits l = {.what = "attachment", .max_files = 64, .max_entries = 256, .max_bytes = 8 << 20, .deny_name = ".jig"};
+	struct jig_error e = {0};
+	char p[256];
+	sub("en1");
+	put("en1/bad name", "x");
+	assert_true(copy_case("en1", &l, &e) < 0);
+	assert_string_equal(e.msg, "attachment bad name: names must be [A-Za-z0-9._+@-]");
+	sub("en2");
+	sub("en2/.jig");
+	assert_true(copy_case("en2", &l, &e) < 0);
+	assert_string_equal(e.msg, "attachment .jig: is protected host state (.jig); refused");
+	sub("en3");
+	snprintf(p, sizeof(p), "%s/en3/l", dir);
+	assert_int_equal(symlink("/etc/passwd", p), 0);
+	assert_true(copy_case("en3", &l, &e) < 0);
+	assert_string_equal(e.msg, "attachment l: is a symbolic link; refused");
+	sub("en4");
+	snprintf(p, sizeof(p), "%s/en4/q", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_true(copy_case("en4", &l, &e) < 0);
+	assert_string_equal(e.msg, "attachment q: is a special file (fifo, socket or device); refused");
+}
+
 /* R-S03 (#154): a bind mount of the same file system (same st_dev) inside
  * a tree is another mount: refused by its mount id. A file bind-mounted
  * over another file too. */
@@ -341,6 +371,70 @@ static void bind_mount_refused(void **state)
 	assert_string_equal(e.msg, "attachment m m/f: is another mount; refused");
 	assert_int_equal(umount(b), 0);
 	close(src), close(out), close(out2);
+}
+
+/* R-S03 (#154, decision 333): an entry swapped for a mount between its
+ * check and its open. The copy stops at the fault point "tree entry
+ * checked" (in a child process, SIGSTOP); the entry is then bind-mounted
+ * over itself (same inode, same st_dev, another mount id: only the open
+ * descriptor's mount id can tell) and the copy goes on: refused as changed.
+ * A directory, then a file. */
+static void swap_after_check(const char *src_rel, const char *entry, const char *out_rel, const char *want)
+{
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	char log[128], path[256];
+	snprintf(log, sizeof(log), "%s/fault.log", dir);
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, src_rel, entry);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		setenv("JIG_FAULT_STOP", "tree entry checked", 1);
+		setenv("JIG_FAULT_LOG", log, 1);
+		int src = at(src_rel), out = at(out_rel);
+		struct jig_tree_limits l = {.what = "attachment", .max_files = 64, .max_entries = 256, .max_bytes = 8 << 20};
+		struct jig_tree_stats st = {0};
+		struct jig_error e = {0};
+		int r = jig_tree_copy(src, src_rel, out, &l, &st, &e);
+		dprintf(pfd[1], "%s", r < 0 ? e.msg : "copied");
+		_exit(0);
+	}
+	close(pfd[1]);
+	int ws;
+	assert_int_equal(waitpid(pid, &ws, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(ws)); /* at the fault point: checked, not opened */
+	assert_int_equal(mount(path, path, NULL, MS_BIND, NULL), 0);
+	kill(pid, SIGCONT);
+	char got[600] = "";
+	ssize_t n = read(pfd[0], got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_int_equal(umount(path), 0);
+	assert_string_equal(got, want);
+}
+
+static void mount_swapped_after_check(void **state)
+{
+	(void)state;
+#ifndef JIG_FAULT_POINTS
+	print_message("built without -DJIG_FAULT_POINTS=ON: the race cannot be made\n");
+	skip();
+#endif
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		print_message("not root or no mount namespace: no mount can be swapped in\n");
+		skip();
+	}
+	sub("sw");
+	sub("sw/inner");
+	put("sw/inner/f", "f");
+	sub("sw-out");
+	swap_after_check("sw", "inner", "sw-out", "attachment sw/inner: changed while it was copied (another directory or mount)");
+	sub("sf");
+	put("sf/f", "f");
+	sub("sf-out");
+	swap_after_check("sf", "f", "sf-out", "attachment sf/f: changed while it was copied (another file or mount)");
 }
 
 /* R-S07: a publication (files, record.json, an interrupted Run's
@@ -559,7 +653,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(owner_only_modes), cmocka_unit_test(xattr_refused),
 					   cmocka_unit_test(publication_private), cmocka_unit_test(widened_packet_refused),
-					   cmocka_unit_test(bind_mount_refused), cmocka_unit_test(noreplace_probe),
+					   cmocka_unit_test(bind_mount_refused), cmocka_unit_test(mount_swapped_after_check), cmocka_unit_test(entries_refused), cmocka_unit_test(noreplace_probe),
 					   cmocka_unit_test(copy_streams), cmocka_unit_test(limits_at_and_over)};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -104,6 +104,56 @@ static void reserved_targets_and_run(void **state)
 	assert_non_null(strstr(e.msg, "/run is never granted"));
 }
 
+/* A policy whose "env" is env (JSON object text): 0, or -1 with e. */
+static int parse_env(const char *env, struct jig_error *e)
+{
+	static const char base[] = BASE("", "");
+	const char *at = strstr(base, "\"env\":{\"A\":\"1\"}");
+	size_t head = (size_t)(at - base), cap = strlen(base) + strlen(env) + 16;
+	char *doc = malloc(cap);
+	assert_non_null(doc);
+	snprintf(doc, cap, "%.*s\"env\":%s%s", (int)head, base, env, at + strlen("\"env\":{\"A\":\"1\"}"));
+	struct jig_scope_policy p;
+	*e = (struct jig_error){0};
+	int r = parse(doc, 0, &p, e);
+	if (r == 0)
+		jig_scope_policy_free(&p);
+	free(doc);
+	return r;
+}
+
+/* R-P09 (decision 334): the scope's environment: no credential by name
+ * or suffix, at most 64 variables, values at most 4096 bytes, no NUL. */
+static void env_refused(void **state)
+{
+	(void)state;
+	struct jig_error e;
+	assert_true(parse_env("{\"GITHUB_TOKEN\":\"x\"}", &e) < 0);
+	assert_non_null(strstr(e.msg, "env \"GITHUB_TOKEN\": credentials never enter a scope's environment"));
+	assert_true(parse_env("{\"MY_SERVICE_PASSWORD\":\"x\"}", &e) < 0);
+	assert_non_null(strstr(e.msg, "credentials never enter"));
+	char env[8192];
+	size_t n = 0;
+	for (int i = 0; i < 65; i++)
+		n += (size_t)snprintf(env + n, sizeof(env) - n, "%s\"V%d\":\"1\"", i ? "," : "{", i);
+	snprintf(env + n, sizeof(env) - n, "}");
+	assert_true(parse_env(env, &e) < 0);
+	assert_string_equal(e.msg, "scope policy: \"env\" has 65 variables; at most 64");
+	char *last = strrchr(env, ','); /* 64 */
+	last[0] = '}', last[1] = '\0';
+	if (parse_env(env, &e) != 0)
+		fail_msg("64 variables: %s", e.msg);
+	char big[4200];
+	snprintf(big, sizeof(big), "{\"A\":\"%4096s\"}", "");
+	assert_int_equal(parse_env(big, &e), 0);
+	snprintf(big, sizeof(big), "{\"A\":\"%4097s\"}", "");
+	assert_true(parse_env(big, &e) < 0);
+	assert_string_equal(e.msg, "scope policy: env \"A\": value longer than 4096 bytes or contains NUL");
+	/* A NUL is refused by the JSON reader before the env check sees it. */
+	assert_true(parse_env("{\"A\":\"a\\u0000b\"}", &e) < 0);
+	assert_non_null(strstr(e.msg, "scope policy: not valid JSON"));
+}
+
 static void canonical_identity(void **state)
 {
 	(void)state;
@@ -196,6 +246,13 @@ static void writable_binds_refused(void **state)
 	refused_rw(RW("/etc", "/w"), NULL, "too broad");
 	refused_rw(RW("/var/tmp", "/w"), NULL, "too broad");
 	refused_rw(RW("/home/op", "/w"), "/home/op", "home directory");
+	/* A directory above the home directory contains it (decision 334). */
+	refused_rw(RW("/srv/op", "/w"), "/srv/op/home", "is the home directory /srv/op/home or contains it");
+	refused_rw("{\"source\":\"/srv/op\",\"target\":\"/r\"}", "/srv/op/home", "is the home directory /srv/op/home or contains it");
+	/* jig provides /proc and /dev inside every scope: never a target. */
+	refused_rw("{\"source\":\"/usr/lib\",\"target\":\"/proc/x\"}", NULL, "/proc, /dev and the launcher");
+	refused_rw("{\"source\":\"/usr/lib\",\"target\":\"/proc\"}", NULL, "/proc, /dev and the launcher");
+	refused_rw("{\"source\":\"/usr/lib\",\"target\":\"/dev/shm\"}", NULL, "/proc, /dev and the launcher");
 	refused_rw(RW("/proc/self", "/w"), NULL, "never granted");
 	refused_rw(RW("/run/lock", "/w"), NULL, "/run is never granted");
 	refused_rw(RW("/srv/work", "/.jig/w"), NULL, "never below /.jig");
@@ -353,6 +410,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {cmocka_unit_test(slots_only_in_templates), cmocka_unit_test(bad_slots),
 					   cmocka_unit_test(reserved_targets_and_run), cmocka_unit_test(canonical_identity),
 					   cmocka_unit_test(writable_binds_parse), cmocka_unit_test(writable_binds_refused),
-					   cmocka_unit_test(writable_binds_checked_live), cmocka_unit_test(controlling_tty_needs_a_terminal_at_0)};
+					   cmocka_unit_test(writable_binds_checked_live), cmocka_unit_test(controlling_tty_needs_a_terminal_at_0),
+					   cmocka_unit_test(env_refused)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

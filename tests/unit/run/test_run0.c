@@ -121,6 +121,38 @@ static void violations(void **state)
 	VIOLATION("{\"op\":\"done\",\"op\":\"done\"}\n", false, "not a JSON object");
 	/* http without a grant is unknown; with one, it is answered. */
 	VIOLATION("{\"op\":\"http\",\"route\":\"r\"}\n", false, "unknown or malformed operation");
+	/* An effect the Flow was not granted is no operation (decision 334). */
+	VIOLATION("{\"op\":\"checkpoint\",\"files\":{}}\n", false, "unknown or malformed operation");
+	VIOLATION("{\"op\":\"agent\",\"route\":\"r\"}\n", false, "unknown or malformed operation");
+	VIOLATION("{\"op\":\"command\",\"route\":\"r\"}\n", false, "unknown or malformed operation");
+}
+
+/* R-H04, R-O01 (decision 334): a Flow's Run/0 takes 64 HTTP requests; the
+ * 65th ends the Run with one line naming the bound. */
+static void http_requests_capped(void **state)
+{
+	(void)state;
+	for (int extra = 0; extra <= 1; extra++) {
+		struct session s;
+		start(&s, true);
+		const char *one = "{\"op\":\"http\",\"route\":\"r\"}\n";
+		char buf[512];
+		for (int i = 0; i < JIG_HTTP_MAX_REQUESTS + extra; i++) {
+			send_all(&s, one, strlen(one));
+			if (i < JIG_HTTP_MAX_REQUESTS) { /* its reply, so none waits unread */
+				struct pollfd pf = {s.flow, POLLIN, 0};
+				assert_int_equal(poll(&pf, 1, 5000), 1);
+				assert_true(read(s.flow, buf, sizeof(buf)) > 0);
+			}
+		}
+		finish(&s);
+		assert_int_equal(s.r.violation, extra == 1);
+		assert_int_equal(json_array_size(s.r.effects), JIG_HTTP_MAX_REQUESTS);
+		if (extra && !strstr(s.r.error, "more than 64 HTTP requests"))
+			fail_msg("\"%s\" does not name the bound", s.r.error);
+		aborted(&s);
+		jig_run0_free(&s.r);
+	}
 }
 
 static void bounds(void **state)
@@ -539,7 +571,7 @@ int main(void)
 		cmocka_unit_test(bounds),	cmocka_unit_test(logs_capped_and_http_answered),
 		cmocka_unit_test(log_line_cut), cmocka_unit_test(log_budget),	   cmocka_unit_test(evidence_cap),
 		cmocka_unit_test(evidence_budget), cmocka_unit_test(shared_budget), cmocka_unit_test(token_cap),
-		cmocka_unit_test(call_violation_prefix), cmocka_unit_test(checkpoint_one_in_flight), cmocka_unit_test(sixteen_calls),
+		cmocka_unit_test(call_violation_prefix), cmocka_unit_test(checkpoint_one_in_flight), cmocka_unit_test(sixteen_calls), cmocka_unit_test(http_requests_capped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
