@@ -289,6 +289,11 @@ static bool blob_present(int statefd, const char *hex)
  * those not present are written, one content once. */
 static int store_blobs(int statefd, int pfd, const struct entry *files, size_t n, struct jig_error *e)
 {
+	size_t absent = 0;
+	for (size_t k = 0; k < n; k++)
+		absent += !files[k].present;
+	if (!absent)
+		return 0; /* nothing new: no pack */
 	struct jig_pack_writer w;
 	int r = jig_pack_begin(&w, statefd, e);
 	for (size_t k = 0; r == 0 && k < n; k++) {
