@@ -170,4 +170,45 @@ case_flipped_byte_refused_and_recaptured() {
 	[ "$rc" -eq 3 ] || fail "after gc, jig run: exit $rc: $(cat "$T/err")"
 }
 
+case_gc_killed_while_repacking() {
+	# jig gc repacks with a review's crash story: killed after its new pack
+	# is committed and the old indexes removed (the old packs still
+	# there), or just before its new pack is committed, the store holds
+	# every blob the admitted Plan's packages name, whole; the next review
+	# has the same Plan; a second gc leaves no pack without its index.
+	for stage in "gc pack written" "gc old indexes removed"; do
+		fresh
+		edit "gc 1"; jig review --yes >/dev/null
+		edit "gc 2"; jig review --yes >/dev/null
+		plan=$(jq -r '.plan_sha256' "$T/p/.jig/admission.json")
+		rm -rf "$T/log"; mkdir -m 777 "$T/log"
+		(cd "$T/p" && runuser -u "$USER_NAME" -- env HOME="$T/home" JIG_FAULT_STOP="$stage" JIG_FAULT_LOG="$T/log/f" \
+			"$JIG_TEST_PREFIX/bin/jig" gc) >/dev/null 2>"$T/err" &
+		a=$!
+		i=0
+		until grep -q "^$stage " "$T/log/f" 2>/dev/null; do
+			i=$((i + 1)); [ $i -lt 1500 ] || fail "$stage: gc did not reach it: $(cat "$T/err")"
+			kill -0 "$a" 2>/dev/null || fail "$stage: gc ended before it: $(cat "$T/err")"
+			sleep 0.02
+		done
+		pid=$(sed -n "s/^$stage //p" "$T/log/f")
+		i=0; until [ "$(ps -o stat= -p "$pid" | cut -c1)" = T ]; do i=$((i + 1)); [ $i -lt 500 ] || fail "not stopped"; sleep 0.01; done
+		kill -KILL "$pid"
+		kill -CONT "$(ps -o ppid= -p "$pid" | tr -d ' ')" 2>/dev/null || true
+		wait "$a" 2>/dev/null || true
+		whole "$stage"
+		for sha in $(jq -r '.flows[].package.sha256' "$T/p/.jig/admitted/$plan.json"); do
+			for b in $(jq -r '.files[].sha256' "$S/packages/$sha.json"); do
+				visible "$b" || [ -f "$S/blobs/$b" ] || fail "$stage: blob $b of the admitted package $sha is gone"
+			done
+		done
+		jig review --json | jq -e --arg p "$plan" '.plan_sha256 == $p' >/dev/null || fail "$stage: the review after has another Plan"
+		jig gc >/dev/null || fail "$stage: the second gc"
+		for f in "$S"/packs/*.pack; do
+			grep -q "^pack $(basename "$f" .pack) " "$S"/packs/*.idx || fail "$stage: the second gc left a pack without its index: $f"
+		done
+		whole "$stage, second gc"
+	done
+}
+
 "case_$1"
