@@ -1,7 +1,7 @@
 #!/bin/sh
 # Cost as work grows (issue 36): every figure paired against its bare
 # baseline in one interleaved run (bench/interleave.py).
-#   sh bench/scale.sh [--short] [--part all|native|vm|guest] [--csv FILE] [--png FILE] [BUILD]
+#   sh bench/scale.sh [--short] [--quiet-check] [--part all|native|vm|guest] [--csv FILE] [--png FILE] [BUILD]
 # --part native (here, as root: jig runs as jigtest): first review and
 #   re-review of packages of 10..4,096 files vs sha256sum of the same files;
 #   a changing project (one file changed before each review): store bytes
@@ -21,12 +21,20 @@
 # --part vm collects). --short: a few iterations, smaller sizes, targets
 # not judged (ctest's bench.scale_*; decision 182). --png FILE: then draws
 # the CSV (bench/plot.py).
+# --quiet-check (issue 50): the machine must be quiet for a target to be
+#   judged: before each judged figure, a 1-minute load average above
+#   JIG_QUIET_LOAD (default 0.5) or another QEMU running (a VM lane, another
+#   engineer's guest; --part vm's own guest is started after the native
+#   part and is not counted inside the guest) makes that figure's met
+#   "busy" instead of yes/no, and the run says so on its first line and at
+#   its end. Without it, targets are judged whatever the load.
 set -eu
 S=$(cd "$(dirname "$0")/.." && pwd)
-short=0 part=all csv=$S/bench/history/scale.csv png=
+short=0 quiet=0 busy_rows=0 part=all csv=$S/bench/history/scale.csv png=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--short) short=1 ;;
+	--quiet-check) quiet=1 ;;
 	--part) part=$2; shift ;;
 	--csv) csv=$2; shift ;;
 	--png) png=$2; shift ;;
@@ -47,12 +55,31 @@ if [ "$csv" != - ]; then
 	[ -s "$csv" ] || echo "$header" >"$csv"
 fi
 
+# busy: why the machine is not quiet now (empty: it is): the load average
+# or another QEMU (this script's own guest is a child of --part vm, which
+# checks before starting it).
+busy() {
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	q=$(pgrep -c -f '^qemu-system' 2>/dev/null || true)
+	awk -v l="$load" -v m="${JIG_QUIET_LOAD:-0.5}" -v q="${q:-0}" 'BEGIN {
+		if (l + 0 > m + 0) printf "load average %s above %s", l, m
+		if (q + 0 > 0) printf "%s%s QEMU running", (l + 0 > m + 0) ? "; " : "", q }'
+}
+if [ "$quiet" = 1 ] && [ -n "$(busy)" ]; then
+	echo "scale.sh: the machine is busy ($(busy)): targets are not judged while it is (--quiet-check)"
+fi
+
 # row SCENARIO PARAMETER JIG BASELINE UNIT TARGET: one figure. TARGET is
 # ratio>=X, ratio<=X, jig<=X or -; judged (met yes/no) in full mode only.
 row() {
 	ratio=$(awk -v j="$3" -v b="$4" 'BEGIN { if (b == "" || b == 0) print ""; else printf "%.3f", j / b }')
 	met=-
-	if [ "$short" = 0 ] && [ "$6" != - ]; then
+	why=
+	[ "$quiet" = 1 ] && [ "$short" = 0 ] && [ "$6" != - ] && why=$(busy)
+	if [ -n "$why" ]; then
+		met=busy
+		busy_rows=$((busy_rows + 1))
+	elif [ "$short" = 0 ] && [ "$6" != - ]; then
 		met=$(awk -v t="$6" -v j="$3" -v r="$ratio" 'BEGIN {
 			v = (substr(t, 1, 5) == "ratio") ? r : j; op = (t ~ />=/) ? ">=" : "<="
 			x = t; sub(/^[a-z]+[<>]=/, "", x)
@@ -117,10 +144,12 @@ for i in range(int(sys.argv[2]) - 2):
 	pkg "$P" "$cfiles"
 	[ -z "$as" ] || chown -R jigtest "$P"
 	(cd "$P" && $as "$JIG" review --yes >/dev/null)
-	# bytes DIR: the bytes of the files under DIR (du -sb also counts the
+	# bytes DIR [NAME]: the bytes of the files under DIR (du -sb also counts the
 	# directories, which would hide whether blobs grow by the changed bytes).
-	bytes() { find "$1" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}'; }
-	blobs0=$(bytes "$P/.jig/store/blobs")
+	bytes() { find "$1" -type f -name "${2:-*}" -printf '%s\n' | awk '{s += $1} END {print s + 0}'; }
+	# The blobs' bytes: loose ones and packs (their indexes are metadata).
+	blobbytes() { echo $(($(bytes "$P/.jig/store/blobs") + $(bytes "$P/.jig/store" '*.pack'))); }
+	blobs0=$(blobbytes)
 	meta0=$(($(bytes "$P/.jig") - blobs0))
 	: >"$T/steps"
 	k=1
@@ -130,7 +159,7 @@ for i in range(int(sys.argv[2]) - 2):
 		t0=$(date +%s%N)
 		(cd "$P" && $as "$JIG" review --yes >/dev/null)
 		ms=$((($(date +%s%N) - t0) / 1000000))
-		blobs=$(bytes "$P/.jig/store/blobs")
+		blobs=$(blobbytes)
 		all=$(bytes "$P/.jig")
 		echo "$k $ms $blobs $((all - blobs))" >>"$T/steps"
 		k=$((k + 1))
@@ -292,6 +321,10 @@ vm|all)
 	o=$(mktemp)
 	f=
 	[ "$short" = 1 ] && f=--short
+	if [ "$quiet" = 1 ]; then # the guest judges its own load; the host's is said here
+		f="$f --quiet-check"
+		[ -z "$(busy)" ] || echo "scale.sh: the host is busy as the guest starts ($(busy)): the guest's figures are from a loaded machine"
+	fi
 	rc=0
 	JIG_BENCH_COMMIT=$commit JIG_BENCH_DATE=$now $vm --timeout "${JIG_SCALE_VM_TIMEOUT:-3000}" -- sh "$S/bench/scale.sh" $f --part guest --csv - "$B" >"$o" || rc=$?
 	grep -v '^csv:' "$o" || true
@@ -303,6 +336,9 @@ vm|all)
 	;;
 *) echo "scale.sh: --part all|native|vm|guest" >&2; exit 2 ;;
 esac
+if [ "$quiet" = 1 ] && [ "$busy_rows" -gt 0 ]; then
+	echo "scale.sh: $busy_rows figure(s) not judged (met: busy): the machine was not quiet (--quiet-check)"
+fi
 if [ -n "$png" ]; then
 	python3 "$S/bench/plot.py" "$csv" "$png"
 fi

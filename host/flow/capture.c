@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "flow/binding.h"
+#include "flow/pack.h"
 #include "flow/tree.h"
 #include "util/cleanup.h"
 #include "util/credential.h"
@@ -257,113 +258,66 @@ static bool present(int statefd, const char *rel)
 	return fstatat(statefd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Copies rel (beneath srcfd) to the store under this process's temporary
- * name for blobs/<hex>, checking the hash of the bytes written; the
- * caller syncs once and renames (store_blobs). */
-static void blob_tmp(char *tmp, size_t cap, const char *hex)
+/* The store's packs, read once a process (and again after this process
+ * wrote one); a pack's digest is checked the first time a review would
+ * count one of its blobs as present (decision 351). */
+static struct jig_packs packs;
+static bool packs_loaded;
+
+/* Does the store hold blob hex: a loose blob, or an entry of a pack whose
+ * bytes are its name? A pack that is not (a flipped byte, a torn write
+ * that kept its size) holds nothing: its blobs are captured again into
+ * this review's pack. */
+static bool blob_present(int statefd, const char *hex)
 {
-	static pid_t pid;
-	if (!pid)
-		pid = getpid();
-	snprintf(tmp, cap, "store/blobs/.tmp-%d-%s", (int)pid, hex);
+	char brel[128];
+	snprintf(brel, sizeof(brel), "store/blobs/%s", hex);
+	if (present(statefd, brel))
+		return true;
+	for (const struct jig_pack_entry *x = jig_packs_find(&packs, hex); x && x < packs.v + packs.n && strcmp(x->sha, hex) == 0; x++)
+		if (jig_pack_check(statefd, &packs, x->pack))
+			return true;
+	return false;
 }
 
-static int store_blob(int statefd, int srcfd, const char *rel, const char *hex, struct jig_error *e)
-{
-	char tmp[160];
-	blob_tmp(tmp, sizeof(tmp), hex);
-	jig_autoclose int in = jig_open_beneath(srcfd, rel, O_RDONLY | O_NONBLOCK);
-	unlinkat(statefd, tmp, 0); /* this process's own leftover */
-	jig_autoclose int out = openat(statefd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (in < 0 || out < 0)
-		return jig_err(e, JIG_E_INTERNAL, "store: %s: %s", rel, strerror(errno));
-	struct jig_sha256_ctx *c = jig_sha256_begin();
-	char buf[65536];
-	int r = c ? 0 : jig_err(e, JIG_E_INTERNAL, "out of memory");
-	for (;;) {
-		if (r)
-			break;
-		ssize_t n = read(in, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			r = jig_err(e, JIG_E_INTERNAL, "store: %s: read: %s", rel, strerror(errno));
-		if (n <= 0)
-			break;
-		jig_sha256_update(c, buf, (size_t)n);
-		if (write(out, buf, (size_t)n) != n)
-			r = jig_err(e, JIG_E_INTERNAL, "store: %s: write: %s", rel, strerror(errno));
-	}
-	unsigned char h[JIG_SHA256_LEN];
-	char got[JIG_SHA256_HEX];
-	if (c) {
-		jig_sha256_end(c, h);
-		jig_hex(h, JIG_SHA256_LEN, got);
-		if (!r && strcmp(got, hex) != 0)
-			r = jig_err(e, JIG_E_USAGE, "%s: changed while it was captured; review again", rel);
-	}
-	/* Its write-back starts now; store_blobs waits for it. */
-	if (!r)
-		sync_file_range(out, 0, 0, SYNC_FILE_RANGE_WRITE);
-	return r;
-}
-
-/* Waits until the temporary blob is on disk (its write-back started when
- * it was written, so the first fsync commits the journal for most of
- * them and the rest find their data written). */
-static int sync_blob(int statefd, const char *tmp)
-{
-	jig_autoclose int fd = openat(statefd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 || fsync(fd) < 0 ? -1 : 0;
-}
-
-/* The tree's new blobs into the store: each written under a temporary
- * name with its write-back started, then each synced once all are written
- * (not written-and-fsynced one by one: 4,000 journal commits were a third
- * of a first review, issue 36; not syncfs, which would also wait for
- * everything else dirty on the file system), then each renamed to its
- * name, so a blob's name never points at bytes a crash could lose. On a
- * failure no temporary name is left. files are sorted by path; only those
- * not present and not another's content already written are written. */
+/* The tree's new blobs into the store as one pack (flow/pack.h,
+ * docs/store.md): each read again from the tree, checked against its
+ * digest and appended; then the pack synced and named, its index written,
+ * synced and named last, and the directory synced once (issue 50: one
+ * create, copy, fsync and rename per blob was most of a first review).
+ * On a failure nothing visible is left. files are sorted by path; only
+ * those not present are written, one content once. */
 static int store_blobs(int statefd, int pfd, const struct entry *files, size_t n, struct jig_error *e)
 {
-	size_t made = 0;
-	int r = 0;
-	bool *mine = calloc(n + 1, sizeof(*mine));
-	if (!mine)
-		return jig_err(e, JIG_E_INTERNAL, "out of memory");
+	size_t absent = 0;
+	for (size_t k = 0; k < n; k++)
+		absent += !files[k].present;
+	if (!absent)
+		return 0; /* nothing new: no pack */
+	struct jig_pack_writer w;
+	int r = jig_pack_begin(&w, statefd, e);
 	for (size_t k = 0; r == 0 && k < n; k++) {
 		if (files[k].present)
 			continue;
 		bool dup = false; /* one content twice in the package: written once */
-		for (size_t j = 0; j < k && !dup; j++)
-			dup = mine[j] && strcmp(files[k].hex, files[j].hex) == 0;
+		for (size_t j = 0; j < w.n && !dup; j++)
+			dup = strcmp(files[k].hex, w.v[j].sha) == 0;
 		if (dup)
 			continue;
-		mine[k] = true;
-		made++;
-		r = store_blob(statefd, pfd, files[k].path, files[k].hex, e);
+		jig_autoclose int in = jig_open_beneath(pfd, files[k].path, O_RDONLY | O_NONBLOCK);
+		if (in < 0)
+			r = jig_err(e, JIG_E_INTERNAL, "store: %s: %s", files[k].path, strerror(errno));
+		else if ((r = jig_pack_add_fd(&w, files[k].hex, in, files[k].path, e)) > 0)
+			r = jig_err(e, JIG_E_USAGE, "%s: changed while it was captured; review again", files[k].path);
 	}
 	JIG_FAULT_POINT("blobs written"); /* read again, verified and written; not yet synced (tests/flow/coarse_time.sh) */
-	for (size_t k = 0; r == 0 && made && k < n; k++) {
-		char tmp[160];
-		blob_tmp(tmp, sizeof(tmp), files[k].hex);
-		if (mine[k] && sync_blob(statefd, tmp) < 0)
-			r = jig_err(e, JIG_E_INTERNAL, "store: %s: sync: %s", tmp, strerror(errno));
+	if (r == 0)
+		r = jig_pack_commit(&w, e);
+	if (r == 0 && w.n) { /* read again: the next tree may share its blobs */
+		jig_packs_free(&packs);
+		packs_loaded = false;
 	}
-	JIG_FAULT_POINT("store blobs"); /* written and synced, not yet named */
-	for (size_t k = 0; k < n; k++) {
-		if (!mine[k])
-			continue;
-		char brel[128], tmp[160];
-		snprintf(brel, sizeof(brel), "store/blobs/%s", files[k].hex);
-		blob_tmp(tmp, sizeof(tmp), files[k].hex);
-		if (r == 0 && renameat(statefd, tmp, statefd, brel) < 0)
-			r = jig_err(e, JIG_E_INTERNAL, "store: %s: %s", brel, strerror(errno));
-		if (r)
-			unlinkat(statefd, tmp, 0);
-	}
-	free(mine);
+	jig_pack_end(&w);
 	return r;
 }
 
@@ -388,7 +342,7 @@ static json_t *manifest(const struct walk *w)
 #define USED_UNKNOWN UINT64_MAX
 static uint64_t store_used(const struct jig_project *p)
 {
-	return dir_bytes(p->statefd, "store/blobs") + dir_bytes(p->statefd, "store/packages");
+	return dir_bytes(p->statefd, "store/blobs") + dir_bytes(p->statefd, JIG_PACKS_DIR) + dir_bytes(p->statefd, "store/packages");
 }
 
 /* One tree into the store as a jig-package/1 manifest and its blobs:
@@ -445,12 +399,14 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 	/* What this artifact needs that the store does not hold yet: the
 	 * store is content-addressed, so a blob present is never written. */
 	uint64_t need = stored ? 0 : strlen(canon);
-	for (size_t k = 0; k < w.n; k++) {
-		char brel[128];
-		snprintf(brel, sizeof(brel), "store/blobs/%s", w.files[k].hex);
-		if (!(w.files[k].present = present(p->statefd, brel)))
-			need += w.files[k].size;
+	if (!packs_loaded && (r = jig_packs_load(p->statefd, &packs, e))) {
+		free_entries(&w);
+		return r;
 	}
+	packs_loaded = true;
+	for (size_t k = 0; k < w.n; k++)
+		if (!(w.files[k].present = blob_present(p->statefd, w.files[k].hex)))
+			need += w.files[k].size;
 	if (need && *used == USED_UNKNOWN)
 		*used = store_used(p);
 	if (need && *used + need > p->store_cap) {

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "flow/pack.h"
 #include "flow/prepared.h"
 #include "flow/project.h"
 #include "state/state.h"
@@ -33,6 +34,7 @@ struct gc {
 	json_t *refs;  /* every digest a root names */
 	json_t *pkgs;  /* kept package manifests */
 	json_t *blobs; /* kept blobs */
+	struct jig_packs packs; /* the store's visible packs */
 	struct jig_gc_result *res;
 	struct jig_error *e;
 };
@@ -180,7 +182,7 @@ static int mark(struct gc *g)
 	json_object_foreach(g->refs, sha, x) {
 		char rel[160];
 		snprintf(rel, sizeof(rel), "store/blobs/%s", sha);
-		if (present(g->statefd, rel))
+		if (present(g->statefd, rel) || jig_packs_find(&g->packs, sha))
 			json_object_set_new(g->blobs, sha, json_true());
 		if ((r = keep_package(g, sha, 0)))
 			break;
@@ -267,6 +269,113 @@ static int sweep(struct gc *g, const char *dir)
 	return r;
 }
 
+/* store/packs: a pack whose every entry is kept and whose bytes are its
+ * name stays as it is; the kept entries of every other pack (an entry
+ * unreferenced, or a pack found altered, whose entries are each checked)
+ * are written into one new pack, committed as a review commits one
+ * (flow/pack.h), before the old indexes and then the old packs are
+ * removed: a crash leaves the old pack, the new one or both visible,
+ * never a kept blob in neither. Then every other file there (a pack no
+ * visible index names, an index not visible, a temporary file) is freed. */
+static int sweep_packs(struct gc *g)
+{
+	struct jig_packs *ps = &g->packs;
+	bool *redo = calloc(ps->n_pack + 1, sizeof(*redo));
+	json_t *written = json_object();
+	struct jig_pack_writer w = {.fd = -1};
+	int r = redo && written ? 0 : jig_err(g->e, JIG_E_INTERNAL, "out of memory");
+	for (size_t i = 0; !r && i < ps->n; i++)
+		if (!json_object_get(g->blobs, ps->v[i].sha))
+			redo[ps->v[i].pack] = true;
+	for (size_t k = 0; !r && k < ps->n_pack; k++)
+		if (!redo[k] && !jig_pack_check(g->statefd, ps, k))
+			redo[k] = true;
+	bool any = false;
+	for (size_t k = 0; k < ps->n_pack; k++)
+		any |= redo[k];
+	if (!r && any && !g->dry)
+		r = jig_pack_begin(&w, g->statefd, g->e);
+	for (size_t i = 0; !r && i < ps->n; i++) {
+		const struct jig_pack_entry *x = &ps->v[i];
+		bool keep = json_object_get(g->blobs, x->sha) != NULL;
+		if (!redo[x->pack]) {
+			g->res->kept.blobs++;
+			continue;
+		}
+		if (keep && !json_object_get(written, x->sha)) {
+			unsigned char *buf = malloc(x->len ? (size_t)x->len : 1);
+			int got = buf ? jig_pack_read(g->statefd, ps, x, buf) : -1;
+			if (got == 0) {
+				json_object_set_new(written, x->sha, json_true());
+				g->res->kept.blobs++;
+				if (!g->dry)
+					r = jig_pack_add(&w, x->sha, buf, (size_t)x->len, g->e);
+				free(buf);
+				continue;
+			}
+			free(buf);
+		}
+		if (!keep || !json_object_get(written, x->sha)) { /* unreferenced, or no good copy here */
+			g->res->freed.blobs++;
+			g->res->freed.bytes += x->len;
+		}
+	}
+	JIG_FAULT_POINT("gc pack written");
+	if (!r && !g->dry)
+		r = jig_pack_commit(&w, g->e);
+	char made[2][JIG_SHA256_HEX]; /* the new pack and its index */
+	memcpy(made[0], w.pack_sha, sizeof(made[0]));
+	memcpy(made[1], w.idx_sha, sizeof(made[1]));
+	jig_pack_end(&w);
+	/* The old ones: indexes first (invisible), then their packs. */
+	jig_autoclose int fd = openat(g->statefd, JIG_PACKS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (size_t k = 0; !r && fd >= 0 && k < ps->n_pack; k++) {
+		char name[80];
+		snprintf(name, sizeof(name), "%s.idx", ps->pack[k].idx);
+		if (redo[k] && !g->dry && unlinkat(fd, name, 0) < 0 && errno != ENOENT)
+			r = jig_err(g->e, JIG_E_INTERNAL, ".jig/%s/%s: %s", JIG_PACKS_DIR, name, strerror(errno));
+	}
+	JIG_FAULT_POINT("gc old indexes removed");
+	DIR *d = fd >= 0 && !r ? fdopendir(dup(fd)) : NULL;
+	json_t *names = json_array();
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			json_array_append_new(names, json_string(de->d_name));
+	if (d)
+		closedir(d);
+	size_t i;
+	json_t *x;
+	json_array_foreach(names, i, x) {
+		const char *name = json_string_value(x);
+		size_t l = strlen(name);
+		bool ours = strstr(name, ".tmp") || (l == JIG_SHA256_HEX - 1 + 5 && strcmp(name + l - 5, ".pack") == 0) ||
+			    (l == JIG_SHA256_HEX - 1 + 4 && strcmp(name + l - 4, ".idx") == 0);
+		bool live = false, old = false; /* old: a pack rewritten, its bytes counted by entry */
+		for (size_t k = 0; ours && !live && k < ps->n_pack; k++) {
+			bool its = strncmp(name, ps->pack[k].sha, JIG_SHA256_HEX - 1) == 0 || strncmp(name, ps->pack[k].idx, JIG_SHA256_HEX - 1) == 0;
+			live = its && !redo[k];
+			old |= its && redo[k];
+		}
+		live |= made[0][0] && (strncmp(name, made[0], JIG_SHA256_HEX - 1) == 0 || strncmp(name, made[1], JIG_SHA256_HEX - 1) == 0);
+		struct stat st;
+		if (r || !ours || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (live) {
+			g->res->kept.bytes += (uint64_t)st.st_size;
+			continue;
+		}
+		if (!old) /* a temporary file, or a crash's pack or index no visible pack has */
+			count(&g->res->freed, "packs", TEMPORARY, (uint64_t)st.st_size);
+		if (!g->dry && unlinkat(fd, name, 0) < 0 && errno != ENOENT)
+			r = jig_err(g->e, JIG_E_INTERNAL, ".jig/%s/%s: %s", JIG_PACKS_DIR, name, strerror(errno));
+	}
+	json_decref(names);
+	json_decref(written);
+	free(redo);
+	return r;
+}
+
 /* What a jig before decisions 195 and 196 kept and nothing reads any
  * more: the remembered admission (.jig/admission-memo.json) and the
  * capture cache (.jig/capture/, its regular files); freed as temporary
@@ -344,12 +453,17 @@ int jig_store_gc(const char *path, bool dry_run, struct jig_gc_result *res, stru
 	if (!r && hist >= 0)
 		r = history_roots(&g, hist, JIG_GC_HISTORY_DIR, 0);
 	if (!r)
+		r = jig_packs_load(fd, &g.packs, e);
+	if (!r)
 		r = mark(&g);
 	/* Records before the packages they name, packages before blobs: an
 	 * interrupted gc leaves no record or manifest naming what is gone. */
 	static const char *const dirs[] = {"prepared", "packages", "blobs", NULL};
 	for (const char *const *d = dirs; !r && *d; d++)
 		r = sweep(&g, *d);
+	if (!r)
+		r = sweep_packs(&g);
+	jig_packs_free(&g.packs);
 	if (!r)
 		r = withdrawn(&g);
 	json_decref(g.refs);

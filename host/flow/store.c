@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "flow/pack.h"
 #include "util/cleanup.h"
 #include "util/crypto.h"
 #include "util/fileio.h"
@@ -28,6 +29,49 @@ static bool wanted(const char *path, const char *const *want, size_t n)
 			return true;
 	}
 	return false;
+}
+
+/* Blob sha from a pack into path beneath dirfd: the first copy whose
+ * bytes are its digest (a later review captures again a blob of a pack
+ * found altered, into a pack of its own). The store's packs are read when
+ * the first packed blob is wanted. */
+static int from_pack(const struct jig_project *p, struct jig_packs *ps, bool *loaded, int dirfd, const char *path,
+		     const char *sha, bool exec, struct jig_error *e)
+{
+	if (!*loaded) {
+		int r = jig_packs_load(p->statefd, ps, e);
+		if (r)
+			return r;
+		*loaded = true;
+	}
+	const struct jig_pack_entry *x = jig_packs_find(ps, sha);
+	if (!x)
+		return jig_err(e, JIG_E_INTEGRITY, "store: %s (%s): %s", path, sha, strerror(ENOENT));
+	const char *bad = NULL;
+	for (; x < ps->v + ps->n && strcmp(x->sha, sha) == 0; x++) {
+		jig_autofree unsigned char *buf = malloc(x->len ? (size_t)x->len : 1);
+		if (!buf)
+			return jig_err(e, JIG_E_INTERNAL, "out of memory");
+		int got = jig_pack_read(p->statefd, ps, x, buf);
+		if (got != 0) {
+			bad = ps->pack[x->pack].sha;
+			continue;
+		}
+		jig_autoclose int out = jig_open_beneath(dirfd, path, O_WRONLY | O_CREAT | O_EXCL);
+		if (out < 0)
+			return jig_err(e, JIG_E_INTEGRITY, "store: %s (%s): %s", path, sha, strerror(errno));
+		for (uint64_t off = 0; off < x->len;) {
+			ssize_t n = write(out, buf + off, (size_t)(x->len - off));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return jig_err(e, JIG_E_INTERNAL, "materialise %s: %s", path, n < 0 ? strerror(errno) : "short write");
+			off += (uint64_t)n;
+		}
+		fchmod(out, exec ? 0555 : 0444);
+		return 0;
+	}
+	return jig_err(e, JIG_E_INTEGRITY, "store: blob %s was altered (pack %.12s); review again: it captures the blob again", sha, bad);
 }
 
 /* The package's entries (or those of want) into dirfd, each checked
@@ -54,6 +98,8 @@ static int materialise(const struct jig_project *p, const char *package_sha256, 
 	if ((r = jig_json_parse_object(buf, len, "package manifest", &man, e)))
 		return r;
 	json_t *files = json_object_get(man, "files");
+	struct jig_packs packs = {0};
+	bool packs_loaded = false;
 	for (size_t i = 0; r == 0 && i < json_array_size(files); i++) {
 		json_t *fe = json_array_get(files, i);
 		const char *path = json_string_value(json_object_get(fe, "path"));
@@ -76,7 +122,11 @@ static int materialise(const struct jig_project *p, const char *package_sha256, 
 		}
 		char brel[128];
 		snprintf(brel, sizeof(brel), "store/blobs/%s", sha);
-		jig_autoclose int in = openat(p->statefd, brel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		jig_autoclose int in = r ? -1 : openat(p->statefd, brel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (!r && in < 0 && errno == ENOENT) { /* not loose: from a pack */
+			r = from_pack(p, &packs, &packs_loaded, dirfd, path, sha, exec, e);
+			continue;
+		}
 		jig_autoclose int out = r ? -1 : jig_open_beneath(dirfd, path, O_WRONLY | O_CREAT | O_EXCL);
 		if (!r && (in < 0 || out < 0))
 			r = jig_err(e, JIG_E_INTEGRITY, "store: %s (%s): %s", path, sha, strerror(errno));
@@ -101,6 +151,7 @@ static int materialise(const struct jig_project *p, const char *package_sha256, 
 				fchmod(out, exec ? 0555 : 0444);
 		}
 	}
+	jig_packs_free(&packs);
 	json_decref(man);
 	return r;
 }

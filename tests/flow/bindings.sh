@@ -5,6 +5,7 @@
 # the supported-host lane, run as the unprivileged user.
 # Requirements: R-B01, R-B02, R-B03, R-B04, R-B05, R-L02, R-S02, R-S08 (see docs/requirements.md).
 set -eu
+. "${JIG_SOURCE:?}/tests/lib/store.sh"
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 MK="$JIG_SOURCE/tests/flow/binding/mkproject.sh"
@@ -481,10 +482,7 @@ case_call_inputs_and_resources() {
 	# unchanged, so the Plan still matches) makes the child fail before it
 	# runs, with a line naming the altered blob; the caller goes on.
 	blob=$(printf 'guide' | sha256sum | cut -d' ' -f1)
-	[ -f "$T/p/.jig/store/blobs/$blob" ] || fail "no blob $blob in the store"
-	chmod u+w "$T/p/.jig/store/blobs" "$T/p/.jig/store/blobs/$blob" 2>/dev/null || true
-	rm -f "$T/p/.jig/store/blobs/$blob"
-	printf 'GUIDE' >"$T/p/.jig/store/blobs/$blob"
+	blob_write "$T/p/.jig/store" "$blob" 0 GUIDE || fail "no blob $blob in the store"
 	EXTRA="--input extra=$T/extra --input secret=$T/secret" run '{"root":{"write":{"out.txt":"root"},"calls":[["x"]]},"a":{"write":{"out.txt":"ran"}}}'
 	[ "$rc" -eq 0 ] && [ "$(rec .status)" = succeeded ] || fail "the caller did not go on"
 	[ "$(res '.calls[0].ok')" = false ] && [ "$(res '.calls[0].outcome')" = failed ] || fail "the call: $(res '.calls[0]')"

@@ -9,6 +9,7 @@
 # as the unprivileged user. The checks before any fetch are also in the
 # plain lane (tests/integration/deps.sh).
 set -eu
+. "${JIG_SOURCE:?}/tests/lib/store.sh"
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 REGISTRY="$JIG_SOURCE/tests/flow/registry.py"
@@ -624,7 +625,7 @@ installer_inside() {
 	[ "$rc" -eq 0 ] || fail "review failed"
 	tree=$(cd "$T/p" && "$JIG" review --json 2>/dev/null | jq -r '.plan.flows[0].dependencies.tree')
 	sha=$(jq -r '.files[] | select(.path == "jig-inside/report.json") | .sha256' "$T/p/.jig/store/packages/$tree.json")
-	cp "$T/p/.jig/store/blobs/$sha" "$T/$1.inside"
+	blob_cat "$T/p/.jig/store" "$sha" >"$T/$1.inside" || fail "no blob $sha"
 }
 INSIDE_INSTALL="$JIG_SOURCE/tests/flow/inside-install.js runtime/install.js $JIG_SOURCE/tests/flow/inside.js runtime/inside.js"
 case_installer_scope_is_the_plan() {

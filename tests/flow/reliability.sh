@@ -8,6 +8,7 @@
 # published (whole or nothing).
 # Requirements: R-L05, R-L06, R-L08, R-C11, R-O01, R-O02, R-V01, R-V05 (see docs/requirements.md).
 set -eu
+. "${JIG_SOURCE:?}/tests/lib/store.sh"
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 JIG="$JIG_TEST_PREFIX/bin/jig"
 CK="$JIG_SOURCE/tests/flow/checkpoint"
@@ -217,11 +218,7 @@ case_verification_fast_same_checks() {
 	[ "$r" -eq 4 ] && grep -q "differs from the record" "$T/err" || fail "fast: a tampered packet was accepted (exit $r)"
 	pkg=$(rec package_sha256)
 	sha=$(jq -r '.files[] | select(.path | endswith("main.ts")) | .sha256' "$T/p/.jig/store/packages/$pkg.json")
-	blob="$T/p/.jig/store/blobs/$sha"
-	[ -f "$blob" ] || fail "no blob $sha"
-	chmod u+w "$blob"; touch -r "$blob" "$T/stamp"
-	printf 'X' | dd of="$blob" bs=1 seek=2 conv=notrunc 2>/dev/null
-	touch -r "$T/stamp" "$blob"
+	blob_write "$T/p/.jig/store" "$sha" 2 X || fail "no blob $sha"
 	for how in "--verification fast" "JIG_VERIFICATION=fast"; do
 		clear_pkt
 		set +e

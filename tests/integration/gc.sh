@@ -6,6 +6,7 @@
 # run. Each case_* is one ctest (gc.<case>); jig runs as the unprivileged
 # user. The run-after-gc check is the VM lane's (tests/flow/lock.sh).
 set -eu
+. "${JIG_SOURCE:?}/tests/lib/store.sh"
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 USER_NAME=jigtest
 T=$(mktemp -d /var/tmp/jig-gc.XXXXXX)
@@ -16,7 +17,9 @@ jig() { runuser -u "$USER_NAME" -- "$JIG_TEST_PREFIX/bin/jig" "$@"; }
 fresh() { rm -rf "$T/p"; cp -r "$JIG_SOURCE/examples" "$T/p"; chown -R "$USER_NAME" "$T/p"; }
 review() { (cd "$T/p" && jig review --yes "$@") >/dev/null; }
 gc() { (cd "$T/p" && jig gc "$@"); }
-store_files() { find "$T/p/.jig/store" -type f | sort; }
+# What the store holds: its manifests and records by name, its blobs
+# (loose or packed) by digest.
+store_files() { { find "$T/p/.jig/store" -type f ! -path '*/blobs/*' ! -path '*/packs/*'; blobs_all "$T/p/.jig/store"; } | sort; }
 # three reviews, csv-report's main.ts changed before the second and the
 # third: two superseded package manifests and two superseded blobs.
 changing() {
@@ -53,7 +56,7 @@ case_frees_unreferenced() {
 		m="$T/p/.jig/store/packages/$sha.json"
 		[ -f "$m" ] || fail "the admitted package $sha was freed"
 		for b in $(jq -r '.files[].sha256' "$m"); do
-			[ -f "$T/p/.jig/store/blobs/$b" ] || fail "a blob of the admitted package $sha was freed"
+			blob_cat "$T/p/.jig/store" "$b" | sha256sum | grep -q "^$b " || fail "a blob of the admitted package $sha was freed"
 		done
 	done
 	(cd "$T/p" && jig review --json) | jq -e --arg p "$plan" '.plan_sha256 == $p' >/dev/null ||

@@ -4,6 +4,7 @@
 # Each case_* is one ctest (review.<case>); jig runs as the unprivileged user.
 # Requirements: R-P01, R-P03, R-P08, R-P12, R-V08 (see docs/requirements.md).
 set -eu
+. "${JIG_SOURCE:?}/tests/lib/store.sh"
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 USER_NAME=jigtest
 T=$(mktemp -d /var/tmp/jig-review.XXXXXX)
@@ -676,7 +677,9 @@ case_launch_set_is_not_the_snapshot() {
 # Issue 13: with --json every failure prints jig-error/1 on stdout (and the
 # line on stderr), usage errors included, for every command.
 # Store bytes: blobs and package manifests (what jig gc counts).
-store_bytes() { find "$T/p/.jig/store/$1" -maxdepth 1 -type f ! -name '.*' -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
+# store_bytes DIR [NAME-PATTERN]: the bytes of DIR's files (packs: the
+# blobs' bytes are the *.pack files', each index a few lines a blob).
+store_bytes() { find "$T/p/.jig/store/$1" -maxdepth 1 -type f ! -name '.*' -name "${2:-*}" -printf '%s\n' | awk '{s+=$1} END {print s+0}'; }
 case_store_two_reviews_one_new_package() {
 	# Issue 36: two reviews of one new package at once. Review A found the
 	# package's manifest absent and is stopped just before writing it
@@ -707,15 +710,19 @@ case_store_two_reviews_one_new_package() {
 	for f in "$T/p/.jig/store/packages/"*.json; do
 		[ "$(sha256sum <"$f" | cut -c1-64).json" = "$(basename "$f")" ] || fail "manifest $f is not its name's content"
 	done
-	for f in "$T/p/.jig/store/blobs/"*; do
-		[ "$(sha256sum <"$f" | cut -c1-64)" = "$(basename "$f")" ] || fail "blob $f is not its name's content"
+	for f in "$T/p/.jig/store/packs/"*; do
+		[ "$(sha256sum <"$f" | cut -c1-64).${f##*.}" = "$(basename "$f")" ] || fail "pack file $f is not its name's content"
+	done
+	for b in $(blobs_all "$T/p/.jig/store"); do
+		blob_cat "$T/p/.jig/store" "$b" | sha256sum | grep -q "^$b " || fail "blob $b is not its name's content"
 	done
 }
 case_store_growth_is_the_changed_bytes() {
 	# Issue 36: over 20 reviews, each with one file of a 64-file package
 	# changed (4,096 new bytes), the store's blobs grow by exactly the
 	# changed bytes (content-addressed per file: the 63 unchanged files are
-	# not stored again) and its package manifests by exactly one
+	# not stored again; issue 50: one pack of 4,096 bytes and its index of
+	# one blob a step) and its package manifests by exactly one
 	# manifest a step (the metadata: the whole package's file list, about
 	# 130 bytes a file, here under 10 KiB); an unchanged re-review adds
 	# nothing at all.
@@ -726,21 +733,23 @@ case_store_growth_is_the_changed_bytes() {
 	i=0; while [ $i -lt 62 ]; do head -c 4096 /dev/urandom >"$T/p/g/f$i"; i=$((i+1)); done
 	chown -R "$USER_NAME" "$T/p"
 	review --yes >/dev/null
-	b0=$(store_bytes blobs); m0=$(store_bytes packages); n0=$(ls "$T/p/.jig/store/packages" | wc -l)
+	b0=$(store_bytes packs '*.pack'); i0=$(store_bytes packs '*.idx'); m0=$(store_bytes packages); n0=$(ls "$T/p/.jig/store/packages" | wc -l)
 	review --yes >/dev/null
-	[ "$(store_bytes blobs)" = "$b0" ] && [ "$(store_bytes packages)" = "$m0" ] || fail "an unchanged re-review stored something"
+	[ "$(store_bytes packs)" = "$((b0 + i0))" ] && [ "$(store_bytes packages)" = "$m0" ] || fail "an unchanged re-review stored something"
 	step=0
 	while [ $step -lt 20 ]; do
-		b=$(store_bytes blobs); m=$(store_bytes packages)
+		b=$(store_bytes packs '*.pack'); i=$(store_bytes packs '*.idx'); m=$(store_bytes packages)
 		head -c 4096 /dev/urandom >"$T/p/g/f$((step % 62))"
 		review --yes >/dev/null
-		[ $(( $(store_bytes blobs) - b )) -eq 4096 ] || fail "step $step: the blobs grew by $(( $(store_bytes blobs) - b )) bytes, not 4096"
+		[ $(( $(store_bytes packs '*.pack') - b )) -eq 4096 ] || fail "step $step: the packs grew by $(( $(store_bytes packs '*.pack') - b )) bytes, not 4096"
+		grow=$(( $(store_bytes packs '*.idx') - i ))
+		[ "$grow" -gt 0 ] && [ "$grow" -le 256 ] || fail "step $step: the pack indexes grew by $grow bytes (one index of one blob is under 256)"
 		grow=$(( $(store_bytes packages) - m ))
 		[ "$grow" -gt 0 ] && [ "$grow" -le 10240 ] || fail "step $step: the manifests grew by $grow bytes"
 		step=$((step+1))
 	done
 	[ $(( $(ls "$T/p/.jig/store/packages" | wc -l) - n0 )) -eq 20 ] || fail "not one manifest a step"
-	echo "blobs +$(( $(store_bytes blobs) - b0 )) bytes for 81,920 changed; manifests +$(( $(store_bytes packages) - m0 )) bytes"
+	echo "packs +$(( $(store_bytes packs '*.pack') - b0 )) bytes for 81,920 changed, indexes +$(( $(store_bytes packs '*.idx') - i0 )) bytes; manifests +$(( $(store_bytes packages) - m0 )) bytes"
 }
 # edit_same_size K: main.ts's last line "// vN" becomes "// vK", written in
 # place (the same inode and size), its mtime restored from $T/ref: only

@@ -5,6 +5,7 @@
 # jig runs as the unprivileged user with its own HOME (its own cache).
 # Requirements: R-P02, R-P08, R-V01, R-V05 (see docs/requirements.md).
 set -eu
+. "${JIG_SOURCE:?}/tests/lib/store.sh"
 : "${JIG_TEST_PREFIX:?}" "${JIG_SOURCE:?}"
 USER_NAME=jigtest
 T=$(mktemp -d /var/tmp/jig-verify.XXXXXX)
@@ -110,12 +111,7 @@ case_store_checked_in_every_mode() {
 	warm
 	pkg=$(jq -r '.plan.flows[] | select(.name == "csv-report") | .package.sha256' "$T/out")
 	sha=$(jq -r '.files[] | select(.path | endswith(".ts") or endswith(".js")) | .sha256' "$T/p/.jig/store/packages/$pkg.json" | head -1)
-	blob="$T/p/.jig/store/blobs/$sha"
-	[ -f "$blob" ] || fail "no blob for package $pkg"
-	touch -r "$blob" "$T/stamp"
-	chmod u+w "$blob"
-	printf 'X' | dd of="$blob" bs=1 seek=2 conv=notrunc 2>/dev/null
-	touch -r "$T/stamp" "$blob"
+	blob_write "$T/p/.jig/store" "$sha" 2 X || fail "no blob for package $pkg"
 	for mode in fast cached strict; do
 		j -- run csv-report --input data=csv-report/sample.csv --output "$T/home/o-$mode" --verification "$mode"
 		[ "$rc" -eq 4 ] && grep -q "store: blob $sha was altered" "$T/err" || fail "$mode: the altered blob was not refused (exit $rc)"

@@ -6,7 +6,7 @@
 # error (safety exhaustively; the liveness check with weak fairness), and
 # each mutant (-DMUTANT_X) must give a counterexample of the property it
 # breaks, or the test fails. No C code of jig's runs (label sources-only).
-# Requirements: R-S07, R-L02, R-L03, R-L06, R-L07, R-L08, R-O02.
+# Requirements: R-S07, R-L02, R-L03, R-L06, R-L07, R-L08, R-O02 (packs: R-S01).
 set -eu
 : "${JIG_SOURCE:?}"
 M="$JIG_SOURCE/models"
@@ -77,6 +77,12 @@ case_recovery_sweep() {
 	# S3: liveness under weak fairness (-a -f), the never claim of ltl s3
 	holds recovery_sweep recovery_sweep_live "-DLIVE" "-DNFAIR=3 -DCOLLAPSE" "-m400000 -a -f"
 	breaks recovery_sweep NO_END_MARK "acceptance cycle" "-DLIVE" "-DNFAIR=3 -DCOLLAPSE" "-m400000 -a -f"
+}
+case_packs() {
+	holds packs packs "" "$SAFE" "-m200000"
+	breaks packs NO_PACK_SYNC "pk==2" "" "$SAFE" "-m200000"
+	breaks packs INDEX_FIRST "pk==2" "" "$SAFE" "-m200000"
+	breaks packs NO_SIZE_CHECK "pk==2" "" "$SAFE" "-m200000"
 }
 
 "case_$1"
