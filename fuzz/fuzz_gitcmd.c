@@ -57,6 +57,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		 * --config-env, --exec-path, --git-dir or --work-tree. */
 		int end = out.sub > 0 ? out.sub : argc;
 		for (int i = 1; i < end; i++) {
+			if (strcmp(argv[i], "-C") == 0) {
+				i++; /* -C's directory, an operand ("--config-envP" is one) */
+				continue;
+			}
 			assert(strcmp(argv[i], "-c") != 0 && strncmp(argv[i], "--config-env", 12) != 0);
 			assert(strncmp(argv[i], "--exec-path", 11) != 0 && strncmp(argv[i], "--git-dir", 9) != 0);
 			assert(strncmp(argv[i], "--work-tree", 11) != 0);
