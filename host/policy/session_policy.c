@@ -163,11 +163,12 @@ int jig_session_https_git_env(json_t *hosts, const char *const *aliases, size_t 
 {
 	size_t k = 0;
 	int r = 0;
-	/* For every URL: verification on, no proxy, no other CA, no cookies,
-	 * no helper but jig's (an empty helper resets the list). */
+	/* For every URL: verification on, jig's CONNECT relay as the proxy
+	 * (the scope's only route, decision 310), no other CA, no cookies, no
+	 * helper but jig's (an empty helper resets the list). */
 	r |= put(env, &k, "protocol.https.allow", "always");
 	r |= put(env, &k, "http.sslVerify", "true");
-	r |= put(env, &k, "http.proxy", "");
+	r |= put(env, &k, "http.proxy", "http://" JIG_GIT_PROXY);
 	r |= put(env, &k, "http.sslCAPath", JIG_HTTPS_CA_TARGET);
 	r |= put(env, &k, "http.cookieFile", "");
 	r |= put(env, &k, "http.emptyAuth", "false");

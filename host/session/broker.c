@@ -2,6 +2,7 @@
 #include "session/broker.h"
 
 #include <dirent.h>
+#include <netdb.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,6 +28,7 @@
 #include "sandbox/scope.h"
 #include "util/fault.h"
 #include "util/fileio.h"
+#include "util/netaddr.h"
 
 struct conf {
 	struct jig_git_policy policy;
@@ -38,8 +40,8 @@ struct conf {
 	json_t *https_hosts, *repositories; /* the context's HTTPS hosts, the map's repositories */
 };
 
-/* What an SSH request gets in its git scope (decision 236): exactly its
- * hosts' loopback ports, jig's ssh directory, each host's known_hosts and
+/* What an SSH request gets in its git scope (decisions 236, 310): exactly
+ * its hosts' HOST:PORT through jig's CONNECT relay, jig's ssh directory, each host's known_hosts and
  * the context's agent socket, read-only. */
 #define MAX_SSH 8
 struct git_net {
@@ -56,12 +58,20 @@ struct git_net {
 	char ca[MAX_SSH][80], cred[MAX_SSH][80];
 };
 
-/* The request's network: loopback ports only (decision 237, 292). */
-static json_t *lo_ports(struct git_net *net)
+/* The request's network (decision 310): jig's CONNECT relay inside the
+ * scope, allowing exactly the hosts' HOST:PORT and nothing else. */
+static json_t *relay_grants(struct git_net *net)
 {
 	if (!net->network)
-		net->network = json_pack("{s:o}", "loopback", json_array());
-	return json_object_get(net->network, "loopback");
+		net->network = json_pack("{s:o,s:s}", "connect", json_array(), "proxy", JIG_GIT_PROXY);
+	return json_object_get(net->network, "connect");
+}
+
+/* HOST:PORT of the map's host h, granted to the request's relay. */
+static void grant(struct git_net *net, json_t *h)
+{
+	json_array_append_new(relay_grants(net), json_sprintf("%s:%lld", json_string_value(json_object_get(h, "host")),
+							      (long long)json_integer_value(json_object_get(h, "port"))));
 }
 
 /* Configuration that wins over the repository's (the command line's -c is
@@ -88,6 +98,37 @@ static void say(int fd, const char *fmt, ...)
 	line[n++] = '\n';
 	if (write(fd, line, (size_t)n) < 0) {
 	}
+}
+
+/* A host the relay may dial for a request (decision 310): an IP literal is
+ * the map's own exact choice (the map refuses this host's and link-local
+ * ones but 127.0.0.1); a name is resolved here, outside the scope, and
+ * refused with one line when it does not resolve or any answer is this
+ * host's, link-local or unspecified (the relay checks its own answer
+ * again when it dials). */
+static int host_reachable(const char *kind, const char *alias, const char *host, const char *sub, int err)
+{
+	struct sockaddr_storage lit;
+	/* The test-only fault skips this check: the relay's own holds
+	 * (session_broker.git_remote). */
+	if (jig_addr_literal(host, strlen(host), &lit) == 1 || JIG_FAULT_FAILS("session broker host check"))
+		return 0;
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+	int g = getaddrinfo(host, NULL, &hints, &res);
+	if (g != 0) {
+		say(err, "jig: git %s: %s host %s (%s) does not resolve: %s; refused", sub, kind, alias, host, gai_strerror(g));
+		return -1;
+	}
+	const char *why = NULL;
+	for (struct addrinfo *a = res; a && !why; a = a->ai_next)
+		why = jig_addr_local(a->ai_addr);
+	freeaddrinfo(res);
+	if (why) {
+		say(err, "jig: git %s: %s host %s (%s) resolves to a refused address (%s): a remote host is never this host; refused", sub, kind,
+		    alias, host, why);
+		return -1;
+	}
+	return 0;
 }
 
 /* In the request's child: the pinned git with jig's -c, then args, in its
@@ -332,9 +373,10 @@ static int check_remote(const struct conf *c, const char *dir, const char *remot
 	return r;
 }
 
-/* An SSH request's scope facts (decision 236): each host of the context
- * with its known_hosts, the agent checked again (the socket may have been
- * replaced since the launch), the network exactly the hosts' ports. */
+/* An SSH request's scope facts (decisions 236, 310): each host of the
+ * context with its known_hosts, the agent checked again (the socket may
+ * have been replaced since the launch), the network exactly the hosts'
+ * HOST:PORT through the relay. */
 static int ssh_facts(const struct conf *c, struct git_net *net, const char *sub, int err)
 {
 	const struct jig_ssh_chain *ch = c->ssh;
@@ -342,25 +384,19 @@ static int ssh_facts(const struct conf *c, struct git_net *net, const char *sub,
 		say(err, "jig: git %s: the session has no SSH chain (no SSH remote in the map); refused", sub);
 		return -1;
 	}
-	json_t *lo = lo_ports(net);
 	net->ro[net->n_ro++] = (struct jig_scope_bind){.source = ch->dir, .target = JIG_SSH_DIR_TARGET};
 	net->ro[net->n_ro++] = (struct jig_scope_bind){.source = ch->agent, .target = JIG_SSH_AGENT_TARGET};
 	for (size_t i = 0; i < net->n; i++) {
 		json_t *h = json_object_get(ch->hosts, net->alias[i]);
 		const char *host = json_string_value(json_object_get(h, "host"));
 		struct jig_error e = {0};
-		if (!host || strcmp(host, "127.0.0.1") != 0) {
-			/* A host beyond loopback needs ssh to reach jig's CONNECT
-			 * relay: not built (decision 237). */
-			say(err, "jig: git %s: SSH host %s (%s) is not on 127.0.0.1; the session's git reaches only loopback SSH hosts yet (decision 237)", sub,
-			    net->alias[i], host ? host : "?");
+		if (!host || host_reachable("SSH", net->alias[i], host, sub, err) < 0)
 			return -1;
-		}
 		if (jig_ssh_agent_check(ch->context, ch->agent, net->alias[i], json_object_get(h, "fingerprints"), ch->repositories, NULL, 0, &e) < 0) {
 			say(err, "jig: git %s: %s", sub, strncmp(e.msg, "session: ", 9) == 0 ? e.msg + 9 : e.msg);
 			return -1;
 		}
-		json_array_append_new(lo, json_sprintf("127.0.0.1:%lld", (long long)json_integer_value(json_object_get(h, "port"))));
+		grant(net, h);
 		snprintf(net->kh[i], sizeof(net->kh[i]), JIG_SSH_KNOWN_HOSTS_TARGET "/%s", net->alias[i]);
 		net->ro[net->n_ro++] = (struct jig_scope_bind){.source = json_string_value(json_object_get(h, "known_hosts")), .target = net->kh[i]};
 	}
@@ -370,7 +406,7 @@ static int ssh_facts(const struct conf *c, struct git_net *net, const char *sub,
 /* An HTTPS request's scope facts (decision 291): the repository's own
  * configuration names no http.*, credential.* or include (they would
  * choose the TLS trust, a proxy or a helper), each host's files checked
- * again, the network exactly the hosts' loopback ports, the CA and
+ * again, the network exactly the hosts' HOST:PORT through the relay, the CA and
  * credential files read-only, jig's configuration in the environment. */
 static int https_facts(const struct conf *c, const char *dir, struct git_net *net, const char *sub, int err)
 {
@@ -394,21 +430,17 @@ static int https_facts(const struct conf *c, const char *dir, struct git_net *ne
 		return -1;
 	}
 	free(cfg);
-	json_t *lo = lo_ports(net);
 	for (size_t i = 0; i < net->nh; i++) {
 		json_t *h = json_object_get(c->https_hosts, net->halias[i]);
 		const char *host = json_string_value(json_object_get(h, "host")), *cred = json_string_value(json_object_get(h, "credential"));
 		struct jig_error e = {0};
-		if (!host || strcmp(host, "127.0.0.1") != 0) {
-			say(err, "jig: git %s: HTTPS host %s (%s) is not on 127.0.0.1; the session's git reaches only loopback HTTPS hosts yet (decision 292)", sub,
-			    net->halias[i], host ? host : "?");
+		if (!host || host_reachable("HTTPS", net->halias[i], host, sub, err) < 0)
 			return -1;
-		}
 		if (jig_https_host_check(net->halias[i], h, c->repositories, &e) < 0) {
 			say(err, "jig: git %s: %s", sub, strncmp(e.msg, "session: ", 9) == 0 ? e.msg + 9 : e.msg);
 			return -1;
 		}
-		json_array_append_new(lo, json_sprintf("127.0.0.1:%lld", (long long)json_integer_value(json_object_get(h, "port"))));
+		grant(net, h);
 		snprintf(net->ca[i], sizeof(net->ca[i]), JIG_HTTPS_CA_TARGET "/%s", net->halias[i]);
 		net->ro[net->n_ro++] = (struct jig_scope_bind){.source = json_string_value(json_object_get(h, "ca_file")), .target = net->ca[i]};
 		if (cred) {

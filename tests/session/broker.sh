@@ -18,9 +18,25 @@ set -eu
 JIG="$JIG_TEST_PREFIX/bin/jig"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# Remote hosts (case git_remote, decision 310), as root in a guest of its
+# own: a non-loopback address of the guest (TEST-NET-1, 192.0.2.10, on a
+# dummy interface; never routed anywhere) where the fixture sshd and HTTPS
+# server listen, and two names: forge.test at it, loop.test at 127.0.0.1.
+root_git_remote() {
+	if modprobe dummy 2>/dev/null && ip link add jigr0 type dummy 2>/dev/null; then
+		ip addr add 192.0.2.10/24 dev jigr0 && ip link set jigr0 up
+	else
+		ip addr add 192.0.2.10/32 dev lo
+	fi
+	cat /etc/hosts >/run/jig-hosts
+	printf '192.0.2.10 forge.test\n127.0.0.1 loop.test\n' >>/run/jig-hosts
+	chmod 644 /run/jig-hosts && mount --bind /run/jig-hosts /etc/hosts
+}
+
 if [ "${ROOT_MODE:-}" = 1 ]; then
 	u=$(id -u jigtest)
 	mkdir -p "/run/user/$u" && chown jigtest: "/run/user/$u" && chmod 700 "/run/user/$u"
+	[ "${1:-}" != git_remote ] || root_git_remote
 	exit 0
 fi
 
@@ -376,6 +392,127 @@ case_git_over_https() {
 	grep -q "POST /repo.git/git-upload-pack auth=ok" "$S/https.log" || fail "the server saw no authenticated fetch"
 	[ ! -e "$HOME/.local/state/jig/sessions" ] || [ -z "$(ls -A "$HOME/.local/state/jig/sessions")" ] ||
 		fail "the broker's directory stays after the session: $(ls -R "$HOME/.local/state/jig/sessions")"
+}
+
+# Remote hosts (decision 310): the fixture sshd and a TLS git http-backend
+# listen on 192.0.2.10 (root_git_remote), which the map names forge.test;
+# loop.test resolves to 127.0.0.1. The brokered git's scope has no route
+# but jig's CONNECT relay (outside it), which allows exactly the request's
+# approved HOST:PORT and resolves the name itself: over SSH through jig's
+# ProxyCommand (jig-connect) with the host key bound to [forge.test]:22022
+# in the operator's known_hosts (no entry for any address), over HTTPS
+# with the relay as git's http.proxy. The agent pushes and fetches over
+# both; an unapproved host (the same address by number) and port, and an
+# approved name resolving to loopback over SSH and HTTPS are refused with
+# one line each. With the broker's name check skipped (the test-only
+# fault), the relay refuses the loopback answer itself and nothing is
+# reached.
+case_git_remote() {
+	getent hosts forge.test | grep -q '^192\.0\.2\.10 ' || fail "the root set-up did not name forge.test: $(getent hosts forge.test)"
+	P=22022
+	W=18443
+	K="$S/keys"
+	mkdir -p "$K" "$HOME/.ssh" "$S/sshd" "$S/srv" "$HOME/.jig-tls" && chmod 700 "$HOME/.ssh" "$HOME/.jig-tls"
+	for k in host personal; do ssh-keygen -q -t ed25519 -N '' -C "$k" -f "$K/$k"; done
+	cp "$K/personal.pub" "$S/sshd/authorized_keys"
+	printf '%s\n' "Port $P" "ListenAddress 192.0.2.10" "HostKey $K/host" "PidFile $S/sshd/pid" \
+		"AuthorizedKeysFile $S/sshd/authorized_keys" "StrictModes no" "UsePAM no" "PasswordAuthentication no" \
+		"KbdInteractiveAuthentication no" "LogLevel VERBOSE" >"$S/sshd/config"
+	/usr/sbin/sshd -f "$S/sshd/config" -E "$S/sshd/log" || fail "the fixture sshd did not start: $(cat "$S/sshd/log")"
+	# The host key bound to the approved name only, never to an address.
+	echo "[forge.test]:$P $(cut -d' ' -f1,2 "$K/host.pub")" >"$HOME/.ssh/known_hosts"
+	chmod 644 "$HOME/.ssh/known_hosts"
+	out=$(ssh-agent -a "$HOME/.ssh/agent-personal.sock")
+	agent_pid=$(echo "$out" | sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p')
+	SSH_AUTH_SOCK="$HOME/.ssh/agent-personal.sock" ssh-add -q "$K/personal"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=jig remote test CA" -keyout "$K/ca.key" -out "$K/ca.pem" 2>/dev/null
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=forge.test" -keyout "$K/web.key" -out "$K/web.csr" 2>/dev/null
+	printf 'subjectAltName=DNS:forge.test,DNS:loop.test\n' >"$K/web.ext"
+	openssl x509 -req -in "$K/web.csr" -CA "$K/ca.pem" -CAkey "$K/ca.key" -CAcreateserial -days 2 -extfile "$K/web.ext" \
+		-out "$K/web.pem" 2>/dev/null
+	cp "$K/ca.pem" "$HOME/.jig-tls/ca.pem" && chmod 644 "$HOME/.jig-tls/ca.pem"
+	printf 'username=jigtest\npassword=REMOTE-CANARY-%s\n' "$$" >"$HOME/.jig-tls/credential" && chmod 600 "$HOME/.jig-tls/credential"
+	git init -q --bare "$S/ssh-remote.git"
+	git init -q --bare "$S/srv/repo.git"
+	git -C "$S/repo" push -q "$S/ssh-remote.git" main
+	git -C "$S/repo" push -q "$S/srv/repo.git" main
+	/usr/bin/python3 "$JIG_SOURCE/tests/session/git_https_server.py" "$S/srv" "$K/web.pem" "$K/web.key" $W "$S/https.log" \
+		"jigtest:REMOTE-CANARY-$$" 192.0.2.10 &
+	srv=$!
+	trap 'kill $(cat "$S/sshd/pid") $agent_pid $srv 2>/dev/null; rm -rf "$S" "$HOME/.jig-tls"' EXIT
+	sshurl="ssh://jigtest@forge$S/ssh-remote.git"
+	weburl="https://forge.test:$W/repo.git"
+	git -C "$S/repo" remote set-url origin "$sshurl"
+	git -C "$S/repo" remote add web "$weburl"
+	{
+		printf '%s\n' '#!/usr/bin/sh' \
+			'run() { name=$1; shift; "$@" >"$TMPDIR/out" 2>"$TMPDIR/err"; echo "RC $name $?"; echo "ERR $name $(head -n 1 "$TMPDIR/err")"; echo "LINES $name $(wc -l <"$TMPDIR/err")"; }'
+		echo "cd '$S/repo'"
+		echo 'if [ -e .jig-fault-round ]; then'
+		echo "  run relay_ssh git push ssh://jigtest@loopssh$S/ssh-remote.git HEAD:refs/heads/relay"
+		echo "  run relay_https git push https://loop.test:$W/repo.git HEAD:refs/heads/relay"
+		echo '  exit 0'
+		echo 'fi'
+		echo 'run switch git switch -c feature'
+		echo 'echo two >file'
+		echo 'run add git add file'
+		echo 'run commit git commit -qm two'
+		echo 'run ssh_push git push -q -u origin feature'
+		echo 'run ssh_fetch git fetch -q origin'
+		echo 'run https_push git push -q web feature'
+		echo 'run https_fetch git fetch -q web'
+		echo 'run back git switch -q main'
+		echo "run unapproved_host git push https://192.0.2.10:$W/repo.git feature"
+		echo "run unapproved_port git push https://forge.test:18444/repo.git feature"
+		echo "run loop_ssh git push ssh://jigtest@loopssh$S/ssh-remote.git feature"
+		echo "run loop_https git push https://loop.test:$W/repo.git feature"
+	} >"$S/agent/agent"
+	jq -n --arg s "$S" --arg h "$HOME" --arg pf "$(ssh-keygen -lf "$K/personal.pub" | cut -d' ' -f2)" \
+		--arg sshurl "$sshurl" --arg weburl "$weburl" --argjson p "$P" --argjson w "$W" '
+	  {host: "forge.test", port: $p, known_hosts: ($h + "/.ssh/known_hosts"), fingerprints: [$pf]} as $ssh |
+	  {host: "forge.test", port: $w, ca_file: ($h + "/.jig-tls/ca.pem"), credential: ($h + "/.jig-tls/credential")} as $web | {
+	  format: "jig-sessions/1",
+	  clients: {fake: {command: [($s + "/agent/agent")], trees: [($s + "/agent"), "/usr/bin"]}},
+	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
+	  contexts: {
+	    personal: {ssh_agent: ($h + "/.ssh/agent-personal.sock"),
+	               ssh_hosts: {forge: $ssh, loopssh: ($ssh | .host = "loop.test")},
+	               https_hosts: {web: $web, loopweb: ($web | .host = "loop.test")}}},
+	  repositories: {repo: {root: ($s + "/repo"), mode: "rw", context: "personal", default_provider: "local",
+	                        providers: ["local"],
+	                        git_remotes: [$sshurl, $weburl, ("ssh://jigtest@loopssh" + $s + "/ssh-remote.git"),
+	                                      ("https://loop.test:" + ($w | tostring) + "/repo.git")]}}
+	}' >"$HOME/.config/jig/sessions.json"
+	session
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	for c in switch add commit ssh_push ssh_fetch https_push https_fetch back; do ok "$c"; done
+	[ "$(git -C "$S/ssh-remote.git" log -1 --format=%s feature)" = two ] || fail "the push over SSH did not reach the remote host"
+	[ "$(git -C "$S/srv/repo.git" log -1 --format=%s feature)" = two ] || fail "the push over HTTPS did not reach the remote host"
+	[ "$(git -C "$S/repo" rev-parse origin/feature)" = "$(git -C "$S/ssh-remote.git" rev-parse feature)" ] ||
+		fail "the fetch over SSH did not update origin/feature"
+	[ "$(git -C "$S/repo" rev-parse web/feature)" = "$(git -C "$S/srv/repo.git" rev-parse feature)" ] ||
+		fail "the fetch over HTTPS did not update web/feature"
+	grep -q "Accepted publickey for jigtest" "$S/sshd/log" || fail "no SSH login: $(tail -n 5 "$S/sshd/log")"
+	grep -q "POST /repo.git/git-receive-pack auth=ok" "$S/https.log" || fail "the server saw no authenticated push: $(cat "$S/https.log")"
+	refused unapproved_host "jig: git push: \"https://192.0.2.10:$W/repo.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused unapproved_port "jig: git push: \"https://forge.test:18444/repo.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused loop_ssh "jig: git push: SSH host loopssh (loop.test) resolves to a refused address (loopback): a remote host is never this host; refused"
+	refused loop_https "jig: git push: HTTPS host loopweb (loop.test) resolves to a refused address (loopback): a remote host is never this host; refused"
+	# The relay holds by itself: the broker's name check skipped.
+	touch "$S/repo/.jig-fault-round"
+	JIG_FAULT_FAIL="session broker host check" session
+	rm -f "$S/repo/.jig-fault-round"
+	[ "$rc" -eq 0 ] || fail "fault round: exit $rc"
+	for c in relay_ssh relay_https; do
+		grep -Eq "^RC $c [0-9]+$" "$S/out" && ! grep -Eq "^RC $c (0|126)$" "$S/out" ||
+			fail "$c: $(grep -E "^(RC|ERR) $c " "$S/out" | tr '\n' ' ')"
+	done
+	grep -qF "ERR relay_ssh jig-connect: loop.test:$P: the relay answered: HTTP/1.1 403 Forbidden: the granted name resolves to a refused address (loopback)" "$S/out" ||
+		fail "relay_ssh said: $(grep '^ERR relay_ssh' "$S/out")"
+	grep -q "^ERR relay_https .*403" "$S/out" || fail "relay_https said: $(grep '^ERR relay_https' "$S/out")"
+	for r in "$S/ssh-remote.git" "$S/srv/repo.git"; do
+		! git -C "$r" rev-parse -q --verify relay >/dev/null || fail "$r was reached through a loopback answer"
+	done
 }
 
 [ $# -eq 1 ] || { echo "usage: $0 CASE" >&2; exit 2; }
