@@ -284,7 +284,10 @@ case_git_over_ssh() {
 # configuration gains http.sslVerify=false mid-session) the repository's
 # own http.* configuration, and (after the CA file becomes writable by
 # others) the request. The second server's certificate does not chain
-# to the map's CA: git's TLS check fails and nothing is pushed. The
+# to the map's CA: git's TLS check fails and nothing is pushed. In one
+# command reaching every host (fetch --all), host other, whose map CA is
+# its own but whose server presents a certificate of the fixture's CA, is
+# refused by TLS (each host trusts only its own CA, decision 311). The
 # credential is not in the agent's scope (its file, its environment,
 # /.jig), and the server saw it on the requests.
 scratch_git_over_https() { :; }
@@ -303,20 +306,28 @@ case_git_over_https() {
 	}
 	tls good
 	tls rogue
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=jig other test CA" -keyout "$K/other-ca.key" -out "$K/other-ca.pem" 2>/dev/null
 	mkdir -p "$HOME/.jig-tls" && chmod 700 "$HOME/.jig-tls"
 	cp "$K/good-ca.pem" "$HOME/.jig-tls/ca.pem" && chmod 644 "$HOME/.jig-tls/ca.pem"
+	cp "$K/other-ca.pem" "$HOME/.jig-tls/other-ca.pem" && chmod 644 "$HOME/.jig-tls/other-ca.pem"
 	printf 'username=jigtest\npassword=HTTPS-CANARY-%s\n' "$$" >"$HOME/.jig-tls/credential" && chmod 600 "$HOME/.jig-tls/credential"
 	git init -q --bare "$S/srv/repo.git"
 	git init -q --bare "$S/rogue/repo.git"
 	git -C "$S/repo" push -q "$S/srv/repo.git" main
+	# Host "other" (its own CA in the map) serves a certificate of the
+	# fixture's CA: trusted only if one host's CA served another (decision 311).
+	mkdir -p "$S/other" && git init -q --bare "$S/other/repo.git" && git -C "$S/repo" push -q "$S/other/repo.git" main
 	/usr/bin/python3 "$JIG_SOURCE/tests/session/git_https_server.py" "$S/srv" "$K/good.pem" "$K/good.key" $P "$S/https.log" "jigtest:HTTPS-CANARY-$$" &
 	srv=$!
 	/usr/bin/python3 "$JIG_SOURCE/tests/session/git_https_server.py" "$S/rogue" "$K/rogue.pem" "$K/rogue.key" $R "$S/rogue.log" "jigtest:HTTPS-CANARY-$$" &
 	rogue=$!
-	trap 'kill $srv $rogue 2>/dev/null; rm -rf "$S" "$HOME/.jig-tls"' EXIT
+	/usr/bin/python3 "$JIG_SOURCE/tests/session/git_https_server.py" "$S/other" "$K/good.pem" "$K/good.key" 18446 "$S/other.log" "jigtest:HTTPS-CANARY-$$" &
+	other=$!
+	trap 'kill $srv $rogue $other 2>/dev/null; rm -rf "$S" "$HOME/.jig-tls"' EXIT
 	url="https://127.0.0.1:$P/repo.git"
 	git -C "$S/repo" remote set-url origin "$url"
 	git -C "$S/repo" remote add rogue "https://127.0.0.1:$R/repo.git"
+	git -C "$S/repo" remote add other "https://127.0.0.1:18446/repo.git"
 	{
 		printf '%s\n' '#!/usr/bin/sh' \
 			'run() { name=$1; shift; "$@" >"$TMPDIR/out" 2>"$TMPDIR/err"; echo "RC $name $?"; echo "ERR $name $(head -n 1 "$TMPDIR/err")"; echo "LINES $name $(wc -l <"$TMPDIR/err")"; }'
@@ -328,6 +339,8 @@ case_git_over_https() {
 		echo 'run push git push -q -u origin feature'
 		echo 'run fetch git fetch -q origin'
 		echo 'run back git switch -q main'
+		# One command reaching fixture, rogue and other: each host's own CA only.
+		echo 'run cross git fetch -q --all'
 		echo "run proxy git -c http.proxy=http://127.0.0.1:1234 fetch origin"
 		echo "run ssl_verify git -c http.sslVerify=false fetch rogue"
 		echo "run ca_info git -c http.sslCAInfo=/etc/ssl/certs/ca-certificates.crt fetch rogue"
@@ -354,9 +367,10 @@ case_git_over_https() {
 	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
 	  contexts: {
 	    personal: {https_hosts: {fixture: {host: "127.0.0.1", port: $p, ca_file: ($h + "/.jig-tls/ca.pem"), credential: ($h + "/.jig-tls/credential")},
-	                             rogue: {host: "127.0.0.1", port: $r, ca_file: ($h + "/.jig-tls/ca.pem"), credential: ($h + "/.jig-tls/credential")}}}},
+	                             rogue: {host: "127.0.0.1", port: $r, ca_file: ($h + "/.jig-tls/ca.pem"), credential: ($h + "/.jig-tls/credential")},
+	                             other: {host: "127.0.0.1", port: 18446, ca_file: ($h + "/.jig-tls/other-ca.pem"), credential: ($h + "/.jig-tls/credential")}}}},
 	  repositories: {repo: {root: ($s + "/repo"), mode: "rw", context: "personal", default_provider: "local",
-	                        providers: ["local"], git_remotes: [$url, ("https://127.0.0.1:" + ($r | tostring) + "/repo.git")]}}
+	                        providers: ["local"], git_remotes: [$url, ("https://127.0.0.1:" + ($r | tostring) + "/repo.git"), "https://127.0.0.1:18446/repo.git"]}}
 	}' >"$HOME/.config/jig/sessions.json"
 	(
 		i=0
@@ -386,6 +400,10 @@ case_git_over_https() {
 	grep -Eq "^RC rogue (128|1)$" "$S/out" || fail "the push to a server of another CA: $(grep -E "^(RC|ERR) rogue " "$S/out" | tr '\n' ' ')"
 	grep -Eq "^ERR rogue .*(certificate|SSL)" "$S/out" || fail "the rogue push failed otherwise: $(grep "^ERR rogue " "$S/out")"
 	[ -z "$(git -C "$S/rogue/repo.git" for-each-ref)" ] || fail "the server of another CA was pushed to"
+	# In one command, host other trusts only its own CA, not fixture's.
+	! grep -qx "RC cross 0" "$S/out" || fail "git fetch --all succeeded with a certificate of another host's CA"
+	! git -C "$S/repo" rev-parse -q --verify refs/remotes/other/main >/dev/null || fail "host other was fetched from with the fixture's CA"
+	! grep -q "git-upload-pack" "$S/other.log" || fail "host other was asked for a pack: $(cat "$S/other.log")"
 	! grep -q "CREDENTIAL" "$S/out" || fail "the agent's scope holds the credential: $(grep CREDENTIAL "$S/out")"
 	grep -q "^JIGDIR " "$S/out" && ! grep "^JIGDIR " "$S/out" | grep -q https || fail "the agent's /.jig holds jig's HTTPS files: $(grep "^JIGDIR" "$S/out")"
 	grep -q "POST /repo.git/git-receive-pack auth=ok" "$S/https.log" || fail "the server saw no authenticated push: $(cat "$S/https.log")"
