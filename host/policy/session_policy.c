@@ -164,12 +164,13 @@ int jig_session_https_git_env(json_t *hosts, const char *const *aliases, size_t 
 	size_t k = 0;
 	int r = 0;
 	/* For every URL: verification on, jig's CONNECT relay as the proxy
-	 * (the scope's only route, decision 310), no other CA, no cookies, no
-	 * helper but jig's (an empty helper resets the list). */
+	 * (the scope's only route, decision 310), no cookies, no helper but
+	 * jig's (an empty helper resets the list). No CA path: each host's
+	 * own CA file by its URL alone (decision 311; a CA path would make
+	 * every bound CA trusted for every host of the command). */
 	r |= put(env, &k, "protocol.https.allow", "always");
 	r |= put(env, &k, "http.sslVerify", "true");
 	r |= put(env, &k, "http.proxy", "http://" JIG_GIT_PROXY);
-	r |= put(env, &k, "http.sslCAPath", JIG_HTTPS_CA_TARGET);
 	r |= put(env, &k, "http.cookieFile", "");
 	r |= put(env, &k, "http.emptyAuth", "false");
 	r |= put(env, &k, "credential.helper", "");

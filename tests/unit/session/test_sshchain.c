@@ -229,9 +229,12 @@ static void https_url_and_env(void **state)
 	assert_non_null(strstr(txt, "\"/.jig/https-ca/fixture\""));
 	assert_non_null(strstr(txt, "cat /.jig/https-credential/fixture"));
 	assert_null(strstr(txt, "/home/op"));
-	assert_string_equal(json_string_value(json_object_get(env, "GIT_CONFIG_COUNT")), "10");
+	/* no CA path: each host trusts its own CA only (decision 311) */
+	assert_null(strstr(txt, "sslCAPath"));
+	assert_null(strstr(txt, "\"http.sslCAInfo\""));
+	assert_string_equal(json_string_value(json_object_get(env, "GIT_CONFIG_COUNT")), "9");
 	/* every KEY_i has its VALUE_i, and the count is exact */
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < 9; i++) {
 		char k[32], v[32];
 		snprintf(k, sizeof(k), "GIT_CONFIG_KEY_%d", i);
 		snprintf(v, sizeof(v), "GIT_CONFIG_VALUE_%d", i);
