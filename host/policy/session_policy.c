@@ -213,6 +213,11 @@ int jig_session_git_compose(const struct jig_catalog *c, const struct jig_sessio
 			add_bind(doc, f->remotes[i], f->remotes[i], true);
 		for (size_t i = 0; i < f->n_ro; i++)
 			add_bind(doc, f->ro[i].source, f->ro[i].target, false);
+		if (f->git_copy) {
+			add_bind(doc, f->git_copy, "/usr/bin/git", false);
+			if (access("/usr/lib/git-core/git", F_OK) == 0) /* what git runs for its own subcommands */
+				add_bind(doc, f->git_copy, "/usr/lib/git-core/git", false);
+		}
 		if (f->network)
 			json_object_set(doc, "network", f->network);
 		json_t *env = json_object_get(doc, "env");

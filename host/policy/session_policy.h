@@ -76,6 +76,10 @@ struct jig_session_git_facts {
 	json_t *https_hosts;
 	const char *const *https_aliases;
 	size_t n_https;
+	/* The pinned git's private copy (decision 312): bound read-only over
+	 * /usr/bin/git and /usr/lib/git-core/git (when there), so the git that
+	 * runs is the bytes that were hashed. NULL: none. */
+	const char *git_copy;
 };
 /* Where the brokered git reaches jig's CONNECT relay inside its own network
  * namespace (decision 310): git's http.proxy, ssh's ProxyCommand

@@ -38,6 +38,8 @@ struct conf {
 	const char *const *local; /* the approved remotes that are local paths: bound when git may reach a remote */
 	const struct jig_ssh_chain *ssh; /* the context's agent and SSH hosts, jig's ssh directory */
 	json_t *https_hosts, *repositories; /* the context's HTTPS hosts, the map's repositories */
+	const char *git_copy; /* the pinned git's private copy at the id slot (decision 312) */
+	const char *id;	      /* the session's id */
 };
 
 /* What an SSH request gets in its git scope (decisions 236, 310): exactly
@@ -167,9 +169,12 @@ static int git_scoped(const struct conf *c, const char *cwd, const int io[3], co
 					   .remotes = remotes, .network = ssh || https ? net->network : NULL,
 					   .ro = ssh || https ? net->ro : NULL, .n_ro = ssh || https ? net->n_ro : 0, .ssh = ssh,
 					   .https = https, .https_hosts = c->https_hosts,
-					   .https_aliases = https ? net->halias : NULL, .n_https = https ? net->nh : 0};
-	int init_fd = -1, r = jig_session_git_compose(&ss->cat, &gf, &t, &e);
-	if (!r && (r = jig_scope_argv(&t, call, k, argv, sizeof(argv) / sizeof(argv[0]), &e)) == 0 &&
+					   .https_aliases = https ? net->halias : NULL, .n_https = https ? net->nh : 0,
+					   .git_copy = c->git_copy};
+	struct jig_scope_template tmpl;
+	int init_fd = -1, r = jig_session_git_compose(&ss->cat, &gf, &tmpl, &e);
+	if (!r && (r = jig_session_instance(&tmpl, c->id, jig_caller_home(), &t, &e)) == 0 &&
+	    (r = jig_scope_argv(&t, call, k, argv, sizeof(argv) / sizeof(argv[0]), &e)) == 0 &&
 	    (r = jig_sandbox_open(&sb, &c->s->snap, &e)) == 0) {
 		if ((init_fd = jig_verifier_open((struct jig_verifier *)&c->s->v, &c->s->snap, JIG_SESSION_INIT_FILE, &e)) < 0)
 			r = init_fd;
@@ -587,8 +592,42 @@ static int load_policy(const struct jig_session *s, struct conf *c, struct jig_e
 	return r;
 }
 
-/* The pinned git: opened once, hashed from that descriptor. */
-static int open_git(struct jig_broker *b, struct jig_error *e)
+int jig_broker_git_copy_path(const char *broker_dir, const char *id, char *out, size_t cap)
+{
+	const char *slot = strstr(broker_dir, "/" JIG_SESSION_ID_SLOT "/");
+	if (!slot || snprintf(out, cap, "%.*s/%s/git", (int)(slot - broker_dir), broker_dir, id) >= (int)cap)
+		return -1;
+	return 0;
+}
+
+/* The private copy dst (new, in the session's own 0700 directory): exactly
+ * buf, 0500. */
+static int keep_copy(const char *dst, const char *buf, size_t len, struct jig_error *e)
+{
+	int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+	bool ok = fd >= 0;
+	for (size_t o = 0; ok && o < len;) {
+		ssize_t k = write(fd, buf + o, len - o);
+		if (k < 0 && errno == EINTR)
+			continue;
+		ok = k > 0;
+		o += ok ? (size_t)k : 0;
+	}
+	ok = ok && fchmod(fd, 0500) == 0;
+	int err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (!ok) {
+		unlink(dst);
+		return jig_err(e, JIG_E_HOST, "session: the pinned git's copy %s: %s", dst, strerror(err));
+	}
+	return 0;
+}
+
+/* The pinned git: opened once, hashed from that descriptor; with copy (a
+ * new file's path), those very bytes kept as the private copy every
+ * request runs (decision 312). */
+static int open_git(struct jig_broker *b, const char *copy, struct jig_error *e)
 {
 	int fd = open(JIG_BROKER_GIT, O_RDONLY | O_CLOEXEC);
 	char *buf = NULL;
@@ -603,7 +642,13 @@ static int open_git(struct jig_broker *b, struct jig_error *e)
 	unsigned char d[JIG_SHA256_LEN];
 	jig_sha256(buf, len, d);
 	jig_hex(d, JIG_SHA256_LEN, b->git_sha256);
+	if (copy)
+		r = keep_copy(copy, buf, len, e);
 	free(buf);
+	if (r) {
+		close(fd);
+		return r;
+	}
 	return fd;
 }
 
@@ -645,6 +690,8 @@ static void remove_dir(char *dir)
 		*slash = '\0';
 		snprintf(p, sizeof(p), "%s/ssh", dir); /* jig's ssh directory (sshchain.h) */
 		jig_ssh_chain_remove(p);
+		snprintf(p, sizeof(p), "%s/git", dir); /* the pinned git's copy (decision 312) */
+		unlink(p);
 		rmdir(dir); /* .../sessions/<id> */
 		*slash = '/';
 	}
@@ -675,7 +722,7 @@ void jig_broker_git_sha256(char out[JIG_SHA256_HEX])
 {
 	struct jig_broker b = {.pid = -1};
 	struct jig_error e = {0};
-	int fd = open_git(&b, &e);
+	int fd = open_git(&b, NULL, &e);
 	if (fd >= 0)
 		close(fd);
 	snprintf(out, JIG_SHA256_HEX, "%s", fd >= 0 ? b.git_sha256 : "");
@@ -713,12 +760,7 @@ int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const ch
 	int r = load_policy(s, &c, e);
 	if (r)
 		return r;
-	int git_fd = open_git(b, e), lfd = -1;
-	if (git_fd < 0) {
-		jig_git_policy_free(&c.policy);
-		return git_fd;
-	}
-	close(git_fd);
+	int lfd = -1;
 	/* The SSH chain (decision 235): checked before the launch, jig's ssh
 	 * directory beside the broker's (never bound into the agent's scope). */
 	static struct jig_ssh_chain ssh;
@@ -727,13 +769,26 @@ int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const ch
 	c.ssh = &ssh;
 	c.https_hosts = json_object_get(json_object_get(json_object_get(s->map.doc, "contexts"), s->w.context), "https_hosts");
 	c.repositories = json_object_get(s->map.doc, "repositories");
+	int git_fd = -1;
 	if ((r = make_dir(b->dir, e)) < 0)
 		;
+	else if (jig_broker_git_copy_path(s->broker_dir, id, b->git_copy, sizeof(b->git_copy)) < 0)
+		r = jig_err(e, JIG_E_USAGE, "session: the pinned git's copy: its path is too long");
+	else if ((git_fd = open_git(b, b->git_copy, e)) < 0)
+		r = git_fd;
 	else if ((r = jig_ssh_chain_start(&ssh, s->map.doc, s->w.repo, s->w.context, ssh_dir, e)) < 0)
 		;
 	else if ((lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
 		 bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sa.sun_path, 0600) < 0 || listen(lfd, 16) < 0)
 		r = jig_err(e, JIG_E_HOST, "session: the broker's socket %s: %s", sa.sun_path, strerror(errno));
+	if (git_fd >= 0)
+		close(git_fd);
+	/* Requests compose the Plan's scope (the copy at the id slot), then
+	 * its instance for this id (decision 312). */
+	static char copy_slot[PATH_MAX];
+	jig_broker_git_copy_path(s->broker_dir, JIG_SESSION_ID_SLOT, copy_slot, sizeof(copy_slot));
+	c.git_copy = copy_slot;
+	c.id = id;
 	pid_t parent = getpid();
 	if (!r && (b->pid = fork()) < 0)
 		r = jig_err(e, JIG_E_HOST, "session: cannot start the broker: %s", strerror(errno));

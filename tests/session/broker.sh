@@ -33,10 +33,32 @@ root_git_remote() {
 	chmod 644 /run/jig-hosts && mount --bind /run/jig-hosts /etc/hosts
 }
 
+# The pinned git swapped mid-session (case git_pinned, decision 312), as
+# root in the lane (a mount and a process, which the lane's reset undoes):
+# once /tmp/jig-git-swap appears, a script that prints FAKE-GIT-RAN is
+# bound over /usr/bin/git and /usr/lib/git-core/git.
+scratch_git_pinned() {
+	printf '#!/bin/sh\necho FAKE-GIT-RAN\n' >/tmp/jig-fake-git && chmod 755 /tmp/jig-fake-git
+	setsid sh -c 'i=0; while [ ! -e /tmp/jig-git-swap ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i+1)); done
+		mount --bind /tmp/jig-fake-git /usr/bin/git && mount --bind /tmp/jig-fake-git /usr/lib/git-core/git && touch /tmp/jig-git-swapped' \
+		</dev/null >/dev/null 2>&1 &
+}
+
+# A foreign-owned agent socket (case git_foreign_socket), as root in the
+# lane: root's socket at the personal context's path in jigtest's home
+# (a tmpfs the lane's reset mounts again).
+scratch_git_foreign_socket() {
+	h=$(getent passwd jigtest | cut -d: -f6)
+	mkdir -p "$h/.ssh" && chown jigtest: "$h/.ssh" && chmod 700 "$h/.ssh"
+	python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$h/.ssh/agent-personal.sock"
+}
+
 if [ "${ROOT_MODE:-}" = 1 ]; then
 	u=$(id -u jigtest)
 	mkdir -p "/run/user/$u" && chown jigtest: "/run/user/$u" && chmod 700 "/run/user/$u"
 	[ "${1:-}" != git_remote ] || root_git_remote
+	[ "${1:-}" != git_pinned ] || scratch_git_pinned
+	[ "${1:-}" != git_foreign_socket ] || scratch_git_foreign_socket
 	exit 0
 fi
 
@@ -531,6 +553,72 @@ case_git_remote() {
 	for r in "$S/ssh-remote.git" "$S/srv/repo.git"; do
 		! git -C "$r" rev-parse -q --verify relay >/dev/null || fail "$r was reached through a loopback answer"
 	done
+}
+
+# The git that runs is the one hashed at the broker's start (decision 312):
+# after the session started, root binds a fake over /usr/bin/git
+# (scratch_git_pinned); the agent's git through the broker still runs the
+# pinned bytes (jig's private copy, bound over both paths in the git
+# scope): its commit succeeds and the fake never prints.
+case_git_pinned() {
+	# the test's own git after the swap (both paths become the fake)
+	git="$S/realgit" && cp /usr/bin/git "$git"
+	{
+		printf '%s\n' '#!/usr/bin/sh' \
+			'run() { name=$1; shift; "$@" >"$TMPDIR/out" 2>"$TMPDIR/err"; echo "RC $name $?"; echo "ERR $name $(head -n 1 "$TMPDIR/err")"; echo "OUT $name $(head -n 1 "$TMPDIR/out")"; }'
+		echo "cd '$S/repo'"
+		echo 'run before git rev-parse --abbrev-ref HEAD'
+		echo 'touch .jig-swap'
+		echo 'i=0; while [ ! -e .jig-swapped ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done'
+		echo 'echo two >file'
+		echo 'run add git add file'
+		echo 'run commit git commit -qm pinned'
+		echo 'run after git rev-parse --abbrev-ref HEAD'
+		echo 'rm -f .jig-swap .jig-swapped'
+	} >"$S/agent/agent"
+	(
+		i=0
+		while [ ! -e "$S/repo/.jig-swap" ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i + 1)); done
+		touch /tmp/jig-git-swap
+		i=0
+		while [ ! -e /tmp/jig-git-swapped ] && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
+		touch "$S/repo/.jig-swapped"
+	) &
+	session
+	wait $!
+	[ -e /tmp/jig-git-swapped ] || fail "the fake git was not bound (scratch_git_pinned)"
+	[ "$(/usr/bin/git --version)" = FAKE-GIT-RAN ] || fail "the fake is not /usr/bin/git outside the session"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	! grep -q FAKE-GIT-RAN "$S/out" || fail "the swapped /usr/bin/git ran in the session: $(grep -E '^(RC|OUT|ERR) ' "$S/out" | tr '\n' ' ')"
+	for c in before add commit after; do ok "$c"; done
+	grep -qx "OUT after main" "$S/out" || fail "git's output: $(grep '^OUT after' "$S/out")"
+	[ "$($git -C "$S/repo" log -1 --format=%s)" = pinned ] || fail "the commit was not made"
+}
+
+# The personal context's agent socket is root's (scratch_git_foreign_socket):
+# the launch is refused with one line naming the context and the socket,
+# and no agent starts (decision 235; the plain lane's
+# session_ssh.ssh_agent_foreign, here on the supported host).
+case_git_foreign_socket() {
+	[ "$(stat -c %U "$HOME/.ssh/agent-personal.sock")" = root ] || fail "the scratch set-up made no root socket"
+	touch "$HOME/.ssh/known_hosts" && chmod 644 "$HOME/.ssh/known_hosts"
+	echo 'echo AGENT-STARTED' >>"$S/agent/agent"
+	jq -n --arg s "$S" --arg h "$HOME" '{
+	  format: "jig-sessions/1",
+	  clients: {fake: {command: [($s + "/agent/agent")], trees: [($s + "/agent"), "/usr/bin"]}},
+	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
+	  contexts: {personal: {ssh_agent: ($h + "/.ssh/agent-personal.sock"),
+	               ssh_hosts: {fixture: {host: "127.0.0.1", port: 22022, known_hosts: ($h + "/.ssh/known_hosts"),
+	                                     fingerprints: ["SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"]}}}},
+	  repositories: {repo: {root: ($s + "/repo"), mode: "rw", context: "personal", default_provider: "local",
+	                        providers: ["local"], git_remotes: [("ssh://jigtest@fixture" + $s + "/r.git")]}}
+	}' >"$HOME/.config/jig/sessions.json"
+	session
+	[ "$rc" -ne 0 ] || fail "the session started with a foreign-owned agent socket"
+	! grep -q AGENT-STARTED "$S/out" || fail "the agent ran"
+	[ "$(wc -l <"$S/err")" -eq 1 ] || fail "more than one line: $(cat "$S/err")"
+	grep -qF "the personal context's ssh agent $HOME/.ssh/agent-personal.sock: owned by another user; refused" "$S/err" ||
+		fail "said: $(cat "$S/err")"
 }
 
 [ $# -eq 1 ] || { echo "usage: $0 CASE" >&2; exit 2; }
