@@ -340,7 +340,9 @@ static int check_remote(const struct conf *c, const char *dir, const char *remot
 	}
 	int r = 0;
 	size_t rn = remote ? strlen(remote) : 0;
-	for (char *k = cfg; !r && k < cfg + len; k += strlen(k) + 1) {
+	/* the next entry is found before this one is split at its newline */
+	for (char *k = cfg, *next; !r && k < cfg + len; k = next) {
+		next = k + strlen(k) + 1;
 		char *v = strchr(k, '\n');
 		if (v)
 			*v++ = '\0';
