@@ -163,12 +163,14 @@ int jig_session_https_git_env(json_t *hosts, const char *const *aliases, size_t 
 {
 	size_t k = 0;
 	int r = 0;
-	/* For every URL: verification on, no proxy, no other CA, no cookies,
-	 * no helper but jig's (an empty helper resets the list). */
+	/* For every URL: verification on, jig's CONNECT relay as the proxy
+	 * (the scope's only route, decision 310), no cookies, no helper but
+	 * jig's (an empty helper resets the list). No CA path: each host's
+	 * own CA file by its URL alone (decision 311; a CA path would make
+	 * every bound CA trusted for every host of the command). */
 	r |= put(env, &k, "protocol.https.allow", "always");
 	r |= put(env, &k, "http.sslVerify", "true");
-	r |= put(env, &k, "http.proxy", "");
-	r |= put(env, &k, "http.sslCAPath", JIG_HTTPS_CA_TARGET);
+	r |= put(env, &k, "http.proxy", "http://" JIG_GIT_PROXY);
 	r |= put(env, &k, "http.cookieFile", "");
 	r |= put(env, &k, "http.emptyAuth", "false");
 	r |= put(env, &k, "credential.helper", "");
@@ -211,6 +213,11 @@ int jig_session_git_compose(const struct jig_catalog *c, const struct jig_sessio
 			add_bind(doc, f->remotes[i], f->remotes[i], true);
 		for (size_t i = 0; i < f->n_ro; i++)
 			add_bind(doc, f->ro[i].source, f->ro[i].target, false);
+		if (f->git_copy) {
+			add_bind(doc, f->git_copy, "/usr/bin/git", false);
+			if (access("/usr/lib/git-core/git", F_OK) == 0) /* what git runs for its own subcommands */
+				add_bind(doc, f->git_copy, "/usr/lib/git-core/git", false);
+		}
 		if (f->network)
 			json_object_set(doc, "network", f->network);
 		json_t *env = json_object_get(doc, "env");

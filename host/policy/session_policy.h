@@ -76,7 +76,17 @@ struct jig_session_git_facts {
 	json_t *https_hosts;
 	const char *const *https_aliases;
 	size_t n_https;
+	/* The pinned git's private copy (decision 312): bound read-only over
+	 * /usr/bin/git and /usr/lib/git-core/git (when there), so the git that
+	 * runs is the bytes that were hashed. NULL: none. */
+	const char *git_copy;
 };
+/* Where the brokered git reaches jig's CONNECT relay inside its own network
+ * namespace (decision 310): git's http.proxy, ssh's ProxyCommand
+ * (JIG_GIT_CONNECT, the snapshot's libexec/connect) asks it for exactly the
+ * approved HOST:PORT; the scope's network grant is those and nothing else. */
+#define JIG_GIT_PROXY "127.0.0.1:3128"
+#define JIG_GIT_CONNECT "/.jig/connect/jig-connect"
 /* Where the git scope finds an HTTPS host's files: /<alias> below each. */
 #define JIG_HTTPS_CA_TARGET "/.jig/https-ca"	     /* the operator's CA file, read-only */
 #define JIG_HTTPS_CRED_TARGET "/.jig/https-credential" /* the operator's credential file, read-only */

@@ -2,6 +2,7 @@
 #include "session/broker.h"
 
 #include <dirent.h>
+#include <netdb.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -27,6 +28,7 @@
 #include "sandbox/scope.h"
 #include "util/fault.h"
 #include "util/fileio.h"
+#include "util/netaddr.h"
 
 struct conf {
 	struct jig_git_policy policy;
@@ -36,10 +38,12 @@ struct conf {
 	const char *const *local; /* the approved remotes that are local paths: bound when git may reach a remote */
 	const struct jig_ssh_chain *ssh; /* the context's agent and SSH hosts, jig's ssh directory */
 	json_t *https_hosts, *repositories; /* the context's HTTPS hosts, the map's repositories */
+	const char *git_copy; /* the pinned git's private copy at the id slot (decision 312) */
+	const char *id;	      /* the session's id */
 };
 
-/* What an SSH request gets in its git scope (decision 236): exactly its
- * hosts' loopback ports, jig's ssh directory, each host's known_hosts and
+/* What an SSH request gets in its git scope (decisions 236, 310): exactly
+ * its hosts' HOST:PORT through jig's CONNECT relay, jig's ssh directory, each host's known_hosts and
  * the context's agent socket, read-only. */
 #define MAX_SSH 8
 struct git_net {
@@ -56,12 +60,20 @@ struct git_net {
 	char ca[MAX_SSH][80], cred[MAX_SSH][80];
 };
 
-/* The request's network: loopback ports only (decision 237, 292). */
-static json_t *lo_ports(struct git_net *net)
+/* The request's network (decision 310): jig's CONNECT relay inside the
+ * scope, allowing exactly the hosts' HOST:PORT and nothing else. */
+static json_t *relay_grants(struct git_net *net)
 {
 	if (!net->network)
-		net->network = json_pack("{s:o}", "loopback", json_array());
-	return json_object_get(net->network, "loopback");
+		net->network = json_pack("{s:o,s:s}", "connect", json_array(), "proxy", JIG_GIT_PROXY);
+	return json_object_get(net->network, "connect");
+}
+
+/* HOST:PORT of the map's host h, granted to the request's relay. */
+static void grant(struct git_net *net, json_t *h)
+{
+	json_array_append_new(relay_grants(net), json_sprintf("%s:%lld", json_string_value(json_object_get(h, "host")),
+							      (long long)json_integer_value(json_object_get(h, "port"))));
 }
 
 /* Configuration that wins over the repository's (the command line's -c is
@@ -88,6 +100,37 @@ static void say(int fd, const char *fmt, ...)
 	line[n++] = '\n';
 	if (write(fd, line, (size_t)n) < 0) {
 	}
+}
+
+/* A host the relay may dial for a request (decision 310): an IP literal is
+ * the map's own exact choice (the map refuses this host's and link-local
+ * ones but 127.0.0.1); a name is resolved here, outside the scope, and
+ * refused with one line when it does not resolve or any answer is this
+ * host's, link-local or unspecified (the relay checks its own answer
+ * again when it dials). */
+static int host_reachable(const char *kind, const char *alias, const char *host, const char *sub, int err)
+{
+	struct sockaddr_storage lit;
+	/* The test-only fault skips this check: the relay's own holds
+	 * (session_broker.git_remote). */
+	if (jig_addr_literal(host, strlen(host), &lit) == 1 || JIG_FAULT_FAILS("session broker host check"))
+		return 0;
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+	int g = getaddrinfo(host, NULL, &hints, &res);
+	if (g != 0) {
+		say(err, "jig: git %s: %s host %s (%s) does not resolve: %s; refused", sub, kind, alias, host, gai_strerror(g));
+		return -1;
+	}
+	const char *why = NULL;
+	for (struct addrinfo *a = res; a && !why; a = a->ai_next)
+		why = jig_addr_local(a->ai_addr);
+	freeaddrinfo(res);
+	if (why) {
+		say(err, "jig: git %s: %s host %s (%s) resolves to a refused address (%s): a remote host is never this host; refused", sub, kind,
+		    alias, host, why);
+		return -1;
+	}
+	return 0;
 }
 
 /* In the request's child: the pinned git with jig's -c, then args, in its
@@ -126,9 +169,12 @@ static int git_scoped(const struct conf *c, const char *cwd, const int io[3], co
 					   .remotes = remotes, .network = ssh || https ? net->network : NULL,
 					   .ro = ssh || https ? net->ro : NULL, .n_ro = ssh || https ? net->n_ro : 0, .ssh = ssh,
 					   .https = https, .https_hosts = c->https_hosts,
-					   .https_aliases = https ? net->halias : NULL, .n_https = https ? net->nh : 0};
-	int init_fd = -1, r = jig_session_git_compose(&ss->cat, &gf, &t, &e);
-	if (!r && (r = jig_scope_argv(&t, call, k, argv, sizeof(argv) / sizeof(argv[0]), &e)) == 0 &&
+					   .https_aliases = https ? net->halias : NULL, .n_https = https ? net->nh : 0,
+					   .git_copy = c->git_copy};
+	struct jig_scope_template tmpl;
+	int init_fd = -1, r = jig_session_git_compose(&ss->cat, &gf, &tmpl, &e);
+	if (!r && (r = jig_session_instance(&tmpl, c->id, jig_caller_home(), &t, &e)) == 0 &&
+	    (r = jig_scope_argv(&t, call, k, argv, sizeof(argv) / sizeof(argv[0]), &e)) == 0 &&
 	    (r = jig_sandbox_open(&sb, &c->s->snap, &e)) == 0) {
 		if ((init_fd = jig_verifier_open((struct jig_verifier *)&c->s->v, &c->s->snap, JIG_SESSION_INIT_FILE, &e)) < 0)
 			r = init_fd;
@@ -294,7 +340,9 @@ static int check_remote(const struct conf *c, const char *dir, const char *remot
 	}
 	int r = 0;
 	size_t rn = remote ? strlen(remote) : 0;
-	for (char *k = cfg; !r && k < cfg + len; k += strlen(k) + 1) {
+	/* the next entry is found before this one is split at its newline */
+	for (char *k = cfg, *next; !r && k < cfg + len; k = next) {
+		next = k + strlen(k) + 1;
 		char *v = strchr(k, '\n');
 		if (v)
 			*v++ = '\0';
@@ -332,9 +380,10 @@ static int check_remote(const struct conf *c, const char *dir, const char *remot
 	return r;
 }
 
-/* An SSH request's scope facts (decision 236): each host of the context
- * with its known_hosts, the agent checked again (the socket may have been
- * replaced since the launch), the network exactly the hosts' ports. */
+/* An SSH request's scope facts (decisions 236, 310): each host of the
+ * context with its known_hosts, the agent checked again (the socket may
+ * have been replaced since the launch), the network exactly the hosts'
+ * HOST:PORT through the relay. */
 static int ssh_facts(const struct conf *c, struct git_net *net, const char *sub, int err)
 {
 	const struct jig_ssh_chain *ch = c->ssh;
@@ -342,25 +391,19 @@ static int ssh_facts(const struct conf *c, struct git_net *net, const char *sub,
 		say(err, "jig: git %s: the session has no SSH chain (no SSH remote in the map); refused", sub);
 		return -1;
 	}
-	json_t *lo = lo_ports(net);
 	net->ro[net->n_ro++] = (struct jig_scope_bind){.source = ch->dir, .target = JIG_SSH_DIR_TARGET};
 	net->ro[net->n_ro++] = (struct jig_scope_bind){.source = ch->agent, .target = JIG_SSH_AGENT_TARGET};
 	for (size_t i = 0; i < net->n; i++) {
 		json_t *h = json_object_get(ch->hosts, net->alias[i]);
 		const char *host = json_string_value(json_object_get(h, "host"));
 		struct jig_error e = {0};
-		if (!host || strcmp(host, "127.0.0.1") != 0) {
-			/* A host beyond loopback needs ssh to reach jig's CONNECT
-			 * relay: not built (decision 237). */
-			say(err, "jig: git %s: SSH host %s (%s) is not on 127.0.0.1; the session's git reaches only loopback SSH hosts yet (decision 237)", sub,
-			    net->alias[i], host ? host : "?");
+		if (!host || host_reachable("SSH", net->alias[i], host, sub, err) < 0)
 			return -1;
-		}
 		if (jig_ssh_agent_check(ch->context, ch->agent, net->alias[i], json_object_get(h, "fingerprints"), ch->repositories, NULL, 0, &e) < 0) {
 			say(err, "jig: git %s: %s", sub, strncmp(e.msg, "session: ", 9) == 0 ? e.msg + 9 : e.msg);
 			return -1;
 		}
-		json_array_append_new(lo, json_sprintf("127.0.0.1:%lld", (long long)json_integer_value(json_object_get(h, "port"))));
+		grant(net, h);
 		snprintf(net->kh[i], sizeof(net->kh[i]), JIG_SSH_KNOWN_HOSTS_TARGET "/%s", net->alias[i]);
 		net->ro[net->n_ro++] = (struct jig_scope_bind){.source = json_string_value(json_object_get(h, "known_hosts")), .target = net->kh[i]};
 	}
@@ -370,7 +413,7 @@ static int ssh_facts(const struct conf *c, struct git_net *net, const char *sub,
 /* An HTTPS request's scope facts (decision 291): the repository's own
  * configuration names no http.*, credential.* or include (they would
  * choose the TLS trust, a proxy or a helper), each host's files checked
- * again, the network exactly the hosts' loopback ports, the CA and
+ * again, the network exactly the hosts' HOST:PORT through the relay, the CA and
  * credential files read-only, jig's configuration in the environment. */
 static int https_facts(const struct conf *c, const char *dir, struct git_net *net, const char *sub, int err)
 {
@@ -394,21 +437,17 @@ static int https_facts(const struct conf *c, const char *dir, struct git_net *ne
 		return -1;
 	}
 	free(cfg);
-	json_t *lo = lo_ports(net);
 	for (size_t i = 0; i < net->nh; i++) {
 		json_t *h = json_object_get(c->https_hosts, net->halias[i]);
 		const char *host = json_string_value(json_object_get(h, "host")), *cred = json_string_value(json_object_get(h, "credential"));
 		struct jig_error e = {0};
-		if (!host || strcmp(host, "127.0.0.1") != 0) {
-			say(err, "jig: git %s: HTTPS host %s (%s) is not on 127.0.0.1; the session's git reaches only loopback HTTPS hosts yet (decision 292)", sub,
-			    net->halias[i], host ? host : "?");
+		if (!host || host_reachable("HTTPS", net->halias[i], host, sub, err) < 0)
 			return -1;
-		}
 		if (jig_https_host_check(net->halias[i], h, c->repositories, &e) < 0) {
 			say(err, "jig: git %s: %s", sub, strncmp(e.msg, "session: ", 9) == 0 ? e.msg + 9 : e.msg);
 			return -1;
 		}
-		json_array_append_new(lo, json_sprintf("127.0.0.1:%lld", (long long)json_integer_value(json_object_get(h, "port"))));
+		grant(net, h);
 		snprintf(net->ca[i], sizeof(net->ca[i]), JIG_HTTPS_CA_TARGET "/%s", net->halias[i]);
 		net->ro[net->n_ro++] = (struct jig_scope_bind){.source = json_string_value(json_object_get(h, "ca_file")), .target = net->ca[i]};
 		if (cred) {
@@ -555,8 +594,42 @@ static int load_policy(const struct jig_session *s, struct conf *c, struct jig_e
 	return r;
 }
 
-/* The pinned git: opened once, hashed from that descriptor. */
-static int open_git(struct jig_broker *b, struct jig_error *e)
+int jig_broker_git_copy_path(const char *broker_dir, const char *id, char *out, size_t cap)
+{
+	const char *slot = strstr(broker_dir, "/" JIG_SESSION_ID_SLOT "/");
+	if (!slot || snprintf(out, cap, "%.*s/%s/git", (int)(slot - broker_dir), broker_dir, id) >= (int)cap)
+		return -1;
+	return 0;
+}
+
+/* The private copy dst (new, in the session's own 0700 directory): exactly
+ * buf, 0500. */
+static int keep_copy(const char *dst, const char *buf, size_t len, struct jig_error *e)
+{
+	int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+	bool ok = fd >= 0;
+	for (size_t o = 0; ok && o < len;) {
+		ssize_t k = write(fd, buf + o, len - o);
+		if (k < 0 && errno == EINTR)
+			continue;
+		ok = k > 0;
+		o += ok ? (size_t)k : 0;
+	}
+	ok = ok && fchmod(fd, 0500) == 0;
+	int err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (!ok) {
+		unlink(dst);
+		return jig_err(e, JIG_E_HOST, "session: the pinned git's copy %s: %s", dst, strerror(err));
+	}
+	return 0;
+}
+
+/* The pinned git: opened once, hashed from that descriptor; with copy (a
+ * new file's path), those very bytes kept as the private copy every
+ * request runs (decision 312). */
+static int open_git(struct jig_broker *b, const char *copy, struct jig_error *e)
 {
 	int fd = open(JIG_BROKER_GIT, O_RDONLY | O_CLOEXEC);
 	char *buf = NULL;
@@ -571,7 +644,13 @@ static int open_git(struct jig_broker *b, struct jig_error *e)
 	unsigned char d[JIG_SHA256_LEN];
 	jig_sha256(buf, len, d);
 	jig_hex(d, JIG_SHA256_LEN, b->git_sha256);
+	if (copy)
+		r = keep_copy(copy, buf, len, e);
 	free(buf);
+	if (r) {
+		close(fd);
+		return r;
+	}
 	return fd;
 }
 
@@ -613,6 +692,8 @@ static void remove_dir(char *dir)
 		*slash = '\0';
 		snprintf(p, sizeof(p), "%s/ssh", dir); /* jig's ssh directory (sshchain.h) */
 		jig_ssh_chain_remove(p);
+		snprintf(p, sizeof(p), "%s/git", dir); /* the pinned git's copy (decision 312) */
+		unlink(p);
 		rmdir(dir); /* .../sessions/<id> */
 		*slash = '/';
 	}
@@ -643,7 +724,7 @@ void jig_broker_git_sha256(char out[JIG_SHA256_HEX])
 {
 	struct jig_broker b = {.pid = -1};
 	struct jig_error e = {0};
-	int fd = open_git(&b, &e);
+	int fd = open_git(&b, NULL, &e);
 	if (fd >= 0)
 		close(fd);
 	snprintf(out, JIG_SHA256_HEX, "%s", fd >= 0 ? b.git_sha256 : "");
@@ -681,12 +762,7 @@ int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const ch
 	int r = load_policy(s, &c, e);
 	if (r)
 		return r;
-	int git_fd = open_git(b, e), lfd = -1;
-	if (git_fd < 0) {
-		jig_git_policy_free(&c.policy);
-		return git_fd;
-	}
-	close(git_fd);
+	int lfd = -1;
 	/* The SSH chain (decision 235): checked before the launch, jig's ssh
 	 * directory beside the broker's (never bound into the agent's scope). */
 	static struct jig_ssh_chain ssh;
@@ -695,13 +771,26 @@ int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const ch
 	c.ssh = &ssh;
 	c.https_hosts = json_object_get(json_object_get(json_object_get(s->map.doc, "contexts"), s->w.context), "https_hosts");
 	c.repositories = json_object_get(s->map.doc, "repositories");
+	int git_fd = -1;
 	if ((r = make_dir(b->dir, e)) < 0)
 		;
+	else if (jig_broker_git_copy_path(s->broker_dir, id, b->git_copy, sizeof(b->git_copy)) < 0)
+		r = jig_err(e, JIG_E_USAGE, "session: the pinned git's copy: its path is too long");
+	else if ((git_fd = open_git(b, b->git_copy, e)) < 0)
+		r = git_fd;
 	else if ((r = jig_ssh_chain_start(&ssh, s->map.doc, s->w.repo, s->w.context, ssh_dir, e)) < 0)
 		;
 	else if ((lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0)) < 0 ||
 		 bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sa.sun_path, 0600) < 0 || listen(lfd, 16) < 0)
 		r = jig_err(e, JIG_E_HOST, "session: the broker's socket %s: %s", sa.sun_path, strerror(errno));
+	if (git_fd >= 0)
+		close(git_fd);
+	/* Requests compose the Plan's scope (the copy at the id slot), then
+	 * its instance for this id (decision 312). */
+	static char copy_slot[PATH_MAX];
+	jig_broker_git_copy_path(s->broker_dir, JIG_SESSION_ID_SLOT, copy_slot, sizeof(copy_slot));
+	c.git_copy = copy_slot;
+	c.id = id;
 	pid_t parent = getpid();
 	if (!r && (b->pid = fork()) < 0)
 		r = jig_err(e, JIG_E_HOST, "session: cannot start the broker: %s", strerror(errno));

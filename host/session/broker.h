@@ -31,6 +31,7 @@ struct jig_broker {
 	pid_t pid; /* -1: not running */
 	char dir[4096];
 	char git_sha256[JIG_SHA256_HEX];
+	char git_copy[4096]; /* the pinned git's private copy: what every request runs */
 };
 
 /* The session's broker directory with the launch's id (0700, created with
@@ -43,6 +44,12 @@ struct jig_broker {
 int jig_broker_start(struct jig_broker *b, const struct jig_session *s, const char *id, struct jig_error *e);
 /* The pinned git's SHA-256 (hex) as it is now, or "" when it cannot be read. */
 void jig_broker_git_sha256(char out[JIG_SHA256_HEX]);
+/* Where the broker keeps the session's private copy of the pinned git
+ * (decision 312): <sessions>/<id>/git, beside (never inside) the broker
+ * directory the agent's scope sees (broker_dir: the session's broker
+ * directory with the JIG_SESSION_ID_SLOT; id may be the slot itself, as
+ * in the Plan). -1: does not fit. */
+int jig_broker_git_copy_path(const char *broker_dir, const char *id, char *out, size_t cap);
 /* Ends the broker and every request it serves, and removes its directory.
  * Idempotent. */
 void jig_broker_stop(struct jig_broker *b);

@@ -75,14 +75,7 @@ int jig_https_chain_check(json_t *map_doc, json_t *repo, const char *context, st
 		const char *alias = jig_https_host_of(hosts, json_string_value(v));
 		if (!alias || r)
 			continue;
-		json_t *h = json_object_get(hosts, alias);
-		const char *host = json_string_value(json_object_get(h, "host"));
-		/* Beyond loopback git needs jig's CONNECT relay: not built (decision 292). */
-		if (strcmp(host, "127.0.0.1") != 0)
-			r = jig_err(e, JIG_E_USAGE, "session: HTTPS host %s (%s) is not on 127.0.0.1; the session's git reaches only loopback HTTPS hosts yet (decision 292)",
-				    alias, host);
-		else
-			r = jig_https_host_check(alias, h, json_object_get(map_doc, "repositories"), e);
+		r = jig_https_host_check(alias, json_object_get(hosts, alias), json_object_get(map_doc, "repositories"), e);
 	}
 	return r;
 }

@@ -6,7 +6,7 @@
  * caller's, not writable by others (the credential file not readable by
  * them either), physical, in trusted directories, outside every
  * repository). The brokered git's scope for such a request gets exactly
- * the host's loopback port, the CA file and the credential file read-only,
+ * the host's HOST:PORT through jig's CONNECT relay (decision 310), the CA file and the credential file read-only,
  * and jig's configuration in its environment (GIT_CONFIG_COUNT): TLS
  * verification on against that CA only, no proxy, the credential given by
  * a helper that reads the bound file. The agent's scope sees none of it. */
@@ -34,8 +34,8 @@ const char *jig_https_host_of(json_t *hosts, const char *u);
  * names one) checked. -code with one line naming the host and the file. */
 int jig_https_host_check(const char *alias, json_t *h, json_t *repositories, struct jig_error *e);
 
-/* For each HTTPS host the repository's git_remotes name: on 127.0.0.1
- * only (decision 292) and jig_https_host_check. -code with e. */
+/* For each HTTPS host the repository's git_remotes name:
+ * jig_https_host_check. -code with e. */
 int jig_https_chain_check(json_t *map_doc, json_t *repo, const char *context, struct jig_error *e);
 
 

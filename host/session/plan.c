@@ -25,8 +25,10 @@ static json_t *high_risk_json(unsigned bits)
  * host (listed beside it), nothing else. */
 static int git_scope(const struct jig_session *s, struct jig_scope_template *t, struct jig_error *e)
 {
+	char copy[4096];
 	struct jig_session_git_facts gf = {.name = JIG_SESSION_GIT_KIND, .snapshot_dir = s->snap.dirpath, .home = jig_caller_home(),
-					   .worktree = s->w.worktree, .git_dir = s->w.common_dir, .rw = s->w.rw, .cwd = s->w.worktree};
+					   .worktree = s->w.worktree, .git_dir = s->w.common_dir, .rw = s->w.rw, .cwd = s->w.worktree,
+					   .git_copy = jig_broker_git_copy_path(s->broker_dir, JIG_SESSION_ID_SLOT, copy, sizeof(copy)) == 0 ? copy : NULL};
 	return jig_session_git_compose(&s->cat, &gf, t, e);
 }
 

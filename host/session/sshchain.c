@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "policy/session_policy.h" /* JIG_GIT_PROXY, JIG_GIT_CONNECT */
 #include "session/places.h"
 #include "util/crypto.h"
 
@@ -222,8 +223,10 @@ int jig_ssh_config_text(json_t *hosts, char *out, size_t cap)
 			host++, hn -= 2;
 		o += (size_t)snprintf(out + o, cap - o,
 				      "Host %s\n  HostName %.*s\n  Port %lld\n  UserKnownHostsFile " JIG_SSH_KNOWN_HOSTS_TARGET "/%s\n"
-				      "  IdentityFile " JIG_SSH_DIR_TARGET "/%s.pub\n",
-				      alias, hn, host, (long long)json_integer_value(json_object_get(h, "port")), alias, alias);
+				      "  IdentityFile " JIG_SSH_DIR_TARGET "/%s.pub\n"
+				      "  ProxyCommand " JIG_GIT_CONNECT " " JIG_GIT_PROXY " %s:%lld\n",
+				      alias, hn, host, (long long)json_integer_value(json_object_get(h, "port")), alias, alias,
+				      json_string_value(json_object_get(h, "host")), (long long)json_integer_value(json_object_get(h, "port")));
 	}
 	if (o < cap)
 		o += (size_t)snprintf(out + o, cap - o,

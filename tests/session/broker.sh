@@ -18,9 +18,47 @@ set -eu
 JIG="$JIG_TEST_PREFIX/bin/jig"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# Remote hosts (case git_remote, decision 310), as root in a guest of its
+# own: a non-loopback address of the guest (TEST-NET-1, 192.0.2.10, on a
+# dummy interface; never routed anywhere) where the fixture sshd and HTTPS
+# server listen, and two names: forge.test at it, loop.test at 127.0.0.1.
+root_git_remote() {
+	if modprobe dummy 2>/dev/null && ip link add jigr0 type dummy 2>/dev/null; then
+		ip addr add 192.0.2.10/24 dev jigr0 && ip link set jigr0 up
+	else
+		ip addr add 192.0.2.10/32 dev lo
+	fi
+	cat /etc/hosts >/run/jig-hosts
+	printf '192.0.2.10 forge.test\n127.0.0.1 loop.test\n' >>/run/jig-hosts
+	chmod 644 /run/jig-hosts && mount --bind /run/jig-hosts /etc/hosts
+}
+
+# The pinned git swapped mid-session (case git_pinned, decision 312), as
+# root in the lane (a mount and a process, which the lane's reset undoes):
+# once /tmp/jig-git-swap appears, a script that prints FAKE-GIT-RAN is
+# bound over /usr/bin/git and /usr/lib/git-core/git.
+scratch_git_pinned() {
+	printf '#!/bin/sh\necho FAKE-GIT-RAN\n' >/tmp/jig-fake-git && chmod 755 /tmp/jig-fake-git
+	setsid sh -c 'i=0; while [ ! -e /tmp/jig-git-swap ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i+1)); done
+		mount --bind /tmp/jig-fake-git /usr/bin/git && mount --bind /tmp/jig-fake-git /usr/lib/git-core/git && touch /tmp/jig-git-swapped' \
+		</dev/null >/dev/null 2>&1 &
+}
+
+# A foreign-owned agent socket (case git_foreign_socket), as root in the
+# lane: root's socket at the personal context's path in jigtest's home
+# (a tmpfs the lane's reset mounts again).
+scratch_git_foreign_socket() {
+	h=$(getent passwd jigtest | cut -d: -f6)
+	mkdir -p "$h/.ssh" && chown jigtest: "$h/.ssh" && chmod 700 "$h/.ssh"
+	python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$h/.ssh/agent-personal.sock"
+}
+
 if [ "${ROOT_MODE:-}" = 1 ]; then
 	u=$(id -u jigtest)
 	mkdir -p "/run/user/$u" && chown jigtest: "/run/user/$u" && chmod 700 "/run/user/$u"
+	[ "${1:-}" != git_remote ] || root_git_remote
+	[ "${1:-}" != git_pinned ] || scratch_git_pinned
+	[ "${1:-}" != git_foreign_socket ] || scratch_git_foreign_socket
 	exit 0
 fi
 
@@ -268,7 +306,10 @@ case_git_over_ssh() {
 # configuration gains http.sslVerify=false mid-session) the repository's
 # own http.* configuration, and (after the CA file becomes writable by
 # others) the request. The second server's certificate does not chain
-# to the map's CA: git's TLS check fails and nothing is pushed. The
+# to the map's CA: git's TLS check fails and nothing is pushed. In one
+# command reaching every host (fetch --all), host other, whose map CA is
+# its own but whose server presents a certificate of the fixture's CA, is
+# refused by TLS (each host trusts only its own CA, decision 311). The
 # credential is not in the agent's scope (its file, its environment,
 # /.jig), and the server saw it on the requests.
 scratch_git_over_https() { :; }
@@ -287,20 +328,29 @@ case_git_over_https() {
 	}
 	tls good
 	tls rogue
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=jig other test CA" -keyout "$K/other-ca.key" -out "$K/other-ca.pem" 2>/dev/null
 	mkdir -p "$HOME/.jig-tls" && chmod 700 "$HOME/.jig-tls"
 	cp "$K/good-ca.pem" "$HOME/.jig-tls/ca.pem" && chmod 644 "$HOME/.jig-tls/ca.pem"
+	cp "$K/other-ca.pem" "$HOME/.jig-tls/other-ca.pem" && chmod 644 "$HOME/.jig-tls/other-ca.pem"
 	printf 'username=jigtest\npassword=HTTPS-CANARY-%s\n' "$$" >"$HOME/.jig-tls/credential" && chmod 600 "$HOME/.jig-tls/credential"
 	git init -q --bare "$S/srv/repo.git"
 	git init -q --bare "$S/rogue/repo.git"
 	git -C "$S/repo" push -q "$S/srv/repo.git" main
+	# Host "other" (its own CA in the map) serves a certificate of the
+	# fixture's CA: trusted only if one host's CA served another (decision 311).
+	mkdir -p "$S/other" && git init -q --bare "$S/other/repo.git" && git -C "$S/repo" push -q "$S/other/repo.git" main
 	/usr/bin/python3 "$JIG_SOURCE/tests/session/git_https_server.py" "$S/srv" "$K/good.pem" "$K/good.key" $P "$S/https.log" "jigtest:HTTPS-CANARY-$$" &
 	srv=$!
 	/usr/bin/python3 "$JIG_SOURCE/tests/session/git_https_server.py" "$S/rogue" "$K/rogue.pem" "$K/rogue.key" $R "$S/rogue.log" "jigtest:HTTPS-CANARY-$$" &
 	rogue=$!
-	trap 'kill $srv $rogue 2>/dev/null; rm -rf "$S" "$HOME/.jig-tls"' EXIT
+	/usr/bin/python3 "$JIG_SOURCE/tests/session/git_https_server.py" "$S/other" "$K/good.pem" "$K/good.key" 18446 "$S/other.log" "jigtest:HTTPS-CANARY-$$" &
+	other=$!
+	trap 'kill $srv $rogue $other 2>/dev/null; rm -rf "$S" "$HOME/.jig-tls"' EXIT
 	url="https://127.0.0.1:$P/repo.git"
 	git -C "$S/repo" remote set-url origin "$url"
 	git -C "$S/repo" remote add rogue "https://127.0.0.1:$R/repo.git"
+	git -C "$S/repo" remote add other "https://127.0.0.1:18446/repo.git"
+	git -C "$S/repo" remote remove elsewhere # unapproved: fetch --all would be refused (decision 315)
 	{
 		printf '%s\n' '#!/usr/bin/sh' \
 			'run() { name=$1; shift; "$@" >"$TMPDIR/out" 2>"$TMPDIR/err"; echo "RC $name $?"; echo "ERR $name $(head -n 1 "$TMPDIR/err")"; echo "LINES $name $(wc -l <"$TMPDIR/err")"; }'
@@ -312,6 +362,8 @@ case_git_over_https() {
 		echo 'run push git push -q -u origin feature'
 		echo 'run fetch git fetch -q origin'
 		echo 'run back git switch -q main'
+		# One command reaching fixture, rogue and other: each host's own CA only.
+		echo 'run cross git fetch -q --all'
 		echo "run proxy git -c http.proxy=http://127.0.0.1:1234 fetch origin"
 		echo "run ssl_verify git -c http.sslVerify=false fetch rogue"
 		echo "run ca_info git -c http.sslCAInfo=/etc/ssl/certs/ca-certificates.crt fetch rogue"
@@ -338,9 +390,10 @@ case_git_over_https() {
 	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
 	  contexts: {
 	    personal: {https_hosts: {fixture: {host: "127.0.0.1", port: $p, ca_file: ($h + "/.jig-tls/ca.pem"), credential: ($h + "/.jig-tls/credential")},
-	                             rogue: {host: "127.0.0.1", port: $r, ca_file: ($h + "/.jig-tls/ca.pem"), credential: ($h + "/.jig-tls/credential")}}}},
+	                             rogue: {host: "127.0.0.1", port: $r, ca_file: ($h + "/.jig-tls/ca.pem"), credential: ($h + "/.jig-tls/credential")},
+	                             other: {host: "127.0.0.1", port: 18446, ca_file: ($h + "/.jig-tls/other-ca.pem"), credential: ($h + "/.jig-tls/credential")}}}},
 	  repositories: {repo: {root: ($s + "/repo"), mode: "rw", context: "personal", default_provider: "local",
-	                        providers: ["local"], git_remotes: [$url, ("https://127.0.0.1:" + ($r | tostring) + "/repo.git")]}}
+	                        providers: ["local"], git_remotes: [$url, ("https://127.0.0.1:" + ($r | tostring) + "/repo.git"), "https://127.0.0.1:18446/repo.git"]}}
 	}' >"$HOME/.config/jig/sessions.json"
 	(
 		i=0
@@ -370,12 +423,203 @@ case_git_over_https() {
 	grep -Eq "^RC rogue (128|1)$" "$S/out" || fail "the push to a server of another CA: $(grep -E "^(RC|ERR) rogue " "$S/out" | tr '\n' ' ')"
 	grep -Eq "^ERR rogue .*(certificate|SSL)" "$S/out" || fail "the rogue push failed otherwise: $(grep "^ERR rogue " "$S/out")"
 	[ -z "$(git -C "$S/rogue/repo.git" for-each-ref)" ] || fail "the server of another CA was pushed to"
+	# In one command, host other trusts only its own CA, not fixture's.
+	grep -qx "RC cross 1" "$S/out" || fail "git fetch --all was not git's own failure (rogue and other refused by TLS): $(grep -E "^(RC|ERR) cross " "$S/out" | tr '\n' ' ')"
+	! git -C "$S/repo" rev-parse -q --verify refs/remotes/other/main >/dev/null || fail "host other was fetched from with the fixture's CA"
+	! grep -q "git-upload-pack" "$S/other.log" || fail "host other was asked for a pack: $(cat "$S/other.log")"
 	! grep -q "CREDENTIAL" "$S/out" || fail "the agent's scope holds the credential: $(grep CREDENTIAL "$S/out")"
 	grep -q "^JIGDIR " "$S/out" && ! grep "^JIGDIR " "$S/out" | grep -q https || fail "the agent's /.jig holds jig's HTTPS files: $(grep "^JIGDIR" "$S/out")"
 	grep -q "POST /repo.git/git-receive-pack auth=ok" "$S/https.log" || fail "the server saw no authenticated push: $(cat "$S/https.log")"
 	grep -q "POST /repo.git/git-upload-pack auth=ok" "$S/https.log" || fail "the server saw no authenticated fetch"
 	[ ! -e "$HOME/.local/state/jig/sessions" ] || [ -z "$(ls -A "$HOME/.local/state/jig/sessions")" ] ||
 		fail "the broker's directory stays after the session: $(ls -R "$HOME/.local/state/jig/sessions")"
+}
+
+# Remote hosts (decision 310): the fixture sshd and a TLS git http-backend
+# listen on 192.0.2.10 (root_git_remote), which the map names forge.test;
+# loop.test resolves to 127.0.0.1. The brokered git's scope has no route
+# but jig's CONNECT relay (outside it), which allows exactly the request's
+# approved HOST:PORT and resolves the name itself: over SSH through jig's
+# ProxyCommand (jig-connect) with the host key bound to [forge.test]:22022
+# in the operator's known_hosts (no entry for any address), over HTTPS
+# with the relay as git's http.proxy. The agent pushes and fetches over
+# both; an unapproved host (the same address by number) and port, and an
+# approved name resolving to loopback over SSH and HTTPS are refused with
+# one line each. With the broker's name check skipped (the test-only
+# fault), the relay refuses the loopback answer itself and nothing is
+# reached.
+case_git_remote() {
+	getent hosts forge.test | grep -q '^192\.0\.2\.10 ' || fail "the root set-up did not name forge.test: $(getent hosts forge.test)"
+	P=22022
+	W=18443
+	K="$S/keys"
+	mkdir -p "$K" "$HOME/.ssh" "$S/sshd" "$S/srv" "$HOME/.jig-tls" && chmod 700 "$HOME/.ssh" "$HOME/.jig-tls"
+	for k in host personal; do ssh-keygen -q -t ed25519 -N '' -C "$k" -f "$K/$k"; done
+	cp "$K/personal.pub" "$S/sshd/authorized_keys"
+	printf '%s\n' "Port $P" "ListenAddress 192.0.2.10" "HostKey $K/host" "PidFile $S/sshd/pid" \
+		"AuthorizedKeysFile $S/sshd/authorized_keys" "StrictModes no" "UsePAM no" "PasswordAuthentication no" \
+		"KbdInteractiveAuthentication no" "LogLevel VERBOSE" >"$S/sshd/config"
+	/usr/sbin/sshd -f "$S/sshd/config" -E "$S/sshd/log" || fail "the fixture sshd did not start: $(cat "$S/sshd/log")"
+	# The host key bound to the approved name only, never to an address.
+	echo "[forge.test]:$P $(cut -d' ' -f1,2 "$K/host.pub")" >"$HOME/.ssh/known_hosts"
+	chmod 644 "$HOME/.ssh/known_hosts"
+	out=$(ssh-agent -a "$HOME/.ssh/agent-personal.sock")
+	agent_pid=$(echo "$out" | sed -n 's/^SSH_AGENT_PID=\([0-9]*\);.*/\1/p')
+	SSH_AUTH_SOCK="$HOME/.ssh/agent-personal.sock" ssh-add -q "$K/personal"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=jig remote test CA" -keyout "$K/ca.key" -out "$K/ca.pem" 2>/dev/null
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=forge.test" -keyout "$K/web.key" -out "$K/web.csr" 2>/dev/null
+	printf 'subjectAltName=DNS:forge.test,DNS:loop.test\n' >"$K/web.ext"
+	openssl x509 -req -in "$K/web.csr" -CA "$K/ca.pem" -CAkey "$K/ca.key" -CAcreateserial -days 2 -extfile "$K/web.ext" \
+		-out "$K/web.pem" 2>/dev/null
+	cp "$K/ca.pem" "$HOME/.jig-tls/ca.pem" && chmod 644 "$HOME/.jig-tls/ca.pem"
+	printf 'username=jigtest\npassword=REMOTE-CANARY-%s\n' "$$" >"$HOME/.jig-tls/credential" && chmod 600 "$HOME/.jig-tls/credential"
+	git init -q --bare "$S/ssh-remote.git"
+	git init -q --bare "$S/srv/repo.git"
+	git -C "$S/repo" push -q "$S/ssh-remote.git" main
+	git -C "$S/repo" push -q "$S/srv/repo.git" main
+	/usr/bin/python3 "$JIG_SOURCE/tests/session/git_https_server.py" "$S/srv" "$K/web.pem" "$K/web.key" $W "$S/https.log" \
+		"jigtest:REMOTE-CANARY-$$" 192.0.2.10 &
+	srv=$!
+	trap 'kill $(cat "$S/sshd/pid") $agent_pid $srv 2>/dev/null; rm -rf "$S" "$HOME/.jig-tls"' EXIT
+	sshurl="ssh://jigtest@forge$S/ssh-remote.git"
+	weburl="https://forge.test:$W/repo.git"
+	git -C "$S/repo" remote set-url origin "$sshurl"
+	git -C "$S/repo" remote add web "$weburl"
+	{
+		printf '%s\n' '#!/usr/bin/sh' \
+			'run() { name=$1; shift; "$@" >"$TMPDIR/out" 2>"$TMPDIR/err"; echo "RC $name $?"; echo "ERR $name $(head -n 1 "$TMPDIR/err")"; echo "LINES $name $(wc -l <"$TMPDIR/err")"; }'
+		echo "cd '$S/repo'"
+		echo 'if [ -e .jig-fault-round ]; then'
+		echo "  run relay_ssh git push ssh://jigtest@loopssh$S/ssh-remote.git HEAD:refs/heads/relay"
+		echo "  run relay_https git push https://loop.test:$W/repo.git HEAD:refs/heads/relay"
+		echo '  exit 0'
+		echo 'fi'
+		echo 'run switch git switch -c feature'
+		echo 'echo two >file'
+		echo 'run add git add file'
+		echo 'run commit git commit -qm two'
+		echo 'run ssh_push git push -q -u origin feature'
+		echo 'run ssh_fetch git fetch -q origin'
+		echo 'run https_push git push -q web feature'
+		echo 'run https_fetch git fetch -q web'
+		echo 'run back git switch -q main'
+		echo "run unapproved_host git push https://192.0.2.10:$W/repo.git feature"
+		echo "run unapproved_port git push https://forge.test:18444/repo.git feature"
+		echo "run loop_ssh git push ssh://jigtest@loopssh$S/ssh-remote.git feature"
+		echo "run loop_https git push https://loop.test:$W/repo.git feature"
+	} >"$S/agent/agent"
+	jq -n --arg s "$S" --arg h "$HOME" --arg pf "$(ssh-keygen -lf "$K/personal.pub" | cut -d' ' -f2)" \
+		--arg sshurl "$sshurl" --arg weburl "$weburl" --argjson p "$P" --argjson w "$W" '
+	  {host: "forge.test", port: $p, known_hosts: ($h + "/.ssh/known_hosts"), fingerprints: [$pf]} as $ssh |
+	  {host: "forge.test", port: $w, ca_file: ($h + "/.jig-tls/ca.pem"), credential: ($h + "/.jig-tls/credential")} as $web | {
+	  format: "jig-sessions/1",
+	  clients: {fake: {command: [($s + "/agent/agent")], trees: [($s + "/agent"), "/usr/bin"]}},
+	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
+	  contexts: {
+	    personal: {ssh_agent: ($h + "/.ssh/agent-personal.sock"),
+	               ssh_hosts: {forge: $ssh, loopssh: ($ssh | .host = "loop.test")},
+	               https_hosts: {web: $web, loopweb: ($web | .host = "loop.test")}}},
+	  repositories: {repo: {root: ($s + "/repo"), mode: "rw", context: "personal", default_provider: "local",
+	                        providers: ["local"],
+	                        git_remotes: [$sshurl, $weburl, ("ssh://jigtest@loopssh" + $s + "/ssh-remote.git"),
+	                                      ("https://loop.test:" + ($w | tostring) + "/repo.git")]}}
+	}' >"$HOME/.config/jig/sessions.json"
+	session
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	for c in switch add commit ssh_push ssh_fetch https_push https_fetch back; do ok "$c"; done
+	[ "$(git -C "$S/ssh-remote.git" log -1 --format=%s feature)" = two ] || fail "the push over SSH did not reach the remote host"
+	[ "$(git -C "$S/srv/repo.git" log -1 --format=%s feature)" = two ] || fail "the push over HTTPS did not reach the remote host"
+	[ "$(git -C "$S/repo" rev-parse origin/feature)" = "$(git -C "$S/ssh-remote.git" rev-parse feature)" ] ||
+		fail "the fetch over SSH did not update origin/feature"
+	[ "$(git -C "$S/repo" rev-parse web/feature)" = "$(git -C "$S/srv/repo.git" rev-parse feature)" ] ||
+		fail "the fetch over HTTPS did not update web/feature"
+	grep -q "Accepted publickey for jigtest" "$S/sshd/log" || fail "no SSH login: $(tail -n 5 "$S/sshd/log")"
+	grep -q "POST /repo.git/git-receive-pack auth=ok" "$S/https.log" || fail "the server saw no authenticated push: $(cat "$S/https.log")"
+	refused unapproved_host "jig: git push: \"https://192.0.2.10:$W/repo.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused unapproved_port "jig: git push: \"https://forge.test:18444/repo.git\" is neither a remote of this repository nor one of the map's approved git_remotes; refused"
+	refused loop_ssh "jig: git push: SSH host loopssh (loop.test) resolves to a refused address (loopback): a remote host is never this host; refused"
+	refused loop_https "jig: git push: HTTPS host loopweb (loop.test) resolves to a refused address (loopback): a remote host is never this host; refused"
+	# The relay holds by itself: the broker's name check skipped.
+	touch "$S/repo/.jig-fault-round"
+	JIG_FAULT_FAIL="session broker host check" session
+	rm -f "$S/repo/.jig-fault-round"
+	[ "$rc" -eq 0 ] || fail "fault round: exit $rc"
+	for c in relay_ssh relay_https; do
+		grep -Eq "^RC $c [0-9]+$" "$S/out" && ! grep -Eq "^RC $c (0|126)$" "$S/out" ||
+			fail "$c: $(grep -E "^(RC|ERR) $c " "$S/out" | tr '\n' ' ')"
+	done
+	grep -qF "ERR relay_ssh jig-connect: loop.test:$P: the relay answered: HTTP/1.1 403 Forbidden: the granted name resolves to a refused address (loopback)" "$S/out" ||
+		fail "relay_ssh said: $(grep '^ERR relay_ssh' "$S/out")"
+	grep -q "^ERR relay_https .*403" "$S/out" || fail "relay_https said: $(grep '^ERR relay_https' "$S/out")"
+	for r in "$S/ssh-remote.git" "$S/srv/repo.git"; do
+		! git -C "$r" rev-parse -q --verify relay >/dev/null || fail "$r was reached through a loopback answer"
+	done
+}
+
+# The git that runs is the one hashed at the broker's start (decision 312):
+# after the session started, root binds a fake over /usr/bin/git
+# (scratch_git_pinned); the agent's git through the broker still runs the
+# pinned bytes (jig's private copy, bound over both paths in the git
+# scope): its commit succeeds and the fake never prints.
+case_git_pinned() {
+	# the test's own git after the swap (both paths become the fake)
+	git="$S/realgit" && cp /usr/bin/git "$git"
+	{
+		printf '%s\n' '#!/usr/bin/sh' \
+			'run() { name=$1; shift; "$@" >"$TMPDIR/out" 2>"$TMPDIR/err"; echo "RC $name $?"; echo "ERR $name $(head -n 1 "$TMPDIR/err")"; echo "OUT $name $(head -n 1 "$TMPDIR/out")"; }'
+		echo "cd '$S/repo'"
+		echo 'run before git rev-parse --abbrev-ref HEAD'
+		echo 'touch .jig-swap'
+		echo 'i=0; while [ ! -e .jig-swapped ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done'
+		echo 'echo two >file'
+		echo 'run add git add file'
+		echo 'run commit git commit -qm pinned'
+		echo 'run after git rev-parse --abbrev-ref HEAD'
+		echo 'rm -f .jig-swap .jig-swapped'
+	} >"$S/agent/agent"
+	(
+		i=0
+		while [ ! -e "$S/repo/.jig-swap" ] && [ $i -lt 1500 ]; do sleep 0.2; i=$((i + 1)); done
+		touch /tmp/jig-git-swap
+		i=0
+		while [ ! -e /tmp/jig-git-swapped ] && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
+		touch "$S/repo/.jig-swapped"
+	) &
+	session
+	wait $!
+	[ -e /tmp/jig-git-swapped ] || fail "the fake git was not bound (scratch_git_pinned)"
+	[ "$(/usr/bin/git --version)" = FAKE-GIT-RAN ] || fail "the fake is not /usr/bin/git outside the session"
+	[ "$rc" -eq 0 ] || fail "exit $rc"
+	! grep -q FAKE-GIT-RAN "$S/out" || fail "the swapped /usr/bin/git ran in the session: $(grep -E '^(RC|OUT|ERR) ' "$S/out" | tr '\n' ' ')"
+	for c in before add commit after; do ok "$c"; done
+	grep -qx "OUT after main" "$S/out" || fail "git's output: $(grep '^OUT after' "$S/out")"
+	[ "$($git -C "$S/repo" log -1 --format=%s)" = pinned ] || fail "the commit was not made"
+}
+
+# The personal context's agent socket is root's (scratch_git_foreign_socket):
+# the launch is refused with one line naming the context and the socket,
+# and no agent starts (decision 235; the plain lane's
+# session_ssh.ssh_agent_foreign, here on the supported host).
+case_git_foreign_socket() {
+	[ "$(stat -c %U "$HOME/.ssh/agent-personal.sock")" = root ] || fail "the scratch set-up made no root socket"
+	touch "$HOME/.ssh/known_hosts" && chmod 644 "$HOME/.ssh/known_hosts"
+	echo 'echo AGENT-STARTED' >>"$S/agent/agent"
+	jq -n --arg s "$S" --arg h "$HOME" '{
+	  format: "jig-sessions/1",
+	  clients: {fake: {command: [($s + "/agent/agent")], trees: [($s + "/agent"), "/usr/bin"]}},
+	  providers: {local: {client: "fake", endpoint: "127.0.0.1:1234"}},
+	  contexts: {personal: {ssh_agent: ($h + "/.ssh/agent-personal.sock"),
+	               ssh_hosts: {fixture: {host: "127.0.0.1", port: 22022, known_hosts: ($h + "/.ssh/known_hosts"),
+	                                     fingerprints: ["SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"]}}}},
+	  repositories: {repo: {root: ($s + "/repo"), mode: "rw", context: "personal", default_provider: "local",
+	                        providers: ["local"], git_remotes: [("ssh://jigtest@fixture" + $s + "/r.git")]}}
+	}' >"$HOME/.config/jig/sessions.json"
+	session
+	[ "$rc" -ne 0 ] || fail "the session started with a foreign-owned agent socket"
+	! grep -q AGENT-STARTED "$S/out" || fail "the agent ran"
+	[ "$(wc -l <"$S/err")" -eq 1 ] || fail "more than one line: $(cat "$S/err")"
+	grep -qF "the personal context's ssh agent $HOME/.ssh/agent-personal.sock: owned by another user; refused" "$S/err" ||
+		fail "said: $(cat "$S/err")"
 }
 
 [ $# -eq 1 ] || { echo "usage: $0 CASE" >&2; exit 2; }

@@ -2,7 +2,9 @@
 tests/session/broker.sh case git_over_https): git http-backend as CGI
 behind TLS with the given certificate, Basic authentication with one
 user and password. Each request is logged (method, path, whether its
-credential matched). Usage: ROOT CERT KEY PORT LOG USER:PASSWORD."""
+credential matched). Usage: ROOT CERT KEY PORT LOG USER:PASSWORD [ADDRESS]
+(ADDRESS 127.0.0.1 unless given: case git_remote listens on a TEST-NET
+address of the guest)."""
 import base64
 import http.server
 import ssl
@@ -10,6 +12,7 @@ import subprocess
 import sys
 
 root, cert, key, port, log, userpass = sys.argv[1:7]
+addr = sys.argv[7] if len(sys.argv) > 7 else "127.0.0.1"  # where it listens
 want = "Basic " + base64.b64encode(userpass.encode()).decode()
 
 
@@ -71,6 +74,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
-srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(port)), Handler)
+srv = http.server.ThreadingHTTPServer((addr, int(port)), Handler)
 srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 srv.serve_forever()

@@ -3,7 +3,8 @@
 # 290-294), plain lane: the map's HTTPS hosts per context and their files'
 # checks, each refusal one line with nothing started (a dry run refuses as
 # the launch would): an https:// remote of the other context, a plain
-# http:// remote, credentials in a remote's URL, a host beyond 127.0.0.1;
+# http:// remote, credentials in a remote's URL (a host beyond 127.0.0.1
+# is planned: decision 310);
 # the CA file writable by others, a link, another user's or inside a
 # repository; the credential file readable by others. The Plan (text and
 # JSON) lists the HTTPS hosts and the broker's git scope with its policy
@@ -84,9 +85,14 @@ case_https_userinfo() {
 		refused 'git_remotes\[0\]: an https://HOST\[:PORT\]/PATH URL'
 	done
 }
-case_https_not_loopback() {
+# A host beyond 127.0.0.1 is reached through jig's CONNECT relay (decision
+# 310, replacing 292's refusal): the launch's checks pass and the Plan
+# lists it as any host.
+case_https_remote_host() {
 	map '.contexts.personal.https_hosts.fixture.host = "git.example.com" | .repositories.repo.git_remotes = ["https://git.example.com:8443/r.git"]'
-	refused '^jig: session: HTTPS host fixture \(git.example.com\) is not on 127.0.0.1; the session.s git reaches only loopback HTTPS hosts yet \(decision 292\)$'
+	j --dry-run
+	[ "$rc" -eq 0 ] || fail "exit $rc: $(cat "$T/err")"
+	grep -Eq "^  https host +fixture at git.example.com:8443 \\(CA $CA, credential $CRED\\)$" "$T/out" || fail "the plan lacks the remote HTTPS host: $(cat "$T/out")"
 }
 case_https_ca_writable() {
 	chmod 666 "$T/home/.jig-tls/ca.pem"

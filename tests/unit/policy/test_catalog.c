@@ -34,6 +34,8 @@ static void make_snapshot_dir(void)
 	mkdir(p, 0755);
 	snprintf(p, sizeof(p), "%s/libexec/shim", snapdir); /* the session's git and ssh (session-broker) */
 	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/libexec/connect", snapdir); /* jig's ssh ProxyCommand (session-git) */
+	mkdir(p, 0755);
 	const char *files[] = {"libexec/bun", "libexec/jig-http-worker", "libexec/jig-acp-worker", "libexec/jig-pi-launcher",
 			       "libexec/jig-prepare-worker", "libexec/managed/claude-code-managed-settings.json",
 			       "libexec/managed/codex-requirements.toml"};

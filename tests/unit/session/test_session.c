@@ -492,6 +492,7 @@ static int setup(void **state)
 	mk("client");
 	mk("state");
 	mk("libexec/shim"); /* the snapshot's git and ssh shim (session-broker) */
+	mk("libexec/connect"); /* jig's ssh ProxyCommand (session-git) */
 	put("client/agent", "%s", "#!/bin/sh\n");
 	put("repo-wt/.git", "gitdir: %s/repo/.git/worktrees/wt\n", dir);
 	put("repo/.git/worktrees/wt/commondir", "%s", "../..\n");

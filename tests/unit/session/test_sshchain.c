@@ -3,7 +3,8 @@
  * REQUEST_IDENTITIES read as untrusted bytes (fingerprints compared, the
  * approved keys' public lines written, a malformed answer refused), and
  * jig's ssh configuration (nothing of the user's, strict host keys, the
- * agent only with the approved keys, no proxy or local command). */
+ * agent only with the approved keys, jig's connect helper the only proxy,
+ * no local command). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -115,8 +118,9 @@ static void config_text(void **state)
 	json_t *hosts = json_pack("{s:{s:s,s:i},s:{s:s,s:i}}", "fixture", "host", "127.0.0.1", "port", 22022, "v6", "host", "[2001:db8::1]", "port", 22);
 	char out[8192];
 	assert_int_equal(jig_ssh_config_text(hosts, out, sizeof(out)), 0);
-	static const char *const want[] = {"Host fixture\n  HostName 127.0.0.1\n  Port 22022\n  UserKnownHostsFile /.jig/ssh-known-hosts/fixture\n  IdentityFile /.jig/ssh/fixture.pub\n",
-					   "HostName 2001:db8::1\n", "StrictHostKeyChecking yes", "GlobalKnownHostsFile /dev/null", "IdentitiesOnly yes",
+	static const char *const want[] = {"Host fixture\n  HostName 127.0.0.1\n  Port 22022\n  UserKnownHostsFile /.jig/ssh-known-hosts/fixture\n  IdentityFile /.jig/ssh/fixture.pub\n"
+					   "  ProxyCommand /.jig/connect/jig-connect 127.0.0.1:3128 127.0.0.1:22022\n",
+					   "HostName 2001:db8::1\n", "ProxyCommand /.jig/connect/jig-connect 127.0.0.1:3128 [2001:db8::1]:22\n", "StrictHostKeyChecking yes", "GlobalKnownHostsFile /dev/null", "IdentitiesOnly yes",
 					   "IdentityAgent /.jig/ssh-agent", "BatchMode yes", "ProxyCommand none", "ProxyJump none",
 					   "PermitLocalCommand no", "ForwardAgent no", NULL};
 	for (const char *const *w = want; *w; w++)
@@ -126,8 +130,8 @@ static void config_text(void **state)
 	json_decref(hosts);
 }
 
-/* An SSH request's git scope (decision 236): exactly its host's loopback
- * port, jig's ssh directory, the known_hosts and the agent read-only, ssh
+/* An SSH request's git scope (decisions 236, 310): exactly its host's
+ * HOST:PORT through jig's CONNECT relay, jig's ssh directory, the known_hosts and the agent read-only, ssh
  * allowed; any other request: no network, file only. */
 static void ssh_scope_composed(void **state)
 {
@@ -143,16 +147,24 @@ static void ssh_scope_composed(void **state)
 	const struct jig_scope_bind ro[] = {{"/home/op/.local/state/jig/sessions/x/ssh", JIG_SSH_DIR_TARGET},
 					    {"/home/op/.ssh/agent-personal.sock", JIG_SSH_AGENT_TARGET},
 					    {"/home/op/.ssh/known_hosts", JIG_SSH_KNOWN_HOSTS_TARGET "/fixture"}};
-	json_t *net = json_pack("{s:[s]}", "loopback", "127.0.0.1:22022");
-	struct jig_session_git_facts f = {.name = JIG_SESSION_GIT_KIND, .snapshot_dir = "/opt/jig/lib/jig", .home = "/home/op",
+	json_t *net = json_pack("{s:[s],s:s}", "connect", "git.example.test:22022", "proxy", JIG_GIT_PROXY);
+	/* a snapshot with jig's ssh ProxyCommand's directory (bound by path) */
+	char snap[] = "/tmp/jig-snap.XXXXXX", dir[64];
+	assert_non_null(mkdtemp(snap));
+	snprintf(dir, sizeof(dir), "%s/libexec", snap);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(dir, sizeof(dir), "%s/libexec/connect", snap);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	struct jig_session_git_facts f = {.name = JIG_SESSION_GIT_KIND, .snapshot_dir = snap, .home = "/home/op",
 					  .worktree = "/srv/repo", .git_dir = "/srv/repo/.git", .rw = true, .cwd = "/srv/repo",
 					  .network = net, .ro = ro, .n_ro = 3, .ssh = true};
 	struct jig_scope_template t;
 	if (jig_session_git_compose(&c, &f, &t, &e) < 0)
 		fail_msg("compose: %s", e.msg);
 	const char *out = t.policy.canonical;
-	assert_non_null(strstr(out, "\"loopback\":[\"127.0.0.1:22022\"]"));
-	assert_non_null(strstr(out, "\"connect\":[]"));
+	assert_non_null(strstr(out, "\"connect\":[\"git.example.test:22022\"]"));
+	assert_non_null(strstr(out, "\"loopback\":[]"));
+	assert_non_null(strstr(out, "\"proxy\":\"127.0.0.1:3128\""));
 	assert_non_null(strstr(out, "\"GIT_ALLOW_PROTOCOL\":\"file:ssh\""));
 	for (size_t i = 0; i < 3; i++) {
 		char want[300];
@@ -169,6 +181,10 @@ static void ssh_scope_composed(void **state)
 	jig_scope_template_free(&t);
 	json_decref(net);
 	jig_catalog_free(&c);
+	rmdir(dir);
+	snprintf(dir, sizeof(dir), "%s/libexec", snap);
+	rmdir(dir);
+	rmdir(snap);
 }
 
 /* The HTTPS chain's pure parts (decisions 290-291): the map's https://
@@ -207,14 +223,18 @@ static void https_url_and_env(void **state)
 	assert_int_equal(jig_session_https_git_env(hosts, aliases, 1, env), 0);
 	char *txt = json_dumps(env, JSON_SORT_KEYS | JSON_COMPACT);
 	assert_non_null(strstr(txt, "\"http.sslVerify\""));
-	assert_non_null(strstr(txt, "\"http.proxy\""));
+	assert_string_equal(json_string_value(json_object_get(env, "GIT_CONFIG_KEY_2")), "http.proxy");
+	assert_string_equal(json_string_value(json_object_get(env, "GIT_CONFIG_VALUE_2")), "http://127.0.0.1:3128");
 	assert_non_null(strstr(txt, "\"http.https://127.0.0.1:8443/.sslCAInfo\""));
 	assert_non_null(strstr(txt, "\"/.jig/https-ca/fixture\""));
 	assert_non_null(strstr(txt, "cat /.jig/https-credential/fixture"));
 	assert_null(strstr(txt, "/home/op"));
-	assert_string_equal(json_string_value(json_object_get(env, "GIT_CONFIG_COUNT")), "10");
+	/* no CA path: each host trusts its own CA only (decision 311) */
+	assert_null(strstr(txt, "sslCAPath"));
+	assert_null(strstr(txt, "\"http.sslCAInfo\""));
+	assert_string_equal(json_string_value(json_object_get(env, "GIT_CONFIG_COUNT")), "9");
 	/* every KEY_i has its VALUE_i, and the count is exact */
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < 9; i++) {
 		char k[32], v[32];
 		snprintf(k, sizeof(k), "GIT_CONFIG_KEY_%d", i);
 		snprintf(v, sizeof(v), "GIT_CONFIG_VALUE_%d", i);
