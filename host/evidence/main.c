@@ -11,6 +11,7 @@
 #include "evidence/evidence.h"
 #include "session/session.h"
 #include "util/json.h"
+#include "util/note.h"
 
 static int fail(int json, const struct jig_error *e)
 {
@@ -27,6 +28,7 @@ int main(int argc, char **argv)
 {
 	struct jig_session_args a;
 	struct jig_error e = {0};
+	jig_note_to(stderr); /* the rooms' notes (util/note.h): the end scan's findings, a sweep's lines */
 	if (jig_session_parse_args(argc - 1, argv + 1, &a, &e) < 0)
 		return fail(a.json, &e);
 	if (!a.evidence || a.dry_run) {

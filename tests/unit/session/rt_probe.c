@@ -11,12 +11,14 @@
 #include <unistd.h>
 
 #include "session/runtime.h"
+#include "util/note.h"
 
 int main(int argc, char **argv)
 {
 	struct jig_error e = {0};
 	char buf[4096];
 	int r = -1;
+	jig_note_to(stderr); /* the sweep's notes, as host/cli sends them */
 	if (argc >= 2 && strcmp(argv[1], "hold") == 0) {
 		struct jig_session_rt rt;
 		if ((r = jig_session_rt_open(&rt, &e)) == 0 && argc > 2)
