@@ -171,14 +171,9 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 {
 	if (depth > MAX_DEPTH)
 		return jig_err(w->e, JIG_E_USAGE, "%s: %s: nested deeper than %d directories", w->what, prefix, MAX_DEPTH);
-	int dup_fd = dup(dfd);
-	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-	if (!d) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	DIR *d = jig_dir_open(dfd);
+	if (!d)
 		return jig_err(w->e, JIG_E_INTERNAL, "%s: %s: %s", w->what, prefix, strerror(errno));
-	}
-	rewinddir(d); /* the dup shares the offset: a second walk of dfd starts over */
 	int r = 0;
 	struct dirent *de;
 	while (r == 0 && (de = readdir(d))) {

@@ -107,7 +107,7 @@ static int admission_root(struct gc *g)
 /* Every retained Run record below .jig/runs/ is a root. */
 static int history_roots(struct gc *g, int dirfd, const char *path, int depth)
 {
-	DIR *d = fdopendir(dup(dirfd));
+	DIR *d = jig_dir_open(dirfd);
 	struct dirent *de;
 	int r = d ? 0 : jig_err(g->e, JIG_E_INTERNAL, ".jig/%s: %s; nothing was freed", path, strerror(errno));
 	while (!r && (de = readdir(d))) {
@@ -244,7 +244,7 @@ static int sweep(struct gc *g, const char *dir)
 	jig_autoclose int fd = openat(g->statefd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : jig_err(g->e, JIG_E_INTERNAL, ".jig/%s: %s", path, strerror(errno));
-	DIR *d = fdopendir(dup(fd));
+	DIR *d = jig_dir_open(fd);
 	json_t *names = json_array();
 	struct dirent *de;
 	while (d && (de = readdir(d)))
@@ -336,7 +336,7 @@ static int sweep_packs(struct gc *g)
 			r = jig_err(g->e, JIG_E_INTERNAL, ".jig/%s/%s: %s", JIG_PACKS_DIR, name, strerror(errno));
 	}
 	JIG_FAULT_POINT("gc old indexes removed");
-	DIR *d = fd >= 0 && !r ? fdopendir(dup(fd)) : NULL;
+	DIR *d = !r ? jig_dir_open(fd) : NULL;
 	json_t *names = json_array();
 	struct dirent *de;
 	while (d && (de = readdir(d)))
@@ -389,7 +389,7 @@ static int withdrawn(struct gc *g)
 			return jig_err(g->e, JIG_E_INTERNAL, ".jig/admission-memo.json: %s", strerror(errno));
 	}
 	jig_autoclose int fd = openat(g->statefd, "capture", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(dup(fd)) : NULL;
+	DIR *d = jig_dir_open(fd);
 	struct dirent *de;
 	int r = 0;
 	while (!r && d && (de = readdir(d))) {

@@ -111,7 +111,7 @@ int jig_packs_load(int statefd, struct jig_packs *ps, struct jig_error *e)
 	jig_autoclose int fd = openat(statefd, JIG_PACKS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* no packs yet */
-	DIR *d = fdopendir(dup(fd));
+	DIR *d = jig_dir_open(fd);
 	struct dirent *de;
 	int r = 0;
 	while (r >= 0 && d && (de = readdir(d))) {
