@@ -176,10 +176,8 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 		return jig_err(w->e, JIG_E_INTERNAL, "%s: %s: %s", w->what, prefix, strerror(errno));
 	int r = 0;
 	struct dirent *de;
-	while (r == 0 && (de = readdir(d))) {
+	while (r == 0 && (de = jig_dir_next(d))) {
 		const char *n = de->d_name;
-		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
-			continue;
 		/* A package's own node_modules is never captured: its
 		 * dependencies are prepared by jig (docs/dependencies.md). */
 		if (depth == 0 && w->skip_node_modules && strcmp(n, "node_modules") == 0)

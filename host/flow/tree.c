@@ -252,10 +252,8 @@ static int copy_dir(int srcfd, dev_t dev, uint64_t mnt, const char *prefix, int 
 		return jig_err(e, JIG_E_INTERNAL, "%s: %s", l->what, strerror(errno));
 	int r = 0;
 	struct dirent *de;
-	while (r == 0 && (de = readdir(d))) {
+	while (r == 0 && (de = jig_dir_next(d))) {
 		const char *n = de->d_name;
-		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
-			continue;
 		char rel[1024];
 		snprintf(rel, sizeof(rel), "%s%s%s", prefix, prefix[0] ? "/" : "", n);
 		struct stat st;

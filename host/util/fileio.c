@@ -109,6 +109,14 @@ DIR *jig_dir_open(int dirfd)
 	return d;
 }
 
+struct dirent *jig_dir_next(DIR *d)
+{
+	struct dirent *de;
+	while ((de = readdir(d)) && (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0))
+		;
+	return de;
+}
+
 int jig_open_beneath(int dirfd, const char *rel, int flags)
 {
 	if (jig_package_path_rule(rel)) {

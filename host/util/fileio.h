@@ -36,6 +36,9 @@ int jig_open_beneath(int dirfd, const char *rel, int flags);
  * (EBADF for a dirfd < 0). closedir() ends it. */
 DIR *jig_dir_open(int dirfd);
 
+/* The next entry of d other than "." and "..", or NULL at the end. */
+struct dirent *jig_dir_next(DIR *d);
+
 /* Reads a whole regular file opened beneath dirfd; refuses more than cap
  * bytes. *out is NUL-terminated (not counted in *len). Errors name `what`. */
 int jig_read_file_at(int dirfd, const char *rel, size_t cap, const char *what, char **out,
