@@ -373,9 +373,7 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 		free_entries(&w);
 		return jig_err(e, JIG_E_USAGE, "%s: entry %s is not a file of the package %s", what, entry, dir);
 	}
-	unsigned char d[JIG_SHA256_LEN];
-	jig_sha256(canon, strlen(canon), d);
-	jig_hex(d, JIG_SHA256_LEN, sha);
+	jig_sha256_hex(canon, strlen(canon), sha);
 	*bytes = w.bytes;
 	*files = w.n;
 	char mrel[128];

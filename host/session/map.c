@@ -448,9 +448,7 @@ int jig_session_map_parse(const char *buf, size_t len, const char *what, struct 
 		json_decref(doc);
 		return r;
 	}
-	unsigned char d[JIG_SHA256_LEN];
-	jig_sha256(buf, len, d);
-	jig_hex(d, JIG_SHA256_LEN, m->sha256);
+	jig_sha256_hex(buf, len, m->sha256);
 	m->doc = doc;
 	return 0;
 }
