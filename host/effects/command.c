@@ -163,16 +163,12 @@ static void files_digest(const struct request *q, char out[JIG_SHA256_HEX])
 {
 	json_t *m = json_object();
 	for (size_t i = 0; i < q->n_files; i++) {
-		unsigned char d[JIG_SHA256_LEN];
 		char hex[JIG_SHA256_HEX];
-		jig_sha256(q->files[i].data, q->files[i].len, d);
-		jig_hex(d, JIG_SHA256_LEN, hex);
+		jig_sha256_hex(q->files[i].data, q->files[i].len, hex);
 		json_object_set_new(m, q->files[i].path, json_string(hex));
 	}
 	char *c = jig_json_canonical(m);
-	unsigned char d[JIG_SHA256_LEN];
-	jig_sha256(c ? c : "", c ? strlen(c) : 0, d);
-	jig_hex(d, JIG_SHA256_LEN, out);
+	jig_sha256_hex(c ? c : "", c ? strlen(c) : 0, out);
 	free(c);
 	json_decref(m);
 }
@@ -385,19 +381,15 @@ static int collect_capture(const struct jig_command_effect_env *env, int held, j
 			snprintf(why, cap, "capture refused, nothing returned: %.600s", path ? e.msg : "a file without a path");
 			goto out;
 		}
-		unsigned char d[JIG_SHA256_LEN];
 		char hex[JIG_SHA256_HEX];
-		jig_sha256(data, len, d);
-		jig_hex(d, JIG_SHA256_LEN, hex);
+		jig_sha256_hex(data, len, hex);
 		json_object_set_new(tree, path, json_pack("{s:s,s:I,s:o}", "sha256", hex, "bytes", (json_int_t)len, "base64",
 							  base64_json((unsigned char *)data, len)));
 		json_object_set_new(digests, path, json_string(hex));
 		free(data);
 	}
 	char *canon = jig_json_canonical(digests), all[JIG_SHA256_HEX];
-	unsigned char d[JIG_SHA256_LEN];
-	jig_sha256(canon ? canon : "", canon ? strlen(canon) : 0, d);
-	jig_hex(d, JIG_SHA256_LEN, all);
+	jig_sha256_hex(canon ? canon : "", canon ? strlen(canon) : 0, all);
 	free(canon);
 	json_object_set_new(ev, "capture", json_pack("{s:I,s:I,s:s}", "files", (json_int_t)st.files, "bytes",
 						      (json_int_t)st.bytes, "sha256", all));

@@ -205,10 +205,7 @@ static int neighbours(struct ev_run *r, struct jig_error *e)
 	const char *id;
 	json_t *repo, *v;
 	json_object_foreach(json_object_get(r->map.doc, "repositories"), id, repo) {
-		json_t *all = json_array();
-		json_array_append(all, json_object_get(repo, "root"));
-		if (json_object_get(repo, "worktrees"))
-			json_array_extend(all, json_object_get(repo, "worktrees"));
+		json_t *all = jig_session_repo_paths(repo);
 		size_t i;
 		json_array_foreach(all, i, v) {
 			int k = keep_path(r, json_string_value(v), granted, 3);

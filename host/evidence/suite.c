@@ -91,10 +91,8 @@ static bool absent_on_host(const char *path)
  * credential variable (the raw suite.json maps it back). */
 static void env_id(const char *name, size_t len, char out[32])
 {
-	unsigned char d[JIG_SHA256_LEN];
 	char hex[2 * JIG_SHA256_LEN + 1];
-	jig_sha256(name, len, d);
-	jig_hex(d, JIG_SHA256_LEN, hex);
+	jig_sha256_hex(name, len, hex);
 	snprintf(out, 32, "env.%.12s", hex);
 }
 

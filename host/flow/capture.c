@@ -171,20 +171,13 @@ static int walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
 {
 	if (depth > MAX_DEPTH)
 		return jig_err(w->e, JIG_E_USAGE, "%s: %s: nested deeper than %d directories", w->what, prefix, MAX_DEPTH);
-	int dup_fd = dup(dfd);
-	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-	if (!d) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	DIR *d = jig_dir_open(dfd);
+	if (!d)
 		return jig_err(w->e, JIG_E_INTERNAL, "%s: %s: %s", w->what, prefix, strerror(errno));
-	}
-	rewinddir(d); /* the dup shares the offset: a second walk of dfd starts over */
 	int r = 0;
 	struct dirent *de;
-	while (r == 0 && (de = readdir(d))) {
+	while (r == 0 && (de = jig_dir_next(d))) {
 		const char *n = de->d_name;
-		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
-			continue;
 		/* A package's own node_modules is never captured: its
 		 * dependencies are prepared by jig (docs/dependencies.md). */
 		if (depth == 0 && w->skip_node_modules && strcmp(n, "node_modules") == 0)
@@ -380,9 +373,7 @@ static int capture_tree(struct jig_project *p, int pfd, const char *what, const 
 		free_entries(&w);
 		return jig_err(e, JIG_E_USAGE, "%s: entry %s is not a file of the package %s", what, entry, dir);
 	}
-	unsigned char d[JIG_SHA256_LEN];
-	jig_sha256(canon, strlen(canon), d);
-	jig_hex(d, JIG_SHA256_LEN, sha);
+	jig_sha256_hex(canon, strlen(canon), sha);
 	*bytes = w.bytes;
 	*files = w.n;
 	char mrel[128];

@@ -107,12 +107,10 @@ static int admission_root(struct gc *g)
 /* Every retained Run record below .jig/runs/ is a root. */
 static int history_roots(struct gc *g, int dirfd, const char *path, int depth)
 {
-	DIR *d = fdopendir(dup(dirfd));
+	DIR *d = jig_dir_open(dirfd);
 	struct dirent *de;
 	int r = d ? 0 : jig_err(g->e, JIG_E_INTERNAL, ".jig/%s: %s; nothing was freed", path, strerror(errno));
-	while (!r && (de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
+	while (!r && (de = jig_dir_next(d))) {
 		char rel[PATH_MAX];
 		struct stat st;
 		snprintf(rel, sizeof(rel), "%s/%s", path, de->d_name);
@@ -237,6 +235,21 @@ static void count(struct jig_gc_counts *c, const char *dir, enum verdict v, uint
 
 /* store/<dir>: its names read whole first, then each judged and, unless
  * kept (or not the store's), freed. */
+/* The names in directory fd (not "." and ".."), read before anything in
+ * it is removed; NULL with errno set when it cannot be read. */
+static json_t *dir_names(int fd)
+{
+	DIR *d = jig_dir_open(fd);
+	if (!d)
+		return NULL;
+	json_t *names = json_array();
+	struct dirent *de;
+	while ((de = jig_dir_next(d)))
+		json_array_append_new(names, json_string(de->d_name));
+	closedir(d);
+	return names;
+}
+
 static int sweep(struct gc *g, const char *dir)
 {
 	char path[64];
@@ -244,17 +257,10 @@ static int sweep(struct gc *g, const char *dir)
 	jig_autoclose int fd = openat(g->statefd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : jig_err(g->e, JIG_E_INTERNAL, ".jig/%s: %s", path, strerror(errno));
-	DIR *d = fdopendir(dup(fd));
-	json_t *names = json_array();
-	struct dirent *de;
-	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			json_array_append_new(names, json_string(de->d_name));
-	if (d)
-		closedir(d);
+	json_t *names = dir_names(fd);
 	size_t i;
 	json_t *x;
-	int r = d ? 0 : jig_err(g->e, JIG_E_INTERNAL, ".jig/%s: %s", path, strerror(errno));
+	int r = names ? 0 : jig_err(g->e, JIG_E_INTERNAL, ".jig/%s: %s", path, strerror(errno));
 	json_array_foreach(names, i, x) {
 		const char *name = json_string_value(x);
 		struct stat st;
@@ -336,14 +342,7 @@ static int sweep_packs(struct gc *g)
 			r = jig_err(g->e, JIG_E_INTERNAL, ".jig/%s/%s: %s", JIG_PACKS_DIR, name, strerror(errno));
 	}
 	JIG_FAULT_POINT("gc old indexes removed");
-	DIR *d = fd >= 0 && !r ? fdopendir(dup(fd)) : NULL;
-	json_t *names = json_array();
-	struct dirent *de;
-	while (d && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			json_array_append_new(names, json_string(de->d_name));
-	if (d)
-		closedir(d);
+	json_t *names = !r ? dir_names(fd) : NULL;
 	size_t i;
 	json_t *x;
 	json_array_foreach(names, i, x) {
@@ -389,7 +388,7 @@ static int withdrawn(struct gc *g)
 			return jig_err(g->e, JIG_E_INTERNAL, ".jig/admission-memo.json: %s", strerror(errno));
 	}
 	jig_autoclose int fd = openat(g->statefd, "capture", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(dup(fd)) : NULL;
+	DIR *d = jig_dir_open(fd);
 	struct dirent *de;
 	int r = 0;
 	while (!r && d && (de = readdir(d))) {

@@ -55,10 +55,8 @@ static int load_index(int dirfd, const char *name, const char *idx, struct jig_p
 	struct jig_error ignored = {0};
 	if (jig_read_file_at(dirfd, name, JIG_PACK_INDEX_MAX, name, &buf, &len, &st, &ignored) < 0)
 		return 1;
-	unsigned char d[JIG_SHA256_LEN];
 	char hex[JIG_SHA256_HEX];
-	jig_sha256(buf, len, d);
-	jig_hex(d, JIG_SHA256_LEN, hex);
+	jig_sha256_hex(buf, len, hex);
 	if (strcmp(hex, idx) != 0)
 		return 1;
 	char pack[JIG_SHA256_HEX];
@@ -111,7 +109,7 @@ int jig_packs_load(int statefd, struct jig_packs *ps, struct jig_error *e)
 	jig_autoclose int fd = openat(statefd, JIG_PACKS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* no packs yet */
-	DIR *d = fdopendir(dup(fd));
+	DIR *d = jig_dir_open(fd);
 	struct dirent *de;
 	int r = 0;
 	while (r >= 0 && d && (de = readdir(d))) {
@@ -188,10 +186,8 @@ int jig_pack_read(int statefd, const struct jig_packs *ps, const struct jig_pack
 			return 1; /* shorter than its index says */
 		got += (uint64_t)n;
 	}
-	unsigned char d[JIG_SHA256_LEN];
 	char hex[JIG_SHA256_HEX];
-	jig_sha256(buf, (size_t)x->len, d);
-	jig_hex(d, JIG_SHA256_LEN, hex);
+	jig_sha256_hex(buf, (size_t)x->len, hex);
 	return strcmp(hex, x->sha) != 0;
 }
 
@@ -315,8 +311,7 @@ int jig_pack_commit(struct jig_pack_writer *w, struct jig_error *e)
 	size_t len = (size_t)snprintf(idx, cap, JIG_PACK_INDEX_FORMAT "\npack %s %" PRIu64 " %zu\n", w->pack_sha, w->off, n);
 	for (size_t k = 0; k < n; k++)
 		len += (size_t)snprintf(idx + len, cap - len, "%s %" PRIu64 " %" PRIu64 "\n", w->v[k].sha, w->v[k].off, w->v[k].len);
-	jig_sha256(idx, len, d);
-	jig_hex(d, JIG_SHA256_LEN, w->idx_sha);
+	jig_sha256_hex(idx, len, w->idx_sha);
 	char tmp[96];
 	snprintf(tmp, sizeof(tmp), JIG_PACKS_DIR "/.tmp-%d-idx", (int)getpid());
 	unlinkat(w->statefd, tmp, 0);

@@ -448,9 +448,7 @@ int jig_plan_build(const struct jig_project *p, const struct jig_snapshot *s, st
 		jig_plan_free(out);
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
 	}
-	unsigned char d[JIG_SHA256_LEN];
-	jig_sha256(out->canonical, strlen(out->canonical), d);
-	jig_hex(d, JIG_SHA256_LEN, out->sha256);
+	jig_sha256_hex(out->canonical, strlen(out->canonical), out->sha256);
 	return 0;
 }
 

@@ -88,10 +88,8 @@ static int materialise(const struct jig_project *p, const char *package_sha256, 
 	int r = jig_read_file_at(p->statefd, mrel, 4 << 20, "package manifest", &buf, &len, &st, e);
 	if (r)
 		return r;
-	unsigned char d[JIG_SHA256_LEN];
 	char hex[JIG_SHA256_HEX];
-	jig_sha256(buf, len, d);
-	jig_hex(d, JIG_SHA256_LEN, hex);
+	jig_sha256_hex(buf, len, hex);
 	if (strcmp(hex, package_sha256) != 0)
 		return jig_err(e, JIG_E_INTEGRITY, "store: package %s was altered; remove %s/.jig and review again", package_sha256, p->root);
 	json_t *man = NULL;

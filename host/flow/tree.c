@@ -247,20 +247,13 @@ static int copy_dir(int srcfd, dev_t dev, uint64_t mnt, const char *prefix, int 
 {
 	if (depth > MAX_DEPTH)
 		return jig_err(e, JIG_E_USAGE, "%s %s: nested deeper than %d directories", l->what, prefix, MAX_DEPTH);
-	int dfd = dup(srcfd);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
+	DIR *d = jig_dir_open(srcfd);
+	if (!d)
 		return jig_err(e, JIG_E_INTERNAL, "%s: %s", l->what, strerror(errno));
-	}
-	rewinddir(d);
 	int r = 0;
 	struct dirent *de;
-	while (r == 0 && (de = readdir(d))) {
+	while (r == 0 && (de = jig_dir_next(d))) {
 		const char *n = de->d_name;
-		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
-			continue;
 		char rel[1024];
 		snprintf(rel, sizeof(rel), "%s%s%s", prefix, prefix[0] ? "/" : "", n);
 		struct stat st;

@@ -520,9 +520,7 @@ int jig_scope_policy_parse(const char *buf, size_t len, const char *home, unsign
 		r = jig_err(e, JIG_E_INTERNAL, "out of memory");
 		goto out;
 	}
-	unsigned char d[JIG_SHA256_LEN];
-	jig_sha256(p->canonical, strlen(p->canonical), d);
-	jig_hex(d, JIG_SHA256_LEN, p->sha256);
+	jig_sha256_hex(p->canonical, strlen(p->canonical), p->sha256);
 	p->limits = lim;
 	r = lower(p, e);
 out:

@@ -568,10 +568,8 @@ static int prepare_flow(struct jig_prepare_one *o, struct jig_error *e)
 	json_decref(id);
 	if (!canon)
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	unsigned char d[JIG_SHA256_LEN];
 	char identity[JIG_SHA256_HEX], rel[160];
-	jig_sha256(canon, strlen(canon), d);
-	jig_hex(d, JIG_SHA256_LEN, identity);
+	jig_sha256_hex(canon, strlen(canon), identity);
 	/* An unchanged preparation is reused: no network. */
 	jig_prepared_record_name(rel, sizeof(rel), "identity", identity);
 	json_t *rec = jig_prepared_record_read(o->p, rel);

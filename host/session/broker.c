@@ -641,9 +641,7 @@ static int open_git(struct jig_broker *b, const char *copy, struct jig_error *e)
 		close(fd);
 		return r;
 	}
-	unsigned char d[JIG_SHA256_LEN];
-	jig_sha256(buf, len, d);
-	jig_hex(d, JIG_SHA256_LEN, b->git_sha256);
+	jig_sha256_hex(buf, len, b->git_sha256);
 	if (copy)
 		r = keep_copy(copy, buf, len, e);
 	free(buf);

@@ -52,8 +52,6 @@ int jig_session_build(struct jig_session *s, struct jig_error *e)
 		return r;
 	if (!(s->doc = policy_doc(s)) || !(s->canonical = jig_json_canonical(s->doc)))
 		return jig_err(e, JIG_E_INTERNAL, "out of memory");
-	unsigned char d[JIG_SHA256_LEN];
-	jig_sha256(s->canonical, strlen(s->canonical), d);
-	jig_hex(d, JIG_SHA256_LEN, s->sha256);
+	jig_sha256_hex(s->canonical, strlen(s->canonical), s->sha256);
 	return 0;
 }

@@ -369,6 +369,15 @@ static int parse_repo(json_t *doc, const char *id, json_t *p, const char *what, 
 	return r;
 }
 
+json_t *jig_session_repo_paths(json_t *repo)
+{
+	json_t *all = json_array();
+	json_array_append(all, json_object_get(repo, "root"));
+	if (json_object_get(repo, "worktrees"))
+		json_array_extend(all, json_object_get(repo, "worktrees"));
+	return all;
+}
+
 /* Every path (a root or a worktree) belongs to one repository. */
 static int paths_unique(json_t *repos, const char *what, struct jig_error *e)
 {
@@ -376,10 +385,7 @@ static int paths_unique(json_t *repos, const char *what, struct jig_error *e)
 	const char *id;
 	int rc = 0;
 	json_object_foreach(repos, id, r) {
-		json_t *all = json_array();
-		json_array_append(all, json_object_get(r, "root"));
-		if (json_object_get(r, "worktrees"))
-			json_array_extend(all, json_object_get(r, "worktrees"));
+		json_t *all = jig_session_repo_paths(r);
 		size_t i;
 		json_array_foreach(all, i, v) {
 			const char *p = json_string_value(v);
@@ -448,9 +454,7 @@ int jig_session_map_parse(const char *buf, size_t len, const char *what, struct 
 		json_decref(doc);
 		return r;
 	}
-	unsigned char d[JIG_SHA256_LEN];
-	jig_sha256(buf, len, d);
-	jig_hex(d, JIG_SHA256_LEN, m->sha256);
+	jig_sha256_hex(buf, len, m->sha256);
 	m->doc = doc;
 	return 0;
 }

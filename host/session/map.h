@@ -33,6 +33,10 @@ int jig_session_map_parse(const char *buf, size_t len, const char *what, struct 
 int jig_session_map_load(struct jig_session_map *m, struct jig_error *e);
 void jig_session_map_free(struct jig_session_map *m);
 
+/* A mapped repository's paths, a new array: its root, then its
+ * worktrees (json_decref it). */
+json_t *jig_session_repo_paths(json_t *repo);
+
 /* Where a session runs, resolved from its working directory. */
 struct jig_session_where {
 	char cwd[PATH_MAX];	   /* physical */

@@ -546,13 +546,11 @@ json_t *jig_state_admitted_plan(int statefd, const char *sha)
 	jig_autofree char *buf = NULL;
 	size_t len;
 	struct jig_error ignored;
-	unsigned char d[JIG_SHA256_LEN];
 	char hex[JIG_SHA256_HEX];
 	json_t *doc = NULL;
 	if (jig_state_read(statefd, rel, PLAN_MAX, "admitted Plan", &buf, &len, &ignored) < 0)
 		return NULL;
-	jig_sha256(buf, len, d);
-	jig_hex(d, JIG_SHA256_LEN, hex);
+	jig_sha256_hex(buf, len, hex);
 	if (strcmp(hex, sha) != 0 || jig_json_parse_object(buf, len, "admitted Plan", &doc, &ignored) < 0)
 		return NULL;
 	return doc;

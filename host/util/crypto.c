@@ -31,6 +31,13 @@ int jig_sha256(const void *data, size_t len, unsigned char out[JIG_SHA256_LEN])
 	return 0;
 }
 
+void jig_sha256_hex(const void *data, size_t len, char out[JIG_SHA256_HEX])
+{
+	unsigned char d[JIG_SHA256_LEN];
+	jig_sha256(data, len, d);
+	jig_hex(d, JIG_SHA256_LEN, out);
+}
+
 struct jig_sha256_ctx *jig_sha256_begin(void)
 {
 	struct jig_sha256_ctx *c = calloc(1, sizeof(*c));

@@ -26,6 +26,8 @@ int jig_sha256_end(struct jig_sha256_ctx *c, unsigned char out[JIG_SHA256_LEN]);
 int jig_sha256_fd(int fd, uint64_t *size_out, unsigned char out[JIG_SHA256_LEN]);
 
 void jig_hex(const unsigned char *in, size_t len, char *out /* 2*len+1 */);
+/* The SHA-256 of data as lowercase hex (64 digits and a NUL). */
+void jig_sha256_hex(const void *data, size_t len, char out[JIG_SHA256_HEX]);
 /* Strict lowercase hex of exactly len bytes. Returns 0 or -1. */
 int jig_unhex(const char *in, unsigned char *out, size_t len);
 

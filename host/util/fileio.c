@@ -92,6 +92,31 @@ const char *jig_package_path_rule(const char *rel)
 	}
 }
 
+DIR *jig_dir_open(int dirfd)
+{
+	int fd = dirfd >= 0 ? dup(dirfd) : -1;
+	if (dirfd < 0)
+		errno = EBADF;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		int err = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = err;
+		return NULL;
+	}
+	rewinddir(d);
+	return d;
+}
+
+struct dirent *jig_dir_next(DIR *d)
+{
+	struct dirent *de;
+	while ((de = readdir(d)) && (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0))
+		;
+	return de;
+}
+
 int jig_open_beneath(int dirfd, const char *rel, int flags)
 {
 	if (jig_package_path_rule(rel)) {

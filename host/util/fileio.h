@@ -2,6 +2,7 @@
 #ifndef JIG_UTIL_FILEIO_H
 #define JIG_UTIL_FILEIO_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -28,6 +29,15 @@ const char *jig_package_path_rule(const char *rel);
  * flags apply to the last component (O_CLOEXEC|O_NOFOLLOW are always added).
  * Returns an fd or -1 with errno set (ELOOP for a symlink anywhere). */
 int jig_open_beneath(int dirfd, const char *rel, int flags);
+
+/* A directory stream over a duplicate of dirfd (dirfd stays the
+ * caller's, its offset shared), read from the start: a second walk of
+ * dirfd starts over. NULL with errno set on failure, nothing left open
+ * (EBADF for a dirfd < 0). closedir() ends it. */
+DIR *jig_dir_open(int dirfd);
+
+/* The next entry of d other than "." and "..", or NULL at the end. */
+struct dirent *jig_dir_next(DIR *d);
 
 /* Reads a whole regular file opened beneath dirfd; refuses more than cap
  * bytes. *out is NUL-terminated (not counted in *len). Errors name `what`. */
