@@ -311,7 +311,13 @@ case_r_d01_flow_cannot_reach_display() {
 	start "probe 40000 40063 6000"
 	[ "$PORT" -ge 40000 ] && [ "$PORT" -le 40063 ] || fail "the display's port $PORT is not in 40000-40063"
 	loopback_only
-	[ "$(view)" = 200 ] || fail "the view does not answer on the host"
+	# Each try waits 5 s: in CI of 2026-12-07 (a loaded host, the probe
+	# spinning on the guest's one vCPU) one try went unanswered.
+	i=0
+	until [ "$(view)" = 200 ]; do
+		i=$((i + 1))
+		[ $i -lt 3 ] || fail "the view does not answer on the host (three tries of 5 s)"
+	done
 	wait_end
 	[ "$RC" -eq 0 ] || fail "jig run ended with $RC"
 	jq -r '.logs[]' "$T/pkt/record.json" | grep '^probe' | tail -n 3
